@@ -1,0 +1,17 @@
+"""poot: a Python tracing JIT with a lazy, NumPy-like array frontend."""
+from ._version import __version__
+from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
+                     uint8, uint16, uint32, uint64)
+from .errors import (AxisError, CompileLimitError, DeviceError, DeviceUnavailableError, DTypeError,
+                     KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
+                     ShapeError, TracerError)
+
+# short names, the same objects (used in kernel annotations: pt.In[pt.f32])
+f16, bf16, f32, f64 = float16, bfloat16, float32, float64
+i8, i16, i32, i64 = int8, int16, int32, int64
+u8, u16, u32, u64 = uint8, uint16, uint32, uint64
+
+
+def _cast_hook(value, dtype):
+    """`pt.f32(x)` outside a kernel: a cast to a poot array (set up by the trace layer)."""
+    raise NotBuiltError("dtype casts on arrays need poot.trace")

@@ -1,0 +1,43 @@
+"""The `poot` command line: devices, compile, regen-kernel-assets, cache, demo."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._version import __version__
+
+
+def _cmd_devices(args) -> int:
+    from . import devices
+
+    for name, ok, detail in devices.availability():
+        print(f"{name:8s} {'available  ' if ok else 'unavailable'} {detail}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="poot", description="poot: a tracing JIT with a lazy NumPy-like frontend")
+    p.add_argument("--version", action="version", version=f"poot {__version__}")
+    sub = p.add_subparsers(dest="command")
+    sub.add_parser("devices", help="list the devices poot can use here, and why others are unavailable"
+                   ).set_defaults(func=_cmd_devices)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    from .errors import PootError
+
+    try:
+        return args.func(args) or 0
+    except PootError as e:
+        print(f"poot: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The Device protocol: what every backend provides. Devices know nothing of graphs or KIR: they
+allocate, move bytes, load compiled artifacts, dispatch them over a grid and synchronize."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Capabilities:
+    """What a device can do; the planner and kernel generation read it."""
+    name: str                                  # e.g. "cpu", "cuda:0"
+    target: str                                # artifact format: "cpu", "ptx", "spirv", "amdgcn"
+    max_workgroup_size: int = 1024
+    max_workgroups: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    max_buffer_bytes: int = 2**62
+    shared_memory_bytes: int = 48 * 1024
+    subgroup_size: int = 1
+    float16: bool = True
+    float64: bool = True
+    int64: bool = True
+    cores: int = 1
+    extra: dict = field(default_factory=dict)
+
+
+class Buffer:
+    """A device allocation of `nbytes`. `handle` is the backend's own object (a NumPy uint8 array on
+    the CPU, a device pointer on CUDA, a wgpu.GPUBuffer...)."""
+
+    __slots__ = ("device", "nbytes", "handle", "__weakref__")
+
+    def __init__(self, device: "Device", nbytes: int, handle):
+        self.device, self.nbytes, self.handle = device, nbytes, handle
+
+    def __repr__(self) -> str:
+        return f"<Buffer {self.nbytes} bytes on {self.device.name}>"
+
+
+class Device:
+    """Base class; each backend overrides what it supports."""
+
+    name = "?"
+    caps: Capabilities
+
+    # memory
+    def allocate(self, nbytes: int) -> Buffer:
+        raise NotImplementedError
+
+    def free(self, buf: Buffer) -> None:
+        pass
+
+    def write(self, buf: Buffer, data) -> None:
+        """Copy host bytes (a C-contiguous NumPy array or buffer object) into `buf`."""
+        raise NotImplementedError
+
+    def read(self, buf: Buffer):
+        """Return the bytes of `buf` as a NumPy uint8 array (a read-only view where the device can)."""
+        raise NotImplementedError
+
+    def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
+        raise NotImplementedError
+
+    # programs
+    def load(self, artifact):
+        """Load a compiled artifact (bytes or text in the device's format) and return a program."""
+        raise NotImplementedError
+
+    def dispatch(self, program, buffers: list[Buffer], grid: tuple[int, int, int]) -> None:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"<poot device {self.name}>"

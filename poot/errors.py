@@ -1,0 +1,133 @@
+"""The one error family. Every mistake a user can make surfaces as a `PootError` subclass whose message
+says what was wrong, where (the user's file:line) and what to do; the message is part of the API."""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class PootError(Exception):
+    """Base of every error poot raises on purpose."""
+
+
+class ShapeError(PootError, ValueError):
+    """Operand shapes that do not fit together (broadcasting, matmul, reshape, concatenate...)."""
+
+
+class DTypeError(PootError, TypeError):
+    """An unsupported dtype, or a dtype an operation does not accept."""
+
+
+class AxisError(PootError, IndexError, ValueError):
+    """An axis outside the array's dimensions (an IndexError and a ValueError, like NumPy's AxisError)."""
+
+
+class PootIndexError(PootError, IndexError):
+    """An index known at trace time to be out of range."""
+
+
+class DeviceError(PootError, RuntimeError):
+    """A device failed, or arrays on different devices were mixed."""
+
+
+class DeviceUnavailableError(DeviceError):
+    """The requested device cannot be used on this machine; the message says why."""
+
+
+class OutOfMemoryError(DeviceError, MemoryError):
+    """A device allocation failed."""
+
+
+class TracerError(PootError):
+    """A traced (abstract) value was used where a concrete one is needed, inside @poot.jit."""
+
+
+class KernelImportError(PootError):
+    """A @poot.kernel function uses Python outside the accepted subset. Carries a stable `.code`
+    (e.g. 'kernel-import::unsupported-call') and the location `file:line:col`."""
+
+    def __init__(self, code: str, message: str, file: str = "<unknown>", line: int = 0, col: int = 0,
+                 source_line: str | None = None):
+        self.code, self.file, self.line, self.col = code, file, line, col
+        self.source_line = source_line
+        text = f"{file}:{line}:{col}: error[{code}]: {message}"
+        if source_line is not None:
+            text += f"\n    {source_line.rstrip()}\n    {' ' * col}^"
+        super().__init__(text)
+        self.message = message
+
+
+class KernelTrap(PootError, RuntimeError):
+    """A kernel hit a trap (failed bounds check or assert); raised at the next synchronize."""
+
+    def __init__(self, kernel: str, code: int, where: str | None = None, what: str | None = None):
+        self.kernel, self.code, self.where, self.what = kernel, code, where, what
+        msg = f"kernel '{kernel}' trapped with code {code}"
+        if what:
+            msg += f" ({what})"
+        if where:
+            msg += f" at {where}"
+        super().__init__(msg)
+
+
+class KIRError(PootError):
+    """A kernel IR body failed verification. `.kind` is a stable name such as 'undeclared-value'."""
+
+    def __init__(self, kind: str, message: str, kernel: str = "?"):
+        self.kind, self.kernel = kind, kernel
+        super().__init__(f"KIR verification failed for kernel '{kernel}' [{kind}]: {message}")
+
+
+class LoweringError(PootError):
+    """A verified kernel could not be lowered for a target ('backend-lowering' diagnostics)."""
+
+
+class CompileLimitError(PootError):
+    """A compile would exceed one of poot's compile limits (equations, kernel size, artifact bytes)."""
+
+
+class CacheError(PootError):
+    """The artifact cache could not be used ('cache-publication' diagnostics)."""
+
+
+class NotBuiltError(PootError, NotImplementedError):
+    """A part of poot that is not built yet; the message names it."""
+
+
+# --- locating the user's line -----------------------------------------------------------------
+def user_frame(skip_dirs: tuple[str, ...] = ()):
+    """The innermost stack frame outside poot (and outside `skip_dirs`): the user's line."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith(_PKG_DIR + os.sep) and not any(fn.startswith(d) for d in skip_dirs):
+            return f
+        f = f.f_back
+    return None
+
+
+def user_location() -> str:
+    """'file:line' of the user's code that called into poot, or '<unknown>'."""
+    f = user_frame()
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
+
+
+def api_boundary(fn):
+    """Decorate a public function so a PootError it raises shows the user's call, not poot's insides:
+    the traceback is cut at this frame and the message carries the user's file:line."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except PootError as e:
+            if not getattr(e, "_poot_located", False):
+                e._poot_located = True
+                if e.args and isinstance(e.args[0], str) and not isinstance(e, KernelImportError):
+                    e.args = (f"{e.args[0]}\n  (at {user_location()})",) + e.args[1:]
+            raise e.with_traceback(None) from None
+
+    return wrapper

@@ -1,0 +1,8 @@
+"""poot.graph: abstract values, the Graph IR, the op table and the NumPy oracle."""
+from .aval import Aval, broadcast_shapes, normalize_axes, normalize_axis
+from .ir import Eqn, Graph, GraphError, Var
+from .ops import OPS, OpDef
+from .oracle import evaluate
+
+__all__ = ["Aval", "broadcast_shapes", "normalize_axes", "normalize_axis", "Eqn", "Graph",
+           "GraphError", "Var", "OPS", "OpDef", "evaluate"]

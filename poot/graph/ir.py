@@ -1,0 +1,138 @@
+"""The graph IR: SSA equations over typed, shaped values, in topological order.
+
+A `Graph` has input variables (realized buffers bound at run time), a flat list of equations (one op,
+its inputs, its parameters inline, one output variable) and output variables. `graph.key()` is a
+structural key: two graphs with the same ops, shapes, dtypes and parameters get the same key whatever
+their variable numbering, so compiled plans are cached by it.
+"""
+from __future__ import annotations
+
+import itertools
+
+from ..errors import PootError
+from .aval import Aval
+
+_ids = itertools.count()
+
+
+class Var:
+    """An SSA value: produced once (by an equation or as a graph input), used any number of times."""
+
+    __slots__ = ("id", "aval")
+
+    def __init__(self, aval: Aval):
+        self.id = next(_ids)
+        self.aval = aval
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    def __repr__(self) -> str:
+        return f"%{self.id}"
+
+
+class Eqn:
+    """`out = op[params](*inputs)`. `where` is the user's file:line that recorded it (for messages)."""
+
+    __slots__ = ("op", "inputs", "params", "out", "where")
+
+    def __init__(self, op: str, inputs: tuple[Var, ...], params: dict, out: Var, where: str = ""):
+        self.op, self.inputs, self.params, self.out, self.where = op, tuple(inputs), params, out, where
+
+    def __repr__(self) -> str:
+        return format_eqn(self, {})
+
+
+class GraphError(PootError):
+    """A graph failed validation (a bug in poot or in code that builds graphs by hand)."""
+
+
+def _fmt_param(v) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    if hasattr(v, "short"):
+        return v.name
+    return str(v)
+
+
+def format_eqn(e: Eqn, names: dict[int, str]) -> str:
+    n = lambda v: names.get(v.id, repr(v))  # noqa: E731
+    params = ", ".join(f"{k}={_fmt_param(v)}" for k, v in sorted(e.params.items()))
+    head = f"{n(e.out)}:{e.out.aval} = {e.op}"
+    return head + (f"[{params}]" if params else "") + "(" + ", ".join(n(v) for v in e.inputs) + ")"
+
+
+class Graph:
+    def __init__(self, inputs: list[Var], eqns: list[Eqn], outputs: list[Var]):
+        self.inputs, self.eqns, self.outputs = list(inputs), list(eqns), list(outputs)
+
+    def key(self) -> tuple:
+        """A hashable structural key (independent of variable ids)."""
+        num: dict[int, int] = {v.id: i for i, v in enumerate(self.inputs)}
+        parts: list = [tuple((v.aval.shape, v.aval.dtype.name) for v in self.inputs)]
+        for e in self.eqns:
+            num[e.out.id] = len(num)
+            parts.append((e.op, tuple(num[v.id] for v in e.inputs), _freeze(e.params),
+                           e.out.aval.shape, e.out.aval.dtype.name))
+        parts.append(tuple(num[v.id] for v in self.outputs))
+        return tuple(parts)
+
+    def users(self) -> dict[int, list[Eqn]]:
+        """Map from a variable id to the equations that read it."""
+        out: dict[int, list[Eqn]] = {}
+        for e in self.eqns:
+            for v in e.inputs:
+                out.setdefault(v.id, []).append(e)
+        return out
+
+    def validate(self) -> None:
+        """Check SSA form, topological order, known ops and that every out aval matches its rule."""
+        from .ops import OPS
+
+        defined = {v.id for v in self.inputs}
+        if len(defined) != len(self.inputs):
+            raise GraphError("a graph input is listed twice")
+        for i, e in enumerate(self.eqns):
+            if e.op not in OPS:
+                raise GraphError(f"equation {i}: unknown op '{e.op}'")
+            for v in e.inputs:
+                if v.id not in defined:
+                    raise GraphError(f"equation {i} ({e.op}) reads {v!r} before it is defined")
+            if e.out.id in defined:
+                raise GraphError(f"equation {i} ({e.op}) redefines {e.out!r}")
+            expect = OPS[e.op].shape_rule([v.aval for v in e.inputs], **e.params)
+            if expect != e.out.aval:
+                raise GraphError(f"equation {i} ({e.op}): output is {e.out.aval}, its rule says {expect}")
+            defined.add(e.out.id)
+        for v in self.outputs:
+            if v.id not in defined:
+                raise GraphError(f"graph output {v!r} is never defined")
+
+    def __str__(self) -> str:
+        names = {v.id: f"in{i}" for i, v in enumerate(self.inputs)}
+        for i, e in enumerate(self.eqns):
+            names[e.out.id] = f"v{i}"
+        lines = ["graph(" + ", ".join(f"{names[v.id]}:{v.aval}" for v in self.inputs) + ") {"]
+        lines += ["  " + format_eqn(e, names) for e in self.eqns]
+        lines.append("  return " + ", ".join(names[v.id] for v in self.outputs))
+        lines.append("}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _freeze(x):
+    if isinstance(x, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    if isinstance(x, float):
+        return ("f", x.hex()) if x == x else ("f", "nan")
+    if hasattr(x, "short"):  # DType
+        return x.name
+    return x

@@ -1,0 +1,413 @@
+"""The op table: one entry per primitive, carrying its shape/dtype rule and its oracle (NumPy) rule.
+
+Primitives are deliberately few: the tracer expresses everything else (softmax, var, einsum, random
+numbers, integer-array indexing...) as compositions of these. Conventions every layer relies on:
+- elementwise ops broadcast their inputs NumPy-style, but their inputs already share one dtype (the
+  tracer inserts `convert`); comparisons and predicates return bool;
+- reductions keep the reduced axes with size 1 (`keepdims=True`); the tracer reshapes if asked not to;
+- `slice` is given per axis as start, step (non-zero, may be negative) and output size;
+- `take` gathers along one axis with in-range non-negative indices; `scatter` writes along axis 0.
+The fusion and kernel-generation tables are keyed by these same names (see STYLE.md, item 1).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, PootIndexError, ShapeError
+from .aval import Aval, broadcast_shapes
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    kind: str            # elementwise | reduce | argreduce | scan | movement | source | index | contraction
+    shape_rule: Callable[..., Aval]
+    oracle: Callable[..., np.ndarray]
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _register(name: str, kind: str, shape_rule, oracle) -> None:
+    assert name not in OPS, name
+    OPS[name] = OpDef(name, kind, shape_rule, oracle)
+
+
+def _np(d: dt.DType):
+    return d.np
+
+
+def _check_kinds(op: str, d: dt.DType, kinds: str) -> None:
+    if d.kind not in kinds:
+        names = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
+        raise DTypeError(f"{op} does not accept {d.name}; it takes " + " or ".join(names[k] for k in kinds))
+
+
+# --- elementwise ---------------------------------------------------------------------------------
+def _erf(x):
+    return np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)).astype(np.float64)
+
+
+def _float_via64(fn):
+    """Oracle for float ops NumPy lacks for some dtypes: compute in float64, round once."""
+    return lambda x: fn(x.astype(np.float64)).astype(x.dtype)
+
+
+UNARY_FLOAT = {
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
+    "log10": np.log10, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "erf": _float_via64(_erf), "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc,
+}
+UNARY_NUMERIC = {"neg": np.negative, "abs": np.abs, "sign": np.sign}
+UNARY_PREDICATE = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
+UNARY_BITS = {"bitwise_not": np.invert}
+UNARY_BOOL = {"logical_not": np.logical_not}
+
+BINARY_ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide,
+                "mod": np.remainder, "pow": np.power}
+BINARY_ANY = {"max": np.maximum, "min": np.minimum}
+BINARY_FLOAT = {"div": np.true_divide, "atan2": np.arctan2, "hypot": np.hypot,
+                "logaddexp": np.logaddexp, "copysign": np.copysign, "nextafter": np.nextafter}
+BINARY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                  "gt": np.greater, "ge": np.greater_equal}
+BINARY_BITS = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+BINARY_SHIFT = {"shl": np.left_shift, "shr": np.right_shift}
+
+
+def _unary(name, fn, kinds, out_dtype=None):
+    def rule(avals):
+        (a,) = avals
+        _check_kinds(name, a.dtype, kinds)
+        return Aval(a.shape, out_dtype or a.dtype)
+
+    def oracle(xs):
+        (x,) = xs
+        r = np.asarray(fn(x))
+        return r.astype(_np(out_dtype)) if out_dtype else r.astype(x.dtype, copy=False)
+
+    _register(name, "elementwise", rule, oracle)
+
+
+for _n, _f in UNARY_FLOAT.items():
+    _unary(_n, _f, "f")
+for _n, _f in UNARY_NUMERIC.items():
+    _unary(_n, _f, "iuf")
+for _n, _f in UNARY_PREDICATE.items():
+    _unary(_n, _f, "f", dt.bool_)
+for _n, _f in UNARY_BITS.items():
+    _unary(_n, _f, "biu")
+for _n, _f in UNARY_BOOL.items():
+    _unary(_n, _f, "b")
+
+
+def _binary(name, fn, kinds, out_dtype=None):
+    def rule(avals):
+        a, b = avals
+        if a.dtype is not b.dtype:
+            raise DTypeError(f"{name}: operands must share a dtype, got {a.dtype.name} and {b.dtype.name}")
+        _check_kinds(name, a.dtype, kinds)
+        return Aval(broadcast_shapes(a.shape, b.shape, op=name), out_dtype or a.dtype)
+
+    def oracle(xs):
+        x, y = xs
+        r = np.asarray(fn(x, y))
+        return r.astype(_np(out_dtype) if out_dtype else x.dtype, copy=False)
+
+    _register(name, "elementwise", rule, oracle)
+
+
+for _n, _f in BINARY_ARITH.items():
+    _binary(_n, _f, "iuf")
+for _n, _f in BINARY_ANY.items():
+    _binary(_n, _f, "biuf")
+for _n, _f in BINARY_FLOAT.items():
+    _binary(_n, _f, "f")
+for _n, _f in BINARY_COMPARE.items():
+    _binary(_n, _f, "biuf", dt.bool_)
+for _n, _f in BINARY_BITS.items():
+    _binary(_n, _f, "biu")
+for _n, _f in BINARY_SHIFT.items():
+    _binary(_n, _f, "iu")
+
+
+def _select_rule(avals):
+    c, a, b = avals
+    if c.dtype is not dt.bool_:
+        raise DTypeError(f"select: the condition must be bool, got {c.dtype.name}")
+    if a.dtype is not b.dtype:
+        raise DTypeError(f"select: branches must share a dtype, got {a.dtype.name} and {b.dtype.name}")
+    return Aval(broadcast_shapes(c.shape, a.shape, b.shape, op="where"), a.dtype)
+
+
+_register("select", "elementwise", _select_rule, lambda xs: np.where(*xs))
+
+
+def _convert_rule(avals, dtype):
+    return Aval(avals[0].shape, dtype)
+
+
+def _convert_oracle(xs, dtype):
+    with np.errstate(all="ignore"):
+        return xs[0].astype(_np(dtype))
+
+
+_register("convert", "elementwise", _convert_rule, _convert_oracle)
+
+
+def _bitcast_rule(avals, dtype):
+    (a,) = avals
+    if a.dtype.bits != dtype.bits or a.dtype is dt.bool_ or dtype is dt.bool_:
+        raise DTypeError(f"bitcast: {a.dtype.name} and {dtype.name} differ in width")
+    return Aval(a.shape, dtype)
+
+
+_register("bitcast", "elementwise", _bitcast_rule, lambda xs, dtype: xs[0].view(_np(dtype)))
+
+
+# --- sources -------------------------------------------------------------------------------------
+def _full_rule(avals, shape, value, dtype):
+    return Aval(tuple(shape), dtype)
+
+
+_register("full", "source", _full_rule,
+          lambda xs, shape, value, dtype: np.full(shape, value, dtype=_np(dtype)))
+
+
+def _iota_rule(avals, shape, axis, dtype):
+    if not 0 <= axis < len(shape):
+        raise ShapeError(f"iota: axis {axis} out of range for shape {shape}")
+    return Aval(tuple(shape), dtype)
+
+
+def _iota_oracle(xs, shape, axis, dtype):
+    r = np.arange(shape[axis], dtype=_np(dtype)).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+    return np.broadcast_to(r, shape).copy()
+
+
+_register("iota", "source", _iota_rule, _iota_oracle)
+
+
+# --- reductions and scans -----------------------------------------------------------------------
+REDUCE = {"reduce_sum": (np.sum, "biuf"), "reduce_prod": (np.prod, "biuf"),
+          "reduce_max": (np.max, "biuf"), "reduce_min": (np.min, "biuf")}
+
+
+def _reduce(name, fn, kinds):
+    def rule(avals, axes):
+        (a,) = avals
+        _check_kinds(name, a.dtype, kinds)
+        if any(not 0 <= ax < a.ndim for ax in axes):
+            raise ShapeError(f"{name}: axes {axes} out of range for {a.ndim}-d input")
+        if name in ("reduce_max", "reduce_min") and any(a.shape[ax] == 0 for ax in axes):
+            raise ShapeError(f"{name.split('_')[1]}: zero-size reduction over axes {axes} of shape "
+                             f"{a.shape} has no identity")
+        return Aval(tuple(1 if i in axes else d for i, d in enumerate(a.shape)), a.dtype)
+
+    def oracle(xs, axes):
+        return np.asarray(fn(xs[0], axis=axes, keepdims=True)).astype(xs[0].dtype, copy=False)
+
+    _register(name, "reduce", rule, oracle)
+
+
+for _n, (_f, _k) in REDUCE.items():
+    _reduce(_n, _f, _k)
+
+
+def _argreduce(name, fn):
+    def rule(avals, axis):
+        (a,) = avals
+        if not 0 <= axis < a.ndim:
+            raise ShapeError(f"{name}: axis {axis} out of range for {a.ndim}-d input")
+        if a.shape[axis] == 0:
+            raise ShapeError(f"{name}: attempt to get {name} of an empty sequence (axis {axis} of {a.shape})")
+        return Aval(tuple(1 if i == axis else d for i, d in enumerate(a.shape)), dt.int64)
+
+    _register(name, "argreduce", rule,
+              lambda xs, axis: fn(xs[0], axis=axis, keepdims=True).astype(np.int64))
+
+
+_argreduce("argmax", np.argmax)
+_argreduce("argmin", np.argmin)
+
+
+def _scan(name, fn):
+    def rule(avals, axis):
+        (a,) = avals
+        _check_kinds(name, a.dtype, "iuf")
+        if not 0 <= axis < a.ndim:
+            raise ShapeError(f"{name}: axis {axis} out of range for {a.ndim}-d input")
+        return a
+
+    _register(name, "scan", rule, lambda xs, axis: fn(xs[0], axis=axis).astype(xs[0].dtype, copy=False))
+
+
+_scan("cumsum", np.cumsum)
+_scan("cumprod", np.cumprod)
+
+
+# --- movement ------------------------------------------------------------------------------------
+def _reshape_rule(avals, shape):
+    (a,) = avals
+    if math.prod(shape) != a.size:
+        raise ShapeError(f"reshape: cannot reshape {a.shape} ({a.size} elements) into {tuple(shape)}")
+    return Aval(tuple(shape), a.dtype)
+
+
+_register("reshape", "movement", _reshape_rule, lambda xs, shape: xs[0].reshape(shape))
+
+
+def _broadcast_rule(avals, shape):
+    (a,) = avals
+    if broadcast_shapes(a.shape, shape, op="broadcast_to") != tuple(shape):
+        raise ShapeError(f"broadcast_to: cannot broadcast {a.shape} to {tuple(shape)}")
+    return Aval(tuple(shape), a.dtype)
+
+
+_register("broadcast", "movement", _broadcast_rule,
+          lambda xs, shape: np.broadcast_to(xs[0], shape).copy())
+
+
+def _transpose_rule(avals, perm):
+    (a,) = avals
+    if sorted(perm) != list(range(a.ndim)):
+        raise ShapeError(f"transpose: {perm} is not a permutation of the {a.ndim} axes of {a.shape}")
+    return Aval(tuple(a.shape[p] for p in perm), a.dtype)
+
+
+_register("transpose", "movement", _transpose_rule, lambda xs, perm: np.transpose(xs[0], perm).copy())
+
+
+def _slice_rule(avals, starts, steps, sizes):
+    (a,) = avals
+    if not len(starts) == len(steps) == len(sizes) == a.ndim:
+        raise ShapeError(f"slice: needs one (start, step, size) per axis of {a.shape}")
+    for ax, (n, s, st, k) in enumerate(zip(a.shape, starts, steps, sizes)):
+        if st == 0 or k < 0 or (k > 0 and not (0 <= s < n and 0 <= s + (k - 1) * st < n)):
+            raise PootIndexError(f"slice: axis {ax} of size {n}: start {s}, step {st}, size {k} out of range")
+    return Aval(tuple(sizes), a.dtype)
+
+
+def _slice_index(starts, steps, sizes):
+    return tuple(slice(s, s + k * st if s + k * st >= 0 else None, st) if k else slice(0, 0)
+                 for s, st, k in zip(starts, steps, sizes))
+
+
+_register("slice", "movement", _slice_rule,
+          lambda xs, starts, steps, sizes: xs[0][_slice_index(starts, steps, sizes)].copy())
+
+
+def _pad_rule(avals, widths, value):
+    (a,) = avals
+    if len(widths) != a.ndim or any(lo < 0 or hi < 0 for lo, hi in widths):
+        raise ShapeError(f"pad: widths {widths} do not fit {a.shape} (one non-negative pair per axis)")
+    return Aval(tuple(d + lo + hi for d, (lo, hi) in zip(a.shape, widths)), a.dtype)
+
+
+_register("pad", "movement", _pad_rule,
+          lambda xs, widths, value: np.pad(xs[0], widths, constant_values=value))
+
+
+def _concat_rule(avals, axis):
+    a0 = avals[0]
+    for a in avals[1:]:
+        if a.dtype is not a0.dtype:
+            raise DTypeError(f"concatenate: dtypes differ ({a0.dtype.name} and {a.dtype.name})")
+        if a.ndim != a0.ndim or any(x != y for i, (x, y) in enumerate(zip(a.shape, a0.shape)) if i != axis):
+            raise ShapeError(f"concatenate: shapes {a0.shape} and {a.shape} differ outside axis {axis}")
+    if not 0 <= axis < a0.ndim:
+        raise ShapeError(f"concatenate: axis {axis} out of range for {a0.ndim}-d inputs")
+    shape = list(a0.shape)
+    shape[axis] = sum(a.shape[axis] for a in avals)
+    return Aval(tuple(shape), a0.dtype)
+
+
+_register("concatenate", "movement", _concat_rule, lambda xs, axis: np.concatenate(xs, axis=axis))
+
+
+# --- indexing ------------------------------------------------------------------------------------
+def _take_rule(avals, axis):
+    a, idx = avals
+    if not dt.is_int(idx.dtype):
+        raise DTypeError(f"take: indices must be integers, got {idx.dtype.name}")
+    if not 0 <= axis < a.ndim:
+        raise ShapeError(f"take: axis {axis} out of range for {a.ndim}-d input")
+    return Aval(a.shape[:axis] + idx.shape + a.shape[axis + 1:], a.dtype)
+
+
+_register("take", "index", _take_rule, lambda xs, axis: np.take(xs[0], xs[1], axis=axis))
+
+
+def _scatter_rule(avals, mode):
+    a, idx, upd = avals
+    if not dt.is_int(idx.dtype):
+        raise DTypeError(f"scatter: indices must be integers, got {idx.dtype.name}")
+    if upd.dtype is not a.dtype:
+        raise DTypeError(f"scatter: updates are {upd.dtype.name}, the target is {a.dtype.name}")
+    if a.ndim == 0 or upd.shape != idx.shape + a.shape[1:]:
+        raise ShapeError(f"scatter: updates of shape {upd.shape} do not match indices {idx.shape} "
+                         f"into {a.shape}")
+    if mode not in ("set", "add"):
+        raise ShapeError(f"scatter: unknown mode {mode!r}")
+    return a
+
+
+def _scatter_oracle(xs, mode):
+    x, idx, upd = xs
+    out = x.copy()
+    if mode == "set":
+        out[idx] = upd
+    else:
+        np.add.at(out, idx, upd)
+    return out
+
+
+_register("scatter", "index", _scatter_rule, _scatter_oracle)
+
+
+def _update_slice_rule(avals, starts, steps, sizes):
+    a, v = avals
+    _slice_rule([a], starts, steps, sizes)
+    if v.shape != tuple(sizes) or v.dtype is not a.dtype:
+        raise ShapeError(f"update_slice: value {v} does not match the slice {tuple(sizes)} of {a}")
+    return a
+
+
+def _update_slice_oracle(xs, starts, steps, sizes):
+    out = xs[0].copy()
+    out[_slice_index(starts, steps, sizes)] = xs[1]
+    return out
+
+
+_register("update_slice", "index", _update_slice_rule, _update_slice_oracle)
+
+
+# --- contraction ---------------------------------------------------------------------------------
+def _matmul_rule(avals):
+    a, b = avals
+    if a.dtype is not b.dtype:
+        raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype.name} and {b.dtype.name}")
+    _check_kinds("matmul", a.dtype, "iuf")
+    if a.ndim < 2 or b.ndim < 2:
+        raise ShapeError(f"matmul: operands need 2 or more dimensions, got {a.shape} and {b.shape}")
+    if a.shape[-1] != b.shape[-2]:
+        raise ShapeError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape} "
+                         f"({a.shape[-1]} != {b.shape[-2]})")
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
+    return Aval(batch + (a.shape[-2], b.shape[-1]), a.dtype)
+
+
+def _matmul_oracle(xs):
+    a, b = xs
+    if a.dtype in (np.float16, dt.bfloat16.np):  # accumulate in float32 as every device does
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return np.matmul(a, b)
+
+
+_register("matmul", "contraction", _matmul_rule, _matmul_oracle)

@@ -1,0 +1,285 @@
+"""KIR, the kernel IR: one typed, structured IR for generated and imported kernels, taken by every target.
+
+A kernel is SPMD: the body runs once per thread of a 3-D grid of workgroups (`workgroup` threads each,
+at most 3 dimensions). The body is a tree of statements (structured control flow: if, for, while,
+break, continue, return), expressions are pure trees whose every node carries its scalar dtype (the
+same `poot.dtypes` objects the arrays use), and mutable scalar locals are declared up front.
+
+Semantics every target implements (the emulator in `poot.jit.kernel` is the executable spec):
+- Index intrinsics (`Index`) are uint32. thread = group * group_size + local, per axis.
+- Integer arithmetic wraps (two's complement). `div`/`rem` on integers truncate toward zero (C);
+  a zero divisor gives 0 (never a hardware fault) and so does INT_MIN / -1's overflow. Shifts
+  take the shift amount modulo nothing: amounts >= the width give 0 (or -1 for a negative `shr`).
+- `shr` is arithmetic on signed types, logical on unsigned ones.
+- Float ops follow IEEE 754 with round-to-nearest; f16/bf16 operations compute in float32 and round
+  once per operation (NumPy's semantics). `min`/`max` propagate NaN (NumPy's maximum/minimum).
+  Float-to-int conversion saturates; NaN converts to 0.
+- Loads and stores index elements, not bytes. With `checks` on, an out-of-range index traps with
+  `TRAP_BOUNDS` instead of touching memory. `Trap(code)` ends the kernel for that thread; the
+  runtime raises poot.KernelTrap at the next synchronize.
+- Barriers synchronize the workgroup and order shared and buffer memory; they are only legal in
+  control flow that every thread of the workgroup takes the same way (the verifier checks it).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Union
+
+from ... import dtypes as dt
+from ...dtypes import DType
+
+TRAP_BOUNDS = 1      # a checked buffer access out of range
+TRAP_ASSERT = 2      # first code for `assert` statements; later asserts count up from here
+
+
+class Access(enum.Enum):
+    READ = "in"
+    WRITE = "out"
+    READ_WRITE = "inout"
+
+    @property
+    def writable(self) -> bool:
+        return self is not Access.READ
+
+
+# --- declarations --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BufferParam:
+    name: str
+    dtype: DType
+    access: Access
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    name: str
+    dtype: DType
+
+
+Param = Union[BufferParam, ScalarParam]
+
+
+@dataclass(frozen=True)
+class Local:
+    name: str
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class SharedArray:
+    """Workgroup-shared memory: `size` elements, visible to the threads of one workgroup."""
+    name: str
+    dtype: DType
+    size: int
+
+
+# --- expressions ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Const:
+    value: Union[bool, int, float]
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Read:
+    """The value of a local or a scalar parameter."""
+    name: str
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Load:
+    """`buffer[index]` of a buffer parameter or a shared array."""
+    buffer: str
+    index: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Len:
+    """Number of elements of a buffer parameter (uint32)."""
+    buffer: str
+    dtype: DType = dt.uint32
+
+
+UNARY_OPS = frozenset({
+    "neg", "not", "bitnot", "abs", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "erf", "floor", "ceil", "trunc", "round", "sign", "isnan", "isinf", "isfinite",
+})
+# ops whose result is bool whatever the operand
+PREDICATE_UNARY = frozenset({"isnan", "isinf", "isfinite"})
+FLOAT_UNARY = UNARY_OPS - {"neg", "not", "bitnot", "abs", "sign"}
+
+BINARY_OPS = frozenset({
+    "add", "sub", "mul", "div", "rem", "min", "max", "pow", "atan2", "hypot", "copysign",
+    "nextafter", "and", "or", "xor", "shl", "shr", "eq", "ne", "lt", "le", "gt", "ge",
+    "add_nocontract",  # an add that must not be contracted into an FMA with a neighbouring mul
+})
+COMPARE_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+FLOAT_BINARY = frozenset({"pow", "atan2", "hypot", "copysign", "nextafter"})
+BIT_BINARY = frozenset({"and", "or", "xor", "shl", "shr"})
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str
+    x: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str
+    a: "Expr"
+    b: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Select:
+    cond: "Expr"
+    a: "Expr"
+    b: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Fma:
+    """a * b + c with one rounding (floats only)."""
+    a: "Expr"
+    b: "Expr"
+    c: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Cast:
+    """Value conversion (int<->float saturating, widening, narrowing, to/from bool)."""
+    x: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Bitcast:
+    """Reinterpret the bits of `x` as another type of the same width."""
+    x: "Expr"
+    dtype: DType
+
+
+INDEX_KINDS = ("thread", "local", "group", "group_size", "num_groups")
+
+
+@dataclass(frozen=True)
+class Index:
+    """A grid coordinate: kind in INDEX_KINDS, axis 0 (x), 1 (y) or 2 (z). Always uint32."""
+    kind: str
+    axis: int
+    dtype: DType = dt.uint32
+
+
+Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index]
+
+
+# --- statements ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store:
+    buffer: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class AtomicAdd:
+    """`buffer[index] += value` atomically (integers and float32); `result` receives the old value."""
+    buffer: str
+    index: Expr
+    value: Expr
+    result: Union[str, None] = None
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: tuple["Stmt", ...]
+    orelse: tuple["Stmt", ...] = ()
+
+
+@dataclass(frozen=True)
+class For:
+    """`for var in range(start, stop, step)`: `step` is a non-zero constant; `var` a declared integer
+    local that the body must not assign. start and stop are evaluated once, before the first iteration."""
+    var: str
+    start: Expr
+    stop: Expr
+    step: int
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class While:
+    cond: Expr
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class Break:
+    pass
+
+
+@dataclass(frozen=True)
+class Continue:
+    pass
+
+
+@dataclass(frozen=True)
+class Return:
+    pass
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """Workgroup barrier with workgroup- and device-memory ordering."""
+
+
+@dataclass(frozen=True)
+class Trap:
+    code: int
+
+
+Stmt = Union[Assign, Store, AtomicAdd, If, For, While, Break, Continue, Return, Barrier, Trap]
+
+
+@dataclass(frozen=True)
+class TrapSite:
+    """What a trap code means, for poot.KernelTrap: a description and the source 'file:line'."""
+    code: int
+    what: str
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    locals: tuple[Local, ...] = ()
+    shared: tuple[SharedArray, ...] = ()
+    workgroup: tuple[int, int, int] = (64, 1, 1)
+    checks: bool = True                       # bounds-check every buffer access
+    traps: tuple[TrapSite, ...] = field(default=())
+
+    @property
+    def buffers(self) -> tuple[BufferParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, BufferParam))
+
+    @property
+    def scalars(self) -> tuple[ScalarParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, ScalarParam))
