@@ -1,0 +1,370 @@
+"""The KIR verifier: every kernel is checked here before anything lowers it (this LLVM build aborts
+the process on malformed IR, so nothing unverified may reach it).
+
+`verify(kernel)` returns None or raises `poot.errors.KIRError(kind, message, kernel_name)`. The kinds
+are stable (tests and tools match on them):
+
+  no-body                   the body has no statement
+  bad-name                  a kernel or declaration name that is not a Python identifier
+  duplicate-name            two params / locals / shared arrays share a name
+  undeclared-value          a Read or Assign of a name that is no local (or scalar param, for Read)
+  undefined-buffer          a Load/Store/Len/AtomicAdd of a name that is no buffer param / shared array
+  type-mismatch             an expression's dtype disagrees with its operands or its declaration
+  invalid-operand-type      an op applied to a dtype it does not take (sin of an int, shl of a float...)
+  bad-constant              a constant whose value is not exactly representable in its dtype
+  write-to-read-only        a Store/AtomicAdd into an `in` buffer
+  barrier-divergent         a Barrier under control flow that may differ between the threads of a
+                            workgroup (see "uniformity" below)
+  zero-workgroup-dimension  a workgroup extent < 1 (or not 3 dimensions)
+  workgroup-too-large       workgroup threads above `max_workgroup_size` (default 1024)
+  bad-shared-size           a shared array of size < 1
+  break-outside-loop        Break or Continue outside a For/While
+  assign-to-loop-variable   an Assign to the variable of an enclosing For
+  bad-step                  a For step that is zero or not an int
+  unknown-op                an op / index kind / statement the model does not define
+  bad-index-type            a buffer index that is not an integer
+  atomic-unsupported-type   AtomicAdd on a dtype other than int32/uint32/int64/uint64/float32
+  bad-trap-code             a Trap code outside 1..2**31-1
+
+Uniformity: a value is *divergent* when it may differ between the threads of one workgroup: it
+depends on the `thread` or `local` index, on an AtomicAdd result, on a Load at a divergent index, or
+on a local assigned a divergent value or assigned under divergent control. Control is divergent
+inside an If/While whose condition is divergent, inside a For whose bounds are divergent, inside a
+whole loop that a divergent Break/Continue/Return may leave early, and after a Return reached under
+divergent control (the threads that returned are gone). The analysis is flow-insensitive over
+locals (a local is divergent if any assignment makes it so), iterated to a fixed point.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import dtypes as dt
+from ...errors import KIRError
+from .model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNARY, INDEX_KINDS,
+                    PREDICATE_UNARY, UNARY_OPS, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break,
+                    BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load,
+                    Read, Return, ScalarParam, Select, Store, Trap, Unary, While)
+
+ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
+MAX_WORKGROUP_SIZE = 1024
+_SCALAR_TYPES = frozenset(dt.ALL_DTYPES)
+
+
+def verify(kernel: Kernel, *, max_workgroup_size: int = MAX_WORKGROUP_SIZE) -> None:
+    """Check `kernel` against the KIR model; raise KIRError(kind, message, name) on the first fault."""
+    _Verifier(kernel, max_workgroup_size).run()
+
+
+class _Verifier:
+    def __init__(self, kernel: Kernel, max_wg: int):
+        self.k, self.max_wg = kernel, max_wg
+        self.name = getattr(kernel, "name", "?")
+
+    def fail(self, kind: str, message: str):
+        raise KIRError(kind, message, self.name)
+
+    # -- declarations ---------------------------------------------------------------------------
+    def run(self) -> None:
+        k = self.k
+        if not isinstance(k, Kernel):
+            self.fail("unknown-op", f"expected a Kernel, got {type(k).__name__}")
+        if not isinstance(k.name, str) or not k.name.isidentifier():
+            self.fail("bad-name", f"kernel name {k.name!r} is not an identifier")
+        wg = tuple(k.workgroup)
+        if len(wg) != 3 or any(not isinstance(w, int) or w < 1 for w in wg):
+            self.fail("zero-workgroup-dimension", f"workgroup {wg} must be three extents >= 1")
+        if wg[0] * wg[1] * wg[2] > self.max_wg:
+            self.fail("workgroup-too-large",
+                      f"workgroup {wg} has {wg[0] * wg[1] * wg[2]} threads; the limit is {self.max_wg}")
+        self.buffers: dict = {}
+        self.scalars: dict = {}
+        self.locals: dict = {}
+        self.shared: dict = {}
+        seen: set = set()
+        for decl, table in ([(p, self.buffers if isinstance(p, BufferParam) else self.scalars) for p in k.params]
+                            + [(v, self.locals) for v in k.locals] + [(s, self.shared) for s in k.shared]):
+            if not isinstance(decl.name, str) or not decl.name.isidentifier():
+                self.fail("bad-name", f"name {decl.name!r} is not an identifier")
+            if decl.name in seen:
+                self.fail("duplicate-name", f"'{decl.name}' is declared more than once")
+            seen.add(decl.name)
+            if decl.dtype not in _SCALAR_TYPES:
+                self.fail("invalid-operand-type", f"'{decl.name}' has unsupported dtype {decl.dtype!r}")
+            if not isinstance(decl, (BufferParam, ScalarParam)) and hasattr(decl, "size"):
+                if not isinstance(decl.size, int) or decl.size < 1:
+                    self.fail("bad-shared-size", f"shared array '{decl.name}' has size {decl.size!r}")
+            table[decl.name] = decl
+        if not k.body:
+            self.fail("no-body", "the kernel body is empty (a kernel needs at least one statement)")
+        self.loop_vars: list[str] = []
+        self.loop_depth = 0
+        self._check_block(k.body)
+        self._uniformity()
+
+    # -- expressions ----------------------------------------------------------------------------
+    def expr(self, e) -> None:
+        t = getattr(e, "dtype", None)
+        if t not in _SCALAR_TYPES:
+            self.fail("type-mismatch", f"expression {type(e).__name__} has no valid dtype ({t!r})")
+        if isinstance(e, Const):
+            self._const(e)
+        elif isinstance(e, Read):
+            decl = self.locals.get(e.name) or self.scalars.get(e.name)
+            if decl is None:
+                self.fail("undeclared-value", f"read of '{e.name}', which is no local or scalar param")
+            self._same(e.dtype, decl.dtype, f"read of '{e.name}'")
+        elif isinstance(e, Load):
+            decl = self._buffer(e.buffer, "load from")
+            self._index(e.index, e.buffer)
+            self._same(e.dtype, decl.dtype, f"load from '{e.buffer}'")
+        elif isinstance(e, Len):
+            if e.buffer not in self.buffers:
+                self.fail("undefined-buffer", f"len() of '{e.buffer}', which is no buffer param")
+            self._same(e.dtype, dt.uint32, "len()")
+        elif isinstance(e, Unary):
+            self._unary(e)
+        elif isinstance(e, Binary):
+            self._binary(e)
+        elif isinstance(e, Select):
+            for x in (e.cond, e.a, e.b):
+                self.expr(x)
+            self._same(e.cond.dtype, dt.bool_, "select condition")
+            self._same(e.a.dtype, e.b.dtype, "select arms")
+            self._same(e.dtype, e.a.dtype, "select result")
+        elif isinstance(e, Fma):
+            for x in (e.a, e.b, e.c):
+                self.expr(x)
+                self._same(x.dtype, e.dtype, "fma operand")
+            if not dt.is_float(e.dtype):
+                self.fail("invalid-operand-type", f"fma needs floats, got {e.dtype.name}")
+        elif isinstance(e, Cast):
+            self.expr(e.x)
+        elif isinstance(e, Bitcast):
+            self.expr(e.x)
+            if dt.is_bool(e.dtype) or dt.is_bool(e.x.dtype) or e.dtype.bits != e.x.dtype.bits:
+                self.fail("invalid-operand-type",
+                          f"bitcast {e.x.dtype.name} -> {e.dtype.name} needs two non-bool types of one width")
+        elif isinstance(e, Index):
+            if e.kind not in INDEX_KINDS or e.axis not in (0, 1, 2):
+                self.fail("unknown-op", f"index {e.kind!r} axis {e.axis!r}")
+            self._same(e.dtype, dt.uint32, f"index {e.kind}")
+        else:
+            self.fail("unknown-op", f"unknown expression node {type(e).__name__}")
+
+    def _const(self, e: Const) -> None:
+        v, t = e.value, e.dtype
+        if dt.is_bool(t):
+            ok = isinstance(v, (bool, np.bool_))
+        elif dt.is_int(t):
+            ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+            if ok and not (dt.iinfo(t).min <= int(v) <= dt.iinfo(t).max):
+                self.fail("bad-constant", f"{v} does not fit in {t.name}")
+        else:
+            ok = isinstance(v, (float, int, np.floating)) and not isinstance(v, bool)
+            if ok and not math.isnan(v) and float(t.np.type(v)) != float(v):
+                self.fail("bad-constant", f"{v!r} is not exactly representable in {t.name}; round it first")
+        if not ok:
+            self.fail("type-mismatch", f"constant {v!r} ({type(v).__name__}) is not a {t.name}")
+
+    def _unary(self, e: Unary) -> None:
+        if e.op not in UNARY_OPS:
+            self.fail("unknown-op", f"unknown unary op {e.op!r}")
+        self.expr(e.x)
+        xt = e.x.dtype
+        if e.op in FLOAT_UNARY and not dt.is_float(xt):
+            self.fail("invalid-operand-type", f"{e.op} needs a float operand, got {xt.name}")
+        if e.op == "not" and not dt.is_bool(xt):
+            self.fail("invalid-operand-type", f"not needs a bool operand, got {xt.name} (use bitnot)")
+        if e.op == "bitnot" and dt.is_float(xt):
+            self.fail("invalid-operand-type", "bitnot needs an integer or bool operand")
+        if e.op in ("neg", "abs", "sign") and dt.is_bool(xt):
+            self.fail("invalid-operand-type", f"{e.op} does not take bool")
+        self._same(e.dtype, dt.bool_ if e.op in PREDICATE_UNARY else xt, f"{e.op} result")
+
+    def _binary(self, e: Binary) -> None:
+        if e.op not in BINARY_OPS:
+            self.fail("unknown-op", f"unknown binary op {e.op!r}")
+        self.expr(e.a)
+        self.expr(e.b)
+        t = e.a.dtype
+        self._same(e.b.dtype, t, f"{e.op} operands")
+        if e.op in FLOAT_BINARY and not dt.is_float(t):
+            self.fail("invalid-operand-type", f"{e.op} needs float operands, got {t.name}")
+        if e.op in BIT_BINARY and dt.is_float(t):
+            self.fail("invalid-operand-type", f"{e.op} needs integer or bool operands, got {t.name}")
+        if e.op in ("shl", "shr") and dt.is_bool(t):
+            self.fail("invalid-operand-type", f"{e.op} does not take bool")
+        if e.op in ("add", "sub", "mul", "div", "rem", "min", "max", "add_nocontract") and dt.is_bool(t):
+            self.fail("invalid-operand-type", f"{e.op} does not take bool (cast first)")
+        if e.op == "add_nocontract" and not dt.is_float(t):
+            self.fail("invalid-operand-type", "add_nocontract needs float operands")
+        self._same(e.dtype, dt.bool_ if e.op in COMPARE_OPS else t, f"{e.op} result")
+
+    def _same(self, got, want, what: str) -> None:
+        if got is not want:
+            self.fail("type-mismatch", f"{what}: {getattr(got, 'name', got)} vs {getattr(want, 'name', want)}")
+
+    def _buffer(self, name: str, what: str):
+        decl = self.buffers.get(name) or self.shared.get(name)
+        if decl is None:
+            self.fail("undefined-buffer", f"{what} '{name}', which is no buffer param or shared array")
+        return decl
+
+    def _index(self, idx, buffer: str) -> None:
+        self.expr(idx)
+        if not dt.is_int(idx.dtype):
+            self.fail("bad-index-type", f"index into '{buffer}' is {idx.dtype.name}; it must be an integer")
+
+    # -- statements -----------------------------------------------------------------------------
+    def _check_block(self, body) -> None:
+        if not isinstance(body, tuple):
+            self.fail("unknown-op", f"a statement block must be a tuple, got {type(body).__name__}")
+        for s in body:
+            self._stmt(s)
+
+    def _local(self, name: str, what: str):
+        decl = self.locals.get(name)
+        if decl is None:
+            self.fail("undeclared-value", f"{what} '{name}', which is no declared local")
+        return decl
+
+    def _stmt(self, s) -> None:
+        if isinstance(s, Assign):
+            decl = self._local(s.name, "assignment to")
+            if s.name in self.loop_vars:
+                self.fail("assign-to-loop-variable", f"'{s.name}' is the variable of an enclosing for loop")
+            self.expr(s.value)
+            self._same(s.value.dtype, decl.dtype, f"assignment to '{s.name}'")
+        elif isinstance(s, (Store, AtomicAdd)):
+            decl = self._buffer(s.buffer, "store to" if isinstance(s, Store) else "atomic add to")
+            if isinstance(decl, BufferParam) and not decl.access.writable:
+                self.fail("write-to-read-only", f"'{s.buffer}' is a read-only ('in') buffer")
+            self._index(s.index, s.buffer)
+            self.expr(s.value)
+            self._same(s.value.dtype, decl.dtype, f"value stored to '{s.buffer}'")
+            if isinstance(s, AtomicAdd):
+                if decl.dtype not in ATOMIC_DTYPES:
+                    self.fail("atomic-unsupported-type", f"atomic add on {decl.dtype.name} ('{s.buffer}'); "
+                              "supported: " + ", ".join(d.name for d in ATOMIC_DTYPES))
+                if s.result is not None:
+                    if s.result in self.loop_vars:
+                        self.fail("assign-to-loop-variable", f"'{s.result}' is a for-loop variable")
+                    self._same(self._local(s.result, "atomic result into").dtype, decl.dtype, "atomic result")
+        elif isinstance(s, If):
+            self.expr(s.cond)
+            self._same(s.cond.dtype, dt.bool_, "if condition")
+            self._check_block(s.then)
+            self._check_block(s.orelse)
+        elif isinstance(s, For):
+            decl = self._local(s.var, "for loop over")
+            if not dt.is_int(decl.dtype):
+                self.fail("type-mismatch", f"for-loop variable '{s.var}' is {decl.dtype.name}; it must be an integer")
+            if s.var in self.loop_vars:
+                self.fail("assign-to-loop-variable", f"'{s.var}' is already the variable of an enclosing loop")
+            for b in (s.start, s.stop):
+                self.expr(b)
+                self._same(b.dtype, decl.dtype, f"for-loop bound of '{s.var}'")
+            if not isinstance(s.step, int) or isinstance(s.step, bool) or s.step == 0:
+                self.fail("bad-step", f"for-loop step {s.step!r} must be a non-zero int")
+            info = dt.iinfo(decl.dtype)
+            if not -(info.max + 1) < s.step <= info.max or (dt.is_unsigned(decl.dtype) and abs(s.step) > info.max):
+                self.fail("bad-step", f"for-loop step {s.step} does not fit {decl.dtype.name}")
+            self.loop_vars.append(s.var)
+            self.loop_depth += 1
+            self._check_block(s.body)
+            self.loop_depth -= 1
+            self.loop_vars.pop()
+        elif isinstance(s, While):
+            self.expr(s.cond)
+            self._same(s.cond.dtype, dt.bool_, "while condition")
+            self.loop_depth += 1
+            self._check_block(s.body)
+            self.loop_depth -= 1
+        elif isinstance(s, (Break, Continue)):
+            if self.loop_depth == 0:
+                self.fail("break-outside-loop", f"{type(s).__name__.lower()} outside a loop")
+        elif isinstance(s, Trap):
+            if not isinstance(s.code, int) or not 1 <= s.code < 2**31:
+                self.fail("bad-trap-code", f"trap code {s.code!r} must be in 1..2**31-1")
+        elif not isinstance(s, (Return, Barrier)):
+            self.fail("unknown-op", f"unknown statement {type(s).__name__}")
+
+    # -- uniformity -----------------------------------------------------------------------------
+    def _uniformity(self) -> None:
+        self.divergent: set[str] = set()
+        while True:
+            before = len(self.divergent)
+            self.barrier_fault = None
+            self.returned_divergent = False
+            self._walk(self.k.body, False, loop=None)
+            if len(self.divergent) == before:
+                break
+        if self.barrier_fault:
+            self.fail("barrier-divergent", self.barrier_fault)
+
+    def _div(self, e) -> bool:
+        """Whether expression `e` may differ between the threads of a workgroup."""
+        if isinstance(e, Index):
+            return e.kind in ("thread", "local")
+        if isinstance(e, Read):
+            return e.name in self.divergent
+        if isinstance(e, Load):
+            return self._div(e.index)
+        if isinstance(e, (Const, Len)):
+            return False
+        return any(self._div(getattr(e, f)) for f in ("x", "a", "b", "c", "cond") if hasattr(e, f))
+
+    def _exits_divergently(self, body, div: bool, loop_level: bool) -> bool:
+        """Whether a Break/Continue (targeting this loop when loop_level) or Return in `body` sits under
+        divergent control."""
+        for s in body:
+            if isinstance(s, (Break, Continue)) and loop_level and div:
+                return True
+            if isinstance(s, Return) and div:
+                return True
+            if isinstance(s, If):
+                d = div or self._div(s.cond)
+                if self._exits_divergently(s.then, d, loop_level) or self._exits_divergently(s.orelse, d, loop_level):
+                    return True
+            if isinstance(s, (For, While)):
+                d = div or self._div(s.cond if isinstance(s, While) else s.start) or (
+                    isinstance(s, For) and self._div(s.stop))
+                if self._exits_divergently(s.body, d, False):
+                    return True
+        return False
+
+    def _walk(self, body, div: bool, loop) -> None:
+        for s in body:
+            div = div or self.returned_divergent
+            if isinstance(s, Assign):
+                if div or self._div(s.value):
+                    self.divergent.add(s.name)
+            elif isinstance(s, AtomicAdd):
+                if s.result is not None:
+                    self.divergent.add(s.result)
+            elif isinstance(s, If):
+                d = div or self._div(s.cond)
+                self._walk(s.then, d, loop)
+                self._walk(s.orelse, d, loop)
+            elif isinstance(s, (For, While)):
+                if isinstance(s, For):
+                    d = div or self._div(s.start) or self._div(s.stop)
+                    if d:
+                        self.divergent.add(s.var)
+                else:
+                    d = div or self._div(s.cond)
+                d = d or self._exits_divergently(s.body, False, True)
+                self._walk(s.body, d, s)
+            elif isinstance(s, Return):
+                if div:
+                    self.returned_divergent = True
+            elif isinstance(s, Barrier):
+                if div and self.barrier_fault is None:
+                    self.barrier_fault = ("barrier under control flow that depends on the thread/local index "
+                                          "(or after a possibly-divergent return or loop exit); every thread "
+                                          "of the workgroup must reach the same barriers")
+
+
+__all__ = ["verify", "ATOMIC_DTYPES", "MAX_WORKGROUP_SIZE"]
