@@ -116,6 +116,9 @@ BINARY_OPS = frozenset({
     "add", "sub", "mul", "div", "rem", "min", "max", "pow", "atan2", "hypot", "copysign",
     "nextafter", "and", "or", "xor", "shl", "shr", "eq", "ne", "lt", "le", "gt", "ge",
     "add_nocontract",  # an add that must not be contracted into an FMA with a neighbouring mul
+    # accumulator combines of reductions: like add/mul/min/max, but the target may reassociate them
+    # (e.g. vectorize a reduction loop with several partial accumulators)
+    "add_reassoc", "mul_reassoc", "min_reassoc", "max_reassoc",
 })
 COMPARE_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 FLOAT_BINARY = frozenset({"pow", "atan2", "hypot", "copysign", "nextafter"})

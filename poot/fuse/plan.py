@@ -1,0 +1,323 @@
+"""The fusion planner: which equations become one kernel, in which order, with which buffer lifetimes.
+
+Every graph input and output, and the operands and results of opaque ops (matmul, scan, scatter), are
+*materialized* (live in a buffer). Every other value is computed inside the kernels that need it, as
+index arithmetic and expressions on loads. Each materialized value is a *root*; its kernel computes it
+from its *closure* (the equations between it and the materialized values it reads).
+
+Kernel kinds:
+- "pointwise": roots of one shape, no reduction inside.
+- "row": reductions over axes A of a shape S, computed once per row (the kept coordinates of S), and
+  roots either of shape S (written in a pass over the row: softmax, layer_norm) or with one element per
+  row (plain and nested reductions with prologue and epilogue: `((x - m)**2).mean(1)`).
+- "matmul", "scan", "scatter": one opaque op each.
+- "alias": a root that is a view of a materialized value (a reshape of contiguous data): no kernel.
+
+A reduction that cannot run in its consumer's kernel (read at another row, or by kernels of different
+kinds) is materialized instead, and planning repeats until stable. An expensive value read by several
+kernels, or broadcast to many times its size, is materialized rather than recomputed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import CompileLimitError
+from ..graph import Eqn, Graph, Var
+from ..graph.ops import OPS
+from .access import operand_index
+from .indexing import Coord, Form, ravel, unravel
+from .passes import optimize
+
+MAX_EQUATIONS = 200_000
+OPAQUE = {"matmul": "matmul", "cumsum": "scan", "cumprod": "scan", "scatter": "scatter"}
+EXPENSIVE = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+             "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "pow", "atan2",
+             "hypot", "logaddexp", "div", "sqrt"}
+RECOMPUTE_BUDGET = 8      # closure cost above which a value read by several kernels is stored
+BROADCAST_FACTOR = 4      # an expensive value broadcast to this many times its size is stored
+
+
+@dataclass
+class Step:
+    kind: str                              # pointwise | row | matmul | scan | scatter | alias
+    outputs: list[Var]
+    inputs: list[Var] = field(default_factory=list)
+    shape: tuple = ()                      # iteration shape (row: the full shape S)
+    axes: tuple = ()                       # reduced axes (row kernels)
+    reductions: list[Eqn] = field(default_factory=list)   # row kernels, in dependency order
+    eqn: Eqn | None = None                 # opaque op, or the alias source's producer
+    name: str = ""
+
+    def describe(self) -> str:
+        outs = ", ".join(f"{v!r}:{v.aval}" for v in self.outputs)
+        ins = ", ".join(repr(v) for v in self.inputs)
+        extra = f" axes={self.axes} reductions={[e.op for e in self.reductions]}" if self.kind == "row" else ""
+        return f"{self.name:28s} {self.kind:9s} shape={self.shape}{extra} ({ins}) -> {outs}"
+
+
+@dataclass
+class Plan:
+    graph: Graph                        # the optimized graph the steps refer to
+    steps: list[Step]
+    producer: dict[int, Eqn]
+    free_after: list[list[Var]]         # intermediates whose buffers die after each step
+
+    def __str__(self) -> str:
+        lines = [f"plan: {len(self.steps)} steps for {len(self.graph.eqns)} equations"]
+        for i, s in enumerate(self.steps):
+            lines.append(f"  [{i}] {s.describe()}")
+            if self.free_after[i]:
+                lines.append(f"       free {', '.join(repr(v) for v in self.free_after[i])}")
+        return "\n".join(lines)
+
+    @property
+    def kernel_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.kind != "alias"]
+
+
+def plan_fusion(graph: Graph) -> Plan:
+    if len(graph.eqns) > MAX_EQUATIONS:
+        raise CompileLimitError(f"graph has {len(graph.eqns)} equations; the limit per plan is "
+                                f"{MAX_EQUATIONS} (realize intermediate results to split it)")
+    g = optimize(graph)
+    return _Planner(g).run()
+
+
+class _Planner:
+    def __init__(self, g: Graph):
+        self.g = g
+        self.producer = {e.out.id: e for e in g.eqns}
+        self.vars = {v.id: v for v in g.inputs} | {e.out.id: e.out for e in g.eqns}
+        self.inputs = {v.id for v in g.inputs}
+        self.position = {e.out.id: i for i, e in enumerate(g.eqns)}
+        self.materialized = set(self.inputs) | {v.id for v in g.outputs}
+        for e in g.eqns:
+            if e.op in OPAQUE:
+                self.materialized.add(e.out.id)
+                self.materialized.update(v.id for v in e.inputs)
+
+    # -- closures --
+    def closure(self, root: Var) -> tuple[list[Eqn], list[Var]]:
+        """Equations computed inside root's kernel (topological order) and the values it loads."""
+        seen, eqns, leaves, stack = set(), [], {}, [(root, False)]
+        while stack:
+            v, done = stack.pop()
+            e = self.producer.get(v.id)
+            if done:
+                eqns.append(e)
+                continue
+            if v.id in seen:
+                continue
+            seen.add(v.id)
+            if v is not root and v.id in self.materialized or e is None:
+                leaves[v.id] = v
+                continue
+            stack.append((v, True))
+            for u in e.inputs:
+                stack.append((u, False))
+        return eqns, list(leaves.values())
+
+    # -- the fixpoint --
+    def run(self) -> Plan:
+        while True:
+            roots = [self.vars[i] for i in sorted(self.materialized - self.inputs, key=self._position)]
+            to_store = set()
+            kernels = []
+            for r in roots:
+                info = self._classify(r, to_store)
+                kernels.append(info)
+            to_store |= self._shared_expensive(kernels)
+            if not to_store:
+                break
+            self.materialized |= to_store
+        steps = self._group(kernels)
+        order = self._order(steps)
+        return Plan(self.g, order, self.producer, self._lifetimes(order))
+
+    def _position(self, vid: int) -> int:
+        return self.position.get(vid, -1)
+
+    def _classify(self, root: Var, to_store: set) -> dict:
+        e = self.producer[root.id]
+        if e.op in OPAQUE:
+            return {"root": root, "kind": OPAQUE[e.op], "eqns": [e], "leaves": list(e.inputs), "eqn": e}
+        eqns, leaves = self.closure(root)
+        reductions = [x for x in eqns if OPS[x.op].kind in ("reduce", "argreduce")]
+        if not reductions:
+            if self._is_view(root, eqns, leaves):
+                return {"root": root, "kind": "alias", "eqns": eqns, "leaves": leaves}
+            return {"root": root, "kind": "pointwise", "eqns": eqns, "leaves": leaves, "shape": root.aval.shape}
+        space = _space(reductions[-1])
+        bad = self._row_check(root, eqns, space)
+        if bad:
+            to_store.update(bad)
+        return {"root": root, "kind": "row", "eqns": eqns, "leaves": leaves, "shape": space[0],
+                "axes": space[1], "reductions": reductions}
+
+    def _is_view(self, root: Var, eqns: list[Eqn], leaves: list[Var]) -> bool:
+        if len(leaves) != 1 or not eqns or any(x.op != "reshape" for x in eqns):
+            return False
+        return True  # reshapes of a contiguous buffer never move data
+
+    def _row_check(self, root: Var, eqns: list[Eqn], space) -> set[int]:
+        """Reductions that cannot be computed once per row of `space` for this root (to store)."""
+        shape, axes = space
+        kept_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
+        row = [Form.of(Coord(f"r{d}", n)) if n != 1 else Form(0, ()) for d, n in enumerate(kept_shape)]
+        inner = [Form.of(Coord(f"j{d}", n)) if (d in axes and n != 1) else Form(0, ())
+                 for d, n in enumerate(shape)]
+        full = [inner[d] if d in axes else row[d] for d in range(len(shape))]
+        if root.aval.shape == shape:
+            start = full
+        elif root.aval.size == math.prod(kept_shape):
+            start = unravel(ravel(row, kept_shape), root.aval.shape)
+        else:   # neither a row-wide nor a one-per-row result: every reduction it reads is stored
+            return {x.out.id for x in eqns if OPS[x.op].kind in ("reduce", "argreduce")}
+        bad: set[int] = set()
+        members = {x.out.id for x in eqns}
+        # walk the closure from the root, carrying the index each value is read at
+        stack = [(root, start)]
+        visited = set()
+        while stack:
+            v, idx = stack.pop()
+            e = self.producer.get(v.id)
+            if e is None or v.id not in members:
+                continue
+            key = (v.id, tuple(idx))
+            if key in visited:
+                continue
+            visited.add(key)
+            if OPS[e.op].kind in ("reduce", "argreduce"):
+                if _space(e) != space or list(idx) != row:
+                    bad.add(v.id)
+                    continue
+                stack.append((e.inputs[0], full))
+                continue
+            for k, u in enumerate(e.inputs):
+                stack.append((u, operand_index(e, k, idx)))
+        return bad
+
+    def _shared_expensive(self, kernels: list[dict]) -> set[int]:
+        """Values recomputed in several kernels (or broadcast widely) whose recomputation costs too much."""
+        count: dict[int, int] = {}
+        for k in kernels:
+            for x in k["eqns"]:
+                count[x.out.id] = count.get(x.out.id, 0) + 1
+        cost = self._costs()
+        store = set()
+        for k in kernels:
+            if k["kind"] in ("matmul", "scan", "scatter", "alias"):
+                continue
+            size = math.prod(k["shape"])
+            for x in k["eqns"]:
+                vid = x.out.id
+                if vid in self.materialized or OPS[x.op].kind in ("movement", "source"):
+                    continue
+                if count[vid] > 1 and cost[vid] > RECOMPUTE_BUDGET:
+                    store.add(vid)
+                elif (k["kind"] == "pointwise" and cost[vid] >= 4 and OPS[x.op].kind == "elementwise"
+                      and 0 < x.out.aval.size * BROADCAST_FACTOR <= size):
+                    store.add(vid)
+        return store
+
+    def _costs(self) -> dict[int, int]:
+        """Rough cost of recomputing each value from materialized ones (a tree sum: shared parts
+        count once per use, which is what recomputation costs)."""
+        cost: dict[int, int] = {}
+        for e in self.g.eqns:
+            kind = OPS[e.op].kind
+            own = (4 if e.op in EXPENSIVE else 1) if kind in ("elementwise", "reduce", "argreduce") else 0
+            cost[e.out.id] = own + sum(cost.get(v.id, 0) for v in e.inputs if v.id not in self.materialized)
+        return cost
+
+    # -- grouping, order, lifetimes --
+    def _group(self, kernels: list[dict]) -> list[Step]:
+        steps: list[Step] = []
+        by_key: dict[tuple, list[Step]] = {}
+        ancestors: dict[int, set[int]] = {}   # var id -> materialized ancestors
+        step_of: dict[int, Step] = {}
+        for k in kernels:
+            root = k["root"]
+            anc = set()
+            for leaf in k["leaves"]:
+                anc.add(leaf.id)
+                anc |= ancestors.get(leaf.id, set())
+            ancestors[root.id] = anc
+            kind = k["kind"]
+            key = None
+            if kind == "pointwise":
+                key = ("pointwise", root.aval.shape)
+            elif kind == "row":
+                key = ("row", k["shape"], k["axes"])
+            joined = None
+            if key is not None:
+                for s in by_key.get(key, []):
+                    if not any(o.id in anc for o in s.outputs):
+                        joined = s
+                        break
+            if joined is not None:
+                joined.outputs.append(root)
+                joined.inputs += [v for v in k["leaves"] if v not in joined.inputs]
+                if kind == "row":
+                    joined.reductions += [r for r in k["reductions"] if r not in joined.reductions]
+                step_of[root.id] = joined
+                continue
+            step = Step(kind=kind, outputs=[root], inputs=list(k["leaves"]),
+                        shape=k.get("shape", root.aval.shape), axes=k.get("axes", ()),
+                        reductions=list(k.get("reductions", [])), eqn=k.get("eqn"))
+            if kind == "alias":
+                step.eqn = self.producer[root.id]
+            steps.append(step)
+            step_of[root.id] = step
+            if key is not None:
+                by_key.setdefault(key, []).append(step)
+        for s in steps:
+            if s.kind == "row":
+                s.reductions.sort(key=lambda e: self._position(e.out.id))
+        return steps
+
+    def _order(self, steps: list[Step]) -> list[Step]:
+        made_by = {v.id: s for s in steps for v in s.outputs}
+        deps = {id(s): {id(made_by[v.id]) for v in s.inputs if v.id in made_by and made_by[v.id] is not s}
+                for s in steps}
+        order, done = [], set()
+        pending = list(steps)
+        while pending:
+            progressed = False
+            for s in list(pending):
+                if deps[id(s)] <= done:
+                    order.append(s)
+                    done.add(id(s))
+                    pending.remove(s)
+                    progressed = True
+            if not progressed:   # cannot happen: grouping never joins dependent roots
+                raise RuntimeError("fusion plan has a dependency cycle")
+        for i, s in enumerate(order):
+            ops = sorted({e.op for e in self._step_eqns(s)}, key=str)
+            s.name = f"k{i}_" + "_".join(ops[:4]) if s.kind != "alias" else f"alias{i}"
+        return order
+
+    def _step_eqns(self, s: Step) -> list[Eqn]:
+        out = []
+        for r in s.outputs:
+            out += self.closure(r)[0]
+        return out
+
+    def _lifetimes(self, order: list[Step]) -> list[list[Var]]:
+        keep = self.inputs | {v.id for v in self.g.outputs}
+        last: dict[int, int] = {}
+        for i, s in enumerate(order):
+            for v in s.inputs:
+                last[v.id] = i
+        aliased = {s.inputs[0].id for s in order if s.kind == "alias"}
+        free: list[list[Var]] = [[] for _ in order]
+        for vid, i in last.items():
+            if vid not in keep and vid not in aliased:
+                free[i].append(self.vars[vid])
+        return free
+
+
+def _space(e: Eqn) -> tuple[tuple, tuple]:
+    axes = e.params["axes"] if "axes" in e.params else (e.params["axis"],)
+    return e.inputs[0].aval.shape, tuple(axes)
