@@ -30,6 +30,10 @@ def get(name: str = "cpu") -> Device:
             from .cpu import CpuDevice
 
             dev = CpuDevice()
+        elif kind == "wgpu":
+            from .wgpu import WgpuDevice
+
+            dev = WgpuDevice()
         else:
             raise DeviceUnavailableError(f"device '{kind}' is not built yet in this version of poot")
         _DEVICES[key] = dev
@@ -43,7 +47,7 @@ def availability() -> list[tuple[str, bool, str]]:
         try:
             dev = get(kind)
             out.append((dev.name, True, f"{dev.caps.target} target, {dev.caps.cores} cores"
-                        if kind == "cpu" else dev.caps.target))
+                        if kind == "cpu" else dev.describe() if hasattr(dev, "describe") else dev.caps.target))
         except DeviceUnavailableError as e:
             out.append((kind, False, str(e)))
     return out

@@ -1,0 +1,539 @@
+"""The wgpu device: SPIR-V programs on Vulkan (and wherever wgpu-native runs) through wgpu-py.
+
+Buffers are wgpu storage buffers; transfers go through mapped staging buffers on the one queue, in
+order with the dispatches. Work is encoded into one pending command encoder and submitted when a
+result is needed (read, synchronize) or every MAX_PENDING dispatches, so a chain of launches costs one
+submit. wgpu's shader translator (naga) takes the SPIR-V; an adapter without a GPU (Mesa's lavapipe)
+is a real Vulkan device, so this module is tested for real on machines without one.
+
+Limits, honestly:
+- Workgroups per dimension are capped (65,535). A logical grid beyond the cap is folded: the device
+  dispatches a physical grid (PX, PY, PZ) with PX*PY*PZ >= the number of logical groups, and a program
+  that says it rebuilds its grid (`folds_grid`, as poot's SPIR-V target does) computes its linear
+  group `x + y*PX + z*PX*PY` from NumWorkgroups, unflattens it over the logical grid from its metadata
+  and lets surplus groups exit. A program that does not rebuild its grid is refused beyond the cap.
+- One array must fit one storage-buffer binding (`max-storage-buffer-binding-size`); larger
+  allocations are refused with the limit named: a split across bindings would need kernel support.
+- float16, float64, int64 and int16 arithmetic need the adapter features shader-f16, shader-f64,
+  shader-int64 and shader-i16; a program using one the adapter lacks is refused at load, by name.
+
+Record/replay: a WebGPU command buffer can be submitted once, so a recording is not a command buffer.
+Recording validates every dispatch and copy, builds its pipelines and bind groups and keeps them with
+the physical grids, running nothing; a replay encodes all of it into one new encoder (one compute pass
+per run of dispatches) and submits once. What is saved is every per-launch Python-side cost except the
+encoding itself; buffer contents are read at replay time, so rewriting a metadata buffer between
+replays changes what the next replay computes.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import struct
+import weakref
+
+import numpy as np
+
+from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
+from .base import Buffer, Capabilities, Device
+
+log = logging.getLogger("poot.devices.wgpu")
+
+MAX_PENDING = 64                     # dispatches encoded before the pending encoder is submitted
+TRAP_WORDS = 4                       # the trap buffer: word 0 holds the first nonzero trap code
+_FEATURES = ("shader-f16", "shader-f64", "shader-int64", "shader-i16", "shader-float32-atomic")
+_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
+           "max-bindings-per-bind-group", "max-compute-workgroup-storage-size",
+           "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
+           "max-compute-workgroup-size-y", "max-compute-workgroup-size-z",
+           "max-compute-workgroups-per-dimension")
+# SPIR-V capability -> (the adapter feature it needs, the dtype a user knows it as)
+_CAPABILITY_FEATURES = {9: ("shader-f16", "float16"), 10: ("shader-f64", "float64"),
+                        11: ("shader-int64", "int64"), 22: ("shader-i16", "int16")}
+_ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
+_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1}
+
+
+def _round4(n: int) -> int:
+    return (n + 3) & ~3
+
+
+def fold_grid(grid, limit: int = 65535) -> tuple[int, int, int]:
+    """The physical grid for a logical one: unchanged when every dimension fits `limit`, else the
+    logical groups laid out linearly over (PX, PY, PZ) with few surplus groups (< PY*PZ)."""
+    gx, gy, gz = (tuple(int(g) for g in grid) + (1, 1))[:3]
+    if min(gx, gy, gz) < 0:
+        raise DeviceError(f"wgpu: negative grid {grid}")
+    if max(gx, gy, gz) <= limit:
+        return gx, gy, gz
+    total = gx * gy * gz
+    if total > limit ** 3:
+        raise DeviceError(f"wgpu: a grid of {total:,} workgroups exceeds what {limit:,} workgroups per "
+                          f"dimension in 3 dimensions can address ({limit ** 3:,})")
+    pz = -(-total // (limit * limit))
+    py = -(-total // (limit * pz))
+    px = -(-total // (py * pz))
+    return px, py, pz
+
+
+def spirv_capabilities(data: bytes) -> set[int]:
+    """The OpCapability operands of a SPIR-V module (they sit at its start)."""
+    words = struct.unpack_from(f"<{len(data) // 4}I", data)
+    if len(words) < 5 or words[0] != 0x07230203:
+        raise DeviceError("wgpu: the program is not a SPIR-V module")
+    caps, i = set(), 5
+    while i < len(words):
+        count, op = words[i] >> 16, words[i] & 0xFFFF
+        if op == 17:
+            caps.add(words[i + 1])
+        elif op not in (10, 11, 14, 15, 16, 3, 5, 6, 7):   # past the preamble: no more capabilities
+            break
+        i += max(count, 1)
+    return caps
+
+
+def _import_wgpu():
+    if not os.environ.get("XDG_RUNTIME_DIR"):   # wgpu's GL probe prints errors without one
+        os.environ["XDG_RUNTIME_DIR"] = "/tmp"
+    try:
+        import wgpu
+    except ImportError as e:
+        raise DeviceUnavailableError(f"wgpu: the 'wgpu' package is not installed ({e}); "
+                                     "pip install 'poot[wgpu]'") from None
+    return wgpu
+
+
+def _pick_adapter(wgpu):
+    try:
+        adapters = wgpu.gpu.enumerate_adapters_sync()
+    except Exception as e:                                    # wgpu-native or the loader failed
+        raise DeviceUnavailableError(f"wgpu: could not list adapters ({type(e).__name__}: {e})") from None
+    usable = [a for a in adapters if a.info.get("backend_type") in _BACKEND_RANK]
+    if not usable:
+        seen = ", ".join(f"{a.info.get('device')} ({a.info.get('backend_type')})" for a in adapters)
+        raise DeviceUnavailableError(
+            "wgpu: no Vulkan, Metal or D3D12 adapter" + (f" (only {seen})" if seen else "")
+            + "; on Linux without a GPU install Mesa's lavapipe (apt install mesa-vulkan-drivers)")
+    want = os.environ.get("POOT_WGPU_ADAPTER", "").lower()
+    if want:
+        named = [a for a in usable if want in str(a.info.get("device", "")).lower()]
+        if not named:
+            raise DeviceUnavailableError(f"wgpu: no adapter matches POOT_WGPU_ADAPTER={want!r}")
+        usable = named
+    return min(usable, key=lambda a: (_ADAPTER_RANK.get(a.info.get("adapter_type"), 4),
+                                      _BACKEND_RANK[a.info.get("backend_type")]))
+
+
+class WgpuProgram:
+    """A loaded artifact: its shader module and one compute pipeline per binding count."""
+
+    def __init__(self, name: str, entry: str, module, folds_grid: bool, trap_sites: dict):
+        self.name, self.entry, self.module = name, entry, module
+        self.folds_grid, self.trap_sites = folds_grid, trap_sites
+        self.pipelines: dict[int, object] = {}
+
+    def __repr__(self) -> str:
+        return f"<wgpu program {self.name}>"
+
+
+class Recording:
+    """Dispatches and copies captured by `WgpuDevice.record()`, replayed by `WgpuDevice.replay()`."""
+
+    def __init__(self, device: "WgpuDevice"):
+        self.device = device
+        self.commands: list[tuple] = []        # ("dispatch", pipeline, bind group, grid) | ("copy", ...)
+        self.buffers: list[Buffer] = []        # kept alive and checked at replay
+        self.trap_programs: list[WgpuProgram] = []
+        self.closed = False
+
+    def __enter__(self) -> "Recording":
+        if self.device._recording is not None:
+            raise DeviceError("wgpu: a recording is already open on this device")
+        self.device._recording = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.device._recording = None
+        self.closed = True
+
+    def replay(self) -> None:
+        self.device.replay(self)
+
+
+class WgpuDevice(Device):
+    name = "wgpu"
+
+    def __init__(self):
+        wgpu = self._wgpu = _import_wgpu()
+        adapter = _pick_adapter(wgpu)
+        limits = adapter.limits
+        features = [f for f in _FEATURES if f in adapter.features]
+        try:
+            self._dev = adapter.request_device_sync(
+                required_features=features, required_limits={k: limits[k] for k in _LIMITS if k in limits})
+        except Exception as e:
+            raise DeviceUnavailableError(f"wgpu: the adapter '{adapter.info.get('device')}' refused a device "
+                                         f"({type(e).__name__}: {e})") from None
+        self.info = dict(adapter.info)
+        self.limits = {k: int(v) for k, v in self._dev.limits.items() if isinstance(v, int)}
+        self.features = frozenset(self._dev.features)
+        self._queue = self._dev.queue
+        self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        self._programs: dict[tuple, WgpuProgram] = {}
+        self._layouts: dict[int, tuple] = {}
+        self._bind_groups: dict[tuple, tuple] = {}
+        self._encoder = self._pass = None
+        self._pending_dispatches = 0
+        self._pending_buffers: set[int] = set()
+        self._keepalive: list = []
+        self._recording: Recording | None = None
+        self._trap: Buffer | None = None
+        self._fence = None
+        self._trap_programs: list[WgpuProgram] = []
+        self.trap_resolver = None     # optional callable(code, programs) -> KernelTrap, set by the launcher
+        binding = self.limits.get("max-storage-buffer-binding-size", 2**27)
+        self.caps = Capabilities(
+            name="wgpu", target="spirv",
+            max_workgroup_size=self.limits.get("max-compute-invocations-per-workgroup", 256),
+            max_workgroups=(2**31 - 1, 65535, 65535),
+            max_buffer_bytes=min(binding, self.limits.get("max-buffer-size", binding)),
+            shared_memory_bytes=self.limits.get("max-compute-workgroup-storage-size", 16384),
+            subgroup_size=int(self.info.get("subgroup_min_size") or self.info.get("stackgroup_min_size") or 1),
+            float16="shader-f16" in self.features, float64="shader-f64" in self.features,
+            int64="shader-int64" in self.features, cores=1,
+            extra={"adapter": self.info.get("device"), "adapter_type": self.info.get("adapter_type"),
+                   "backend": self.info.get("backend_type"), "driver": self.info.get("description"),
+                   "max_workgroups_per_dimension": self.limits.get("max-compute-workgroups-per-dimension", 65535),
+                   "max_storage_buffers": self.limits.get("max-storage-buffers-per-shader-stage", 8),
+                   "features": sorted(self.features)})
+        log.info("wgpu device on %s (%s, %s)", self.info.get("device"), self.info.get("backend_type"),
+                 self.info.get("adapter_type"))
+
+    def describe(self) -> str:
+        return (f"spirv target on {self.info.get('device')} ({self.info.get('backend_type')}, "
+                f"{self.info.get('adapter_type')})")
+
+    # --- memory ------------------------------------------------------------------------------------
+    def allocate(self, nbytes: int) -> Buffer:
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise DeviceError(f"wgpu: cannot allocate {nbytes} bytes")
+        if nbytes > self.caps.max_buffer_bytes:
+            binding = self.limits.get("max-storage-buffer-binding-size", 0)
+            limit = "max-storage-buffer-binding-size" if nbytes > binding else "max-buffer-size"
+            raise DeviceError(
+                f"wgpu: an array of {nbytes:,} bytes is larger than this adapter's {limit} "
+                f"({self.caps.max_buffer_bytes:,} bytes on {self.info.get('device')}); one array must fit "
+                "one storage-buffer binding, so use smaller arrays or another device")
+        try:
+            handle = self._dev.create_buffer(size=max(4, _round4(nbytes)), usage=self._usage)
+        except self._wgpu.GPUOutOfMemoryError as e:
+            raise OutOfMemoryError(f"wgpu: out of device memory allocating {nbytes:,} bytes ({e})") from None
+        except self._wgpu.GPUError as e:
+            raise DeviceError(f"wgpu: could not allocate {nbytes:,} bytes: {e}") from None
+        return Buffer(self, nbytes, handle)
+
+    def free(self, buf: Buffer) -> None:
+        if buf.handle is None:
+            return
+        if id(buf.handle) in self._pending_buffers:
+            self._flush()
+        for key in [k for k, (refs, _) in self._bind_groups.items() if any(r() is buf for r in refs)]:
+            del self._bind_groups[key]
+        buf.handle.destroy()
+        buf.handle = None
+
+    def _check(self, buf: Buffer) -> None:
+        if not isinstance(buf, Buffer) or buf.device is not self:
+            raise DeviceError(f"wgpu: {buf!r} is not a buffer of this wgpu device")
+        if buf.handle is None:
+            raise DeviceError(f"wgpu: {buf!r} was freed")
+
+    def _no_recording(self, what: str) -> None:
+        if self._recording is not None:
+            raise DeviceError(f"wgpu: {what} inside a recording is not supported (a recording holds "
+                              "dispatches and device-to-device copies only)")
+
+    def write(self, buf: Buffer, data) -> None:
+        self._check(buf)
+        self._no_recording("a host-to-device write")
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            src = np.frombuffer(data, dtype=np.uint8)
+        else:
+            src = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), dtype=np.uint8)
+        n = src.nbytes
+        if n > buf.nbytes:
+            raise DeviceError(f"wgpu: writing {n:,} bytes into a buffer of {buf.nbytes:,}")
+        if n == 0:
+            return
+        padded = _round4(n)
+        if padded != n:                      # the last word is shared with bytes we must keep
+            tail = np.zeros(padded - n, np.uint8)
+            if n < buf.nbytes:
+                keep = self._read_range(buf, padded - 4, 4)
+                tail = keep[4 - (padded - n):]
+            src = np.concatenate([src, tail])
+        staging = self._dev.create_buffer(size=padded, usage=self._wgpu.BufferUsage.MAP_WRITE
+                                          | self._wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+        staging.write_mapped(src)
+        staging.unmap()
+        self._copy_commands().copy_buffer_to_buffer(staging, 0, buf.handle, 0, padded)
+        self._keepalive.append(staging)
+        self._pending_buffers.add(id(buf.handle))
+
+    def read(self, buf: Buffer):
+        self._check(buf)
+        self._no_recording("a device-to-host read")
+        return self._read_range(buf, 0, buf.nbytes)
+
+    def _read_range(self, buf: Buffer, offset: int, nbytes: int) -> np.ndarray:
+        if nbytes == 0:
+            return np.zeros(0, np.uint8)
+        start, size = offset & ~3, _round4(offset + nbytes) - (offset & ~3)
+        U = self._wgpu.BufferUsage
+        staging = self._dev.create_buffer(size=size, usage=U.MAP_READ | U.COPY_DST)
+        self._copy_commands().copy_buffer_to_buffer(buf.handle, start, staging, 0, size)
+        self._flush()
+        staging.map_sync(self._wgpu.MapMode.READ)
+        try:
+            raw = np.frombuffer(staging.read_mapped(copy=True), dtype=np.uint8)
+        finally:
+            staging.unmap()
+            staging.destroy()
+        return raw[offset - start: offset - start + nbytes]
+
+    def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
+        self._check(dst)
+        self._check(src)
+        nbytes = int(nbytes)
+        if nbytes < 0 or nbytes > min(dst.nbytes, src.nbytes):
+            raise DeviceError(f"wgpu: copy of {nbytes:,} bytes between buffers of {src.nbytes:,} and {dst.nbytes:,}")
+        # copies move whole words; rounding up is harmless when it only reaches dst's own padding
+        whole = _round4(nbytes) if nbytes % 4 == 0 or nbytes == dst.nbytes else nbytes & ~3
+        if self._recording is not None:
+            if whole != nbytes and nbytes != dst.nbytes:
+                raise DeviceError("wgpu: a recorded copy must be a whole number of 4-byte words")
+            self._recording.commands.append(("copy", src, dst, whole))
+            self._recording.buffers += [src, dst]
+            return
+        if whole:
+            self._copy_commands().copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, whole)
+            self._pending_buffers.update((id(src.handle), id(dst.handle)))
+        if whole < nbytes:                   # 1-3 trailing bytes of a word dst keeps the rest of
+            self._write_tail(dst, whole, self._read_range(src, whole, nbytes - whole))
+
+    def _write_tail(self, buf: Buffer, offset: int, data: np.ndarray) -> None:
+        word = self._read_range(buf, offset, 4).copy()
+        word[: data.nbytes] = data
+        staging = self._dev.create_buffer(size=4, usage=self._wgpu.BufferUsage.MAP_WRITE
+                                          | self._wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+        staging.write_mapped(word)
+        staging.unmap()
+        self._copy_commands().copy_buffer_to_buffer(staging, 0, buf.handle, offset, 4)
+        self._keepalive.append(staging)
+
+    # --- programs ----------------------------------------------------------------------------------
+    def load(self, artifact) -> WgpuProgram:
+        """A program from SPIR-V bytes, or from an artifact with `.data` (SPIR-V) and optionally `.entry`,
+        `.name`, `.folds_grid` and `.trap_sites` ({code: (what, where)}). Cached by content."""
+        data = artifact if isinstance(artifact, (bytes, bytearray, memoryview)) else getattr(artifact, "data", None)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise DeviceError(f"wgpu: cannot load {type(artifact).__name__}: expected SPIR-V bytes")
+        data = bytes(data)
+        entry = getattr(artifact, "entry", "main") or "main"
+        name = getattr(artifact, "name", None) or entry
+        key = (data, entry)
+        if key in self._programs:
+            return self._programs[key]
+        for cap in spirv_capabilities(data):
+            if cap in _CAPABILITY_FEATURES and _CAPABILITY_FEATURES[cap][0] not in self.features:
+                feature, what = _CAPABILITY_FEATURES[cap]
+                raise DTypeError(f"wgpu: kernel '{name}' uses {what}, which needs the adapter feature "
+                                 f"'{feature}'; '{self.info.get('device')}' does not have it")
+        try:
+            module = self._dev.create_shader_module(label=name, code=data)
+        except self._wgpu.GPUError as e:
+            raise DeviceError(f"wgpu rejected the SPIR-V of kernel '{name}': {e}") from None
+        sites = dict(getattr(artifact, "trap_sites", None) or {})
+        program = WgpuProgram(name, entry, module, bool(getattr(artifact, "folds_grid", False)), sites)
+        self._programs[key] = program
+        return program
+
+    def _layout(self, n: int):
+        """The bind group layout and pipeline layout for `n` storage buffers at bindings 0..n-1. Every
+        binding is read-write in the layout: wgpu accepts a read-only shader binding under it, and one
+        buffer may then be bound to several bindings (an output written in place of an input)."""
+        if n not in self._layouts:
+            limit = self.caps.extra["max_storage_buffers"]
+            if n > limit:
+                raise DeviceError(f"wgpu: a kernel with {n} buffers exceeds this adapter's "
+                                  f"max-storage-buffers-per-shader-stage ({limit})")
+            entries = [{"binding": i, "visibility": self._wgpu.ShaderStage.COMPUTE,
+                        "buffer": {"type": self._wgpu.BufferBindingType.storage}} for i in range(n)]
+            bgl = self._dev.create_bind_group_layout(entries=entries)
+            self._layouts[n] = (bgl, self._dev.create_pipeline_layout(bind_group_layouts=[bgl]))
+        return self._layouts[n]
+
+    def _pipeline(self, program: WgpuProgram, n: int):
+        if n not in program.pipelines:
+            try:
+                program.pipelines[n] = self._dev.create_compute_pipeline(
+                    label=program.name, layout=self._layout(n)[1],
+                    compute={"module": program.module, "entry_point": program.entry})
+            except self._wgpu.GPUError as e:
+                raise DeviceError(f"wgpu could not build a pipeline for kernel '{program.name}' with "
+                                  f"{n} buffers: {e}") from None
+        return program.pipelines[n]
+
+    def _bind_group(self, buffers: list[Buffer]):
+        key = tuple(id(b) for b in buffers)
+        hit = self._bind_groups.get(key)
+        if hit is not None and all(r() is b for r, b in zip(hit[0], buffers)):
+            return hit[1]
+        if len(self._bind_groups) > 4096:
+            self._bind_groups.clear()
+        group = self._dev.create_bind_group(layout=self._layout(len(buffers))[0], entries=[
+            {"binding": i, "resource": {"buffer": b.handle, "offset": 0, "size": b.handle.size}}
+            for i, b in enumerate(buffers)])
+        self._bind_groups[key] = (tuple(weakref.ref(b) for b in buffers), group)
+        return group
+
+    def dispatch(self, program: WgpuProgram, buffers: list[Buffer], grid) -> None:
+        """Run `program` over `grid` workgroups (1 to 3 dimensions) with `buffers` at bindings 0..n-1."""
+        if not isinstance(program, WgpuProgram):
+            raise DeviceError(f"wgpu: {program!r} is not a program loaded on this device")
+        for b in buffers:
+            self._check(b)
+        limit = self.caps.extra["max_workgroups_per_dimension"]
+        physical = fold_grid(grid, limit)
+        if physical != (tuple(int(g) for g in grid) + (1, 1))[:3] and not program.folds_grid:
+            raise DeviceError(f"wgpu: kernel '{program.name}' needs a grid of {tuple(grid)} workgroups, over "
+                              f"this adapter's {limit:,} per dimension, and does not rebuild a folded grid")
+        pipeline = self._pipeline(program, len(buffers))
+        group = self._bind_group(buffers)
+        traps = self._trap is not None and any(b is self._trap for b in buffers)
+        if self._recording is not None:
+            self._recording.commands.append(("dispatch", pipeline, group, physical))
+            self._recording.buffers += list(buffers)
+            if traps:
+                self._recording.trap_programs.append(program)
+            return
+        if math.prod(physical) == 0:
+            return
+        if self._pass is None:
+            self._pass = self._encoder_now().begin_compute_pass()
+        self._pass.set_pipeline(pipeline)
+        self._pass.set_bind_group(0, group)
+        self._pass.dispatch_workgroups(*physical)
+        self._pending_buffers.update(id(b.handle) for b in buffers)
+        if traps:
+            self._trap_programs.append(program)
+        self._pending_dispatches += 1
+        if self._pending_dispatches >= MAX_PENDING:
+            self._flush()
+
+    # --- command stream ----------------------------------------------------------------------------
+    def _encoder_now(self):
+        if self._encoder is None:
+            self._encoder = self._dev.create_command_encoder()
+        return self._encoder
+
+    def _copy_commands(self):
+        """The pending encoder, outside any compute pass (copies cannot go inside one)."""
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        return self._encoder_now()
+
+    def _flush(self) -> None:
+        if self._encoder is None:
+            return
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        encoder, self._encoder = self._encoder, None
+        try:
+            self._queue.submit([encoder.finish()])
+        except self._wgpu.GPUError as e:
+            raise DeviceError(f"wgpu: submitting work failed: {e}") from None
+        finally:
+            self._pending_dispatches = 0
+            self._pending_buffers.clear()
+            self._keepalive.clear()
+
+    def synchronize(self) -> None:
+        """Wait for all submitted work; raise poot.KernelTrap if a kernel trapped since the last call."""
+        self._no_recording("synchronize")
+        if self._trap_programs:
+            self._check_trap()               # reading the trap word waits for the queue
+        else:
+            self._wait()
+
+    def _wait(self) -> None:
+        """Block until the queue is idle. (wgpu-py 0.32's on_submitted_work_done_sync fails against
+        wgpu-native 29, so this maps a word copied after all submitted work, which the queue orders.)"""
+        if self._fence is None:
+            self._fence = Buffer(self, 4, self._dev.create_buffer(size=4, usage=self._usage))
+        self._read_range(self._fence, 0, 4)
+
+    # --- traps -------------------------------------------------------------------------------------
+    def trap_buffer(self) -> Buffer:
+        """The device's trap word buffer (uint32 x TRAP_WORDS, zeroed): bind it as a kernel's trap buffer;
+        synchronize() reads word 0 and raises poot.KernelTrap when it is nonzero."""
+        if self._trap is None:
+            self._no_recording("creating the trap buffer")
+            self._trap = self.allocate(4 * TRAP_WORDS)
+            self.write(self._trap, np.zeros(TRAP_WORDS, np.uint32))
+        return self._trap
+
+    def _check_trap(self) -> None:
+        programs, self._trap_programs = self._trap_programs, []
+        words = self._read_range(self._trap, 0, 4 * TRAP_WORDS).view(np.uint32)
+        code = int(words[0])
+        if code == 0:
+            return
+        self.write(self._trap, np.zeros(TRAP_WORDS, np.uint32))
+        self._flush()
+        if self.trap_resolver is not None:
+            raise self.trap_resolver(code, programs)
+        names = sorted({p.name for p in programs})
+        site = next((p.trap_sites[code] for p in programs if code in p.trap_sites), None)
+        what, where = (site if site else (None, None))
+        kernel = names[0] if len(names) == 1 else "one of " + ", ".join(names)
+        raise KernelTrap(kernel, code, where=where or None, what=what)
+
+    # --- record / replay ---------------------------------------------------------------------------
+    def record(self) -> Recording:
+        """`with dev.record() as rec: dev.dispatch(...)` captures without running; `rec.replay()` runs it."""
+        return Recording(self)
+
+    def replay(self, recording: Recording) -> None:
+        if recording.device is not self:
+            raise DeviceError("wgpu: the recording belongs to another device")
+        if not recording.closed:
+            raise DeviceError("wgpu: replay of a recording that is still open")
+        self._no_recording("a replay")
+        for b in recording.buffers:
+            if b.handle is None:
+                raise DeviceError(f"wgpu: the recording uses {b!r}, which was freed")
+        self._flush()
+        encoder, cpass = self._dev.create_command_encoder(), None
+        for cmd in recording.commands:
+            if cmd[0] == "dispatch":
+                if math.prod(cmd[3]) == 0:
+                    continue
+                if cpass is None:
+                    cpass = encoder.begin_compute_pass()
+                cpass.set_pipeline(cmd[1])
+                cpass.set_bind_group(0, cmd[2])
+                cpass.dispatch_workgroups(*cmd[3])
+            else:
+                if cpass is not None:
+                    cpass.end()
+                    cpass = None
+                _, src, dst, n = cmd
+                encoder.copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, n)
+        if cpass is not None:
+            cpass.end()
+        self._queue.submit([encoder.finish()])
+        self._trap_programs += recording.trap_programs
