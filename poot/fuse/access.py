@@ -53,3 +53,22 @@ def operand_index(e: Eqn, k: int, index: list[Form]) -> list[Form]:
         return src
     # elementwise (and select): NumPy broadcasting
     return broadcast_index(index, out_shape, x.shape)
+
+
+def leaf_forms(producer: dict, members: set[int], start: list[tuple]) -> list[tuple]:
+    """(leaf var, index) pairs a kernel reads, walking from (root, index) pairs through `members`
+    (the ids of the values computed inside the kernel). Used to pick a loop shape."""
+    out, seen, stack = [], set(), list(start)
+    while stack:
+        v, idx = stack.pop()
+        key = (v.id, tuple(idx))
+        if key in seen:
+            continue
+        seen.add(key)
+        e = producer.get(v.id)
+        if e is None or v.id not in members:
+            out.append((v, idx))
+            continue
+        for k, u in enumerate(e.inputs):
+            stack.append((u, operand_index(e, k, idx)))
+    return out

@@ -6,6 +6,8 @@ debugging); otherwise it is planned, compiled and launched (poot.fuse + kernelge
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .. import devices
@@ -33,10 +35,34 @@ def execute_oracle(graph: Graph, inputs: list[Buffer], device: Device) -> list[B
     return [numpy_to_buffer(o, device) for o in outs]
 
 
+_PROGRAMS: OrderedDict = OrderedDict()
+MAX_PROGRAMS = 1024          # compiled programs kept per process (least recently used dropped)
+
+
+def compiled_program(graph: Graph, device: Device):
+    """The Program for `graph` on `device`, planned and compiled on first use, then cached by the
+    graph's structure (shapes, dtypes, ops, parameters)."""
+    from ..fuse.plan import plan_fusion
+    from .program import Program
+
+    key = (device.name, graph.key())
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = Program(plan_fusion(graph), device)
+        _PROGRAMS[key] = prog
+        if len(_PROGRAMS) > MAX_PROGRAMS:
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+    return prog
+
+
 def execute(graph: Graph, inputs: list[Buffer], device: Device | str) -> list[Buffer]:
     if isinstance(device, str):
         if device == "oracle":
             return execute_oracle(graph, inputs, devices.get("cpu"))
         device = devices.get(device)
-    # Until the compiled path lands ([B]), every device realizes through the oracle on the host.
-    return execute_oracle(graph, inputs, device)
+    if not graph.eqns:   # nothing to compute: outputs are inputs
+        pos = {v.id: i for i, v in enumerate(graph.inputs)}
+        return [inputs[pos[v.id]] for v in graph.outputs]
+    return compiled_program(graph, device).run(inputs)

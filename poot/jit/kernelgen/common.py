@@ -1,0 +1,81 @@
+"""What kernel generation hands to the program builder, and the pieces every schedule shares."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ... import dtypes as dt
+from ...fuse.indexing import Coord, Form
+from ...fuse.plan import Step
+from ..kir.builder import KernelBuilder, cast
+from ..kir.model import Access, Index, Kernel
+from .values import ValueGen, index_dtype_for
+
+CPU_BLOCK = 16384          # elements one CPU work unit handles in a pointwise kernel
+GPU_WORKGROUP = 256
+
+
+@dataclass
+class Launch:
+    kernel: Kernel
+    bindings: list[tuple[str, object]]   # per buffer param: ("var", Var) or ("temp", k)
+    groups: tuple[int, int, int]
+
+
+@dataclass
+class StepCode:
+    launches: list[Launch] = field(default_factory=list)
+    temps: list[int] = field(default_factory=list)      # bytes of each temporary buffer
+
+
+def style_of(caps) -> str:
+    return "cpu" if caps.target == "cpu" else "gpu"
+
+
+class KernelContext:
+    """A KernelBuilder with the step's buffers declared and a ValueGen over them."""
+
+    def __init__(self, step: Step, plan, style: str, name: str | None = None,
+                 extra_sizes=(), workgroup=None, out_access=Access.WRITE):
+        self.step, self.plan, self.style = step, plan, style
+        wg = workgroup or ((1, 1, 1) if style == "cpu" else (GPU_WORKGROUP, 1, 1))
+        self.kb = KernelBuilder(name or step.name, workgroup=wg, checks=False)
+        self.bindings: list[tuple[str, object]] = []
+        buffers: dict[int, str] = {}
+        for k, v in enumerate(step.inputs):
+            buffers[v.id] = self.kb.buffer(f"in{k}", v.aval.dtype, Access.READ)
+            self.bindings.append(("var", v))
+        self.out_names = []
+        for k, v in enumerate(step.outputs):
+            self.out_names.append(self.kb.buffer(f"out{k}", v.aval.dtype, out_access))
+            self.bindings.append(("var", v))
+        sizes = [v.aval.size for v in step.inputs + step.outputs] + [math.prod(step.shape)] + list(extra_sizes)
+        self.idt = index_dtype_for(sizes, style)
+        self.gen = ValueGen(self.kb, plan.producer, buffers, self.idt)
+
+    def coord(self, name: str, size: int, expr) -> Form:
+        """Bind a loop coordinate and return its symbolic form."""
+        self.gen.coords[name] = expr
+        return Form.of(Coord(name, size))
+
+    def thread(self):
+        return self.kb.let("tid", cast(Index("thread", 0), self.idt))
+
+    def temp_buffer(self, name: str, dtype, access=Access.READ_WRITE) -> str:
+        return self.kb.buffer(name, dtype, access)
+
+    def build(self) -> Kernel:
+        return self.kb.build()
+
+
+def groups_for(n: int) -> tuple[int, int, int]:
+    return (max(int(n), 0), 1, 1)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def acc_dtype(dtype):
+    """Reductions of 16-bit floats accumulate in float32."""
+    return dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype

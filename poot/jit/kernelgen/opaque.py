@@ -1,0 +1,142 @@
+"""Kernels for the opaque ops: scans (cumsum, cumprod), scatter, and matmul on GPU-shaped targets.
+(On the CPU, matmul runs through the BLAS NumPy links: see poot/jit/program.py.)"""
+from __future__ import annotations
+
+import math
+
+from ... import dtypes as dt
+from ...fuse.indexing import Form, ravel, unravel
+from ..kir.builder import binary, cast, const
+from ..kir.model import Access
+from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from .values import TRAP_GATHER
+
+
+def generate_scan(step, plan, style: str) -> StepCode:
+    """One thread per line along the axis, accumulating in order (NumPy's sequential result)."""
+    e = step.eqn
+    shape, axis = e.out.aval.shape, e.params["axis"]
+    n = shape[axis]
+    other = tuple(d for i, d in enumerate(shape) if i != axis)
+    lines = math.prod(other)
+    if lines == 0 or n == 0:
+        return StepCode()
+    ctx = KernelContext(step, plan, style)
+    kb, gen = ctx.kb, ctx.gen
+    t = ctx.thread()
+    dtype = e.out.aval.dtype
+    combine = "add" if e.op == "cumsum" else "mul"
+    with kb.if_(binary("lt", t, lines)):
+        line = unravel(ctx.coord("line", lines, t), other)
+        acc = kb.local("acc", dtype, const(0 if combine == "add" else 1, dtype))
+        with kb.for_("j", 0, n, dtype=ctx.idt) as j:
+            gen.push()
+            idx = list(line)
+            idx.insert(axis, ctx.coord("j", n, j))
+            lin = gen.index(ravel(idx, shape))
+            kb.assign(acc, binary(combine, acc, gen.value(e.inputs[0], idx)))
+            kb.store(ctx.out_names[0], lin, acc)
+            gen.pop()
+    wg = kb.workgroup[0]
+    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(lines, wg)))])
+
+
+def generate_scatter(step, plan, style: str) -> StepCode:
+    """out = x; out[idx[i]] = updates[i] (mode set) or += (mode add), along axis 0.
+
+    Two launches: a copy, then the writes. The writes run on one thread on the CPU so duplicate
+    indices behave as in NumPy (the last write wins; adds accumulate); on GPUs one thread per index
+    with atomic adds, and for mode set an unspecified one of the duplicates wins."""
+    e = step.eqn
+    x, ind, upd = e.inputs
+    shape = x.aval.shape
+    total = math.prod(shape)
+    code = StepCode()
+    if total == 0:
+        return code
+    copy = KernelContext(step, plan, style, name=step.name + "_copy")
+    t = copy.thread()
+    with copy.kb.if_(binary("lt", t, total)):
+        i = copy.coord("i", total, t)
+        copy.kb.store(copy.out_names[0], t, copy.gen.value(x, unravel(i, shape)))
+    wg = copy.kb.workgroup[0]
+    code.launches.append(Launch(copy.build(), copy.bindings, groups_for(ceil_div(total, wg))))
+    nidx, inner, n0 = ind.aval.size, math.prod(shape[1:]), shape[0]
+    if nidx == 0 or inner == 0:
+        return code
+    w = KernelContext(step, plan, style, name=step.name + "_write", out_access=Access.READ_WRITE)
+    kb, gen = w.kb, w.gen
+    out = w.out_names[0]
+    atomic = style != "cpu" and e.params["mode"] == "add" and x.aval.dtype in (dt.float32, dt.int32, dt.uint32)
+    if style == "cpu" or (e.params["mode"] == "add" and not atomic):
+        serial = True
+        loop = kb.for_("k", 0, nidx, dtype=w.idt)
+        t = None
+    else:
+        serial = False
+        t = w.thread()
+    def body(k):
+        gen.push()
+        kf = w.coord("k", nidx, k)
+        pos = kb.let("pos", cast(gen.value(ind, unravel(kf, ind.aval.shape)), w.idt))
+        site = kb.trap_site(TRAP_GATHER, f"scatter index out of range for an axis of size {n0}", e.where)
+        with kb.if_(binary("or", binary("lt", pos, 0), binary("ge", pos, n0))):
+            kb.trap(site)
+        with kb.for_("e", 0, inner, dtype=w.idt) as el:
+            gen.push()
+            ef = w.coord("e", inner, el)
+            src = gen.value(upd, unravel(kf * inner + ef, upd.aval.shape))
+            dst = kb.let("dst", binary("add", binary("mul", pos, inner), el))
+            if e.params["mode"] == "set":
+                kb.store(out, dst, src)
+            elif atomic:
+                kb.atomic_add(out, dst, src)
+            else:
+                kb.store(out, dst, binary("add", kb.load(out, dst, x.aval.dtype), src))
+            gen.pop()
+        gen.pop()
+    if serial:
+        with loop as k:
+            body(k)
+        groups = groups_for(1)
+    else:
+        with kb.if_(binary("lt", t, nidx)):
+            body(t)
+        groups = groups_for(ceil_div(nidx, kb.workgroup[0]))
+    code.launches.append(Launch(w.build(), w.bindings, groups))
+    return code
+
+
+def generate_matmul(step, plan, style: str) -> StepCode:
+    """C[b, m, n] = sum_k A[b, m, k] B[b, k, n], one thread per output element, f32 accumulation for
+    16-bit floats. (A tiled, shared-memory GEMM and the GEMV assets take over hot shapes.)"""
+    e = step.eqn
+    a, b = e.inputs
+    out = e.out.aval
+    K = a.aval.shape[-1]
+    total = out.size
+    if total == 0:
+        return StepCode()
+    ctx = KernelContext(step, plan, style)
+    kb, gen = ctx.kb, ctx.gen
+    t = ctx.thread()
+    acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
+    with kb.if_(binary("lt", t, total)):
+        idx = unravel(ctx.coord("i", total, t), out.shape)
+        acc = kb.local("acc", acc_t, const(0, acc_t))
+        with kb.for_("kk", 0, K, dtype=ctx.idt) as kk:
+            gen.push()
+            kf = ctx.coord("kk", K, kk)
+            ai = _batch(idx[:-2], out.shape[:-2], a.aval.shape[:-2]) + [idx[-2], kf]
+            bi = _batch(idx[:-2], out.shape[:-2], b.aval.shape[:-2]) + [kf, idx[-1]]
+            prod = binary("mul", cast(gen.value(a, ai), acc_t), cast(gen.value(b, bi), acc_t))
+            kb.assign(acc, binary("add", acc, prod))
+            gen.pop()
+        kb.store(ctx.out_names[0], t, cast(acc, out.dtype))
+    wg = kb.workgroup[0]
+    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(total, wg)))])
+
+
+def _batch(idx, out_batch, in_batch):
+    lead = len(out_batch) - len(in_batch)
+    return [Form(0, ()) if n == 1 else idx[lead + d] for d, n in enumerate(in_batch)]

@@ -1,0 +1,84 @@
+"""Pointwise kernels: every root of one shape, one output element at a time.
+
+CPU: workgroups of one thread, each handling a block of CPU_BLOCK elements with an inner loop LLVM
+vectorizes. When every load index is affine in the flat position the loop runs over the flat index;
+otherwise (transposes, broadcasts, pads) it runs over the last dimension inside a row, so the inner
+loop stays affine and the row's div/mod happens once per row. GPU: one thread per element."""
+from __future__ import annotations
+
+import math
+
+from ...fuse.access import leaf_forms
+from ...fuse.indexing import Clamp, Coord, Div, Form, Mod, ravel, unravel
+from ..kir.builder import binary, const
+from .common import CPU_BLOCK, KernelContext, Launch, StepCode, ceil_div, groups_for
+
+
+def _affine(forms) -> bool:
+    def ok(f: Form) -> bool:
+        return all(not isinstance(a, (Div, Mod, Clamp)) for a, _ in f.terms)
+    return all(ok(f) for _, idx in forms for f in idx)
+
+
+def _members(step, plan) -> set[int]:
+    out = set()
+    for r in step.outputs:
+        stack = [r]
+        while stack:
+            v = stack.pop()
+            e = plan.producer.get(v.id)
+            if e is None or v.id in out or (v is not r and any(v.id == i.id for i in step.inputs)):
+                continue
+            out.add(v.id)
+            stack.extend(e.inputs)
+    return out
+
+
+def generate_pointwise(step, plan, style: str) -> StepCode:
+    shape = step.shape
+    total = math.prod(shape)
+    if total == 0:
+        return StepCode()
+    ctx = KernelContext(step, plan, style)
+    kb, gen = ctx.kb, ctx.gen
+
+    def store_all(idx):
+        linear = ctx.gen.index(ravel(idx, shape))
+        for name, root in zip(ctx.out_names, step.outputs):
+            kb.store(name, linear, gen.value(root, idx))
+
+    if style == "gpu":
+        t = ctx.thread()
+        with kb.if_(binary("lt", t, total)):
+            store_all(unravel(ctx.coord("i", total, t), shape))
+        return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(total, kb.workgroup[0])))])
+
+    probe_idx = unravel(Form.of(Coord("i", total)), shape)
+    members = _members(step, plan)
+    flat = _affine(leaf_forms(plan.producer, members, [(r, probe_idx) for r in step.outputs]))
+    g = ctx.thread()
+    if flat or len(shape) < 2:
+        start = kb.let("start", binary("mul", g, CPU_BLOCK))
+        end = kb.let("end", binary("min", binary("add", start, CPU_BLOCK), const(total, ctx.idt)))
+        with kb.for_("i", start, end, dtype=ctx.idt) as i:
+            gen.push()
+            store_all(unravel(ctx.coord("i", total, i), shape))
+            gen.pop()
+        units = ceil_div(total, CPU_BLOCK)
+    else:
+        inner = shape[-1]
+        rows = total // inner
+        nblocks = ceil_div(inner, CPU_BLOCK)
+        row = kb.let("row", binary("div", g, nblocks) if nblocks > 1 else g)
+        row_idx = unravel(ctx.coord("row", rows, row), shape[:-1])
+        if nblocks > 1:
+            j0 = kb.let("j0", binary("mul", binary("rem", g, nblocks), CPU_BLOCK))
+            j1 = kb.let("j1", binary("min", binary("add", j0, CPU_BLOCK), const(inner, ctx.idt)))
+        else:
+            j0, j1 = const(0, ctx.idt), const(inner, ctx.idt)
+        with kb.for_("j", j0, j1, dtype=ctx.idt) as j:
+            gen.push()
+            store_all(row_idx + [ctx.coord("j", inner, j)])
+            gen.pop()
+        units = rows * nblocks
+    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(units))])

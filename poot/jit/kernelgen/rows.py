@@ -1,0 +1,193 @@
+"""Row kernels: reductions over axes A of a shape S computed once per row (the kept coordinates),
+then the roots: per-row results (a reduction with its epilogue) and row-wide results (softmax,
+layer_norm) written in a pass over the row, recomputing the cheap prologue instead of storing it.
+
+CPU: one workgroup of one thread per row; the reduction loops accumulate with reassociable ops so
+LLVM vectorizes them. GPU: when A holds the innermost axis, one workgroup per row, its threads
+striding over the row and combining partials in shared memory; otherwise one thread per row (the
+rows are then the contiguous axis, so neighbouring threads read neighbouring elements).
+"""
+from __future__ import annotations
+
+import math
+
+from ... import dtypes as dt
+from ...fuse.indexing import Form, ravel, unravel
+from ...graph.ops import OPS
+from ..kir.builder import binary, cast, const, select, unary
+from ..kir.model import Index
+from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
+
+
+class Reduction:
+    """How one reduction equation accumulates: identity, combine, finalize."""
+
+    def __init__(self, e, ctx: KernelContext, reassoc: bool):
+        self.e, self.ctx = e, ctx
+        self.op = e.op
+        self.src = e.inputs[0].aval.dtype
+        self.out = e.out.aval.dtype
+        self.is_arg = OPS[e.op].kind == "argreduce"
+        self.acc = self.src if self.is_arg else acc_dtype(self.src)
+        self.reassoc = reassoc and dt.is_float(self.acc)
+
+    def identity(self):
+        d, op = self.acc, self.op
+        if op == "reduce_sum":
+            return const(False if d is dt.bool_ else 0, d)
+        if op == "reduce_prod":
+            return const(True if d is dt.bool_ else 1, d)
+        big = op in ("reduce_max", "argmax")
+        if d is dt.bool_:
+            return const(not big, d)
+        if dt.is_float(d):
+            return const(float("-inf") if big else float("inf"), d)
+        info = dt.iinfo(d)
+        return const(info.min if big else info.max, d)
+
+    def combine(self, acc, v):
+        """acc op v (not for arg-reductions)."""
+        d, op = self.acc, self.op
+        if d is dt.bool_:
+            return binary("or" if op in ("reduce_sum", "reduce_max") else "and", acc, v)
+        base = {"reduce_sum": "add", "reduce_prod": "mul", "reduce_max": "max", "reduce_min": "min"}[op]
+        return binary(base + "_reassoc" if self.reassoc else base, acc, v)
+
+    def better(self, best, v):
+        """For argmax/argmin: does `v` replace `best`? (the first NaN wins, as in NumPy)"""
+        cmp = binary("gt" if self.op == "argmax" else "lt", v, best)
+        if dt.is_float(self.acc):
+            cmp = binary("or", cmp, binary("and", unary("isnan", v), unary("not", unary("isnan", best))))
+        return cmp
+
+
+def _layout(step):
+    shape, axes = step.shape, step.axes
+    kept = [d for d in range(len(shape)) if d not in axes]
+    kept_shape = tuple(shape[d] for d in kept)
+    red_shape = tuple(shape[d] for d in axes)
+    return shape, axes, kept, kept_shape, red_shape
+
+
+def _full_index(shape, axes, kept, row_idx, red_idx):
+    full = [None] * len(shape)
+    for d, f in zip(kept, row_idx):
+        full[d] = f
+    for d, f in zip(axes, red_idx):
+        full[d] = f
+    return full
+
+
+def generate_row(step, plan, style: str) -> StepCode:
+    shape, axes, kept, kept_shape, red_shape = _layout(step)
+    nrows, K = math.prod(kept_shape), math.prod(red_shape)
+    if nrows == 0:
+        return StepCode()
+    cooperative = style == "gpu" and (len(shape) - 1) in axes and K > 32
+    if style == "cpu":
+        ctx = KernelContext(step, plan, style)
+        row = ctx.thread()
+        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=None)
+        return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(nrows))])
+    if cooperative:
+        ctx = KernelContext(step, plan, style)
+        row = ctx.kb.let("row", cast(Index("group", 0), ctx.idt))
+        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=GPU_WORKGROUP)
+        return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(nrows))])
+    ctx = KernelContext(step, plan, style)
+    row = ctx.thread()
+    with ctx.kb.if_(binary("lt", row, nrows)):
+        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=None)
+    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(nrows, GPU_WORKGROUP)))])
+
+
+def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes):
+    """Emit one row's work. `lanes`: None for one thread per row, else the workgroup's threads
+    cooperate over the row (GPU)."""
+    kb, gen = ctx.kb, ctx.gen
+    row_form = ctx.coord("row", nrows, row)
+    row_idx = unravel(row_form, kept_shape)
+    reassoc = ctx.style == "cpu"
+    lane = kb.let("lane", cast(Index("local", 0), ctx.idt)) if lanes else None
+
+    def row_loop(name):
+        start = lane if lanes else const(0, ctx.idt)
+        return kb.for_(name, start, const(K, ctx.idt), step=lanes or 1, dtype=ctx.idt)
+
+    for e in ctx.step.reductions:
+        red = Reduction(e, ctx, reassoc)
+        acc = kb.local("acc", red.acc, red.identity())
+        best = kb.local("arg", ctx.idt, const(0, ctx.idt)) if red.is_arg else None
+        with row_loop("j") as j:
+            gen.push()
+            idx = _full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, j), red_shape))
+            v = cast(gen.value(e.inputs[0], idx), red.acc)
+            if red.is_arg:
+                v = kb.let("v", v)
+                take = kb.let("take", red.better(acc, v))
+                kb.assign(acc, select(take, v, acc))
+                kb.assign(best, select(take, j, best))
+            else:
+                kb.assign(acc, red.combine(acc, v))
+            gen.pop()
+        if lanes:
+            acc, best = _workgroup_combine(ctx, red, acc, best, lane, lanes)
+        result = cast(best, dt.int64) if red.is_arg else cast(acc, red.out)
+        gen.reduced[e.out.id] = kb.let("red", result)
+    full_roots = [(n, r) for n, r in zip(ctx.out_names, ctx.step.outputs) if r.aval.shape == shape]
+    row_roots = [(n, r) for n, r in zip(ctx.out_names, ctx.step.outputs) if r.aval.shape != shape]
+    if row_roots:
+        def emit_row_roots():
+            for name, r in row_roots:
+                kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
+        if lanes:
+            with kb.if_(binary("eq", lane, 0)):
+                gen.push()
+                emit_row_roots()
+                gen.pop()
+        else:
+            emit_row_roots()
+    if full_roots:
+        with row_loop("k") as k:
+            gen.push()
+            idx = _full_index(shape, axes, kept, row_idx, unravel(ctx.coord("k", K, k), red_shape))
+            linear = gen.index(ravel(idx, shape))
+            for name, r in full_roots:
+                kb.store(name, linear, gen.value(r, idx))
+            gen.pop()
+
+
+def _workgroup_combine(ctx, red, acc, best, lane, lanes):
+    """Tree-combine each thread's partial through shared memory; every thread gets the result."""
+    kb = ctx.kb
+    vals = kb.shared("sv", red.acc, lanes)
+    idxs = kb.shared("si", ctx.idt, lanes) if red.is_arg else None
+    kb.store(vals, lane, acc)
+    if idxs:
+        kb.store(idxs, lane, best)
+    kb.barrier()
+    s = lanes // 2
+    while s >= 1:
+        with kb.if_(binary("lt", lane, s)):
+            other = binary("add", lane, s)
+            a = kb.let("ca", kb.load(vals, lane, red.acc))
+            b = kb.let("cb", kb.load(vals, other, red.acc))
+            if idxs:
+                ia = kb.let("ia", kb.load(idxs, lane, ctx.idt))
+                ib = kb.let("ib", kb.load(idxs, other, ctx.idt))
+                # the lower index wins ties (NaN ties too), so the first occurrence is kept
+                tie = binary("eq", a, b)
+                if dt.is_float(red.acc):
+                    tie = binary("or", tie, binary("and", unary("isnan", a), unary("isnan", b)))
+                take = kb.let("tk", binary("or", red.better(a, b),
+                                           binary("and", tie, binary("lt", ib, ia))))
+                kb.store(vals, lane, select(take, b, a))
+                kb.store(idxs, lane, select(take, ib, ia))
+            else:
+                kb.store(vals, lane, red.combine(a, b))
+        kb.barrier()
+        s //= 2
+    out = kb.let("wr", kb.load(vals, const(0, ctx.idt), red.acc))
+    out_idx = kb.let("wi", kb.load(idxs, const(0, ctx.idt), ctx.idt)) if idxs else None
+    kb.barrier()   # the shared arrays are reused by the next reduction
+    return out, out_idx

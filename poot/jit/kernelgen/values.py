@@ -1,0 +1,186 @@
+"""Evaluating graph values inside a kernel: `ValueGen.value(var, index)` returns a KIR expression for
+`var[index]`, recursing through the equations of the kernel's closure down to loads of materialized
+buffers. Movement ops are index arithmetic (poot.fuse.access); every computed value is bound to a
+local and memoized per (value, index), so a DAG never turns into an exponentially large tree."""
+from __future__ import annotations
+
+from ... import dtypes as dt
+from ...fuse.access import operand_index
+from ...fuse.indexing import Clamp, Coord, Data, Div, Form, Mod, ravel
+from ...graph import Var
+from ...graph.ops import OPS
+from ..kir.builder import binary, cast, const, select
+from ..kir.model import Const, Load, Read
+from .elementwise import RULES
+
+TRAP_GATHER = 16       # a gather index out of range
+
+
+class ValueGen:
+    def __init__(self, kb, producer: dict, buffers: dict[int, str], index_dtype):
+        self.kb, self.producer, self.buffers = kb, producer, buffers
+        self.idt = index_dtype
+        self.coords: dict[str, object] = {}      # Coord name -> KIR expression
+        self.reduced: dict[int, object] = {}     # reduction var id -> its value for the current row
+        self.data: dict[object, object] = {}     # Data key -> KIR expression of the loaded index
+        self.scopes: list[dict] = [{}]
+        self._data_count = 0
+
+    # -- scopes: values computed inside a loop body are forgotten when the body ends --
+    def push(self) -> None:
+        self.scopes.append({})
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    def _get(self, key):
+        for s in reversed(self.scopes):
+            hit = s.get(key)
+            if hit is not None:
+                return hit
+        return None
+
+    def _bind(self, key, expr, name="t"):
+        if not isinstance(expr, (Const, Read)):
+            expr = self.kb.let(name, expr)
+        self.scopes[-1][key] = expr
+        return expr
+
+    # -- indices --
+    def index(self, f: Form):
+        out = None
+        for atom, coef in f.terms:
+            a = self._atom(atom)
+            term = a if coef == 1 else binary("mul", a, const(coef, self.idt))
+            out = term if out is None else binary("add", out, term)
+        if out is None:
+            return const(f.const, self.idt)
+        return binary("add", out, const(f.const, self.idt)) if f.const else out
+
+    def _atom(self, a):
+        if isinstance(a, Coord):
+            return self.coords[a.name]
+        if isinstance(a, Data):
+            return self.data[a.key]
+        key = ("atom", a)
+        hit = self._get(key)
+        if hit is not None:
+            return hit
+        inner = self.index(a.form)
+        lo, hi = a.form.bounds()
+        if isinstance(a, (Div, Mod)):
+            k = const(a.k, self.idt)
+            q, r = binary("div", inner, k), binary("rem", inner, k)
+            if lo < 0:   # floor semantics for values that may be negative
+                neg = binary("lt", r, 0)
+                q = select(neg, binary("sub", q, 1), q)
+                r = select(neg, binary("add", r, k), r)
+            expr = q if isinstance(a, Div) else r
+        else:  # Clamp
+            ok = None
+            if lo < 0:
+                ok = binary("ge", inner, 0)
+            if hi >= a.size:
+                below = binary("lt", inner, a.size)
+                ok = below if ok is None else binary("and", ok, below)
+            expr = inner if ok is None else select(ok, inner, const(0, self.idt))
+        return self._bind(key, expr, "ix")
+
+    # -- values --
+    def value(self, v: Var, idx: list[Form]):
+        key = ("v", v.id, tuple(idx))
+        hit = self._get(key)
+        if hit is not None:
+            return hit
+        if v.id in self.buffers:
+            expr = Load(self.buffers[v.id], self.index(ravel(idx, v.aval.shape)), v.aval.dtype)
+            return self._bind(key, expr, "ld")
+        if v.id in self.reduced:
+            return self.reduced[v.id]
+        e = self.producer[v.id]
+        kind = OPS[e.op].kind
+        if e.op == "full":
+            return const(e.params["value"], e.params["dtype"])
+        if e.op == "iota":
+            expr = cast(self.index(idx[e.params["axis"]]), e.params["dtype"])
+        elif e.op == "pad":
+            expr = self._pad(e, idx)
+        elif e.op == "concatenate":
+            expr = self._concatenate(e, idx)
+        elif e.op == "take":
+            expr = self._take(e, idx)
+        elif e.op == "update_slice":
+            expr = self._update_slice(e, idx)
+        elif kind == "movement":
+            expr = self.value(e.inputs[0], operand_index(e, 0, idx))
+        elif kind == "elementwise":
+            args = [self.value(u, operand_index(e, k, idx)) for k, u in enumerate(e.inputs)]
+            expr = RULES[e.op](self.kb, e, *args)
+        else:
+            raise RuntimeError(f"kernelgen: '{e.op}' cannot be computed inside this kernel (planner bug)")
+        return self._bind(key, expr, e.op[:6])
+
+    def _pad(self, e, idx):
+        x = e.inputs[0]
+        ok = None
+        for f, (lo, hi), n in zip(idx, e.params["widths"], x.aval.shape):
+            if not (lo or hi):
+                continue
+            i = self.index(f)
+            cond = binary("and", binary("ge", i, lo), binary("lt", i, lo + n))
+            ok = cond if ok is None else binary("and", ok, cond)
+        inner = self.value(x, operand_index(e, 0, idx))
+        return inner if ok is None else select(ok, inner, const(e.params["value"], x.aval.dtype))
+
+    def _concatenate(self, e, idx):
+        ax = e.params["axis"]
+        pos = self.index(idx[ax])
+        offsets, acc = [], 0
+        for u in e.inputs:
+            offsets.append(acc)
+            acc += u.aval.shape[ax]
+        expr = self.value(e.inputs[-1], operand_index(e, len(e.inputs) - 1, idx))
+        for k in range(len(e.inputs) - 2, -1, -1):
+            piece = self.value(e.inputs[k], operand_index(e, k, idx))
+            expr = select(binary("lt", pos, offsets[k + 1]), piece, expr)
+        return expr
+
+    def _take(self, e, idx):
+        x, ind = e.inputs
+        ax, m = e.params["axis"], ind.aval.ndim
+        n = x.aval.shape[ax]
+        raw = cast(self.value(ind, idx[ax:ax + m]), self.idt)
+        i = self.kb.let("gi", raw)
+        bad = binary("or", binary("lt", i, 0), binary("ge", i, n))
+        code = self.kb.trap_site(TRAP_GATHER, f"index out of range for an axis of size {n}", e.where)
+        with self.kb.if_(bad):
+            self.kb.trap(code)
+        self._data_count += 1
+        dkey = ("take", self._data_count)
+        self.data[dkey] = i
+        src = idx[:ax] + [Form.of(Data(dkey, n))] + idx[ax + m:]
+        return self.value(x, src)
+
+    def _update_slice(self, e, idx):
+        x, v = e.inputs
+        p = e.params
+        inside = None
+        for f, s, st, size, n in zip(idx, p["starts"], p["steps"], p["sizes"], x.aval.shape):
+            if size == n and st == 1:
+                continue
+            i = self.index(f)
+            rel = binary("sub", i, s) if st > 0 else binary("sub", const(s, self.idt), i)
+            cond = binary("and", binary("ge", rel, 0), binary("lt", rel, size * abs(st)))
+            if abs(st) != 1:
+                cond = binary("and", cond, binary("eq", binary("rem", rel, abs(st)), 0))
+            inside = cond if inside is None else binary("and", inside, cond)
+        old = self.value(x, idx)
+        new = self.value(v, operand_index(e, 1, idx))
+        return new if inside is None else select(inside, new, old)
+
+
+def index_dtype_for(sizes, style: str):
+    """int64 on the CPU (addressing is 64-bit anyway); int32 on GPUs when every index fits."""
+    if style == "cpu" or max(sizes, default=0) >= 2**31 - 1:
+        return dt.int64
+    return dt.int32

@@ -1,0 +1,178 @@
+"""A compiled plan for one device, recorded once and replayed on every call.
+
+`Program(plan, device)` generates and compiles every kernel of the plan, packs each launch's meta words
+into a device buffer, and records the launch list with buffer slots. `run(inputs)` binds the input
+buffers, allocates the outputs (reusing intermediates as soon as they are dead), dispatches the
+launches in order and checks the trap word once at the end. Nothing is re-planned or re-compiled.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..devices import Buffer, Device
+from ..errors import KernelTrap
+from ..fuse.plan import Plan
+from . import abi
+from .kernelgen import generate
+
+log = logging.getLogger("poot.jit.program")
+
+def debug_level() -> int:
+    try:
+        return int(os.environ.get("POOT_DEBUG", "0") or 0)
+    except ValueError:
+        return 0
+
+
+class _Launch:
+    __slots__ = ("name", "program", "args", "groups", "meta", "kernel", "launch_id")
+
+    def __init__(self, name, program, args, groups, meta, kernel, launch_id):
+        self.name, self.program, self.args, self.groups = name, program, args, groups
+        self.meta, self.kernel, self.launch_id = meta, kernel, launch_id
+
+
+class _HostMatmul:
+    """matmul on the CPU device through the BLAS NumPy links (zero-copy views of the buffers)."""
+    __slots__ = ("a", "b", "out", "avals")
+
+    def __init__(self, eqn):
+        self.a, self.b, self.out = eqn.inputs[0].id, eqn.inputs[1].id, eqn.out.id
+        self.avals = (eqn.inputs[0].aval, eqn.inputs[1].aval, eqn.out.aval)
+
+    def run(self, bufs):
+        a_aval, b_aval, o_aval = self.avals
+        a = _view(bufs[self.a], a_aval)
+        b = _view(bufs[self.b], b_aval)
+        out = _view(bufs[self.out], o_aval, writable=True)
+        if o_aval.dtype.bits == 16 and o_aval.dtype.kind == "f":
+            out[...] = np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(out.dtype)
+        elif o_aval.size:
+            np.matmul(a, b, out=out)
+
+
+def _view(buf: Buffer, aval, writable=False) -> np.ndarray:
+    return buf.handle[: aval.nbytes].view(aval.dtype.np).reshape(aval.shape)
+
+
+class Program:
+    def __init__(self, plan: Plan, device: Device):
+        from .compile import compile_kernel
+
+        self.plan, self.device = plan, device
+        graph = plan.graph
+        self.input_ids = [v.id for v in graph.inputs]
+        self.output_ids = [v.id for v in graph.outputs]
+        self.nbytes = {v.id: v.aval.nbytes for v in graph.inputs}
+        # per plan step: the slots it allocates, its actions, the slots that die after it
+        self.steps: list[tuple[list[int], list[tuple], list[int]]] = []
+        self.trap_buffer = _trap_buffer(device)
+        self.launches: list[_Launch] = []
+        if debug_level() >= 2:
+            print(plan, file=sys.stderr)
+        host_matmul = device.caps.target == "cpu"
+        for i, step in enumerate(plan.steps):
+            allocs = [v.id for v in step.outputs]
+            frees = [v.id for v in plan.free_after[i]]
+            for v in step.outputs:
+                self.nbytes[v.id] = v.aval.nbytes
+            if step.kind == "alias":
+                self.steps.append(([], [("alias", step.outputs[0].id, step.inputs[0].id)], frees))
+                continue
+            if step.kind == "matmul" and host_matmul:
+                self.steps.append((allocs, [("host", _HostMatmul(step.eqn))], frees))
+                continue
+            code = generate(step, plan, device.caps)
+            temp_slots = []
+            for k, nb in enumerate(code.temps):      # temporaries live for this step only
+                slot = -(1000 * (i + 1) + k)
+                self.nbytes[slot] = max(nb, 4)
+                temp_slots.append(slot)
+            actions = []
+            for launch in code.launches:
+                rec = self._record(launch, temp_slots, compile_kernel)
+                if math.prod(launch.groups):
+                    actions.append(("launch", rec))
+            self.steps.append((allocs + temp_slots, actions, frees + temp_slots))
+        self._by_launch_id = {rec.launch_id: rec for rec in self.launches}
+
+    def _record(self, launch, temp_slots, compile_kernel) -> _Launch:
+        device = self.device
+        program = device.load(compile_kernel(launch.kernel, device.caps.target))
+        args, lengths = [], []
+        for param, (kind, what) in zip(launch.kernel.buffers, launch.bindings):
+            slot = what.id if kind == "var" else temp_slots[what]
+            args.append(slot)
+            lengths.append(self.nbytes[slot] // param.dtype.itemsize)
+        launch_id = len(self.launches) + 1
+        words = abi.pack_meta(launch.kernel, lengths, [], launch.groups, launch_id)
+        meta = device.allocate(words.nbytes)
+        device.write(meta, words)
+        rec = _Launch(launch.kernel.name, program, args, launch.groups, meta, launch.kernel, launch_id)
+        self.launches.append(rec)
+        return rec
+
+    def run(self, inputs: list[Buffer]) -> list[Buffer]:
+        dev = self.device
+        bufs: dict[int, Buffer] = dict(zip(self.input_ids, inputs))
+        pool: dict[int, list[Buffer]] = {}
+        level = debug_level()
+        trap = self.trap_buffer
+        outputs = set(self.output_ids)
+        for allocs, actions, frees in self.steps:
+            for slot in allocs:
+                nb = self.nbytes[slot]
+                free = pool.get(nb)
+                bufs[slot] = free.pop() if free else dev.allocate(nb)
+            for kind, *rest in actions:
+                if kind == "launch":
+                    rec = rest[0]
+                    args = [bufs[a] for a in rec.args]
+                    args.append(rec.meta)
+                    args.append(trap)
+                    if level >= 1:
+                        t0 = time.perf_counter()
+                        dev.dispatch(rec.program, args, rec.groups)
+                        dev.synchronize()
+                        print(f"poot: launch {rec.name} groups={rec.groups} "
+                              f"{(time.perf_counter() - t0) * 1e6:.1f} us", file=sys.stderr)
+                    else:
+                        dev.dispatch(rec.program, args, rec.groups)
+                elif kind == "host":
+                    rest[0].run(bufs)
+                else:  # alias: the output shares its source's buffer
+                    bufs[rest[0]] = bufs[rest[1]]
+            for slot in frees:
+                b = bufs.pop(slot, None)
+                if b is not None and slot not in outputs:
+                    pool.setdefault(b.nbytes, []).append(b)
+        self._check_trap()
+        return [bufs[v] for v in self.output_ids]
+
+    def _check_trap(self) -> None:
+        self.device.synchronize()
+        words = self.device.read(self.trap_buffer)[: abi.TRAP_WORDS * 4].view(np.uint32)
+        code = int(words[abi.TRAP_CODE_WORD])
+        if code == 0:
+            return
+        launch_id = int(words[abi.TRAP_LAUNCH_WORD])
+        self.device.write(self.trap_buffer, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
+        rec = self._by_launch_id.get(launch_id)
+        name = rec.name if rec else f"launch {launch_id}"
+        site = next((t for t in rec.kernel.traps if t.code == code), None) if rec else None
+        raise KernelTrap(name, code, site.where if site else None, site.what if site else None)
+
+
+def _trap_buffer(device: Device) -> Buffer:
+    buf = getattr(device, "_poot_trap_buffer", None)
+    if buf is None:
+        buf = device.allocate(abi.TRAP_WORDS * 4)
+        device.write(buf, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
+        device._poot_trap_buffer = buf
+    return buf
