@@ -31,13 +31,15 @@ def fold_and_canonicalize(graph: Graph) -> Graph:
     producer: dict[int, Eqn] = {}
     eqns: list[Eqn] = []
     for e in graph.eqns:
-        ins = tuple(subst.get(v.id, v) for v in e.inputs)
-        new = _canonical(e, ins, producer)
-        if isinstance(new, Var):           # the equation is the identity of one of its inputs
-            subst[e.out.id] = new
+        new = Eqn(e.op, tuple(subst.get(v.id, v) for v in e.inputs), e.params, e.out, e.where)
+        while True:                        # rewrite until nothing applies
+            step = _canonical(new, new.inputs, producer)
+            if step is None or isinstance(step, Var):
+                break
+            new = step
+        if isinstance(step, Var):          # the equation is the identity of one of its inputs
+            subst[e.out.id] = step
             continue
-        if new is None:
-            new = Eqn(e.op, ins, e.params, e.out, e.where)
         folded = _fold(new, producer)
         if folded is not None:
             new = folded
