@@ -161,3 +161,26 @@ def test_scan_scatter_and_matmul_are_their_own_steps():
     s = g.op("scatter", m, idx, upd, mode="add")
     ks = kernels(g.graph(s))
     assert [k.kind for k in ks] == ["pointwise", "scan", "matmul", "scatter"]
+
+
+def test_long_reduction_is_split_into_parallel_partials():
+    g = G()
+    x = g.input((1 << 20,))
+    s = g.op("reshape", g.op("reduce_sum", x, axes=(0,)), shape=())
+    plan = plan_fusion(g.graph(s))
+    for caps in (CPU, GPU):
+        code = generate(plan.steps[0], plan, caps)
+        assert len(code.launches) == 2 and code.launches[0].groups[0] > 1 and code.temps
+        for launch in code.launches:
+            verify(launch.kernel)
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "argmax"])
+def test_reduction_over_a_leading_axis_uses_the_column_schedule_on_cpu(op):
+    g = G()
+    x = g.input((64, 512))
+    params = {"axis": 0} if op == "argmax" else {"axes": (0,)}
+    plan = plan_fusion(g.graph(g.op(op, x, **params)))
+    code = generate(plan.steps[0], plan, CPU)
+    assert code.temps and code.launches[0].groups == (2, 1, 1)
+    verify(code.launches[0].kernel)

@@ -36,7 +36,7 @@ class KernelContext:
     """A KernelBuilder with the step's buffers declared and a ValueGen over them."""
 
     def __init__(self, step: Step, plan, style: str, name: str | None = None,
-                 extra_sizes=(), workgroup=None, out_access=Access.WRITE):
+                 extra_sizes=(), workgroup=None, out_access=Access.WRITE, with_outputs=True):
         self.step, self.plan, self.style = step, plan, style
         wg = workgroup or ((1, 1, 1) if style == "cpu" else (GPU_WORKGROUP, 1, 1))
         self.kb = KernelBuilder(name or step.name, workgroup=wg, checks=False)
@@ -46,7 +46,7 @@ class KernelContext:
             buffers[v.id] = self.kb.buffer(f"in{k}", v.aval.dtype, Access.READ)
             self.bindings.append(("var", v))
         self.out_names = []
-        for k, v in enumerate(step.outputs):
+        for k, v in enumerate(step.outputs if with_outputs else ()):
             self.out_names.append(self.kb.buffer(f"out{k}", v.aval.dtype, out_access))
             self.bindings.append(("var", v))
         sizes = [v.aval.size for v in step.inputs + step.outputs] + [math.prod(step.shape)] + list(extra_sizes)
@@ -61,7 +61,9 @@ class KernelContext:
     def thread(self):
         return self.kb.let("tid", cast(Index("thread", 0), self.idt))
 
-    def temp_buffer(self, name: str, dtype, access=Access.READ_WRITE) -> str:
+    def temp_buffer(self, name: str, dtype, k: int, access=Access.READ_WRITE) -> str:
+        """Declare temporary buffer number `k` of the step (allocated by the program)."""
+        self.bindings.append(("temp", k))
         return self.kb.buffer(name, dtype, access)
 
     def build(self) -> Kernel:

@@ -53,6 +53,9 @@ class Reduction:
         base = {"reduce_sum": "add", "reduce_prod": "mul", "reduce_max": "max", "reduce_min": "min"}[op]
         return binary(base + "_reassoc" if self.reassoc else base, acc, v)
 
+    def finalize(self, acc, best):
+        return cast(best, dt.int64) if self.is_arg else cast(acc, self.out)
+
     def better(self, best, v):
         """For argmax/argmin: does `v` replace `best`? (the first NaN wins, as in NumPy)"""
         cmp = binary("gt" if self.op == "argmax" else "lt", v, best)
@@ -61,7 +64,31 @@ class Reduction:
         return cmp
 
 
-def _layout(step):
+def accumulate(ctx, red: Reduction, row_idx, start, stop, step: int, j_offset=None):
+    """Loop j over [start, stop) by `step`, folding the reduction's input at (row, j) into fresh
+    accumulator locals; returns (acc, best-index-or-None). `j_offset` is added to j for arg
+    reductions whose loop covers a piece of the row."""
+    kb, gen = ctx.kb, ctx.gen
+    shape, axes, kept, _, red_shape = layout(ctx.step)
+    K = math.prod(red_shape)
+    acc = kb.local("acc", red.acc, red.identity())
+    best = kb.local("arg", ctx.idt, const(0, ctx.idt)) if red.is_arg else None
+    with kb.for_("j", start, stop, step=step, dtype=ctx.idt) as j:
+        gen.push()
+        idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, j), red_shape))
+        v = cast(gen.value(red.e.inputs[0], idx), red.acc)
+        if red.is_arg:
+            v = kb.let("v", v)
+            take = kb.let("take", red.better(acc, v))
+            kb.assign(acc, select(take, v, acc))
+            kb.assign(best, select(take, j if j_offset is None else binary("add", j, j_offset), best))
+        else:
+            kb.assign(acc, red.combine(acc, v))
+        gen.pop()
+    return acc, best
+
+
+def layout(step):
     shape, axes = step.shape, step.axes
     kept = [d for d in range(len(shape)) if d not in axes]
     kept_shape = tuple(shape[d] for d in kept)
@@ -69,7 +96,7 @@ def _layout(step):
     return shape, axes, kept, kept_shape, red_shape
 
 
-def _full_index(shape, axes, kept, row_idx, red_idx):
+def full_index(shape, axes, kept, row_idx, red_idx):
     full = [None] * len(shape)
     for d, f in zip(kept, row_idx):
         full[d] = f
@@ -79,10 +106,17 @@ def _full_index(shape, axes, kept, row_idx, red_idx):
 
 
 def generate_row(step, plan, style: str) -> StepCode:
-    shape, axes, kept, kept_shape, red_shape = _layout(step)
+    shape, axes, kept, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
     if nrows == 0:
         return StepCode()
+    from .split import choose, generate_columns, generate_split
+
+    strategy = choose(step, plan, style)
+    if strategy == "split":
+        return generate_split(step, plan, style)
+    if strategy == "columns":
+        return generate_columns(step, plan, style)
     cooperative = style == "gpu" and (len(shape) - 1) in axes and K > 32
     if style == "cpu":
         ctx = KernelContext(step, plan, style)
@@ -113,27 +147,13 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
     def row_loop(name):
         start = lane if lanes else const(0, ctx.idt)
         return kb.for_(name, start, const(K, ctx.idt), step=lanes or 1, dtype=ctx.idt)
-
     for e in ctx.step.reductions:
         red = Reduction(e, ctx, reassoc)
-        acc = kb.local("acc", red.acc, red.identity())
-        best = kb.local("arg", ctx.idt, const(0, ctx.idt)) if red.is_arg else None
-        with row_loop("j") as j:
-            gen.push()
-            idx = _full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, j), red_shape))
-            v = cast(gen.value(e.inputs[0], idx), red.acc)
-            if red.is_arg:
-                v = kb.let("v", v)
-                take = kb.let("take", red.better(acc, v))
-                kb.assign(acc, select(take, v, acc))
-                kb.assign(best, select(take, j, best))
-            else:
-                kb.assign(acc, red.combine(acc, v))
-            gen.pop()
+        start = lane if lanes else const(0, ctx.idt)
+        acc, best = accumulate(ctx, red, row_idx, start, const(K, ctx.idt), lanes or 1)
         if lanes:
-            acc, best = _workgroup_combine(ctx, red, acc, best, lane, lanes)
-        result = cast(best, dt.int64) if red.is_arg else cast(acc, red.out)
-        gen.reduced[e.out.id] = kb.let("red", result)
+            acc, best = workgroup_combine(ctx, red, acc, best, lane, lanes)
+        gen.reduced[e.out.id] = kb.let("red", red.finalize(acc, best))
     full_roots = [(n, r) for n, r in zip(ctx.out_names, ctx.step.outputs) if r.aval.shape == shape]
     row_roots = [(n, r) for n, r in zip(ctx.out_names, ctx.step.outputs) if r.aval.shape != shape]
     if row_roots:
@@ -150,14 +170,14 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
     if full_roots:
         with row_loop("k") as k:
             gen.push()
-            idx = _full_index(shape, axes, kept, row_idx, unravel(ctx.coord("k", K, k), red_shape))
+            idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("k", K, k), red_shape))
             linear = gen.index(ravel(idx, shape))
             for name, r in full_roots:
                 kb.store(name, linear, gen.value(r, idx))
             gen.pop()
 
 
-def _workgroup_combine(ctx, red, acc, best, lane, lanes):
+def workgroup_combine(ctx, red, acc, best, lane, lanes):
     """Tree-combine each thread's partial through shared memory; every thread gets the result."""
     kb = ctx.kb
     vals = kb.shared("sv", red.acc, lanes)

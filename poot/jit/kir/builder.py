@@ -218,10 +218,15 @@ class KernelBuilder:
         self._last_if = None
 
     @contextlib.contextmanager
-    def for_(self, name: str, start, stop, step: int = 1, dtype: DType | None = None):
-        dtype = dtype or (stop.dtype if not isinstance(stop, (int, float)) else
-                          start.dtype if not isinstance(start, (int, float)) else dt.uint32)
-        var = self.local(name, dtype)
+    def for_(self, name, start, stop, step: int = 1, dtype: DType | None = None):
+        """`for name in range(start, stop, step)`; `name` may be a Read of an existing local to reuse
+        it as the loop variable (sequential loops sharing one index)."""
+        if isinstance(name, Read):
+            var, dtype = name, name.dtype
+        else:
+            dtype = dtype or (stop.dtype if not isinstance(stop, (int, float)) else
+                              start.dtype if not isinstance(start, (int, float)) else dt.uint32)
+            var = self.local(name, dtype)
         with self._block():
             yield var
         self._emit(For(var.name, _lift(start, dtype), _lift(stop, dtype), int(step), self._pending))

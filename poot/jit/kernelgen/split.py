@@ -1,0 +1,204 @@
+"""Reduction schedules for the shapes one-row-per-workgroup serves badly.
+
+- Split (CPU and GPU): few rows, each very long (`x.sum()` over 1e8 elements). The row is cut into P
+  pieces reduced in parallel into a temporary of partials, then a second launch combines the P
+  partials per row and applies the epilogue. Only for reductions that do not read one another and
+  steps without row-wide results.
+- Columns (CPU): the reduced axes do not hold the innermost axis (`x.sum(axis=0)`). A workgroup owns a
+  block of consecutive rows and walks the reduced positions in the outer loop, keeping the block's
+  accumulators in a temporary, so the inner loop runs over contiguous memory and vectorizes.
+"""
+from __future__ import annotations
+
+import math
+
+from ...fuse.indexing import ravel, unravel
+from ..kir.builder import binary, cast, const, select
+from ..kir.model import Index, Load
+from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from .rows import Reduction, accumulate, full_index, layout, workgroup_combine
+
+SPLIT_PIECE_CPU = 1 << 16        # elements per partial on the CPU
+SPLIT_PIECE_GPU = GPU_WORKGROUP * 64
+COLUMN_BLOCK = 256               # rows per CPU workgroup in the column schedule
+
+
+def independent(step, plan) -> bool:
+    """No reduction of the step reads another one."""
+    reds = {e.out.id for e in step.reductions}
+    leaves = {v.id for v in step.inputs}
+    for e in step.reductions:
+        stack, seen = [e.inputs[0]], set()
+        while stack:
+            v = stack.pop()
+            if v.id in seen or v.id in leaves:
+                continue
+            seen.add(v.id)
+            if v.id in reds:
+                return False
+            p = plan.producer.get(v.id)
+            if p is not None:
+                stack.extend(p.inputs)
+    return True
+
+
+def choose(step, plan, style: str) -> str:
+    """'split', 'columns' or 'rows' for a row step."""
+    shape, axes, _, kept_shape, red_shape = layout(step)
+    nrows, K = math.prod(kept_shape), math.prod(red_shape)
+    row_wide = any(r.aval.shape == shape for r in step.outputs)
+    piece = SPLIT_PIECE_CPU if style == "cpu" else SPLIT_PIECE_GPU
+    if not row_wide and K >= 2 * piece and nrows < (16 if style == "cpu" else 512) \
+            and independent(step, plan):
+        return "split"
+    if style == "cpu" and (len(shape) - 1) not in axes and nrows >= 8 and K > 1:
+        return "columns"
+    return "rows"
+
+
+def generate_split(step, plan, style: str) -> StepCode:
+    shape, axes, kept, kept_shape, red_shape = layout(step)
+    nrows, K = math.prod(kept_shape), math.prod(red_shape)
+    piece = SPLIT_PIECE_CPU if style == "cpu" else SPLIT_PIECE_GPU
+    chunk = ceil_div(K, min(ceil_div(K, piece), 4096))
+    P = ceil_div(K, chunk)
+    lanes = None if style == "cpu" else GPU_WORKGROUP
+    code = StepCode()
+    # launch 1: partials[row * P + piece]
+    part = KernelContext(step, plan, style, name=step.name + "_part", with_outputs=False)
+    kb, gen = part.kb, part.gen
+    reds = [Reduction(e, part, style == "cpu") for e in step.reductions]
+    slots = _temps(part, reds, code, nrows * P)
+    g = kb.let("g", cast(Index("group", 0), part.idt))
+    row = kb.let("row", binary("div", g, P))
+    j0 = kb.let("j0", binary("mul", binary("rem", g, P), chunk))
+    j1 = kb.let("j1", binary("min", binary("add", j0, chunk), const(K, part.idt)))
+    row_idx = unravel(part.coord("row", nrows, row), kept_shape)
+    lane = kb.let("lane", cast(Index("local", 0), part.idt)) if lanes else None
+    for red, (vals, idxs) in zip(reds, slots):
+        start = binary("add", j0, lane) if lanes else j0
+        acc, best = accumulate(part, red, row_idx, start, j1, lanes or 1)
+        if lanes:
+            acc, best = workgroup_combine(part, red, acc, best, lane, lanes)
+        with (kb.if_(binary("eq", lane, 0)) if lanes else _nullcontext()):
+            kb.store(vals, g, acc)
+            if idxs:
+                kb.store(idxs, g, best)
+    code.launches.append(Launch(part.build(), part.bindings, groups_for(nrows * P)))
+    # launch 2: combine the partials of each row, then the epilogue
+    comb = KernelContext(step, plan, style, name=step.name + "_comb")
+    kb, gen = comb.kb, comb.gen
+    rslots = [(comb.temp_buffer(f"p{k}", red.acc, 2 * k), comb.temp_buffer(f"pi{k}", comb.idt, 2 * k + 1)
+               if red.is_arg else None) for k, red in enumerate(reds)]
+    row = comb.thread()
+    with (kb.if_(binary("lt", row, nrows)) if style != "cpu" else _nullcontext()):
+        row_form = comb.coord("row", nrows, row)
+        for red, (vals, idxs) in zip(reds, rslots):
+            red = Reduction(red.e, comb, False)
+            acc = kb.local("acc", red.acc, red.identity())
+            best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
+            with kb.for_("p", 0, P, dtype=comb.idt) as p:
+                at = binary("add", binary("mul", row, P), p)
+                v = kb.let("v", Load(vals, at, red.acc))
+                if red.is_arg:
+                    take = kb.let("take", red.better(acc, v))
+                    kb.assign(acc, select(take, v, acc))
+                    kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
+                else:
+                    kb.assign(acc, red.combine(acc, v))
+            gen.reduced[red.e.out.id] = kb.let("red", red.finalize(acc, best))
+        for name, r in zip(comb.out_names, step.outputs):
+            kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
+    wg = kb.workgroup[0]
+    code.launches.append(Launch(comb.build(), comb.bindings, groups_for(ceil_div(nrows, wg))))
+    return code
+
+
+def _temps(ctx, reds, code: StepCode, n: int):
+    """Declare (value, index) temporaries per reduction; temp numbers are 2k and 2k+1."""
+    slots = []
+    for k, red in enumerate(reds):
+        while len(code.temps) < 2 * k + 2:
+            code.temps.append(0)
+        code.temps[2 * k] = n * red.acc.itemsize
+        vals = ctx.temp_buffer(f"t{k}", red.acc, 2 * k)
+        idxs = None
+        if red.is_arg:
+            code.temps[2 * k + 1] = n * ctx.idt.itemsize
+            idxs = ctx.temp_buffer(f"ti{k}", ctx.idt, 2 * k + 1)
+        slots.append((vals, idxs))
+    return slots
+
+
+class _nullcontext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def generate_columns(step, plan, style: str) -> StepCode:
+    shape, axes, kept, kept_shape, red_shape = layout(step)
+    nrows, K = math.prod(kept_shape), math.prod(red_shape)
+    code = StepCode()
+    ctx = KernelContext(step, plan, style)
+    kb, gen = ctx.kb, ctx.gen
+    reds = [Reduction(e, ctx, False) for e in step.reductions]
+    slots = _temps(ctx, reds, code, nrows)
+    g = ctx.thread()
+    r0 = kb.let("r0", binary("mul", g, COLUMN_BLOCK))
+    r1 = kb.let("r1", binary("min", binary("add", r0, COLUMN_BLOCK), const(nrows, ctx.idt)))
+    r = kb.local("r", ctx.idt)
+    row_form = ctx.coord("row", nrows, r)
+    row_idx = unravel(row_form, kept_shape)
+
+    def rows_loop():
+        return kb.for_(r, r0, r1)
+
+    for red, (vals, idxs) in zip(reds, slots):
+        with rows_loop():
+            kb.store(vals, r, red.identity())
+            if idxs:
+                kb.store(idxs, r, const(0, ctx.idt))
+        with kb.for_("j", 0, K, dtype=ctx.idt) as j:
+            gen.push()
+            red_idx = unravel(ctx.coord("j", K, j), red_shape)
+            with rows_loop():
+                gen.push()
+                v = kb.let("v", cast(gen.value(red.e.inputs[0], full_index(shape, axes, kept, row_idx, red_idx)),
+                                     red.acc))
+                cur = kb.let("cur", Load(vals, r, red.acc))
+                if red.is_arg:
+                    take = kb.let("take", red.better(cur, v))
+                    kb.store(vals, r, select(take, v, cur))
+                    kb.store(idxs, r, select(take, j, Load(idxs, r, ctx.idt)))
+                else:
+                    kb.store(vals, r, red.combine(cur, v))
+                gen.pop()
+            gen.pop()
+        acc = Load(vals, r, red.acc)
+        best = Load(idxs, r, ctx.idt) if idxs else None
+        gen.reduced[red.e.out.id] = red.finalize(acc, best)
+    row_roots = [(n, v) for n, v in zip(ctx.out_names, step.outputs) if v.aval.shape != shape]
+    full_roots = [(n, v) for n, v in zip(ctx.out_names, step.outputs) if v.aval.shape == shape]
+    if row_roots:
+        with rows_loop():
+            gen.push()
+            for name, v in row_roots:
+                kb.store(name, r, gen.value(v, unravel(row_form, v.aval.shape)))
+            gen.pop()
+    if full_roots:
+        with kb.for_("k", 0, K, dtype=ctx.idt) as k:
+            gen.push()
+            red_idx = unravel(ctx.coord("k", K, k), red_shape)
+            with rows_loop():
+                gen.push()
+                idx = full_index(shape, axes, kept, row_idx, red_idx)
+                at = gen.index(ravel(idx, shape))
+                for name, v in full_roots:
+                    kb.store(name, at, gen.value(v, idx))
+                gen.pop()
+            gen.pop()
+    code.launches.append(Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(nrows, COLUMN_BLOCK))))
+    return code
