@@ -13,5 +13,11 @@ u8, u16, u32, u64 = uint8, uint16, uint32, uint64
 
 
 def _cast_hook(value, dtype):
-    """`pt.f32(x)` outside a kernel: a cast to a poot array (set up by the trace layer)."""
-    raise NotBuiltError("dtype casts on arrays need poot.trace")
+    """`pt.f32(x)` outside a kernel: a cast to a poot array."""
+    return _trace_cast_to(value, dtype)
+
+
+# the lazy Array and the NumPy-like API (poot/trace)
+from .trace import *  # noqa: E402,F401,F403
+from .trace import __all__ as _trace_all  # noqa: E402
+from .trace import cast_to as _trace_cast_to  # noqa: E402

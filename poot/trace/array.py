@@ -1,0 +1,259 @@
+"""`poot.Array`: a lazy handle on a value. Operations record equations; nothing runs until a value is
+needed (`.numpy()`, `float(x)`, printing...). Arrays are immutable values: in-place operators and
+`x[i] = v` rebind the handle to a new value, so no other array ever changes behind your back.
+
+The operators and array methods are installed by `poot.trace.methods`; this module holds the handle,
+its attributes, realization and conversion from host data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DeviceError, DTypeError, ShapeError, api_boundary
+from ..graph import Aval
+from ..jit.execute import buffer_to_numpy
+from . import device as _dev
+from .lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes
+
+
+class Array:
+    """A lazy n-dimensional array on a device (see the module docstring)."""
+
+    __slots__ = ("_node", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers binary operators to us
+
+    def __init__(self, node: Node):
+        self._node = node
+
+    # --- attributes -------------------------------------------------------------------------------
+    @property
+    def aval(self) -> Aval:
+        return self._node.aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.aval.shape
+
+    @property
+    def dtype(self) -> dt.DType:
+        return self._node.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self._node.aval.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._node.aval.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self._node.aval.dtype.itemsize
+
+    @property
+    def device(self) -> str:
+        """The name of the device holding this array ("cpu", "cuda:0", "oracle"...)."""
+        return self._node.device
+
+    @property
+    def is_realized(self) -> bool:
+        return self._node.buf is not None
+
+    # --- realization ------------------------------------------------------------------------------
+    def _realize(self, what: str = "realizing") -> Node:
+        n = self._node
+        if n.buf is None:
+            realize_nodes([n], what)
+        return n
+
+    def __poot_buffer__(self):
+        """The realized device Buffer (realizing first): what the @kernel launcher binds."""
+        return self._realize("passing it to a kernel").buf
+
+    def numpy(self) -> np.ndarray:
+        """The value as a read-only NumPy array (zero copy on the CPU)."""
+        n = self._realize(".numpy()")
+        return buffer_to_numpy(n.buf, n.aval)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def _scalar(self, what: str):
+        if self.size != 1:
+            raise ShapeError(f"{what}: only an array of size 1 converts to a Python scalar; this one "
+                             f"is {self.aval} ({self.size} elements); index it or reduce it first")
+        n = self._realize(what)
+        return buffer_to_numpy(n.buf, n.aval).reshape(()).item()
+
+    @api_boundary
+    def item(self, *args):
+        """The value of a size-1 array (or of element `args`) as a Python scalar."""
+        if args:
+            return self.numpy().item(*args)
+        return self._scalar("item()")
+
+    @api_boundary
+    def tolist(self):
+        return self.numpy().tolist()
+
+    @api_boundary
+    def __float__(self):
+        return float(self._scalar("float()"))
+
+    @api_boundary
+    def __int__(self):
+        return int(self._scalar("int()"))
+
+    @api_boundary
+    def __complex__(self):
+        return complex(self._scalar("complex()"))
+
+    @api_boundary
+    def __bool__(self):
+        if self.size != 1:
+            raise ShapeError(f"the truth value of an array with {self.size} elements ({self.aval}) is "
+                             f"ambiguous; use .any() or .all()")
+        return bool(self._scalar("bool()"))
+
+    @api_boundary
+    def __index__(self):
+        if self.ndim != 0 or self.dtype.kind not in "iu":
+            raise DTypeError(f"only 0-d integer arrays can be used as an index; this is {self.aval}")
+        return int(self._scalar("an index"))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array (it has no length)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        if not is_tracing():
+            self._realize("iterating")  # realize once, not once per row
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        n = self._node
+        head = f"shape={self.shape}, dtype={self.dtype.name}, device={n.device}"
+        if n.buf is None and (is_tracing() or n.op is None):
+            return f"Array(<traced>, {head})"
+        body = np.array2string(self.numpy(), separator=", ", prefix="Array(")
+        return f"Array({body}, {head})"
+
+    def __str__(self) -> str:
+        if self._node.buf is None and (is_tracing() or self._node.op is None):
+            return repr(self)
+        return str(self.numpy())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0 and spec:
+            return format(self._scalar("format()"), spec)
+        return format(str(self), spec)
+
+    # --- copying, pickling, devices ---------------------------------------------------------------
+    def copy(self) -> "Array":
+        """A new handle on the same (immutable) value: updating one never changes the other."""
+        return Array(self._node)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return Array(self._node)
+
+    def __reduce__(self):
+        return (_rebuild, (np.array(self.numpy()), self.device))
+
+    @api_boundary
+    def to(self, device) -> "Array":
+        """This array on `device` (the same array if it is there already)."""
+        name = _dev.canonical(device)
+        n = self._node
+        if name == n.device:
+            return self
+        target = _dev.backend(name)
+        self._realize(f".to('{name}')")
+        if target is _dev.backend(n.device):  # same memory (cpu and the oracle): share the buffer
+            return Array(from_buffer(n.buf, n.aval, name))
+        return Array(from_numpy(buffer_to_numpy(n.buf, n.aval), name, n.aval.dtype))
+
+    to_device = to
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if _dev.backend(self.device).caps.target != "cpu":
+            raise DeviceError(f"__dlpack__ is supported on the CPU only; this array is on "
+                              f"'{self.device}': use x.to('cpu') first")
+        kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                    ("copy", copy)) if v is not None}
+        try:
+            return self.numpy().__dlpack__(**kwargs)
+        except BufferError:
+            if copy is False:
+                raise
+            # old DLPack consumers cannot mark a tensor read-only: hand them a private copy
+            return np.array(self.numpy()).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        if _dev.backend(self.device).caps.target != "cpu":
+            raise DeviceError(f"__dlpack_device__: this array is on '{self.device}', not the CPU")
+        return (1, 0)  # kDLCPU, device 0
+
+    def __array_namespace__(self, api_version=None):
+        import poot
+
+        return poot
+
+    __hash__ = None  # like NumPy: == is elementwise, so arrays are not hashable
+
+
+def _rebuild(array, device):
+    return Array(from_numpy(array, device if device in ("cpu", _dev.ORACLE) else "cpu"))
+
+
+# --- host data -----------------------------------------------------------------------------------
+def host_array(obj, op: str = "array", dtype: dt.DType | None = None) -> np.ndarray:
+    """`obj` (NumPy array, nested list, scalar...) as a NumPy array of a dtype poot supports."""
+    try:
+        a = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype.np)
+    except (ValueError, TypeError) as e:
+        raise ShapeError(f"{op}: cannot make an array from {type(obj).__name__}: {e}") from None
+    try:
+        dt.as_dtype(a.dtype)
+    except DTypeError:
+        raise DTypeError(f"{op}: {a.dtype} data is not supported (poot has no complex, object, string "
+                         f"or datetime arrays); convert it to one of "
+                         + ", ".join(d.name for d in dt.ALL_DTYPES)) from None
+    return a
+
+
+def asnode(x, device: str | None = None, op: str = "array") -> Node:
+    """A Node for `x`: an Array's own node, or a new leaf/constant for host data (strongly typed)."""
+    if isinstance(x, Array):
+        return x._node
+    dev = device or _dev.current()
+    if isinstance(x, (bool, int, float)):
+        d = dt.scalar_dtype(x)
+        return constant(x, d, dev)
+    if isinstance(x, np.generic) and not isinstance(x, (np.complexfloating, np.object_, np.str_)):
+        d = dt.as_dtype(x.dtype)
+        return constant(x.item(), d, dev)
+    return from_numpy(host_array(x, op), dev)
+
+
+def realize(*arrays):
+    """Realize several arrays in one graph (one plan per device). Returns the arrays (one array if
+    one was given)."""
+    nodes = [a._node for a in arrays if isinstance(a, Array)]
+    realize_nodes(nodes, "pt.realize()")
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+realize = api_boundary(realize)

@@ -1,0 +1,295 @@
+"""Creating arrays: from host data, constants and index ranges. NumPy's defaults (float64, int64).
+
+Arrays made by `zeros`, `full`, `arange`, `eye`... are lazy (`full`/`iota` equations: nothing is
+allocated or copied until they are used). Host data is copied once to the device: poot arrays are
+immutable values, so `asarray` copies NumPy data too (later changes to the NumPy array do not leak in).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, ShapeError, api_boundary
+from . import device as _dev
+from .array import Array, host_array
+from .lazy import check_scalar_fits, constant, from_numpy, record
+from .promote import cast, is_weak, wrap
+
+__all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+           "full_like", "empty_like", "arange", "linspace", "eye", "identity", "from_dlpack",
+           "astype", "copy", "meshgrid", "tril", "triu"]
+
+
+def _device(device) -> str:
+    return _dev.current() if device is None else _dev.canonical(device)
+
+
+def _dtype(dtype):
+    return None if dtype is None else dt.as_dtype(dtype)
+
+
+def normalize_shape(shape, op: str) -> tuple[int, ...]:
+    try:
+        shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else \
+            tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise ShapeError(f"{op}: a shape is an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"{op}: negative dimensions are not allowed in shape {shape}")
+    return shape
+
+
+def _contains_array(obj) -> bool:
+    if isinstance(obj, Array):
+        return True
+    return isinstance(obj, (list, tuple)) and any(_contains_array(o) for o in obj)
+
+
+def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
+    """A poot array from `obj`: an Array, a NumPy array, a (nested) list or a scalar. Lists of poot
+    Arrays stack lazily. `copy` is accepted for NumPy compatibility: values are immutable, so poot
+    never needs to copy an Array and always copies host data."""
+    d = _dtype(dtype)
+    if isinstance(obj, Array):
+        out = obj if device is None else obj.to(device)
+        out = out if d is None else Array(cast(out._node, d))
+    elif isinstance(obj, (list, tuple)) and obj and _contains_array(obj):
+        from .movement import stack
+
+        out = stack([_array(o, device=device) for o in obj])
+        out = out if d is None else Array(cast(out._node, d))
+    elif is_weak(obj):
+        dev = _device(device)
+        d = d or dt.scalar_dtype(obj)
+        check_scalar_fits(obj, d, "array")
+        out = Array(constant(obj, d, dev))
+    else:
+        a = host_array(obj, "array", d)
+        out = Array(from_numpy(a, _device(device)))
+    if out.ndim < ndmin:
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def _asarray(obj, dtype=None, *, copy=None, device=None):
+    """Like `array`; an Array of the right dtype and device is returned as it is."""
+    return _array(obj, dtype, device=device)
+
+
+array = api_boundary(_array)
+asarray = api_boundary(_asarray)
+array.__name__, asarray.__name__ = "array", "asarray"
+
+
+def _fill_dtype(fill_value):
+    if isinstance(fill_value, np.generic):
+        return dt.as_dtype(fill_value.dtype)
+    if isinstance(fill_value, complex):
+        raise DTypeError("full: complex numbers are not supported by poot")
+    return dt.scalar_dtype(fill_value)
+
+
+@api_boundary
+def full(shape, fill_value, dtype=None, *, device=None):
+    """An array of `shape` filled with `fill_value` (dtype from the value when not given)."""
+    shape = normalize_shape(shape, "full")
+    d = _dtype(dtype)
+    if isinstance(fill_value, Array) or (not is_weak(fill_value) and np.ndim(fill_value) > 0):
+        from .movement import broadcast_to
+
+        v = _array(fill_value, d, device=device)
+        return broadcast_to(v, shape)
+    if isinstance(fill_value, np.ndarray):
+        fill_value = fill_value.item()
+    d = d or _fill_dtype(fill_value)
+    if isinstance(fill_value, np.generic):
+        fill_value = fill_value.item()
+    check_scalar_fits(fill_value, d, "full")
+    return Array(constant(fill_value, d, _device(device), shape))
+
+
+@api_boundary
+def zeros(shape, dtype=None, *, device=None):
+    return Array(constant(0, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "zeros")))
+
+
+@api_boundary
+def ones(shape, dtype=None, *, device=None):
+    return Array(constant(1, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "ones")))
+
+
+@api_boundary
+def empty(shape, dtype=None, *, device=None):
+    """Like zeros: poot never hands out uninitialized memory."""
+    return Array(constant(0, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "empty")))
+
+
+def _like(name, fn):
+    def like(x, *args, dtype=None, shape=None, device=None):
+        x = _array(x)
+        return fn(x.shape if shape is None else shape, *args,
+                  dtype=x.dtype if dtype is None else dtype,
+                  device=x.device if device is None else device)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"{fn.__name__} with the shape, dtype and device of `x` unless given."
+    return api_boundary(like)
+
+
+zeros_like = _like("zeros_like", zeros)
+ones_like = _like("ones_like", ones)
+empty_like = _like("empty_like", empty)
+
+
+@api_boundary
+def full_like(x, fill_value, dtype=None, *, shape=None, device=None):
+    x = _array(x)
+    return full(x.shape if shape is None else shape, fill_value, x.dtype if dtype is None else dtype,
+                device=x.device if device is None else device)
+
+
+def _iota(shape, axis, dtype, device):
+    return record("iota", (), {"shape": tuple(shape), "axis": axis, "dtype": dtype}, device)
+
+
+@api_boundary
+def arange(start, stop=None, step=1, dtype=None, *, device=None):
+    """Evenly spaced values in [start, stop): start + i * step (computed in float64 for floats)."""
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if isinstance(v, complex) or isinstance(v, Array):
+            raise DTypeError("arange: start, stop and step must be real Python or NumPy scalars")
+    if step == 0:
+        raise ShapeError("arange: step must not be zero")
+    is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+    d = _dtype(dtype) or (dt.float64 if is_float else dt.int64)
+    n = max(0, math.ceil((stop - start) / step))
+    dev = _device(device)
+    work = dt.float64 if (is_float or d.kind == "f") else dt.int64
+    r = _iota((n,), 0, work, dev)
+    if step != 1:
+        r = record("mul", (r, constant(step, work, dev)))
+    if start != 0:
+        r = record("add", (r, constant(start, work, dev)))
+    return Array(cast(r, d))
+
+
+@api_boundary
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """`num` evenly spaced values from start to stop (NumPy's algorithm; integer dtypes floor)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ShapeError(f"linspace: num must be non-negative, got {num}")
+    if axis not in (0, -1):
+        raise ShapeError("linspace: only scalar start/stop (a 1-D result) are supported")
+    d = _dtype(dtype) or dt.float64
+    dev = _device(device)
+    f = dt.float64
+    div = num - 1 if endpoint else num
+    delta = float(stop) - float(start)
+    y = _iota((num,), 0, f, dev)
+    if div > 0:
+        step = delta / div
+        y = record("mul", (y, constant(step, f, dev)) if step != 0 else
+                   (record("div", (y, constant(div, f, dev))), constant(delta, f, dev)))
+    else:
+        step = math.nan
+        y = record("mul", (y, constant(delta, f, dev)))
+    y = record("add", (y, constant(float(start), f, dev)))
+    if endpoint and num > 1:
+        last = record("eq", (_iota((num,), 0, dt.int64, dev), constant(num - 1, dt.int64, dev)))
+        y = record("select", (last, constant(float(stop), f, dev), y))
+    if d.kind in "iu":
+        y = record("floor", (y,))
+    out = Array(cast(y, d))
+    return (out, step) if retstep else out
+
+
+@api_boundary
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+    """A 2-D array with ones on the k-th diagonal."""
+    M = N if M is None else M
+    shape = normalize_shape((N, M), "eye")
+    dev = _device(device)
+    rows = _iota(shape, 0, dt.int64, dev)
+    if k:
+        rows = record("add", (rows, constant(k, dt.int64, dev)))
+    on = record("eq", (rows, _iota(shape, 1, dt.int64, dev)))
+    return Array(cast(on, _dtype(dtype) or dt.float64))
+
+
+@api_boundary
+def identity(n, dtype=None, *, device=None):
+    return eye(n, dtype=dtype, device=device)
+
+
+def _tri_mask(x, k, lower):
+    n = x._node
+    if x.ndim < 2:
+        raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of 2 or more dimensions, "
+                         f"got {x.aval}")
+    shape = x.shape[-2:]
+    rows = _iota(shape, 0, dt.int64, n.device)
+    cols = _iota(shape, 1, dt.int64, n.device)
+    cols = record("sub", (cols, constant(k, dt.int64, n.device))) if k else cols
+    keep = record("le" if lower else "ge", (cols, rows))
+    return Array(record("select", (record("broadcast", (keep,), {"shape": x.shape}), n,
+                                   constant(0, x.dtype, n.device))))
+
+
+@api_boundary
+def tril(x, k=0):
+    """The lower triangle of the last two axes (elements above the k-th diagonal set to zero)."""
+    return _tri_mask(_array(x), k, True)
+
+
+@api_boundary
+def triu(x, k=0):
+    """The upper triangle of the last two axes (elements below the k-th diagonal set to zero)."""
+    return _tri_mask(_array(x), k, False)
+
+
+@api_boundary
+def meshgrid(*xs, indexing="xy"):
+    """Coordinate arrays from 1-D coordinate vectors (NumPy's meshgrid, lazily broadcast)."""
+    from .movement import broadcast_to
+
+    arrays = [_array(x).reshape(-1) for x in xs]
+    if indexing not in ("xy", "ij"):
+        raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    shape = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        pos = i
+        if indexing == "xy" and len(arrays) >= 2 and i < 2:
+            pos = 1 - i
+        view = [1] * len(arrays)
+        view[pos] = a.shape[0]
+        out.append(broadcast_to(a.reshape(tuple(view)), tuple(shape)))
+    return out
+
+
+@api_boundary
+def from_dlpack(x, *, device=None, copy=None):
+    """A poot array from a DLPack-exporting CPU object (its data is copied: poot arrays are
+    immutable, so they never alias memory a producer may still write)."""
+    return Array(from_numpy(np.array(np.from_dlpack(x)), _device(device)))
+
+
+@api_boundary
+def astype(x, dtype, /, *, copy=True, device=None):
+    """`x` converted to `dtype` (NumPy's unsafe casting: floats truncate toward zero into ints)."""
+    x = _array(x, device=device)
+    return wrap(cast(x._node, dt.as_dtype(dtype)))
+
+
+@api_boundary
+def copy(x):
+    """A new handle on the same (immutable) value."""
+    return _array(x).copy()

@@ -1,0 +1,94 @@
+"""Devices as the tracer sees them: canonical names, the thread-local current device and `pt.device`.
+
+A device is named by a string: "cpu", "cuda:0", "wgpu", ... and the pseudo-device "oracle", which
+realizes graphs through the NumPy oracle (the reference semantics, for debugging) and keeps its bytes
+in CPU buffers. The default device comes from the environment variable POOT_DEVICE ("cpu" if unset);
+`with pt.device("oracle"): ...` changes it for the current thread.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from .. import devices
+from ..errors import DeviceUnavailableError
+
+ORACLE = "oracle"
+_SINGLE = ("cpu", "wgpu", "vulkan")  # kinds with one device per machine: no ":n" suffix
+_local = threading.local()
+_default_cache: tuple[str, str] | None = None  # (POOT_DEVICE value, canonical name)
+
+
+def canonical(name) -> str:
+    """'CUDA' -> 'cuda:0', 'cpu' -> 'cpu', a Device -> its name, pt.device(...) -> its name."""
+    if isinstance(name, device):
+        return name.name
+    if isinstance(name, devices.Device):
+        return name.name
+    s = str(name).strip().lower()
+    if s == ORACLE:
+        return ORACLE
+    kind, idx = devices.parse_name(s)
+    return kind if kind in _SINGLE else f"{kind}:{idx}"
+
+
+def backend(name: str) -> devices.Device:
+    """The Device that holds the buffers of arrays on `name` (the CPU for the oracle)."""
+    return devices.get("cpu" if name == ORACLE else name)
+
+
+def executor(name: str):
+    """What `poot.jit.execute.execute` takes for `name`: the string "oracle" or a Device."""
+    return ORACLE if name == ORACLE else devices.get(name)
+
+
+def default() -> str:
+    """The default device: env POOT_DEVICE, else "cpu"."""
+    global _default_cache
+    env = os.environ.get("POOT_DEVICE", "cpu")
+    if _default_cache is None or _default_cache[0] != env:
+        _default_cache = (env, canonical(env))
+    return _default_cache[1]
+
+
+def current() -> str:
+    """The device new arrays go to on this thread."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else default()
+
+
+class device:  # noqa: N801 (lower case: it is used like a function, `with pt.device("cpu"):`)
+    """`pt.device(name)`: a device handle and a context manager that makes it the current device of
+    this thread. Raises DeviceUnavailableError (saying why) for a device that cannot be used here."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name="cpu"):
+        self.name = canonical(name)
+        backend(self.name)  # fail now, at the user's line, if the device cannot be used
+
+    def __enter__(self):
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        stack.append(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        _local.stack.pop()
+        return False
+
+    def __eq__(self, other):
+        try:
+            return self.name == canonical(other)
+        except DeviceUnavailableError:
+            return False
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f"poot.device('{self.name}')"

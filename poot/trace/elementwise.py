@@ -1,0 +1,476 @@
+"""Elementwise functions with NumPy 2's dtype rules, recorded as graph primitives (or short
+compositions of them). Every function broadcasts its operands NumPy-style."""
+from __future__ import annotations
+
+import builtins as _bi
+import math
+
+from .. import dtypes as dt
+from ..errors import DTypeError, ShapeError, api_boundary
+from ..graph import broadcast_shapes
+from .array import Array
+from .lazy import constant, record
+from .promote import cast, device_of, finish, float_of, promote, require, wrap
+
+__all__: list[str] = []
+
+
+def _export(name, fn, doc):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn = api_boundary(fn)
+    globals()[name] = fn
+    __all__.append(name)
+    return fn
+
+
+def _check_broadcast(name, nodes):
+    try:
+        return broadcast_shapes(*(n.aval.shape for n in nodes), op=name)
+    except ShapeError as e:
+        raise ShapeError(f"{e}; operands are " + ", ".join(str(n.aval) for n in nodes)
+                         + ". Shapes broadcast when trailing dimensions are equal or 1: reshape one "
+                         "operand or add an axis, e.g. x[:, None]") from None
+
+
+def _unary_node(name, x):
+    items, d, dev = promote(name, (x,))
+    return finish(name, items, d, dev)[0], d
+
+
+# --- unary -------------------------------------------------------------------------------------
+_UNARY_FLOAT = {  # public name -> primitive; ints and bools compute in NumPy's float (int8 -> float16)
+    "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
+    "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "erf": "erf", "rint": "round",
+}
+
+
+def _make_unary_float(name, prim):
+    def fn(x):
+        n, d = _unary_node(name, x)
+        return wrap(record(prim, (cast(n, float_of(d)),)))
+
+    return _export(name, fn, f"Elementwise {name}; integer and bool inputs compute in floating point "
+                             f"(int8 -> float16, int16 -> float32, wider -> float64), as NumPy does.")
+
+
+for _name, _prim in _UNARY_FLOAT.items():
+    _make_unary_float(_name, _prim)
+for _alias, _name in {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+                      "acosh": "arccosh", "atanh": "arctanh"}.items():
+    globals()[_alias] = globals()[_name]
+    __all__.append(_alias)
+
+
+def _make_int_identity(name, prim):
+    def fn(x):
+        n, d = _unary_node(name, x)
+        return wrap(n if d.kind in "biu" else record(prim, (n,)))
+
+    return _export(name, fn, f"Elementwise {name}; integers and bools are returned unchanged.")
+
+
+for _name in ("floor", "ceil", "trunc"):
+    _make_int_identity(_name, _name)
+
+
+def _make_numeric(name, prim):
+    def fn(x):
+        n, d = _unary_node(name, x)
+        require(name, d, "iuf", "convert bools first, e.g. x.astype(poot.int8)")
+        return wrap(record(prim, (n,)))
+
+    return _export(name, fn, f"Elementwise {name} (not defined for bool, as in NumPy).")
+
+
+_make_numeric("negative", "neg")
+_make_numeric("sign", "sign")
+
+
+def _positive(x):
+    n, d = _unary_node("positive", x)
+    require("positive", d, "iuf")
+    return wrap(n)
+
+
+def _abs(x):
+    n, d = _unary_node("abs", x)
+    return wrap(n if d.kind == "b" else record("abs", (n,)))
+
+
+_export("positive", _positive, "Elementwise +x (a new handle on the same value).")
+_export("abs", _abs, "Elementwise absolute value (bools unchanged; abs(int8 -128) wraps as in NumPy).")
+absolute = abs  # noqa: F821 (defined by _export)
+__all__.append("absolute")
+
+
+def _make_predicate(name, prim, for_ints):
+    def fn(x):
+        n, d = _unary_node(name, x)
+        if d.kind != "f":
+            return wrap(constant(for_ints, dt.bool_, n.device, n.aval.shape))
+        return wrap(record(prim, (n,)))
+
+    return _export(name, fn, f"Elementwise {name} -> bool (always {for_ints} for integers).")
+
+
+_make_predicate("isnan", "isnan", False)
+_make_predicate("isinf", "isinf", False)
+_make_predicate("isfinite", "isfinite", True)
+
+
+def _invert(x):
+    n, d = _unary_node("bitwise_not", x)
+    require("bitwise_not", d, "biu")
+    return wrap(record("bitwise_not", (n,)))
+
+
+def _logical_not(x):
+    n, d = _unary_node("logical_not", x)
+    return wrap(record("logical_not", (cast(n, dt.bool_),)))
+
+
+_export("bitwise_not", _invert, "Elementwise ~x for integers; logical not for bools.")
+invert = bitwise_invert = bitwise_not  # noqa: F821
+__all__ += ["invert", "bitwise_invert"]
+_export("logical_not", _logical_not, "Elementwise logical not (any dtype; nonzero is True).")
+
+
+def _square(x):
+    n, d = _unary_node("square", x)
+    if d.kind == "b":
+        n = cast(n, dt.int8)
+    return wrap(record("mul", (n, n)))
+
+
+def _reciprocal(x):
+    n, d = _unary_node("reciprocal", x)
+    require("reciprocal", d, "iuf")
+    if d.kind == "f":
+        return wrap(record("div", (constant(1, d, n.device), n)))
+    one = constant(1, d, n.device)
+    is_unit = record("eq", (n, one))
+    if d.kind == "i":
+        is_unit = record("or", (is_unit, record("eq", (n, constant(-1, d, n.device)))))
+    return wrap(record("select", (is_unit, n, constant(0, d, n.device))))
+
+
+def _exp2(x):
+    n, d = _unary_node("exp2", x)
+    f = float_of(d)
+    return wrap(record("pow", (constant(2.0, f, n.device), cast(n, f))))
+
+
+def _scale_by(name, factor):
+    def fn(x):
+        n, d = _unary_node(name, x)
+        f = float_of(d)
+        return wrap(record("mul", (cast(n, f), constant(factor, f, n.device))))
+
+    return fn
+
+
+def _signbit(x):
+    n, d = _unary_node("signbit", x)
+    if d.kind == "b":
+        return wrap(constant(False, dt.bool_, n.device, n.aval.shape))
+    if d.kind in "iu":
+        return wrap(record("lt", (n, constant(0, d, n.device))))
+    sign = record("copysign", (constant(1.0, d, n.device), n))
+    return wrap(record("lt", (sign, constant(0.0, d, n.device))))
+
+
+_export("square", _square, "Elementwise x * x (bool computes in int8, as in NumPy).")
+_export("reciprocal", _reciprocal, "Elementwise 1 / x (integer division for integers, as in NumPy).")
+_export("exp2", _exp2, "Elementwise 2 ** x in floating point.")
+_export("deg2rad", _scale_by("deg2rad", math.pi / 180), "Degrees to radians.")
+_export("rad2deg", _scale_by("rad2deg", 180 / math.pi), "Radians to degrees.")
+radians, degrees = deg2rad, rad2deg  # noqa: F821
+__all__ += ["radians", "degrees"]
+_export("signbit", _signbit, "Elementwise: is the sign bit set (True for -0.0)?")
+
+
+def _round(x, decimals=0):
+    n, d = _unary_node("round", x)
+    if d.kind in "iu" and decimals >= 0:
+        return wrap(n)
+    f = float_of(d)
+    n = cast(n, f)
+    if decimals == 0:
+        return wrap(record("round", (n,)))
+    scale = constant(10.0 ** abs(decimals), f, n.device)
+    if decimals > 0:
+        return wrap(record("div", (record("round", (record("mul", (n, scale)),)), scale)))
+    return wrap(record("mul", (record("round", (record("div", (n, scale)),)), scale)))
+
+
+_export("round", _round, "Round half to even to `decimals` places (NumPy's algorithm: scale, rint, "
+                         "unscale); integers are returned unchanged for decimals >= 0.")
+around = round  # noqa: F821
+__all__.append("around")
+
+
+# --- binary ------------------------------------------------------------------------------------
+def _binary_nodes(name, a, b, compute=None):
+    items, d, dev = promote(name, (a, b))
+    c = compute(d) if compute else d
+    nodes = finish(name, items, c, dev)
+    _check_broadcast(name, nodes)
+    return nodes, d
+
+
+def _make_arith(name, prim, bool_prim):
+    def fn(x1, x2):
+        (a, b), d = _binary_nodes(name, x1, x2)
+        if d.kind == "b":
+            if bool_prim is None:
+                raise DTypeError(f"{name} is not defined for bool operands (NumPy refuses it too); "
+                                 f"use logical_xor / the ^ operator, or convert with .astype(int)")
+            return wrap(record(bool_prim, (a, b)))
+        return wrap(record(prim, (a, b)))
+
+    return _export(name, fn, f"Elementwise {name} with NumPy 2 promotion.")
+
+
+_make_arith("add", "add", "or")
+_make_arith("subtract", "sub", None)
+_make_arith("multiply", "mul", "and")
+
+
+def _make_int8_for_bool(name, prim):
+    def fn(x1, x2):
+        (a, b), d = _binary_nodes(name, x1, x2, lambda d: dt.int8 if d.kind == "b" else d)
+        return wrap(record(prim, (a, b)))
+
+    return _export(name, fn, f"Elementwise {name} (bool operands compute in int8, as in NumPy).")
+
+
+_make_int8_for_bool("floor_divide", "floordiv")
+_make_int8_for_bool("remainder", "mod")
+_make_int8_for_bool("power", "pow")
+mod, pow = remainder, power  # noqa: F821,A001
+__all__ += ["mod", "pow"]
+
+
+def _divide(x1, x2):
+    (a, b), d = _binary_nodes("divide", x1, x2, lambda d: d if d.kind == "f" else dt.float64)
+    return wrap(record("div", (a, b)))
+
+
+_export("divide", _divide, "Elementwise true division (integers and bools divide in float64).")
+true_divide = divide  # noqa: F821
+__all__.append("true_divide")
+
+
+def _float_power(x1, x2):
+    (a, b), d = _binary_nodes("float_power", x1, x2, lambda d: dt.float64)
+    return wrap(record("pow", (a, b)))
+
+
+_export("float_power", _float_power, "Elementwise power computed in float64.")
+
+
+def _make_same(name, prim):
+    def fn(x1, x2):
+        (a, b), d = _binary_nodes(name, x1, x2)
+        return wrap(record(prim, (a, b)))
+
+    return _export(name, fn, f"Elementwise {name} (NaN propagates, as in NumPy).")
+
+
+_make_same("maximum", "max")
+_make_same("minimum", "min")
+
+
+def _make_fmax(name, prim):
+    def fn(x1, x2):
+        (a, b), d = _binary_nodes(name, x1, x2)
+        r = record(prim, (a, b))
+        if d.kind == "f":
+            r = record("select", (record("isnan", (b,)), a, r))
+            r = record("select", (record("isnan", (a,)), b, r))
+        return wrap(r)
+
+    return _export(name, fn, f"Elementwise {name} ignoring NaN (NaN only when both are NaN).")
+
+
+_make_fmax("fmax", "max")
+_make_fmax("fmin", "min")
+
+
+def _make_float2(name, prim):
+    def fn(x1, x2):
+        (a, b), d = _binary_nodes(name, x1, x2, float_of)
+        return wrap(record(prim, (a, b)))
+
+    return _export(name, fn, f"Elementwise {name} in floating point (integers as NumPy promotes them).")
+
+
+for _name, _prim in {"arctan2": "atan2", "hypot": "hypot", "logaddexp": "logaddexp",
+                     "copysign": "copysign", "nextafter": "nextafter"}.items():
+    _make_float2(_name, _prim)
+atan2 = arctan2  # noqa: F821
+__all__.append("atan2")
+
+
+def _compare_dtype(items, d):
+    """Comparisons never overflow: a Python int outside the dtype widens the comparison."""
+    for it in items:
+        if isinstance(it, int) and not isinstance(it, bool) and d.kind in "iu":
+            info = dt.iinfo(d)
+            if not info.min <= it <= info.max:
+                d = dt.int64 if -2**63 <= it < 2**63 and d is not dt.uint64 else dt.float64
+    return d
+
+
+def _make_compare(name, prim):
+    def fn(x1, x2):
+        items, d, dev = promote(name, (x1, x2))
+        nodes = finish(name, items, _compare_dtype(items, d), dev)
+        _check_broadcast(name, nodes)
+        return wrap(record(prim, tuple(nodes)))
+
+    return _export(name, fn, f"Elementwise {name} -> bool.")
+
+
+for _name, _prim in {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+                     "greater": "gt", "greater_equal": "ge"}.items():
+    _make_compare(_name, _prim)
+
+
+def _make_bits(name, prim):
+    def fn(x1, x2):
+        items, d, dev = promote(name, (x1, x2))
+        require(name, d, "biu", "bitwise operations need integers or bools")
+        nodes = finish(name, items, d, dev)
+        _check_broadcast(name, nodes)
+        return wrap(record(prim, tuple(nodes)))
+
+    return _export(name, fn, f"Elementwise {name} of integers or bools.")
+
+
+_make_bits("bitwise_and", "and")
+_make_bits("bitwise_or", "or")
+_make_bits("bitwise_xor", "xor")
+
+
+def _make_shift(name, prim):
+    def fn(x1, x2):
+        items, d, dev = promote(name, (x1, x2))
+        require(name, d, "biu", "shifts need integers")
+        d = dt.int8 if d.kind == "b" else d
+        nodes = finish(name, items, d, dev)
+        _check_broadcast(name, nodes)
+        return wrap(record(prim, tuple(nodes)))
+
+    return _export(name, fn, f"Elementwise {name} of integers (shift counts below the bit width).")
+
+
+_make_shift("left_shift", "shl")
+_make_shift("right_shift", "shr")
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift  # noqa: F821
+__all__ += ["bitwise_left_shift", "bitwise_right_shift"]
+
+
+def _make_logical(name, prim):
+    def fn(x1, x2):
+        (a, b), d = _binary_nodes(name, x1, x2, lambda d: dt.bool_)
+        return wrap(record(prim, (a, b)))
+
+    return _export(name, fn, f"Elementwise {name} of truth values -> bool.")
+
+
+_make_logical("logical_and", "and")
+_make_logical("logical_or", "or")
+_make_logical("logical_xor", "xor")
+
+
+# --- where, clip, isclose ----------------------------------------------------------------------
+def _where(condition, x=None, y=None):
+    if x is None and y is None:
+        from .indexing import nonzero
+
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ShapeError("where: give both x and y, or neither (then it is nonzero(condition))")
+    dev = device_of("where", (condition, x, y))
+    cond_items, cd, _ = promote("where", (condition,), dev)
+    (c,) = finish("where", cond_items, cd, dev)
+    items, d, _ = promote("where", (x, y), dev)
+    a, b = finish("where", items, d, dev)
+    nodes = (cast(c, dt.bool_), a, b)
+    _check_broadcast("where", nodes)
+    return wrap(record("select", nodes))
+
+
+_export("where", _where, "where(condition, x, y): elementwise choice (condition is truth-tested). "
+                         "where(condition) alone is nonzero(condition), which realizes.")
+
+
+def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
+    min = kwargs.pop("a_min", min)  # noqa: A001
+    max = kwargs.pop("a_max", max)  # noqa: A001
+    if kwargs:
+        raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
+    ops = [x] + [b for b in (min, max) if b is not None]
+    items, d, dev = promote("clip", ops)
+    if d.kind in "iu":  # an out-of-range Python bound simply does not clip
+        info = dt.iinfo(d)
+        items = [_bi.max(info.min, _bi.min(info.max, it)) if type(it) is int else it for it in items]
+    nodes = finish("clip", items, d, dev)
+    _check_broadcast("clip", nodes)
+    r = nodes[0]
+    k = 1
+    if min is not None:
+        r = record("max", (r, nodes[k]))
+        k += 1
+    if max is not None:
+        r = record("min", (r, nodes[k]))
+    return wrap(r)
+
+
+_export("clip", _clip, "clip(x, min, max) = minimum(maximum(x, min), max); either bound may be None.")
+
+
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    items, d, dev = promote("isclose", (a, b))
+    f = float_of(d)
+    x, y = finish("isclose", items, f, dev)
+    _check_broadcast("isclose", (x, y))
+    diff = record("abs", (record("sub", (x, y)),))
+    tol = record("add", (constant(atol, f, dev), record("mul", (constant(rtol, f, dev),
+                                                                record("abs", (y,))))))
+    close = record("or", (record("eq", (x, y)), record("le", (diff, tol))))
+    if equal_nan:
+        both = record("and", (record("isnan", (x,)), record("isnan", (y,))))
+        close = record("or", (close, both))
+    return wrap(close)
+
+
+_export("isclose", _isclose, "Elementwise |a - b| <= atol + rtol * |b| (inf equals inf).")
+
+
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from .reductions import all as all_
+
+    return bool(all_(isclose(a, b, rtol, atol, equal_nan)))  # noqa: F821
+
+
+def _array_equal(a1, a2, equal_nan=False):
+    from .reductions import all as all_
+
+    from .creation import asarray
+
+    x, y = asarray(a1), asarray(a2)
+    if x.shape != y.shape:
+        return False
+    eq = equal(x, y)  # noqa: F821
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(x), isnan(y)))  # noqa: F821
+    return bool(all_(eq))
+
+
+_export("allclose", _allclose, "True when isclose holds everywhere (realizes; returns a Python bool).")
+_export("array_equal", _array_equal, "True when shapes and values are equal (realizes; Python bool).")

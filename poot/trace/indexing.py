@@ -1,0 +1,335 @@
+"""Indexing with NumPy's semantics, recorded as `slice`, `reshape`, `transpose` and `take` equations;
+`x[i] = v` records `update_slice`, `select` or `scatter` and rebinds `x`.
+
+- ints, slices (any step, negative too), None and ... are basic indexing: one `slice` and a reshape.
+- integer arrays (NumPy arrays, lists or poot arrays) are advanced indexing, NumPy's rules included
+  (several index arrays broadcast together; their dimensions go first when they are separated by a
+  slice, None or ...). It becomes one `take` on an operand reshaped so the indexed axes form one axis.
+  Indices in NumPy arrays and lists are bounds-checked now; indices in a lazy poot array cannot be, and
+  are clamped into range (like JAX).
+- boolean masks: the result's shape depends on how many elements are True, so a mask is realized
+  right there (its integer positions become the indices). `x[mask] = scalar` does not realize: it is a
+  `select`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import PootIndexError, ShapeError, api_boundary
+from ..graph import broadcast_shapes
+from .array import Array
+from .lazy import check_scalar_fits, constant, from_numpy, record, scalar_value
+from .movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
+from .promote import cast, is_weak, promote, wrap
+
+__all__ = ["take", "take_along_axis", "nonzero"]
+
+
+def _index_array(it, x):
+    """A list/ndarray/poot-array index -> ('adv', node or ndarray) or ('mask', ndarray)."""
+    if isinstance(it, Array):
+        if it.dtype is dt.bool_:
+            return ("mask", it.numpy())
+        if it.dtype.kind not in "iu":
+            raise PootIndexError(f"arrays used as indices must be integer or bool, got {it.aval} "
+                                 f"(indexing {x.aval}); convert with .astype(int)")
+        return ("adv", it._node)
+    a = np.asarray(it)
+    if a.dtype == np.bool_:
+        return ("mask", a)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)
+    if a.dtype.kind not in "iu":
+        raise PootIndexError(f"arrays used as indices must be integer or bool, got {a.dtype} "
+                             f"(indexing {x.aval})")
+    return ("adv", a.astype(np.int64))
+
+
+def _expand(x, idx):
+    """Index -> entries, one per result-producing item, with ... expanded to full slices.
+    Entries: ('int', i), ('slice', start, step, size), ('none',), ('ell',), ('adv', node|ndarray)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    raw = []
+    for it in items:
+        if it is None:
+            raw.append(("none",))
+        elif it is Ellipsis:
+            raw.append(("ell",))
+        elif isinstance(it, slice):
+            raw.append(("slice", it))
+        elif isinstance(it, (bool, np.bool_)):
+            if not it:
+                raise PootIndexError("a scalar False index is not supported; use an empty index array")
+            raw.append(("none",))
+        elif isinstance(it, (int, np.integer)):
+            raw.append(("int", int(it)))
+        elif isinstance(it, (Array, list, np.ndarray, tuple)):
+            raw.append(_index_array(it, x))
+        else:
+            raise PootIndexError(f"only integers, slices, None, ..., and integer or boolean arrays are "
+                                 f"valid indices; got {type(it).__name__} (indexing {x.aval})")
+    if sum(1 for r in raw if r[0] == "ell") > 1:
+        raise PootIndexError("an index can only have a single ellipsis ('...')")
+    used = sum(r[1].ndim if r[0] == "mask" else 1 for r in raw if r[0] in ("int", "slice", "adv", "mask"))
+    if used > x.ndim:
+        raise PootIndexError(f"too many indices for array: {x.aval} is {x.ndim}-dimensional, but "
+                             f"{used} were indexed")
+    entries = []
+    ax = 0
+    for r in raw:
+        kind = r[0]
+        if kind == "ell":
+            entries.append(("ell",))
+            for _ in range(x.ndim - used):
+                entries.append(_slice_entry(slice(None), x.shape[ax]))
+                ax += 1
+        elif kind == "none":
+            entries.append(r)
+        elif kind == "slice":
+            entries.append(_slice_entry(r[1], x.shape[ax]))
+            ax += 1
+        elif kind == "int":
+            n = x.shape[ax]
+            if not -n <= r[1] < n:
+                raise PootIndexError(f"index {r[1]} is out of bounds for axis {ax} with size {n} "
+                                     f"(indexing {x.aval})")
+            entries.append(("int", r[1] % n))
+            ax += 1
+        elif kind == "mask":
+            m = r[1]
+            if m.ndim == 0:
+                raise PootIndexError("a 0-d boolean index is not supported; use None to add an axis")
+            if m.shape != x.shape[ax:ax + m.ndim]:
+                raise PootIndexError(f"boolean index of shape {m.shape} does not match the indexed "
+                                     f"axes {x.shape[ax:ax + m.ndim]} of {x.aval} (from axis {ax})")
+            for k, pos in enumerate(np.nonzero(m)):
+                entries.append(("adv", pos.astype(np.int64)))
+            ax += m.ndim
+        else:  # adv
+            entries.append(r)
+            ax += 1
+    while ax < x.ndim:
+        entries.append(_slice_entry(slice(None), x.shape[ax]))
+        ax += 1
+    return entries
+
+
+def _slice_entry(s, n):
+    if s.step == 0:
+        raise ShapeError("slice step cannot be zero")
+    start, stop, step = s.indices(n)
+    k = len(range(start, stop, step))
+    return ("slice", start if k else 0, step, k)
+
+
+def _norm_index(a, n, axis, x):
+    """An index array for an axis of size n as an int64 Node of in-range, non-negative positions."""
+    dev = x._node.device
+    if isinstance(a, np.ndarray):
+        if a.size and (a.min() < -n or a.max() >= n):
+            bad = a[(a < -n) | (a >= n)].flat[0]
+            raise PootIndexError(f"index {bad} is out of bounds for axis {axis} with size {n} "
+                                 f"(indexing {x.aval})")
+        return None, np.where(a < 0, a + n, a)
+    if n == 0:
+        raise PootIndexError(f"cannot index the empty axis {axis} of {x.aval} with a poot index array")
+    a = cast(a, dt.int64)
+    neg = record("lt", (a, constant(0, dt.int64, dev)))
+    a = record("select", (neg, record("add", (a, constant(n, dt.int64, dev))), a))
+    a = record("max", (a, constant(0, dt.int64, dev)))
+    return record("min", (a, constant(n - 1, dt.int64, dev))), None
+
+
+def _region(entries, x):
+    """Per-axis (starts, steps, sizes) of the basic part, and the basic result shape."""
+    starts, steps, sizes, out_shape = [], [], [], []
+    for e in entries:
+        if e[0] == "int":
+            starts.append(e[1]), steps.append(1), sizes.append(1)
+        elif e[0] == "slice":
+            starts.append(e[1]), steps.append(e[2]), sizes.append(e[3])
+            out_shape.append(e[3])
+        elif e[0] == "adv":
+            starts.append(0), steps.append(1), sizes.append(x.shape[len(sizes)])
+        elif e[0] == "none":
+            out_shape.append(1)
+    return starts, steps, sizes, tuple(out_shape)
+
+
+def getitem_node(x: Array, idx):
+    entries = _expand(x, idx)
+    has_adv = any(e[0] == "adv" for e in entries)
+    if has_adv:
+        entries = [("adv", np.array(e[1], np.int64)) if e[0] == "int" else e for e in entries]
+    starts, steps, sizes, out_shape = _region(entries, x)
+    n = slice_node(x._node, starts, steps, sizes)
+    if not has_adv:
+        return _reshape_node(n, out_shape)
+    return _advanced(x, n, entries, tuple(sizes))
+
+
+def _advanced(x, n, entries, shape):
+    adv_axes, idx = [], []
+    ax = 0
+    for e in entries:
+        if e[0] == "adv":
+            adv_axes.append(ax)
+            idx.append(e[1])
+        if e[0] in ("slice", "adv"):
+            ax += 1
+    try:
+        bshape = broadcast_shapes(*(i.shape if isinstance(i, np.ndarray) else i.aval.shape for i in idx),
+                                  op="index")
+    except ShapeError:
+        raise PootIndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                             "shapes " + " ".join(str(i.shape) for i in idx)
+                             + f" (indexing {x.aval})") from None
+    others = [a for a in range(len(shape)) if a not in adv_axes]
+    dims = [shape[a] for a in adv_axes]
+    z = _transpose_node(n, adv_axes + others)
+    rest = tuple(shape[a] for a in others)
+    z = _reshape_node(z, (math.prod(dims),) + rest)
+    dev = x._node.device
+    static = None
+    lazy = None
+    for j, (a, d) in enumerate(zip(idx, dims)):
+        stride = math.prod(dims[j + 1:])
+        node, arr_ = _norm_index(a, d, adv_axes[j], x)
+        if arr_ is not None:
+            term = np.broadcast_to(arr_, bshape) * stride
+            static = term if static is None else static + term
+        else:
+            term = record("mul", (node, constant(stride, dt.int64, dev))) if stride != 1 else node
+            lazy = term if lazy is None else record("add", (lazy, term))
+    lin = None if static is None else from_numpy(np.asarray(static, np.int64), dev)
+    if lazy is not None:
+        lazy = broadcast_node(lazy, bshape)
+        lin = lazy if lin is None else record("add", (lazy, lin))
+    r = record("take", (z, lin), {"axis": 0})
+    # move the broadcast index dimensions where NumPy puts them, and insert the None axes
+    pos = [i for i, e in enumerate(entries) if e[0] == "adv"]
+    adjacent = pos == list(range(pos[0], pos[0] + len(pos)))
+    labels = [("B", k) for k in range(len(bshape))] + [("S", a) for a in others]
+    want = [] if adjacent else [("B", k) for k in range(len(bshape))]
+    ax = 0
+    for e in entries:
+        if e[0] == "slice":
+            want.append(("S", ax))
+        elif e[0] == "none":
+            want.append(("N",))
+        elif e[0] == "adv" and adjacent and ax == adv_axes[0]:
+            want += [("B", k) for k in range(len(bshape))]
+        if e[0] in ("slice", "adv"):
+            ax += 1
+    order = [labels.index(w) for w in want if w[0] != "N"]
+    r = _transpose_node(r, order)
+    sizes = list(bshape) + list(rest)
+    final = [1 if w[0] == "N" else sizes[labels.index(w)] for w in want]
+    return _reshape_node(r, tuple(final))
+
+
+def _value_node(x: Array, value, op="setitem"):
+    """The assigned value as a node of x's dtype (NumPy casts it, as `x[i] = v` does)."""
+    d = x.dtype
+    if is_weak(value):
+        check_scalar_fits(value, d, op)
+        return constant(scalar_value(value, d), d, x._node.device)
+    items, _, _ = promote(op, (x, value))
+    return cast(items[1], d)
+
+
+def _is_plain_mask(idx, x):
+    m = idx
+    if isinstance(m, Array) and m.dtype is dt.bool_:
+        return m.ndim >= 1 and m.shape == x.shape[:m.ndim]
+    if isinstance(m, np.ndarray) and m.dtype == np.bool_:
+        return m.ndim >= 1 and m.shape == x.shape[:m.ndim]
+    return False
+
+
+def setitem_node(x: Array, idx, value, mode="set"):
+    """The node of `x` with `x[idx]` set to (or, mode='add', increased by) `value`."""
+    v = _value_node(x, value)
+    dev = x._node.device
+    if mode == "set" and _is_plain_mask(idx, x):
+        m = idx._node if isinstance(idx, Array) else from_numpy(idx, dev)
+        rest = x.shape[m.aval.ndim:]
+        try:
+            vb = broadcast_node(v, rest) if v.aval.shape != rest else v
+        except ShapeError:
+            vb = None
+        if vb is not None:
+            m = _reshape_node(m, m.aval.shape + (1,) * len(rest))
+            return record("select", (broadcast_node(m, x.shape), broadcast_node(vb, x.shape), x._node))
+    entries = _expand(x, idx)
+    if mode == "set" and not any(e[0] == "adv" for e in entries):
+        starts, steps, sizes, out_shape = _region(entries, x)
+        v = _broadcast_value(v, out_shape, x)
+        if math.prod(out_shape) == 0:
+            return x._node
+        v = _reshape_node(v, tuple(sizes))
+        return record("update_slice", (x._node, v), {"starts": tuple(starts), "steps": tuple(steps),
+                                                      "sizes": tuple(sizes)})
+    # general case: gather the flat positions of the indexed elements, then scatter into flat x
+    size = x.size
+    pos = _reshape_node(record("iota", (), {"shape": (size,), "axis": 0, "dtype": dt.int64}, dev), x.shape)
+    lin = getitem_node(Array(pos), idx)
+    v = _broadcast_value(v, lin.aval.shape, x)
+    k = lin.aval.size
+    if k == 0:
+        return x._node
+    flat = record("scatter", (_reshape_node(x._node, (size,)), _reshape_node(lin, (k,)),
+                              _reshape_node(v, (k,))), {"mode": mode})
+    return _reshape_node(flat, x.shape)
+
+
+def _broadcast_value(v, shape, x):
+    try:
+        return broadcast_node(v, shape)
+    except ShapeError:
+        raise ShapeError(f"setitem: could not broadcast a value of shape {v.aval.shape} into the "
+                         f"indexed shape {shape} of {x.aval}") from None
+
+
+@api_boundary
+def take(x, indices, axis=None):
+    """Elements of `x` at `indices` along `axis` (of the flattened array when None)."""
+    x = arr(x)
+    if axis is None:
+        x, axis = Array(_reshape_node(x._node, (x.size,))), 0
+    ax = axis_of(axis, x.ndim, "take", x)
+    if not isinstance(indices, Array):
+        indices = np.asarray(indices)
+        if indices.dtype.kind not in "iu":
+            raise PootIndexError(f"take: indices must be integers, got {indices.dtype}")
+    return wrap(getitem_node(x, (slice(None),) * ax + (indices,)))
+
+
+@api_boundary
+def take_along_axis(x, indices, axis):
+    """`x` gathered along `axis` at `indices` (of x's rank), as np.take_along_axis."""
+    x = arr(x)
+    ax = axis_of(axis, x.ndim, "take_along_axis", x)
+    ind = indices if isinstance(indices, Array) else np.asarray(indices)
+    if len(ind.shape) != x.ndim:
+        raise ShapeError(f"take_along_axis: indices {tuple(ind.shape)} need the rank of {x.aval}")
+    grid = []
+    for i in range(x.ndim):
+        if i == ax:
+            grid.append(ind)
+        else:
+            shape = [1] * x.ndim
+            shape[i] = x.shape[i]
+            grid.append(np.arange(x.shape[i]).reshape(shape))
+    return wrap(getitem_node(x, tuple(grid)))
+
+
+@api_boundary
+def nonzero(x):
+    """The indices of the nonzero elements, one int64 array per axis. Realizes `x` (the result's
+    length depends on its values)."""
+    x = arr(x)
+    return tuple(Array(from_numpy(p.astype(np.int64), x.device)) for p in np.nonzero(x.numpy()))

@@ -1,0 +1,135 @@
+"""NumPy interop: NumPy functions and ufuncs called on poot Arrays stay lazy and return poot Arrays.
+
+`np.exp(x)`, `np.add(x, y)`, `np.maximum.reduce(x)`, `np.sum(x, axis=0)`, `np.concatenate([x, y])`,
+`np.where(c, x, y)`, `x_numpy @ x_poot`... dispatch to poot's own functions. A NumPy function or ufunc
+poot does not implement (or one called with arguments poot does not take, such as `out=` into a NumPy
+array) falls back to NumPy: the poot arguments are realized and NumPy's result, a NumPy array, is
+returned. Inside @poot.jit that fallback raises TracerError instead (nothing can be realized there).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DTypeError
+
+
+def _poot():
+    import poot
+
+    return poot
+
+
+def _to_numpy(obj):
+    from .array import Array
+
+    if isinstance(obj, Array):
+        return obj.numpy()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_numpy(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _to_numpy(v) for k, v in obj.items()}
+    return obj
+
+
+def _fallback(fn, args, kwargs):
+    return fn(*_to_numpy(args), **_to_numpy(kwargs))
+
+
+# ufunc name -> poot function name
+_UFUNCS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
+    "true_divide": "divide", "floor_divide": "floor_divide", "remainder": "remainder",
+    "power": "power", "float_power": "float_power", "negative": "negative", "positive": "positive",
+    "absolute": "abs", "sign": "sign", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log",
+    "log2": "log2", "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "square": "square",
+    "reciprocal": "reciprocal", "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "arcsin",
+    "arccos": "arccos", "arctan": "arctan", "arctan2": "arctan2", "sinh": "sinh", "cosh": "cosh",
+    "tanh": "tanh", "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh",
+    "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint", "maximum": "maximum",
+    "minimum": "minimum", "fmax": "fmax", "fmin": "fmin", "isnan": "isnan", "isinf": "isinf",
+    "isfinite": "isfinite", "logaddexp": "logaddexp", "hypot": "hypot", "copysign": "copysign",
+    "nextafter": "nextafter", "signbit": "signbit", "deg2rad": "deg2rad", "rad2deg": "rad2deg",
+    "radians": "deg2rad", "degrees": "rad2deg", "equal": "equal", "not_equal": "not_equal",
+    "less": "less", "less_equal": "less_equal", "greater": "greater",
+    "greater_equal": "greater_equal", "logical_and": "logical_and", "logical_or": "logical_or",
+    "logical_xor": "logical_xor", "logical_not": "logical_not", "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "invert": "bitwise_not",
+    "bitwise_not": "bitwise_not", "left_shift": "left_shift", "right_shift": "right_shift",
+    "matmul": "matmul", "vecdot": "vecdot", "conjugate": None, "conj": None,
+}
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    pt = _poot()
+    from .array import Array
+
+    out = kwargs.get("out")
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if any(isinstance(o, Array) for o in outs):
+            raise DTypeError(f"np.{ufunc.__name__}(..., out=<poot array>): poot arrays are immutable; "
+                             f"assign the result instead (x = np.{ufunc.__name__}(...))")
+        return _fallback(getattr(ufunc, method), inputs, kwargs)
+    name = ufunc.__name__
+    if method == "__call__" and name in _UFUNCS and not kwargs:
+        target = _UFUNCS[name]
+        if target is None:  # conjugate of a real array
+            return pt.asarray(inputs[0])
+        return getattr(pt, target)(*inputs)
+    if method == "reduce" and name in _REDUCE and len(inputs) == 1:
+        extra = set(kwargs) - {"axis", "keepdims", "dtype"}
+        if not extra:
+            kw = dict(kwargs)
+            kw.setdefault("axis", 0)
+            if "dtype" in kw and name not in ("add", "multiply"):
+                kw.pop("dtype")
+            return getattr(pt, _REDUCE[name])(inputs[0], **kw)
+    if method == "accumulate" and name in _ACCUMULATE and len(inputs) == 1 and \
+            set(kwargs) <= {"axis", "dtype"}:
+        kw = dict(kwargs)
+        kw.setdefault("axis", 0)
+        return getattr(pt, _ACCUMULATE[name])(inputs[0], **kw)
+    if method == "at" and name in ("add",) and isinstance(inputs[0], Array) and not kwargs:
+        from .indexing import setitem_node
+
+        target, idx = inputs[0], inputs[1]
+        vals = inputs[2] if len(inputs) > 2 else 1
+        target._node = setitem_node(target, idx, vals, mode="add")  # rebinds: poot values are immutable
+        return None
+    if method == "at" and isinstance(inputs[0], Array):
+        raise DTypeError(f"np.{name}.at on a poot array is not supported (only np.add.at)")
+    return _fallback(getattr(ufunc, method), inputs, kwargs)
+
+
+# NumPy function name -> poot function name (same signature for what poot supports)
+_FUNCTIONS = [
+    "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "any",
+    "all", "cumsum", "cumprod", "count_nonzero", "reshape", "ravel", "transpose", "permute_dims",
+    "matrix_transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to",
+    "broadcast_arrays", "flip", "roll", "concatenate", "concat", "stack", "vstack", "hstack", "split",
+    "array_split", "pad", "tile", "repeat", "atleast_1d", "atleast_2d", "where", "clip", "isclose",
+    "allclose", "array_equal", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "diagonal",
+    "trace", "take", "take_along_axis", "nonzero", "zeros_like", "ones_like", "full_like",
+    "empty_like", "copy", "round", "around", "astype", "tril", "triu", "meshgrid", "result_type",
+]
+
+
+def array_function(self, func, types, args, kwargs):
+    pt = _poot()
+    name = func.__name__
+    if name in _FUNCTIONS and func is getattr(np, name, None) and kwargs.get("out") is None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        try:
+            target = getattr(pt, name)
+        except AttributeError:
+            target = None
+        if target is not None:
+            return target(*args, **kwargs)
+    if name == "shape" and len(args) == 1:
+        return args[0].shape
+    if name in ("ndim", "size") and len(args) == 1:
+        return getattr(args[0], name)
+    return _fallback(func, args, kwargs)

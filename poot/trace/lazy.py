@@ -1,0 +1,244 @@
+"""Lazy nodes: what a `poot.Array` points at, how operations are recorded and how values are realized.
+
+A `Node` is either
+- pending: `op(*inputs, **params)`, an equation not yet run (its inputs are Nodes);
+- a realized leaf: `op is None` and `buf` holds the device Buffer;
+- an abstract placeholder: `op is None` and `buf is None`, a graph input with only an aval. `@poot.jit`
+  traces with these; realizing anything that depends on one raises `TracerError`.
+Realizing turns a pending node into a realized leaf in place and drops its inputs, so a long loop keeps
+no history. Recording auto-realizes once a pending chain is deeper than `MAX_PENDING_DEPTH` equations,
+so graphs never grow without bound (except while tracing, where realizing is refused).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DeviceError, DTypeError, PootError, TracerError
+from ..graph import OPS, Aval, Eqn, Graph, Var
+from ..jit.execute import execute, numpy_to_buffer
+from . import device as _dev
+
+MAX_PENDING_DEPTH = 1000
+_EMPTY: dict = {}
+
+
+class Node:
+    __slots__ = ("op", "inputs", "params", "aval", "device", "where", "depth", "buf")
+
+    def __init__(self, op, inputs, params, aval, device, where, depth, buf=None):
+        self.op, self.inputs, self.params, self.aval = op, inputs, params, aval
+        self.device, self.where, self.depth, self.buf = device, where, depth, buf
+
+    def __repr__(self) -> str:
+        state = self.op or ("realized" if self.buf is not None else "placeholder")
+        return f"<Node {state} {self.aval} on {self.device}>"
+
+
+# --- where the user is --------------------------------------------------------------------------
+_POOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_internal_code: dict = {}  # code object -> True when it lives inside the poot package
+
+
+def caller_where():
+    """(filename, line) of the innermost frame outside poot; cheap: one dict lookup per frame."""
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        inside = _internal_code.get(code)
+        if inside is None:
+            inside = _internal_code[code] = os.path.abspath(code.co_filename).startswith(_POOT_DIR)
+        if not inside:
+            return (code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def format_where(where) -> str:
+    return f"{where[0]}:{where[1]}" if where else "<unknown>"
+
+
+# --- tracing state (for @poot.jit) --------------------------------------------------------------
+_state = threading.local()
+
+
+def is_tracing() -> bool:
+    return getattr(_state, "tracing", 0) > 0
+
+
+@contextlib.contextmanager
+def tracing():
+    """While active on this thread, realizing is refused with TracerError and no auto-realize
+    happens: everything recorded stays in the graph being traced."""
+    _state.tracing = getattr(_state, "tracing", 0) + 1
+    try:
+        yield
+    finally:
+        _state.tracing -= 1
+
+
+def placeholder(aval: Aval, device: str) -> Node:
+    """An abstract graph input: a shape and dtype, no value (what @poot.jit traces with)."""
+    return Node(None, (), None, aval, device, caller_where(), 0)
+
+
+# --- recording ----------------------------------------------------------------------------------
+def describe(nodes) -> str:
+    return ", ".join(str(n.aval) for n in nodes)
+
+
+_rule_cache: dict = {}
+
+
+def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = None) -> Node:
+    """Record `op(*inputs, **params)` as a pending node; its aval comes from the op's shape rule."""
+    if params:
+        try:
+            aval = OPS[op].shape_rule([n.aval for n in inputs], **params)
+        except PootError as e:
+            raise type(e)(f"{e} (operands: {describe(inputs) or 'none'})") from None
+    else:
+        key = (op,) + tuple(n.aval for n in inputs)
+        aval = _rule_cache.get(key)
+        if aval is None:
+            try:
+                aval = OPS[op].shape_rule([n.aval for n in inputs])
+            except PootError as e:
+                raise type(e)(f"{e} (operands: {describe(inputs)})") from None
+            if len(_rule_cache) > 4096:
+                _rule_cache.clear()
+            _rule_cache[key] = aval
+    depth = 0
+    for n in inputs:
+        if n.depth > depth:
+            depth = n.depth
+    node = Node(op, inputs, params, aval, device or inputs[0].device, caller_where(), depth + 1)
+    if depth >= MAX_PENDING_DEPTH and not getattr(_state, "tracing", 0):
+        realize_nodes([node])
+    return node
+
+
+def same_device(op: str, nodes) -> str:
+    """The one device of `nodes`; mixing devices raises DeviceError naming both."""
+    d = nodes[0].device
+    for n in nodes:
+        if n.device != d:
+            raise DeviceError(f"{op}: operands are on different devices ('{d}' and '{n.device}'); "
+                              f"move one first, e.g. x.to('{d}')")
+    return d
+
+
+# --- constants and host data --------------------------------------------------------------------
+def check_scalar_fits(value, dtype: dt.DType, op: str = "array"):
+    """A Python int must fit an integer dtype (NumPy 2 refuses `int8_array + 300`)."""
+    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(dtype.np)
+        if not info.min <= value <= info.max:
+            raise DTypeError(f"{op}: Python integer {value} is out of bounds for {dtype.name}; "
+                                f"use a wider dtype (e.g. x.astype(poot.int64)) or a smaller value")
+
+
+def scalar_value(value, dtype: dt.DType):
+    """`value` as the Python scalar a `full` equation of `dtype` stores."""
+    if dtype.kind == "f":
+        return float(value)
+    if dtype.kind == "b":
+        return bool(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise DTypeError(f"cannot convert {value} to {dtype.name}")
+        value = int(value)
+    return int(np.asarray(value).astype(dtype.np))
+
+
+def constant(value, dtype: dt.DType, device: str, shape=()) -> Node:
+    """A `full` node: a scalar broadcast to `shape` (nothing is allocated until it is used)."""
+    return record("full", (), {"shape": tuple(shape), "value": scalar_value(value, dtype),
+                               "dtype": dtype}, device)
+
+
+def from_numpy(array: np.ndarray, device: str, dtype: dt.DType | None = None) -> Node:
+    """A realized leaf holding a copy of `array` on `device`."""
+    if dtype is None:
+        dtype = dt.as_dtype(array.dtype)
+    if array.dtype != dtype.np:
+        array = array.astype(dtype.np)
+    buf = numpy_to_buffer(np.ascontiguousarray(array), _dev.backend(device))
+    return Node(None, (), None, Aval(tuple(array.shape), dtype), device, None, 0, buf)
+
+
+def from_buffer(buf, aval: Aval, device: str) -> Node:
+    return Node(None, (), None, aval, device, None, 0, buf)
+
+
+# --- graphs and realization ---------------------------------------------------------------------
+def build_graph(roots) -> tuple[Graph, list[Node]]:
+    """The Graph computing `roots` from their leaves, built iteratively (no recursion: chains of any
+    depth work). Returns it with the leaf Nodes in the order of `graph.inputs`; a leaf is a realized
+    buffer or an abstract placeholder. Leaves sharing one buffer and aval become one input."""
+    var_of: dict[int, Var] = {}
+    buf_var: dict = {}
+    inputs: list[Var] = []
+    leaves: list[Node] = []
+    eqns: list[Eqn] = []
+    stack = [(r, False) for r in reversed(roots)]
+    while stack:
+        n, ready = stack.pop()
+        k = id(n)
+        if k in var_of:
+            continue
+        if n.op is None:
+            key = (id(n.buf), n.aval) if n.buf is not None else None
+            v = buf_var.get(key) if key is not None else None
+            if v is None:
+                v = Var(n.aval)
+                inputs.append(v)
+                leaves.append(n)
+                if key is not None:
+                    buf_var[key] = v
+            var_of[k] = v
+        elif ready:
+            v = var_of[k] = Var(n.aval)
+            eqns.append(Eqn(n.op, tuple(var_of[id(i)] for i in n.inputs), n.params, v,
+                            format_where(n.where) if n.where else ""))
+        else:
+            stack.append((n, True))
+            for i in reversed(n.inputs):
+                if id(i) not in var_of:
+                    stack.append((i, False))
+    return Graph(inputs, eqns, [var_of[id(r)] for r in roots]), leaves
+
+
+def refuse_if_tracing(what: str, node: Node) -> None:
+    if is_tracing() or (node.op is None and node.buf is None):
+        raise TracerError(
+            f"{what} needs a concrete value, but this array ({node.aval}) is traced inside "
+            f"@poot.jit (recorded at {format_where(node.where)}); Python control flow cannot depend "
+            f"on it: use pt.where, pt.cond, pt.fori_loop or pt.while_loop instead")
+
+
+def realize_nodes(nodes, what: str = "realizing") -> None:
+    """Run everything pending below `nodes`, one graph per device, and turn them into leaves."""
+    pending: dict[int, Node] = {}
+    for n in nodes:
+        if n.buf is None:
+            refuse_if_tracing(what, n)
+            pending.setdefault(id(n), n)
+    if not pending:
+        return
+    groups: dict[str, list[Node]] = {}
+    for n in pending.values():
+        groups.setdefault(n.device, []).append(n)
+    for dev, group in groups.items():
+        graph, leaves = build_graph(group)
+        for leaf in leaves:
+            if leaf.buf is None:
+                refuse_if_tracing(what, leaf)
+        outs = execute(graph, [leaf.buf for leaf in leaves], _dev.executor(dev))
+        for n, b in zip(group, outs):
+            n.buf, n.op, n.inputs, n.params, n.depth = b, None, (), None, 0

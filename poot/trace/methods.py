@@ -1,0 +1,158 @@
+"""Operators and methods of `poot.Array`, installed once all functions exist (they live in the
+function modules; the class stays small). In-place operators return a new Array of the left operand's
+dtype (NumPy's same-kind casting rule), so `x += 1` rebinds `x` and never changes another handle."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, api_boundary
+from . import creation, elementwise as ew, indexing, linalg, movement, reductions as red
+from .array import Array
+from .interop import array_function, array_ufunc
+from .promote import cast, is_weak
+
+_OPERAND_TYPES = (Array, bool, int, float, np.ndarray, np.generic, list, tuple)
+
+
+def _binary(fn):
+    def op(self, other):
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return fn(self, other)
+
+    return op
+
+
+def _reflected(fn):
+    def op(self, other):
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return fn(other, self)
+
+    return op
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _same_kind(src: dt.DType, dst: dt.DType) -> bool:
+    """NumPy's 'same_kind' casting: safe casts, or casts within a kind (float64 -> float32)."""
+    if dt.result_type(src, dst) is dst:
+        return True
+    return src.kind == dst.kind or _KIND_RANK[src.kind] < _KIND_RANK[dst.kind]
+
+
+def _inplace(fn, symbol):
+    def op(self, other):
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        r = fn(self, other)
+        if r.dtype is not self.dtype:
+            if not _same_kind(r.dtype, self.dtype):
+                raise DTypeError(f"x {symbol}= y: the result is {r.dtype.name} and cannot be cast back to "
+                                 f"x's {self.dtype.name} (NumPy's same-kind rule); write x = x {symbol} y "
+                                 f"to get a {r.dtype.name} array, or convert y first")
+            r = Array(cast(r._node, self.dtype))
+        return r
+
+    return op
+
+
+_BINARY = {  # dunder stem -> (function, symbol)
+    "add": (ew.add, "+"), "sub": (ew.subtract, "-"), "mul": (ew.multiply, "*"),
+    "truediv": (ew.divide, "/"), "floordiv": (ew.floor_divide, "//"), "mod": (ew.remainder, "%"),
+    "pow": (ew.power, "**"), "matmul": (linalg.matmul, "@"), "and": (ew.bitwise_and, "&"),
+    "or": (ew.bitwise_or, "|"), "xor": (ew.bitwise_xor, "^"), "lshift": (ew.left_shift, "<<"),
+    "rshift": (ew.right_shift, ">>"),
+}
+
+for _stem, (_fn, _sym) in _BINARY.items():
+    setattr(Array, f"__{_stem}__", api_boundary(_binary(_fn)))
+    setattr(Array, f"__r{_stem}__", api_boundary(_reflected(_fn)))
+    setattr(Array, f"__i{_stem}__", api_boundary(_inplace(_fn, _sym)))
+
+for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
+                   "gt": ew.greater, "ge": ew.greater_equal}.items():
+    setattr(Array, f"__{_stem}__", api_boundary(_binary(_fn)))
+
+Array.__neg__ = lambda self: ew.negative(self)
+Array.__pos__ = lambda self: ew.positive(self)
+Array.__abs__ = lambda self: ew.abs(self)
+Array.__invert__ = lambda self: ew.bitwise_not(self)
+
+
+def _divmod(self, other):
+    return ew.floor_divide(self, other), ew.remainder(self, other)
+
+
+Array.__divmod__ = _binary(_divmod)
+Array.__rdivmod__ = _reflected(_divmod)
+Array.__round__ = lambda self, ndigits=None: ew.round(self, ndigits or 0)
+
+
+@api_boundary
+def _getitem(self, idx):
+    return Array(indexing.getitem_node(self, idx))
+
+
+@api_boundary
+def _setitem(self, idx, value):
+    self._node = indexing.setitem_node(self, idx, value)
+
+
+def _contains(self, value):
+    return bool(red.any(ew.equal(self, value)))
+
+
+Array.__getitem__ = _getitem
+Array.__setitem__ = _setitem
+Array.__contains__ = _contains
+Array.__array_ufunc__ = array_ufunc
+Array.__array_function__ = array_function
+
+Array.T = property(lambda self: movement.transpose(self), doc="The array with its axes reversed.")
+Array.mT = property(lambda self: movement.matrix_transpose(self), doc="Swap the last two axes.")
+Array.real = property(lambda self: self, doc="The array itself (poot arrays are real).")
+
+
+def _reshape(self, *shape, order="C", copy=None):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return movement.reshape(self, shape, order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return movement.transpose(self, axes or None)
+
+
+def _astype(self, dtype, copy=True, casting="unsafe"):
+    d = dt.as_dtype(dtype)
+    return Array(cast(self._node, d))
+
+
+def _fill_value_like(self, value):
+    if not is_weak(value) and not isinstance(value, (Array, np.generic)):
+        raise DTypeError(f"fill: a scalar is needed, got {type(value).__name__}")
+    self._node = creation.full(self.shape, value, self.dtype, device=self.device)._node
+
+
+Array.reshape = _reshape
+Array.transpose = _transpose
+Array.astype = api_boundary(_astype)
+Array.fill = api_boundary(_fill_value_like)
+Array.conj = Array.conjugate = lambda self: self
+
+# method name -> function taking the array first (NumPy's method signatures)
+for _name, _fn in {
+    "sum": red.sum, "prod": red.prod, "mean": red.mean, "var": red.var, "std": red.std,
+    "max": red.max, "min": red.min, "argmax": red.argmax, "argmin": red.argmin, "any": red.any,
+    "all": red.all, "cumsum": red.cumsum, "cumprod": red.cumprod, "ravel": movement.ravel,
+    "flatten": movement.ravel, "squeeze": movement.squeeze, "swapaxes": movement.swapaxes,
+    "repeat": movement.repeat, "take": indexing.take, "clip": ew.clip, "round": ew.round,
+    "dot": linalg.dot, "nonzero": indexing.nonzero, "diagonal": linalg.diagonal,
+    "trace": linalg.trace,
+}.items():
+    setattr(Array, _name, _fn)

@@ -1,0 +1,416 @@
+"""Movement: reshaping, transposing, broadcasting, joining and splitting, as `reshape`, `transpose`,
+`broadcast`, `slice`, `concatenate` and `pad` equations (no data-dependent shapes)."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import AxisError, ShapeError, api_boundary
+from ..graph import broadcast_shapes, normalize_axes, normalize_axis
+from .array import Array
+from .lazy import record, scalar_value
+from .promote import cast, device_of, promote, wrap
+
+__all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes",
+           "moveaxis", "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
+           "flip", "roll", "concatenate", "concat", "stack", "vstack", "hstack", "split", "array_split",
+           "pad", "tile", "repeat", "atleast_1d", "atleast_2d"]
+
+
+def arr(x, op="array") -> Array:
+    if isinstance(x, Array):
+        return x
+    from .creation import asarray
+
+    return asarray(x)
+
+
+def axis_of(axis, ndim: int, op: str, x) -> int:
+    try:
+        return normalize_axis(axis, ndim, op)
+    except AxisError as e:
+        raise AxisError(f"{e} ({x.aval}); pass an axis in [{-ndim}, {ndim - 1}]") from None
+
+
+def axes_of(axis, ndim: int, op: str, x) -> tuple[int, ...]:
+    try:
+        return normalize_axes(axis, ndim, op)
+    except AxisError as e:
+        raise AxisError(f"{e} ({x.aval}); pass axes in [{-ndim}, {max(ndim - 1, 0)}]") from None
+
+
+def _reshape_node(n, shape):
+    return n if tuple(shape) == n.aval.shape else record("reshape", (n,), {"shape": tuple(shape)})
+
+
+@api_boundary
+def reshape(x, shape, order="C", *, copy=None):
+    """`x` with a new shape of the same size; one dimension may be -1 (inferred). C order only."""
+    x = arr(x)
+    if order != "C":
+        raise ShapeError(f"reshape: only order='C' is supported, got {order!r}")
+    shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise ShapeError(f"reshape: a shape is a tuple of ints, got {shape!r}") from None
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        raise ShapeError(f"reshape: {shape} may hold a single -1 and no other negative size")
+    if -1 in shape:
+        rest = math.prod(s for s in shape if s != -1)
+        if rest == 0 or x.size % rest:
+            raise ShapeError(f"reshape: cannot reshape {x.aval} ({x.size} elements) into {shape}: "
+                             f"the known sizes multiply to {rest}, which does not divide {x.size}")
+        shape = tuple(x.size // rest if s == -1 else s for s in shape)
+    if math.prod(shape) != x.size:
+        raise ShapeError(f"reshape: cannot reshape {x.aval} ({x.size} elements) into {shape} "
+                         f"({math.prod(shape)} elements); the new shape must keep {x.size} elements "
+                         f"(use -1 for one inferred dimension)")
+    return wrap(_reshape_node(x._node, shape))
+
+
+@api_boundary
+def ravel(x, order="C"):
+    return reshape(x, (-1,), order)
+
+
+def _transpose_node(n, perm):
+    perm = tuple(perm)
+    if perm == tuple(range(len(perm))):
+        return n
+    return record("transpose", (n,), {"perm": perm})
+
+
+@api_boundary
+def transpose(x, axes=None):
+    """Permute the axes (reverse them when `axes` is None)."""
+    x = arr(x)
+    if axes is None:
+        perm = tuple(range(x.ndim))[::-1]
+    else:
+        perm = tuple(axis_of(a, x.ndim, "transpose", x) for a in axes)
+        if sorted(perm) != list(range(x.ndim)):
+            raise AxisError(f"transpose: axes {tuple(axes)} are not a permutation of the {x.ndim} axes "
+                            f"of {x.aval}")
+    return wrap(_transpose_node(x._node, perm))
+
+
+@api_boundary
+def permute_dims(x, axes):
+    return transpose(x, axes)
+
+
+@api_boundary
+def matrix_transpose(x):
+    """Swap the last two axes (`x.mT`)."""
+    x = arr(x)
+    if x.ndim < 2:
+        raise ShapeError(f"matrix_transpose: needs 2 or more dimensions, got {x.aval}")
+    return swapaxes(x, -1, -2)
+
+
+@api_boundary
+def swapaxes(x, axis1, axis2):
+    x = arr(x)
+    a, b = axis_of(axis1, x.ndim, "swapaxes", x), axis_of(axis2, x.ndim, "swapaxes", x)
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return wrap(_transpose_node(x._node, perm))
+
+
+@api_boundary
+def moveaxis(x, source, destination):
+    x = arr(x)
+    src = (source,) if not isinstance(source, (tuple, list)) else tuple(source)
+    dst = (destination,) if not isinstance(destination, (tuple, list)) else tuple(destination)
+    if len(src) != len(dst):
+        raise AxisError(f"moveaxis: source {src} and destination {dst} differ in length")
+    src = [axis_of(a, x.ndim, "moveaxis", x) for a in src]
+    dst = [axis_of(a, x.ndim, "moveaxis", x) for a in dst]
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return wrap(_transpose_node(x._node, order))
+
+
+@api_boundary
+def expand_dims(x, axis):
+    """Insert size-1 axes at `axis` (an int or a tuple, positions in the result)."""
+    x = arr(x)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = x.ndim + len(axes)
+    pos = axes_of(tuple(axes), nd, "expand_dims", x)
+    it = iter(x.shape)
+    shape = tuple(1 if i in pos else next(it) for i in range(nd))
+    return wrap(_reshape_node(x._node, shape))
+
+
+@api_boundary
+def squeeze(x, axis=None):
+    """Remove size-1 axes (all of them, or those in `axis`, which must have size 1)."""
+    x = arr(x)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(x.shape) if s == 1)
+    else:
+        axes = axes_of(axis, x.ndim, "squeeze", x)
+        bad = [a for a in axes if x.shape[a] != 1]
+        if bad:
+            raise ShapeError(f"squeeze: cannot remove axis {bad[0]} of {x.aval}: its size is "
+                             f"{x.shape[bad[0]]}, not 1")
+    return wrap(_reshape_node(x._node, tuple(s for i, s in enumerate(x.shape) if i not in axes)))
+
+
+def broadcast_node(n, shape):
+    shape = tuple(shape)
+    if n.aval.shape == shape:
+        return n
+    try:
+        out = broadcast_shapes(n.aval.shape, shape, op="broadcast_to")
+    except ShapeError:
+        out = None
+    if out != shape:
+        raise ShapeError(f"broadcast_to: cannot broadcast {n.aval} to shape {shape}; each dimension "
+                         f"must equal the target's or be 1, counting from the right")
+    return record("broadcast", (n,), {"shape": shape})
+
+
+@api_boundary
+def broadcast_to(x, shape):
+    x = arr(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return wrap(broadcast_node(x._node, shape))
+
+
+@api_boundary
+def broadcast_arrays(*arrays):
+    xs = [arr(a) for a in arrays]
+    device_of("broadcast_arrays", xs)
+    try:
+        shape = broadcast_shapes(*(a.shape for a in xs), op="broadcast_arrays")
+    except ShapeError as e:
+        raise ShapeError(f"{e}; operands are " + ", ".join(str(a.aval) for a in xs)) from None
+    return [wrap(broadcast_node(a._node, shape)) for a in xs]
+
+
+def slice_node(n, starts, steps, sizes):
+    if tuple(starts) == (0,) * len(starts) and tuple(steps) == (1,) * len(steps) \
+            and tuple(sizes) == n.aval.shape:
+        return n
+    return record("slice", (n,), {"starts": tuple(starts), "steps": tuple(steps), "sizes": tuple(sizes)})
+
+
+def _slice_axis(n, axis, start, stop, step=1):
+    shape = n.aval.shape
+    starts, steps, sizes = [0] * len(shape), [1] * len(shape), list(shape)
+    k = len(range(start, stop, step))
+    starts[axis], steps[axis], sizes[axis] = (start if k else 0), step, k
+    return slice_node(n, starts, steps, sizes)
+
+
+@api_boundary
+def flip(x, axis=None):
+    """Reverse the order of elements along `axis` (all axes when None)."""
+    x = arr(x)
+    axes = axes_of(axis, x.ndim, "flip", x)
+    starts = [s - 1 if i in axes and s > 0 else 0 for i, s in enumerate(x.shape)]
+    steps = [-1 if i in axes else 1 for i in range(x.ndim)]
+    return wrap(slice_node(x._node, starts, steps, x.shape))
+
+
+@api_boundary
+def roll(x, shift, axis=None):
+    """Shift elements along `axis` cyclically (over the flattened array when axis is None)."""
+    x = arr(x)
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shift, 0), x.shape)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ShapeError(f"roll: shift {shift} and axis {axis} must have the same length")
+    n = x._node
+    for s, a in zip(shifts, axes):
+        a = axis_of(a, x.ndim, "roll", x)
+        size = x.shape[a]
+        s = operator.index(s) % size if size else 0
+        if s:
+            n = record("concatenate", (_slice_axis(n, a, size - s, size), _slice_axis(n, a, 0, size - s)),
+                       {"axis": a})
+    return wrap(n)
+
+
+def _join(op, xs, axis):
+    items, d, dev = promote(op, xs)
+    nodes = [cast(n, d) for n in items]
+    a0 = nodes[0].aval
+    ax = axis_of(axis, a0.ndim, op, Array(nodes[0]))
+    for n in nodes[1:]:
+        s = n.aval.shape
+        if len(s) != a0.ndim or any(p != q for i, (p, q) in enumerate(zip(s, a0.shape)) if i != ax):
+            raise ShapeError(f"{op}: shapes differ outside axis {ax}: "
+                             + ", ".join(str(m.aval) for m in nodes)
+                             + f"; every input needs the same size on all axes but {ax}")
+    if len(nodes) == 1:
+        return wrap(nodes[0])
+    return wrap(record("concatenate", tuple(nodes), {"axis": ax}))
+
+
+@api_boundary
+def concatenate(arrays, axis=0, dtype=None):
+    """Join arrays along an existing axis (flattened first when axis is None)."""
+    xs = [arr(a) for a in arrays]
+    if not xs:
+        raise ShapeError("concatenate: needs at least one array")
+    if axis is None:
+        xs = [reshape(a, (-1,)) for a in xs]
+        axis = 0
+    if any(a.ndim == 0 for a in xs):
+        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated; "
+                         "use stack, or reshape them to (1,)")
+    out = _join("concatenate", xs, axis)
+    return out if dtype is None else wrap(cast(out._node, dt.as_dtype(dtype)))
+
+
+concat = concatenate
+
+
+@api_boundary
+def stack(arrays, axis=0):
+    """Join arrays of one shape along a new axis."""
+    xs = [arr(a) for a in arrays]
+    if not xs:
+        raise ShapeError("stack: needs at least one array")
+    if any(a.shape != xs[0].shape for a in xs):
+        raise ShapeError("stack: all input arrays must have the same shape, got "
+                         + ", ".join(str(a.aval) for a in xs))
+    ax = axis_of(axis, xs[0].ndim + 1, "stack", xs[0])
+    return _join("stack", [expand_dims(a, ax) for a in xs], ax)
+
+
+@api_boundary
+def atleast_1d(x):
+    x = arr(x)
+    return x if x.ndim >= 1 else reshape(x, (1,))
+
+
+@api_boundary
+def atleast_2d(x):
+    x = arr(x)
+    return x if x.ndim >= 2 else reshape(x, (1,) * (2 - x.ndim) + x.shape)
+
+
+@api_boundary
+def vstack(arrays):
+    return concatenate([atleast_2d(a) for a in arrays], axis=0)
+
+
+@api_boundary
+def hstack(arrays):
+    xs = [atleast_1d(a) for a in arrays]
+    return concatenate(xs, axis=0 if xs and xs[0].ndim == 1 else 1)
+
+
+def _split(x, indices_or_sections, axis, op, even):
+    x = arr(x)
+    ax = axis_of(axis, x.ndim, op, x)
+    n = x.shape[ax]
+    if isinstance(indices_or_sections, (list, tuple, np.ndarray)):
+        cuts = [operator.index(i) for i in indices_or_sections]
+        bounds = [0] + [min(max(c + n if c < 0 else c, 0), n) for c in cuts] + [n]
+    else:
+        k = operator.index(indices_or_sections)
+        if k <= 0:
+            raise ShapeError(f"{op}: the number of sections must be positive, got {k}")
+        if even and n % k:
+            raise ShapeError(f"{op}: an axis of size {n} ({x.aval}, axis {ax}) does not split into "
+                             f"{k} equal sections; use array_split for unequal parts")
+        base, extra = divmod(n, k)
+        sizes = [base + 1] * extra + [base] * (k - extra)
+        bounds = [0] + list(np.cumsum(sizes))
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        hi = max(hi, lo)
+        out.append(wrap(_slice_axis(x._node, ax, int(lo), int(hi))))
+    return out
+
+
+@api_boundary
+def split(x, indices_or_sections, axis=0):
+    """Split into equal sections (an int) or at the given indices (a list)."""
+    return _split(x, indices_or_sections, axis, "split", True)
+
+
+@api_boundary
+def array_split(x, indices_or_sections, axis=0):
+    return _split(x, indices_or_sections, axis, "array_split", False)
+
+
+@api_boundary
+def pad(x, pad_width, mode="constant", constant_values=0):
+    """Pad with a constant (mode='constant' only)."""
+    x = arr(x)
+    if mode != "constant":
+        from ..errors import NotBuiltError
+
+        raise NotBuiltError(f"pad: mode={mode!r} is not built; only mode='constant' is")
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    except ValueError:
+        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit {x.aval} (give an int, a "
+                         f"(before, after) pair, or one pair per axis)") from None
+    if (widths < 0).any():
+        raise ShapeError(f"pad: pad widths must be non-negative, got {pad_width!r}")
+    widths = tuple((int(a), int(b)) for a, b in widths)
+    value = scalar_value(constant_values, x.dtype)
+    return wrap(record("pad", (x._node,), {"widths": widths, "value": value}))
+
+
+@api_boundary
+def tile(x, reps):
+    """Repeat the whole array `reps` times along each axis."""
+    x = arr(x)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    nd = max(x.ndim, len(reps))
+    reps = (1,) * (nd - len(reps)) + reps
+    shape = (1,) * (nd - x.ndim) + x.shape
+    inter = []
+    target = []
+    for r, s in zip(reps, shape):
+        inter += [1, s]
+        target += [r, s]
+    n = _reshape_node(x._node, inter)
+    n = record("broadcast", (n,), {"shape": tuple(target)}) if tuple(target) != tuple(inter) else n
+    return wrap(_reshape_node(n, tuple(r * s for r, s in zip(reps, shape))))
+
+
+@api_boundary
+def repeat(x, repeats, axis=None):
+    """Repeat each element `repeats` times along `axis` (flattened when None). Per-element repeat
+    counts must be known now: a poot array of counts is realized (the result's shape depends on it)."""
+    x = arr(x)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    ax = axis_of(axis, x.ndim, "repeat", x)
+    if isinstance(repeats, Array):
+        repeats = repeats.numpy()
+    reps = np.asarray(repeats)
+    if reps.ndim == 0 or reps.size == 1:
+        r = int(reps.reshape(()))
+        if r < 0:
+            raise ShapeError(f"repeat: repeats must be non-negative, got {r}")
+        shape = x.shape
+        n = _reshape_node(x._node, shape[:ax + 1] + (1,) + shape[ax + 1:])
+        n = record("broadcast", (n,), {"shape": shape[:ax + 1] + (r,) + shape[ax + 1:]})
+        return wrap(_reshape_node(n, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]))
+    if reps.shape != (x.shape[ax],) or (reps < 0).any():
+        raise ShapeError(f"repeat: repeats of shape {reps.shape} do not match axis {ax} of {x.aval} "
+                         f"(give one non-negative count per element)")
+    from .indexing import take
+
+    return take(x, np.repeat(np.arange(x.shape[ax]), reps), axis=ax)

@@ -1,0 +1,132 @@
+"""`pt.nn`: activations and normalizations, composed from elementwise ops and reductions. Integer
+inputs compute in NumPy's float type; float16/bfloat16 compute in float32 and round once."""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as dt
+from ..errors import ShapeError, api_boundary
+from . import elementwise as ew
+from . import reductions as red
+from .movement import arr, axes_of
+from .promote import float_of
+
+__all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "logsumexp", "layer_norm",
+           "rms_norm", "one_hot"]
+
+
+def _work(x):
+    """(x in its compute dtype, the result dtype)."""
+    x = arr(x)
+    d = float_of(x.dtype)
+    work = dt.float32 if d in (dt.float16, dt.bfloat16) else d
+    return x.astype(work), d
+
+
+@api_boundary
+def relu(x):
+    """max(x, 0), in x's dtype."""
+    x = arr(x)
+    return ew.maximum(x, 0 if x.dtype.kind != "b" else False)
+
+
+@api_boundary
+def sigmoid(x):
+    """1 / (1 + exp(-x))."""
+    x, d = _work(x)
+    return (1.0 / (1.0 + ew.exp(-x))).astype(d)
+
+
+@api_boundary
+def silu(x):
+    """x * sigmoid(x) (also called swish)."""
+    x, d = _work(x)
+    return (x / (1.0 + ew.exp(-x))).astype(d)
+
+
+@api_boundary
+def gelu(x, approximate="none"):
+    """x * Phi(x): the exact erf form, or approximate='tanh' for the tanh approximation."""
+    if approximate is True:
+        approximate = "tanh"
+    elif approximate is False:
+        approximate = "none"
+    x, d = _work(x)
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return (0.5 * x * (1.0 + ew.tanh(inner))).astype(d)
+    if approximate != "none":
+        raise ShapeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return (0.5 * x * (1.0 + ew.erf(x * (1 / math.sqrt(2))))).astype(d)
+
+
+def _empty_over(x, axis):
+    return any(x.shape[a] == 0 for a in axes_of(axis, x.ndim, "softmax", x))
+
+
+@api_boundary
+def softmax(x, axis=-1):
+    """exp(x - max) / sum(exp(x - max)) along `axis`."""
+    x, d = _work(x)
+    if _empty_over(x, axis):
+        return x.astype(d)
+    e = ew.exp(x - red.max(x, axis=axis, keepdims=True))
+    return (e / red.sum(e, axis=axis, keepdims=True)).astype(d)
+
+
+@api_boundary
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along `axis`, computed stably."""
+    x, d = _work(x)
+    if _empty_over(x, axis):
+        return x.astype(d)
+    shifted = x - red.max(x, axis=axis, keepdims=True)
+    return (shifted - ew.log(red.sum(ew.exp(shifted), axis=axis, keepdims=True))).astype(d)
+
+
+@api_boundary
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) along `axis`, computed stably."""
+    x, d = _work(x)
+    m = red.max(x, axis=axis, keepdims=True)
+    m = ew.where(ew.isfinite(m), m, 0.0)
+    r = ew.log(red.sum(ew.exp(x - m), axis=axis, keepdims=True)) + m
+    if not keepdims:
+        axes = axes_of(axis, x.ndim, "logsumexp", x)
+        r = r.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+    return r.astype(d)
+
+
+@api_boundary
+def layer_norm(x, weight=None, bias=None, eps=1e-5, axis=-1):
+    """(x - mean) / sqrt(var + eps) over `axis` (the last by default), then * weight + bias."""
+    x, d = _work(x)
+    m = red.mean(x, axis=axis, keepdims=True)
+    c = x - m
+    v = red.mean(c * c, axis=axis, keepdims=True)
+    y = c / ew.sqrt(v + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y.astype(dt.result_type(d, *(arr(p).dtype for p in (weight, bias) if p is not None)))
+
+
+@api_boundary
+def rms_norm(x, weight=None, eps=1e-6, axis=-1):
+    """x / sqrt(mean(x**2) + eps) over `axis` (the last by default), then * weight."""
+    x, d = _work(x)
+    y = x / ew.sqrt(red.mean(x * x, axis=axis, keepdims=True) + eps)
+    if weight is not None:
+        y = y * weight
+        d = dt.result_type(d, arr(weight).dtype)
+    return y.astype(d)
+
+
+@api_boundary
+def one_hot(indices, num_classes, dtype=None):
+    """out[..., k] = (indices[...] == k), as `dtype` (float64 by default)."""
+    from .creation import arange
+
+    i = arr(indices)
+    return ew.equal(i[..., None], arange(num_classes, device=i.device)).astype(dtype or dt.float64)

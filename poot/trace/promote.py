@@ -1,0 +1,109 @@
+"""Operands of an operation: turning Arrays, host data and Python scalars into Nodes of one dtype.
+
+NumPy 2 rules: Arrays, NumPy arrays and NumPy scalars are strongly typed; Python bool/int/float are
+weak and take the array's dtype when their kind allows (`f32_array * 2.0` stays float32).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DeviceError, DTypeError
+from . import device as _dev
+from .array import Array, asnode
+from .lazy import Node, check_scalar_fits, constant, record, scalar_value
+
+_WEAK = (bool, int, float)
+KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
+
+
+def is_weak(x) -> bool:
+    return isinstance(x, _WEAK) and not isinstance(x, np.generic)
+
+
+def device_of(op: str, xs, device: str | None = None) -> str:
+    """The device shared by the Arrays among `xs` (else `device`, else the current one)."""
+    dev = device
+    for x in xs:
+        if isinstance(x, Array):
+            d = x._node.device
+            if dev is None:
+                dev = d
+            elif d != dev:
+                raise DeviceError(f"{op}: operands are on different devices ('{dev}' and '{d}'); "
+                                  f"move one first, e.g. x.to('{dev}')")
+    return dev or _dev.current()
+
+
+def promote(op: str, xs, device: str | None = None):
+    """-> (items, dtype, device): items are Nodes (strong operands) or Python scalars (weak), dtype
+    the NumPy 2 result type of them all."""
+    dev = device_of(op, xs, device)
+    items = []
+    strong = []
+    weak = []
+    for x in xs:
+        if is_weak(x):
+            items.append(x)
+            weak.append(x)
+        else:
+            if isinstance(x, complex):
+                raise DTypeError(f"{op}: complex numbers are not supported by poot")
+            n = asnode(x, dev, op)
+            items.append(n)
+            strong.append(n.aval.dtype)
+    if strong:
+        d = dt.result_type(*strong)
+        for s in weak:
+            d = dt.promote_with_scalar(d, s)
+    elif any(isinstance(s, float) for s in weak):
+        d = dt.float64
+    elif any(not isinstance(s, bool) for s in weak):
+        d = dt.int64
+    else:
+        d = dt.bool_
+    return items, d, dev
+
+
+def cast(n: Node, dtype: dt.DType) -> Node:
+    """`n` converted to `dtype` (a constant is folded instead of converted)."""
+    if n.aval.dtype is dtype:
+        return n
+    if n.op == "full" and n.buf is None:
+        try:
+            value = scalar_value(n.params["value"], dtype)
+        except (DTypeError, OverflowError, ValueError):
+            value = None
+        if value is not None:
+            return record("full", (), {"shape": n.params["shape"], "value": value, "dtype": dtype},
+                          n.device)
+    return record("convert", (n,), {"dtype": dtype})
+
+
+def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
+    """Items from `promote` as Nodes of `dtype`: weak scalars become constants (checked to fit)."""
+    out = []
+    for it in items:
+        if isinstance(it, Node):
+            out.append(cast(it, dtype))
+        else:
+            check_scalar_fits(it, dtype, op)
+            out.append(constant(it, dtype, dev))
+    return out
+
+
+def float_of(d: dt.DType) -> dt.DType:
+    """The float dtype NumPy computes a float-only function in for input `d` (int8 -> float16,
+    int16 -> float32, int32/int64 -> float64, bool -> float16)."""
+    return d if d.kind == "f" else dt.result_type(d, dt.float16)
+
+
+def require(op: str, d: dt.DType, kinds: str, hint: str = "") -> None:
+    if d.kind not in kinds:
+        takes = " or ".join(KIND_NAMES[k] for k in kinds)
+        raise DTypeError(f"{op} does not accept {d.name} operands; it takes {takes}"
+                         + (f"; {hint}" if hint else ""))
+
+
+def wrap(n: Node) -> Array:
+    return Array(n)

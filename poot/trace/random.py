@@ -1,0 +1,211 @@
+"""`pt.random`: counter-based random numbers that are the same bits on every device.
+
+A key is a uint32 array of shape (2,). Bits come from Threefry-2x32 (20 rounds; Salmon et al. 2011,
+the generator JAX uses) evaluated as a graph of uint32 add/xor/shift/or over an iota counter, so any
+device that runs the graph produces the same words. Floats are made by putting random mantissa bits
+under the exponent of 1.0 and subtracting 1 (uniform in [0, 1)); normals use Box-Muller.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, ShapeError, api_boundary
+from .array import Array
+from .creation import _device, normalize_shape
+from .lazy import constant, from_numpy, record
+from .promote import cast
+
+__all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli"]
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_U32 = dt.uint32
+
+
+def _c(value, dev):
+    return constant(value, _U32, dev)
+
+
+def _rotl(x, r, dev):
+    left = record("shl", (x, _c(r, dev)))
+    right = record("shr", (x, _c(32 - r, dev)))
+    return record("or", (left, right))
+
+
+def threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32 (20 rounds) on uint32 nodes: keys k0, k1 (scalars) and counter words x0, x1."""
+    dev = x0.device
+    k2 = record("xor", (record("xor", (k0, k1)), _c(0x1BD11BDA, dev)))
+    ks = (k0, k1, k2)
+    x0 = record("add", (x0, k0))
+    x1 = record("add", (x1, k1))
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = record("add", (x0, x1))
+            x1 = record("xor", (_rotl(x1, r, dev), x0))
+        x0 = record("add", (x0, ks[(i + 1) % 3]))
+        x1 = record("add", (record("add", (x1, ks[(i + 2) % 3])), _c(i + 1, dev)))
+    return x0, x1
+
+
+def _key_words(k, op):
+    if not isinstance(k, Array):
+        raise DTypeError(f"{op}: expected a key made by pt.random.key(seed), got {type(k).__name__}")
+    if k.shape != (2,) or k.dtype is not _U32:
+        raise ShapeError(f"{op}: a key is a uint32 array of shape (2,), got {k.aval} "
+                         f"(make one with pt.random.key(seed), or index a split result)")
+    n = k._node
+    k0 = record("reshape", (record("slice", (n,), {"starts": (0,), "steps": (1,), "sizes": (1,)}),),
+                {"shape": ()})
+    k1 = record("reshape", (record("slice", (n,), {"starts": (1,), "steps": (1,), "sizes": (1,)}),),
+                {"shape": ()})
+    return k0, k1
+
+
+def _bits(k, count, op):
+    """`count` random uint32 words (a 1-D node) from key `k`."""
+    k0, k1 = _key_words(k, op)
+    dev = k._node.device
+    half = (count + 1) // 2
+    ctr = record("iota", (), {"shape": (2 * half,), "axis": 0, "dtype": _U32}, dev)
+    x0 = record("slice", (ctr,), {"starts": (0,), "steps": (1,), "sizes": (half,)})
+    x1 = record("slice", (ctr,), {"starts": (half,), "steps": (1,), "sizes": (half,)})
+    y0, y1 = threefry2x32(k0, k1, x0, x1)
+    out = record("concatenate", (y0, y1), {"axis": 0})
+    if 2 * half != count:
+        out = record("slice", (out,), {"starts": (0,), "steps": (1,), "sizes": (count,)})
+    return out
+
+
+@api_boundary
+def key(seed, *, device=None):
+    """A key from an integer seed (the seed's 64 bits become the two words)."""
+    seed = operator.index(seed) & (2**64 - 1)
+    words = np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)
+    return Array(from_numpy(words, _device(device)))
+
+
+@api_boundary
+def split(key, num=2):  # noqa: A002 (JAX's name)
+    """`num` new independent keys, as a (num, 2) array (iterate or index it for single keys)."""
+    b = _bits(key, 2 * num, "split")
+    return Array(record("reshape", (b,), {"shape": (num, 2)}))
+
+
+@api_boundary
+def fold_in(key, data):
+    """A new key from `key` and an integer (e.g. a step number)."""
+    k0, k1 = _key_words(key, "fold_in")
+    dev = key._node.device
+    data = operator.index(data) & 0xFFFFFFFF
+    y0, y1 = threefry2x32(k0, k1, _c(0, dev), _c(data, dev))
+    return Array(record("concatenate", (record("reshape", (y0,), {"shape": (1,)}),
+                                        record("reshape", (y1,), {"shape": (1,)})), {"axis": 0}))
+
+
+@api_boundary
+def bits(key, shape=(), dtype=dt.uint32):
+    """Raw random bits: uint32 words (or uint64 made of two words)."""
+    shape = normalize_shape(shape, "bits")
+    d = dt.as_dtype(dtype)
+    n = math.prod(shape)
+    if d is dt.uint32:
+        return Array(record("reshape", (_bits(key, n, "bits"),), {"shape": shape}))
+    if d is dt.uint64:
+        return Array(record("reshape", (_bits64(key, n, "bits"),), {"shape": shape}))
+    raise DTypeError(f"bits: dtype must be uint32 or uint64, got {d.name}")
+
+
+def _bits64(k, n, op):
+    w = _bits(k, 2 * n, op)
+    hi = cast(record("slice", (w,), {"starts": (0,), "steps": (1,), "sizes": (n,)}), dt.uint64)
+    lo = cast(record("slice", (w,), {"starts": (n,), "steps": (1,), "sizes": (n,)}), dt.uint64)
+    return record("or", (record("shl", (hi, constant(32, dt.uint64, hi.device))), lo))
+
+
+_MANTISSA = {dt.float16: (10, dt.uint16, 0x3C00), dt.bfloat16: (7, dt.uint16, 0x3F80),
+             dt.float32: (23, dt.uint32, 0x3F800000), dt.float64: (52, dt.uint64, 0x3FF0000000000000)}
+
+
+def _unit(k, n, d, op):
+    """n uniform floats of dtype d in [0, 1), as a 1-D node."""
+    mant, u, one = _MANTISSA[d]
+    if d is dt.float64:
+        b = record("shr", (_bits64(k, n, op), constant(64 - mant, dt.uint64, k._node.device)))
+    else:
+        b = record("shr", (_bits(k, n, op), _c(32 - mant, k._node.device)))
+        b = cast(b, u)
+    f = record("bitcast", (record("or", (b, constant(one, u, b.device))),), {"dtype": d})
+    return record("sub", (f, constant(1.0, d, f.device)))
+
+
+def _float_dtype(dtype, op):
+    d = dt.as_dtype(dtype)
+    if d.kind != "f":
+        raise DTypeError(f"{op}: dtype must be a floating type, got {d.name}")
+    return d
+
+
+@api_boundary
+def uniform(key, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval)."""
+    shape = normalize_shape(shape, "uniform")
+    d = _float_dtype(dtype, "uniform")
+    u = _unit(key, math.prod(shape), d, "uniform")
+    dev = u.device
+    if (minval, maxval) != (0.0, 1.0):
+        u = record("add", (record("mul", (u, constant(maxval - minval, d, dev))), constant(minval, d, dev)))
+        u = record("max", (u, constant(minval, d, dev)))
+    return Array(record("reshape", (u,), {"shape": shape}))
+
+
+@api_boundary
+def normal(key, shape=(), dtype=dt.float64, loc=0.0, scale=1.0):
+    """Normally distributed floats (Box-Muller; half types compute in float32)."""
+    shape = normalize_shape(shape, "normal")
+    d = _float_dtype(dtype, "normal")
+    w = dt.float32 if d in (dt.float16, dt.bfloat16) else d
+    n = math.prod(shape)
+    u = _unit(key, 2 * n, w, "normal")
+    dev = u.device
+    u1 = record("sub", (constant(1.0, w, dev), record("slice", (u,), {"starts": (0,), "steps": (1,),
+                                                                        "sizes": (n,)})))
+    u2 = record("slice", (u,), {"starts": (n,), "steps": (1,), "sizes": (n,)})
+    r = record("sqrt", (record("mul", (constant(-2.0, w, dev), record("log", (u1,)))),))
+    z = record("mul", (r, record("cos", (record("mul", (constant(2 * math.pi, w, dev), u2)),))))
+    if (loc, scale) != (0.0, 1.0):
+        z = record("add", (record("mul", (z, constant(scale, w, dev))), constant(loc, w, dev)))
+    return Array(record("reshape", (cast(z, d),), {"shape": shape}))
+
+
+@api_boundary
+def randint(key, shape=(), minval=0, maxval=None, dtype=dt.int64):
+    """Uniform integers in [minval, maxval) (one argument: [0, minval), like NumPy's randint)."""
+    if maxval is None:
+        minval, maxval = 0, minval
+    shape = normalize_shape(shape, "randint")
+    d = dt.as_dtype(dtype)
+    if d.kind not in "iu":
+        raise DTypeError(f"randint: dtype must be an integer type, got {d.name}")
+    span = int(maxval) - int(minval)
+    if span <= 0:
+        raise ShapeError(f"randint: the range [{minval}, {maxval}) is empty; maxval must exceed minval")
+    info = np.iinfo(d.np)
+    if minval < info.min or maxval - 1 > info.max:
+        raise DTypeError(f"randint: [{minval}, {maxval}) does not fit {d.name}")
+    n = math.prod(shape)
+    dev = key._node.device
+    b = _bits64(key, n, "randint")
+    r = record("mod", (b, constant(span, dt.uint64, dev)))
+    r = record("add", (r, constant(minval % 2**64, dt.uint64, dev)))  # wraps to minval + r
+    return Array(record("reshape", (cast(r, d),), {"shape": shape}))
+
+
+@api_boundary
+def bernoulli(key, p=0.5, shape=()):
+    """Booleans that are True with probability p."""
+    u = uniform(key, shape, dt.float64)
+    return Array(record("lt", (u._node, constant(float(p), dt.float64, u._node.device))))

@@ -1,0 +1,249 @@
+"""Reductions and scans with NumPy's axis/keepdims conventions and result dtypes (sum of int8 ->
+int64, of uint8 -> uint64, of bool -> int64; mean of integers -> float64). float16 and bfloat16
+accumulate in float32 and round once at the end, as every device does."""
+from __future__ import annotations
+
+import builtins as _bi
+import math
+
+from .. import dtypes as dt
+from ..errors import ShapeError, api_boundary
+from .lazy import constant, record
+from .movement import arr, axes_of, axis_of, _reshape_node
+from .promote import cast, wrap
+
+__all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
+           "any", "all", "cumsum", "cumprod", "count_nonzero"]
+
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def _acc_dtype(d: dt.DType, dtype) -> dt.DType:
+    """NumPy's accumulator for sum/prod/cumsum: small ints widen to int64/uint64, bool to int64."""
+    if dtype is not None:
+        return dt.as_dtype(dtype)
+    if d.kind == "b" or d.kind == "i":
+        return dt.int64
+    if d.kind == "u":
+        return dt.uint64
+    return d
+
+
+def _finish_shape(n, x_shape, axes, keepdims):
+    if keepdims:
+        return n
+    return _reshape_node(n, tuple(s for i, s in enumerate(x_shape) if i not in axes))
+
+
+def _reduce(prim, n, axes, out_dtype, keepdims):
+    """`prim` over `axes` of node `n`, computed in float32 for half types, cast to out_dtype."""
+    work = dt.float32 if out_dtype in _HALF else out_dtype
+    shape = n.aval.shape
+    n = cast(n, work)
+    if axes:
+        n = record(prim, (n,), {"axes": axes})
+    return cast(_finish_shape(n, shape, axes, keepdims), out_dtype)
+
+
+def _check_out(op, out, where=True):
+    if out is not None:
+        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); "
+                         f"assign the result instead")
+    if where is not True:
+        raise ShapeError(f"{op}: where= is not supported; mask with pt.where first")
+
+
+@api_boundary
+def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """Sum over `axis` (int, tuple, None for all; negative counts from the end)."""
+    _check_out("sum", out, where)
+    x = arr(x)
+    axes = axes_of(axis, x.ndim, "sum", x)
+    d = _acc_dtype(x.dtype, dtype)
+    r = _reduce("reduce_sum", x._node, axes, d, keepdims)
+    if initial is not None:
+        r = record("add", (r, constant(initial, d, r.device)))
+    return wrap(r)
+
+
+@api_boundary
+def prod(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    _check_out("prod", out, where)
+    x = arr(x)
+    axes = axes_of(axis, x.ndim, "prod", x)
+    d = _acc_dtype(x.dtype, dtype)
+    r = _reduce("reduce_prod", x._node, axes, d, keepdims)
+    if initial is not None:
+        r = record("mul", (r, constant(initial, d, r.device)))
+    return wrap(r)
+
+
+def _count(shape, axes) -> int:
+    return math.prod(shape[a] for a in axes)
+
+
+def _mean_node(x, axes, dtype, keepdims):
+    d = dt.as_dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
+    work = dt.float32 if d in _HALF else d
+    s = _reduce("reduce_sum", x._node, axes, work, keepdims)
+    m = record("div", (s, constant(_count(x.shape, axes), work, s.device)))
+    return m, d, work
+
+
+@api_boundary
+def mean(x, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    """Arithmetic mean (float64 for integer input; NaN for an empty reduction, as in NumPy)."""
+    _check_out("mean", out, where)
+    x = arr(x)
+    axes = axes_of(axis, x.ndim, "mean", x)
+    m, d, work = _mean_node(x, axes, dtype, keepdims)
+    return wrap(cast(m, d))
+
+
+def _var_node(x, axis, dtype, ddof, keepdims, correction, op):
+    if correction is not None:
+        ddof = correction
+    axes = axes_of(axis, x.ndim, op, x)
+    m, d, work = _mean_node(x, axes, dtype, True)
+    diff = record("sub", (cast(x._node, work), m))
+    sq = record("mul", (diff, diff))
+    s = _reduce("reduce_sum", sq, axes, work, keepdims)
+    v = record("div", (s, constant(_bi.max(_count(x.shape, axes) - ddof, 0), work, s.device)))
+    return v, d
+
+
+@api_boundary
+def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, correction=None):
+    """Variance: sum((x - mean)**2) / (N - correction); `ddof` is NumPy's name for correction."""
+    _check_out("var", out, where)
+    v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "var")
+    return wrap(cast(v, d))
+
+
+@api_boundary
+def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, correction=None):
+    """Standard deviation: sqrt(var(...))."""
+    _check_out("std", out, where)
+    v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "std")
+    return wrap(cast(record("sqrt", (v,)), d))
+
+
+def _extreme(op, prim, x, axis, keepdims, out, initial, where):
+    _check_out(op, out, where)
+    x = arr(x)
+    axes = axes_of(axis, x.ndim, op, x)
+    if initial is None and _bi.any(x.shape[a] == 0 for a in axes):
+        raise ShapeError(f"{op}: zero-size reduction over axes {axes} of {x.aval} has no identity; "
+                         f"check the array is non-empty or pass initial=")
+    n = x._node
+    if _bi.any(x.shape[a] == 0 for a in axes):  # empty with `initial`: the result is just `initial`
+        shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+        r = constant(initial, x.dtype, n.device, shape)
+        return wrap(_finish_shape(r, x.shape, axes, keepdims))
+    r = record(prim, (n,), {"axes": axes}) if axes else n
+    if initial is not None:
+        r = record("max" if prim == "reduce_max" else "min", (r, constant(initial, x.dtype, n.device)))
+    return wrap(_finish_shape(r, x.shape, axes, keepdims))
+
+
+@api_boundary
+def max(x, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """Maximum over `axis` (NaN propagates; an empty reduction is an error unless `initial`)."""
+    return _extreme("max", "reduce_max", x, axis, keepdims, out, initial, where)
+
+
+@api_boundary
+def min(x, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """Minimum over `axis` (NaN propagates; an empty reduction is an error unless `initial`)."""
+    return _extreme("min", "reduce_min", x, axis, keepdims, out, initial, where)
+
+
+amax, amin = max, min
+
+
+def _arg(op, x, axis, keepdims, out):
+    _check_out(op, out)
+    x = arr(x)
+    if axis is None:
+        flat = _reshape_node(x._node, (x.size,))
+        if x.size == 0:
+            raise ShapeError(f"{op}: attempt to get {op} of an empty sequence ({x.aval})")
+        r = record(op, (flat,), {"axis": 0})
+        return wrap(_reshape_node(r, (1,) * x.ndim if keepdims else ()))
+    ax = axis_of(axis, x.ndim, op, x)
+    if x.shape[ax] == 0:
+        raise ShapeError(f"{op}: attempt to get {op} of an empty sequence (axis {ax} of {x.aval})")
+    r = record(op, (x._node,), {"axis": ax})
+    return wrap(_finish_shape(r, x.shape, (ax,), keepdims))
+
+
+@api_boundary
+def argmax(x, axis=None, out=None, *, keepdims=False):
+    """Index of the first maximum along `axis` (of the flattened array when None), as int64."""
+    return _arg("argmax", x, axis, keepdims, out)
+
+
+@api_boundary
+def argmin(x, axis=None, out=None, *, keepdims=False):
+    """Index of the first minimum along `axis` (of the flattened array when None), as int64."""
+    return _arg("argmin", x, axis, keepdims, out)
+
+
+def _logical(op, prim, empty_value, x, axis, keepdims, out, where):
+    _check_out(op, out, where)
+    x = arr(x)
+    axes = axes_of(axis, x.ndim, op, x)
+    n = cast(x._node, dt.bool_)
+    if _bi.any(x.shape[a] == 0 for a in axes):
+        shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+        return wrap(_finish_shape(constant(empty_value, dt.bool_, n.device, shape), x.shape, axes,
+                                  keepdims))
+    r = record(prim, (n,), {"axes": axes}) if axes else n
+    return wrap(_finish_shape(r, x.shape, axes, keepdims))
+
+
+@api_boundary
+def any(x, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    """Is any element true (nonzero) along `axis`? False for an empty reduction."""
+    return _logical("any", "reduce_max", False, x, axis, keepdims, out, where)
+
+
+@api_boundary
+def all(x, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    """Are all elements true (nonzero) along `axis`? True for an empty reduction."""
+    return _logical("all", "reduce_min", True, x, axis, keepdims, out, where)
+
+
+@api_boundary
+def count_nonzero(x, axis=None, *, keepdims=False):
+    x = arr(x)
+    return sum(wrap(cast(x._node, dt.bool_)), axis=axis, keepdims=keepdims)
+
+
+def _scan(op, x, axis, dtype, out):
+    _check_out(op, out)
+    x = arr(x)
+    n = x._node
+    if axis is None:
+        n, ax = _reshape_node(n, (x.size,)), 0
+    else:
+        ax = axis_of(axis, x.ndim, op, x)
+    d = _acc_dtype(x.dtype, dtype)
+    work = dt.float32 if d in _HALF else d
+    if work.kind == "b":
+        work = dt.int64
+    n = cast(n, work)
+    r = record(op, (n,), {"axis": ax})
+    return wrap(cast(r, d))
+
+
+@api_boundary
+def cumsum(x, axis=None, dtype=None, out=None):
+    """Cumulative sum along `axis` (of the flattened array when None); NumPy's result dtypes."""
+    return _scan("cumsum", x, axis, dtype, out)
+
+
+@api_boundary
+def cumprod(x, axis=None, dtype=None, out=None):
+    """Cumulative product along `axis` (of the flattened array when None); NumPy's result dtypes."""
+    return _scan("cumprod", x, axis, dtype, out)
