@@ -1,0 +1,41 @@
+"""(a) fused elementwise chains over 10M float32: poot vs NumPy vs numexpr (all threads)."""
+import numpy as np
+import pytest
+
+import poot as pt
+
+from conftest import need_numexpr
+
+N = 10_000_000
+
+
+@pytest.fixture(scope="module")
+def data(rng):
+    a, b, c = (rng.random(N, dtype=np.float32) for _ in range(3))
+    return a, b, c, pt.array(a), pt.array(b), pt.array(c)
+
+
+CHAINS = {
+    "mixed": ("2*a + b*c - exp(a)/(1 + b*b)",
+              lambda a, b, c, m: 2 * a + b * c - m.exp(a) / (1 + b * b)),
+    "poly": ("a*a*a + 3*a*b - c", lambda a, b, c, m: a * a * a + 3 * a * b - c),
+    "transcendental": ("sin(a)*cos(b) + tanh(c)",
+                       lambda a, b, c, m: m.sin(a) * m.cos(b) + m.tanh(c)),
+}
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+@pytest.mark.parametrize("impl", ["poot", "numpy", "numexpr"])
+def test_chain(benchmark, data, chain, impl):
+    benchmark.group = f"elementwise-{chain}-10M-f32"
+    a, b, c, pa, pb, pc = data
+    expr, fn = CHAINS[chain]
+    if impl == "poot":
+        run = lambda: fn(pa, pb, pc, pt).numpy()  # noqa: E731
+    elif impl == "numpy":
+        run = lambda: fn(a, b, c, np)  # noqa: E731
+    else:
+        ne = need_numexpr()
+        run = lambda: ne.evaluate(expr, local_dict={"a": a, "b": b, "c": c})  # noqa: E731
+    out = benchmark(run)
+    np.testing.assert_allclose(out, fn(a, b, c, np), rtol=2e-5, atol=1e-5)
