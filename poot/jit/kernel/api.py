@@ -1,0 +1,200 @@
+"""`@pt.kernel`, the kernel object it makes, and `pt.Context`: import, emulate, compile, launch.
+
+    @pt.kernel                                      # or @pt.kernel(workgroup=(64, 4, 1), checks=False)
+    def add(a: pt.In[pt.f32], b: pt.In[pt.f32], c: pt.Out[pt.f32]):
+        i = pt.thread_index()
+        if i < len(c):
+            c[i] = a[i] + b[i]
+
+    add.kir                      # the verified KIR Kernel (imported on first use)
+    add.emulate(a, b, c)         # plain Python over NumPy arrays: c is written in place
+    add(pt.Context("cpu"), a, b, c)                 # compiled for the context's device, dispatched
+    add.launch(ctx, a, b, c, threads=(n, 1, 1), workgroup=(64, 1, 1))
+
+The import is lazy (the first `.kir`, `.emulate`, launch or compile), so a kernel may call device
+functions defined further down its module, as Python would.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ... import devices
+from ...devices import Device
+from ...errors import DTypeError, KernelImportError, NotBuiltError, PootError
+from ..kir.model import BufferParam, Kernel
+from .diagnostics import code as diag_code
+from .emulate import EmulatedKernel, buffer_view, scalar_value
+from .importer import ImportedKernel, import_kernel
+
+DEFAULT_WORKGROUP = (64, 1, 1)
+
+
+class Context:
+    """Where kernels run: `pt.Context("cpu")`, `pt.Context("wgpu")`, or a poot.devices Device."""
+
+    def __init__(self, device: str | Device = "cpu"):
+        self.device = devices.get(device) if isinstance(device, str) else device
+        if not isinstance(self.device, Device):
+            raise PootError(f"Context needs a device name or a poot.devices.Device, got {device!r}")
+
+    def synchronize(self) -> None:
+        self.device.synchronize()
+
+    def __repr__(self) -> str:
+        return f"poot.Context({self.device.name!r})"
+
+
+def normalize_grid(g, what: str) -> tuple[int, int, int]:
+    if isinstance(g, (int, np.integer)):
+        g = (int(g),)
+    g = tuple(int(x) for x in g)
+    if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
+        raise PootError(f"{what} must be 1 to 3 non-negative extents, got {g}")
+    return g + (1,) * (3 - len(g))
+
+
+class KernelFunction:
+    """A Python function marked `@pt.kernel`."""
+
+    __poot_kernel__ = True
+
+    def __init__(self, fn, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.checks = bool(checks)
+        try:
+            self.workgroup = normalize_grid(workgroup, "workgroup")
+        except (PootError, TypeError, ValueError) as e:
+            raise KernelImportError(diag_code("bad-kernel-config"), str(e), fn.__code__.co_filename,
+                                    fn.__code__.co_firstlineno, 0) from None
+        if any(w < 1 for w in self.workgroup):
+            raise KernelImportError(diag_code("bad-kernel-config"), f"workgroup {self.workgroup} has a zero extent",
+                                    fn.__code__.co_filename, fn.__code__.co_firstlineno, 0)
+        self._imports: dict = {}
+        self._emulators: dict = {}
+
+    # -- import ---------------------------------------------------------------------------------
+    def imported(self, workgroup=None, *, name: str | None = None, display: str | None = None) -> ImportedKernel:
+        wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
+        key = (wg, name, display)
+        hit = self._imports.get(key)
+        if hit is None:
+            hit = self._imports[key] = import_kernel(self.fn, name=name or self.name, workgroup=wg,
+                                                     checks=self.checks, display=display, kernel_object=self)
+        return hit
+
+    @property
+    def kir(self) -> Kernel:
+        """The verified KIR kernel (default workgroup)."""
+        return self.imported().kernel
+
+    def kernel_for(self, workgroup=None) -> Kernel:
+        return self.imported(workgroup).kernel
+
+    @property
+    def traps(self):
+        return self.kir.traps
+
+    # -- emulation ------------------------------------------------------------------------------
+    def emulate(self, *args, threads=None, workgroup=None) -> None:
+        """Run the body as Python over NumPy arrays (Out/InOut arrays are written in place)."""
+        wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
+        emu = self._emulators.get(wg)
+        if emu is None:
+            emu = self._emulators[wg] = EmulatedKernel(self.imported(wg))
+        kernel = emu.kernel
+        grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
+        emu.run(args, grid, wg)
+
+    # -- compile and launch ---------------------------------------------------------------------
+    def compile(self, target: str, *, arch: str | None = None, workgroup=None):
+        """The compiled artifact for `target` ('cpu', 'ptx', 'spirv', 'amdgcn')."""
+        try:
+            from ..compile import compile_kernel
+        except ImportError as e:
+            raise NotBuiltError(f"compiling kernels needs poot.jit.compile, which is not built yet ({e})") from None
+        return compile_kernel(self.kernel_for(workgroup), target, arch=arch)
+
+    def launch(self, ctx: Context, *args, threads=None, workgroup=None) -> None:
+        """Dispatch on `ctx`'s device; poot Arrays are used in place, NumPy arrays copied in (and the
+        writable ones copied back)."""
+        if not isinstance(ctx, Context):
+            raise PootError(f"kernel '{self.name}' is launched as {self.name}(ctx, *args) with ctx = "
+                            f"pt.Context(device); got {type(ctx).__name__} first (use .emulate(...) to run "
+                            "it on NumPy arrays without a device)")
+        wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
+        kernel = self.kernel_for(wg)
+        if len(args) != len(kernel.params):
+            raise PootError(f"kernel '{self.name}' takes {len(kernel.params)} arguments "
+                            f"({', '.join(p.name for p in kernel.params)}), got {len(args)}")
+        grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
+        groups = tuple(-(-t // w) for t, w in zip(grid, wg))
+        try:
+            from ..launch import launch as device_launch
+        except ImportError as e:
+            raise NotBuiltError(f"launching kernels on a device needs poot.jit.launch, which is not built yet "
+                                f"({e})") from None
+        device = ctx.device
+        buffers, scalars, copy_back = [], [], []
+        from ..execute import numpy_to_buffer
+
+        for p, a in zip(kernel.params, args):
+            if not isinstance(p, BufferParam):
+                scalars.append(scalar_value(p, a, self.name))
+            elif hasattr(a, "__poot_buffer__"):
+                if a.aval.dtype is not p.dtype:
+                    raise DTypeError(f"kernel '{self.name}': buffer '{p.name}' is {p.dtype.name}, the array is "
+                                     f"{a.aval.dtype.name}")
+                buf = a.__poot_buffer__()
+                if buf.device is not device:
+                    raise PootError(f"kernel '{self.name}': array for '{p.name}' lives on {buf.device.name}, the "
+                                    f"context on {device.name}; move it with .to(...)")
+                buffers.append(buf)
+            else:
+                view = buffer_view(p, a, self.name)
+                buf = numpy_to_buffer(view, device)
+                buffers.append(buf)
+                if p.access.writable:
+                    copy_back.append((view, buf))
+        if math.prod(groups) == 0:
+            return
+        device_launch(device, kernel, buffers, scalars, groups)
+        for view, buf in copy_back:
+            raw = device.read(buf)
+            view[...] = np.frombuffer(raw[: view.nbytes].tobytes(), dtype=view.dtype)
+
+    def __call__(self, ctx: Context, *args):
+        return self.launch(ctx, *args)
+
+    def __repr__(self) -> str:
+        return f"<poot kernel {self.name} workgroup={self.workgroup}>"
+
+
+def element_count(a) -> int:
+    aval = getattr(a, "aval", None)
+    if aval is not None and hasattr(a, "__poot_buffer__"):
+        return int(math.prod(aval.shape))
+    return int(np.size(a))
+
+
+def default_threads(kernel: Kernel, args) -> tuple[int, int, int]:
+    """One thread per element of the first writable buffer."""
+    for p, a in zip(kernel.params, args):
+        if isinstance(p, BufferParam) and p.access.writable:
+            return (element_count(a), 1, 1)
+    raise PootError(f"kernel '{kernel.name}' has no writable buffer to size the grid by; pass threads=(x, y, z)")
+
+
+def kernel(fn=None, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None):
+    """Mark a Python function as a kernel: `@pt.kernel` or `@pt.kernel(workgroup=(x, y, z), checks=False)`."""
+    if fn is None:
+        return lambda f: KernelFunction(f, workgroup=workgroup, checks=checks, name=name)
+    if isinstance(fn, KernelFunction):
+        return fn
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise PootError(f"@poot.kernel needs a Python function, got {fn!r}")
+    return KernelFunction(fn, workgroup=workgroup, checks=checks, name=name)

@@ -1,0 +1,151 @@
+"""The objects a `@poot.kernel` body may call, recognised by the importer by *identity*, never by name.
+
+Each intrinsic is a small singleton object. Called outside a kernel (in ordinary Python) it raises a
+clear error: it only has a meaning inside a kernel body, where the importer lowers it to KIR, or inside
+`kernel.emulate(...)`, where the emulator substitutes its NumPy implementation.
+
+Math functions that the array API defines (`poot.sqrt`, `poot.exp`, `poot.minimum`...) belong to the
+trace layer, which jit may not import: they are registered here with `register_math_function(obj,
+kir_op)` by `poot/__init__.py`, so `pt.sqrt(x)` inside a kernel is the KIR `sqrt` because the object the
+name resolves to is the one registered, whatever name it was imported under.
+"""
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+
+from ...dtypes import DType, as_dtype
+from ...errors import PootError
+from ..kir.model import BINARY_OPS, UNARY_OPS, Access
+
+__all__ = [
+    "In", "Out", "InOut", "BufferSpec", "Intrinsic", "device_fn", "DeviceFunction",
+    "register_math_function", "math_op_of", "INTRINSICS",
+    "thread_index", "thread_index_x", "thread_index_y", "thread_index_z",
+    "local_index", "local_index_x", "local_index_y", "local_index_z",
+    "group_index", "group_index_x", "group_index_y", "group_index_z",
+    "group_size", "group_size_x", "group_size_y", "group_size_z",
+    "num_groups", "num_groups_x", "num_groups_y", "num_groups_z",
+    "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma",
+]
+
+
+# --- buffer parameter annotations -----------------------------------------------------------------
+@dataclass(frozen=True)
+class BufferSpec:
+    """The annotation `pt.In[pt.f32]`: a 1-D buffer parameter of `dtype` with `access`."""
+    dtype: DType
+    access: Access
+
+    def __repr__(self) -> str:
+        return f"poot.{_ACCESS_NAME[self.access]}[poot.{self.dtype.short}]"
+
+
+class _AccessMarker:
+    """`In`, `Out`, `InOut`: subscript with a dtype to annotate a buffer parameter."""
+
+    def __init__(self, access: Access, name: str):
+        self.access, self.name = access, name
+
+    def __getitem__(self, dtype) -> BufferSpec:
+        return BufferSpec(as_dtype(dtype), self.access)
+
+    def __repr__(self) -> str:
+        return f"poot.{self.name}"
+
+
+In = _AccessMarker(Access.READ, "In")
+Out = _AccessMarker(Access.WRITE, "Out")
+InOut = _AccessMarker(Access.READ_WRITE, "InOut")
+_ACCESS_NAME = {Access.READ: "In", Access.WRITE: "Out", Access.READ_WRITE: "InOut"}
+
+
+# --- intrinsics --------------------------------------------------------------------------------------
+class Intrinsic:
+    """A function that only means something inside a kernel body. `kind` tells the importer what it
+    lowers to; `axis` is the grid axis of an index intrinsic (None: taken from an optional argument)."""
+
+    __slots__ = ("name", "kind", "axis", "__weakref__")
+
+    def __init__(self, name: str, kind: str, axis: int | None = None):
+        self.name, self.kind, self.axis = name, kind, axis
+
+    def __call__(self, *args, **kwargs):
+        raise PootError(f"poot.{self.name}() only has a meaning inside a @poot.kernel body (imported to KIR) "
+                        "or under kernel.emulate(...); it cannot be called from ordinary Python")
+
+    def __repr__(self) -> str:
+        return f"<poot kernel intrinsic {self.name}>"
+
+
+def _index_family(kind: str, base: str) -> tuple[Intrinsic, ...]:
+    return (Intrinsic(base, kind, None), Intrinsic(base + "_x", kind, 0),
+            Intrinsic(base + "_y", kind, 1), Intrinsic(base + "_z", kind, 2))
+
+
+thread_index, thread_index_x, thread_index_y, thread_index_z = _index_family("thread", "thread_index")
+local_index, local_index_x, local_index_y, local_index_z = _index_family("local", "local_index")
+group_index, group_index_x, group_index_y, group_index_z = _index_family("group", "group_index")
+group_size, group_size_x, group_size_y, group_size_z = _index_family("group_size", "group_size")
+num_groups, num_groups_x, num_groups_y, num_groups_z = _index_family("num_groups", "num_groups")
+
+workgroup_barrier = Intrinsic("workgroup_barrier", "barrier")
+shared = Intrinsic("shared", "shared")
+atomic_add = Intrinsic("atomic_add", "atomic_add")
+no_contract_add = Intrinsic("no_contract_add", "no_contract_add")
+bitcast = Intrinsic("bitcast", "bitcast")
+fma = Intrinsic("fma", "fma")
+
+INTRINSICS: tuple[Intrinsic, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Intrinsic))
+
+
+# --- device functions -------------------------------------------------------------------------------
+class DeviceFunction:
+    """A helper marked `@pt.device_fn`: callable from kernels (inlined at each call site) and, outside
+    kernels, an ordinary Python function."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "device_fn")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<poot device_fn {self.__qualname__}>"
+
+
+def device_fn(fn) -> DeviceFunction:
+    """Mark `fn` as callable from `@pt.kernel` bodies; the importer inlines it at each call."""
+    if isinstance(fn, DeviceFunction):
+        return fn
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise PootError(f"@poot.device_fn needs a Python function, got {fn!r}")
+    return DeviceFunction(fn)
+
+
+# --- math functions from other layers ------------------------------------------------------------
+_MATH: dict[int, tuple[object, str]] = {}      # id(obj) -> (obj, kir op); obj kept alive here
+MATH_KINDS = UNARY_OPS | BINARY_OPS | {"select"}
+
+# the Python builtins a kernel may call (recognised by identity with the `builtins` module's objects)
+BUILTINS = {builtins.len: "len", builtins.range: "range", builtins.min: "min", builtins.max: "max",
+            builtins.abs: "abs"}
+
+
+def register_math_function(obj, kir_op: str) -> None:
+    """Let `obj` (e.g. the trace layer's `poot.sqrt`) be called in kernel bodies as the KIR op `kir_op`:
+    a unary op (`sqrt`, `exp`...), a binary op (`min` for `poot.minimum`, `pow`...) or `select`
+    (`poot.where`)."""
+    if kir_op not in MATH_KINDS:
+        raise PootError(f"register_math_function: unknown KIR op {kir_op!r}")
+    _MATH[id(obj)] = (obj, kir_op)
+
+
+def math_op_of(obj) -> str | None:
+    """The KIR op registered for `obj`, or None."""
+    hit = _MATH.get(id(obj))
+    return hit[1] if hit is not None and hit[0] is obj else None
