@@ -21,3 +21,10 @@ def _cast_hook(value, dtype):
 from .trace import *  # noqa: E402,F401,F403
 from .trace import __all__ as _trace_all  # noqa: E402
 from .trace import cast_to as _trace_cast_to  # noqa: E402
+
+# @poot.kernel: Python kernels imported to KIR (poot/jit/kernel); the array math functions above mean
+# the KIR math ops inside a kernel body (recognised by identity)
+from .jit import kernel as _jit_kernel  # noqa: E402
+
+globals().update({_n: getattr(_jit_kernel, _n) for _n in _jit_kernel.PUBLIC})
+_jit_kernel.intrinsics.register_kernel_math(globals())

@@ -149,3 +149,26 @@ def math_op_of(obj) -> str | None:
     """The KIR op registered for `obj`, or None."""
     hit = _MATH.get(id(obj))
     return hit[1] if hit is not None and hit[0] is obj else None
+
+
+# the array API names (as `poot` exports them) that mean a KIR op inside a kernel
+ARRAY_MATH = {
+    "sqrt": "sqrt", "rsqrt": "rsqrt", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log",
+    "log2": "log2", "log10": "log10", "log1p": "log1p", "sin": "sin", "cos": "cos", "tan": "tan",
+    "asin": "asin", "arcsin": "asin", "acos": "acos", "arccos": "acos", "atan": "atan", "arctan": "atan",
+    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "arcsinh": "asinh", "acosh": "acosh",
+    "arccosh": "acosh", "atanh": "atanh", "arctanh": "atanh", "erf": "erf", "abs": "abs", "absolute": "abs",
+    "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "round", "rint": "round", "sign": "sign",
+    "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "negative": "neg", "minimum": "min",
+    "maximum": "max", "pow": "pow", "power": "pow", "atan2": "atan2", "arctan2": "atan2", "hypot": "hypot",
+    "copysign": "copysign", "nextafter": "nextafter", "where": "select",
+}
+
+
+def register_kernel_math(namespace: dict) -> None:
+    """Register every function of ARRAY_MATH found in `namespace` (poot's own globals, from
+    poot/__init__.py) as its KIR op."""
+    for name, op in ARRAY_MATH.items():
+        obj = namespace.get(name)
+        if obj is not None and callable(obj):
+            register_math_function(obj, op)
