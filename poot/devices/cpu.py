@@ -1,12 +1,39 @@
 """The CPU device: buffers are 64-byte aligned NumPy byte arrays; programs are native code produced
-by poot's LLVM CPU target and run on a thread pool (ctypes releases the GIL during each call)."""
+by poot's LLVM CPU target and run on a thread pool (ctypes releases the GIL during each call).
+
+Programs: `load(artifact)` links the artifact's object code into one MCJIT engine per device (no
+recompilation: a disk-cached object loads in about a millisecond) and returns a CpuProgram wrapping
+the entry `void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`.
+`dispatch(program, buffers, grid)` takes the kernel's buffers followed by the meta and trap buffers
+(poot/jit/abi.py) and splits the linearized workgroups into one contiguous range per core; a grid of
+fewer than two workgroups runs inline on the calling thread (no pool round trip).
+"""
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..errors import DeviceError
 from .base import Buffer, Capabilities, Device
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+class CpuProgram:
+    """A loaded kernel: its name, entry symbol and callable entry point."""
+
+    __slots__ = ("name", "entry", "fn", "address")
+
+    def __init__(self, name: str, entry: str, address: int):
+        self.name, self.entry, self.address = name, entry, address
+        self.fn = _ENTRY(address)
+
+    def __repr__(self) -> str:
+        return f"<CpuProgram {self.name} at 0x{self.address:x}>"
 
 _ALIGN = 64
 
@@ -40,3 +67,60 @@ class CpuDevice(Device):
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         dst.handle[:nbytes] = src.handle[:nbytes]
+
+    # -- programs -------------------------------------------------------------------------------
+    def _engine(self):
+        eng = getattr(self, "_ee", None)
+        if eng is None:
+            import llvmlite.binding as llvm
+
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            tm = llvm.Target.from_default_triple().create_target_machine(jit=True)
+            eng = self._ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+            self._programs: dict[str, CpuProgram] = {}
+            self._load_lock = threading.Lock()
+        return eng
+
+    def load(self, artifact) -> CpuProgram:
+        """Link `artifact` (target 'cpu': object code with an `entry` symbol) and return its program."""
+        if getattr(artifact, "target", None) != "cpu":
+            raise DeviceError(f"the cpu device cannot load a '{getattr(artifact, 'target', '?')}' artifact")
+        eng = self._engine()
+        with self._load_lock:
+            prog = self._programs.get(artifact.entry)
+            if prog is None:
+                import llvmlite.binding as llvm
+
+                eng.add_object_file(llvm.ObjectFileRef.from_data(bytes(artifact.data)))
+                addr = eng.get_function_address(artifact.entry)
+                if not addr:
+                    raise DeviceError(f"kernel '{artifact.name}': entry symbol {artifact.entry} not found in its object code")
+                prog = self._programs[artifact.entry] = CpuProgram(artifact.name, artifact.entry, addr)
+        return prog
+
+    def dispatch(self, program: CpuProgram, buffers: list, grid) -> None:
+        """Run `program` over `grid` workgroups; `buffers` = kernel buffers + [meta, trap]."""
+        gx, gy, gz = grid
+        total = gx * gy * gz
+        if total <= 0:
+            return
+        n = len(buffers) - 2
+        ptrs = (ctypes.c_void_p * max(n, 1))(*[b.handle.ctypes.data for b in buffers[:n]])
+        meta, trap = buffers[n].handle.ctypes.data, buffers[n + 1].handle.ctypes.data
+        workers = min(self.caps.cores, total)
+        if workers <= 1:
+            program.fn(ptrs, meta, trap, 0, total)
+            return
+        pool = self._pool()
+        bounds = [total * j // workers for j in range(workers + 1)]
+        futures = [pool.submit(program.fn, ptrs, meta, trap, bounds[j], bounds[j + 1]) for j in range(1, workers)]
+        program.fn(ptrs, meta, trap, bounds[0], bounds[1])
+        for fut in futures:
+            fut.result()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        pool = getattr(self, "_threads", None)
+        if pool is None:
+            pool = self._threads = ThreadPoolExecutor(max(1, self.caps.cores - 1), thread_name_prefix="poot-cpu")
+        return pool

@@ -2,7 +2,8 @@
 without changing what the shader computes.
 
 LLVM 22's SPIR-V backend emits valid Vulkan SPIR-V (`spirv-val --target-env vulkan1.3` accepts it), but
-naga's SPIR-V frontend differs from it in three places, one of them silently:
+naga's SPIR-V frontend differs from it in three places, one of them silently (a fourth fix is for
+spirv-val: integer zeros that LLVM spells OpConstantNull become OpConstant 0):
 
 1. Resource names. The HLSL-style `llvm.spv.resource.handlefrombinding` takes the resource's name as an
    i8 string global; LLVM copies every such string into an unused Function-scope `OpVariable` of an
@@ -33,7 +34,7 @@ MAGIC = 0x07230203
 OP_SOURCE, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE = 3, 5, 6, 7, 8
 OP_EXTENSION, OP_EXT_INST_IMPORT, OP_MEMORY_MODEL, OP_ENTRY_POINT = 10, 11, 14, 15
 OP_EXECUTION_MODE, OP_CAPABILITY, OP_TYPE_INT, OP_TYPE_FLOAT = 16, 17, 21, 22
-OP_CONSTANT, OP_FUNCTION, OP_VARIABLE, OP_LOAD, OP_STORE = 43, 54, 59, 61, 62
+OP_CONSTANT, OP_CONSTANT_NULL, OP_FUNCTION, OP_VARIABLE, OP_LOAD, OP_STORE = 43, 46, 54, 59, 61, 62
 OP_DECORATE, OP_MEMBER_DECORATE, OP_COMPOSITE_EXTRACT = 71, 72, 81
 OP_CONTROL_BARRIER, OP_MEMORY_BARRIER = 224, 225
 OP_LOOP_MERGE, OP_SELECTION_MERGE, OP_MODULE_PROCESSED = 246, 247, 330
@@ -210,12 +211,25 @@ def fix_barrier_semantics(header: list[int], insts: list[list[int]]) -> list[lis
     return insts
 
 
+def spell_null_integers(insts: list[list[int]]) -> list[list[int]]:
+    """`OpConstantNull %int` -> `OpConstant %int 0`. LLVM shares one null for every integer zero, but an
+    OpAccessChain index into a struct must be an OpConstant (spirv-val rejects the module otherwise)."""
+    widths = {ins[1]: ins[2] for ins in insts if opcode(ins) == OP_TYPE_INT}
+    out = []
+    for ins in insts:
+        if opcode(ins) == OP_CONSTANT_NULL and ins[1] in widths:
+            ins = [OP_CONSTANT, ins[1], ins[2]] + [0] * (2 if widths[ins[1]] == 64 else 1)
+        out.append(ins)
+    return out
+
+
 def fix_for_naga(data: bytes) -> bytes:
     """The whole post-pass: LLVM SPIR-V bytes in, naga-acceptable SPIR-V bytes out."""
     header, insts = parse(bytes(data))
     insts = drop_dead_declarations(insts)
     insts = drop_unused_small_int_capabilities(insts)
     insts = strip_memory_operands(insts)
+    insts = spell_null_integers(insts)
     insts = fix_barrier_semantics(header, insts)
     return assemble(header, insts)
 

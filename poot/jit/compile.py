@@ -1,0 +1,142 @@
+"""Compiling one KIR kernel for one target: verify -> limits -> lower -> LLVM (verify, optimize) ->
+object code / PTX, through the memory and disk caches (cache.py).
+
+`compile_kernel(kernel, target, *, arch=None) -> Artifact`. Targets: "cpu" (object code for this
+machine, or for `arch` as an LLVM CPU name), "ptx" (`arch` sm_XY, default sm_80), "llvm" (the
+unoptimized LLVM IR text, for inspection; target cpu's lowering).
+
+POOT_DEBUG (read on every call): 3 prints the KIR text of each kernel compiled, 4 its optimized LLVM
+IR, 5 its target assembly -- to stderr and the `poot.jit` logger.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..errors import LoweringError
+from . import cache, limits
+from .kir.model import Kernel
+from .kir.serialize import to_json
+
+log = logging.getLogger("poot.jit")
+_llvm_lock = threading.RLock()      # LLVM's global context is not thread-safe
+_targets: dict = {}
+TARGETS = ("cpu", "ptx", "llvm")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A compiled kernel: what a device loads. `data` is object code (bytes, cpu) or text (ptx, llvm)."""
+    target: str
+    name: str                 # the kernel's name
+    entry: str                # the entry symbol in `data`
+    data: bytes | str
+    kernel: Kernel = field(repr=False, compare=False)   # its ABI: params, scalars, workgroup
+    arch: str = ""
+    key: str = ""             # the cache key
+
+
+def debug_level() -> int:
+    try:
+        return int(os.environ.get("POOT_DEBUG", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def debug_print(level: int, text: str) -> None:
+    """Emit `text` when POOT_DEBUG >= level: stderr (like tinygrad's DEBUG) and the poot.jit logger."""
+    if debug_level() >= level:
+        log.debug(text)
+        print(text, file=sys.stderr, flush=True)
+
+
+def get_target(target: str, arch: str | None = None):
+    key = (target, arch)
+    t = _targets.get(key)
+    if t is None:
+        with _llvm_lock:
+            if target in ("cpu", "llvm"):
+                from .llvm.targets.cpu import CpuTarget
+
+                t = CpuTarget(arch)
+            elif target == "ptx":
+                from .llvm.targets.ptx import PtxTarget
+
+                t = PtxTarget(arch)
+            else:
+                raise LoweringError(f"unknown target '{target}'; poot compiles for " + ", ".join(TARGETS))
+        _targets[key] = t
+    return t
+
+
+def entry_symbol(kernel: Kernel, key: str) -> str:
+    return f"poot_{re.sub(r'[^A-Za-z0-9_]', '_', kernel.name)}_{key[:16]}"
+
+
+def compile_kernel(kernel: Kernel, target: str = "cpu", *, arch: str | None = None,
+                   use_cache: bool = True) -> Artifact:
+    """Compile `kernel` for `target` (cached in memory and on disk). Raises KIRError for a kernel the
+    verifier rejects, CompileLimitError past a compile limit, LoweringError for a target problem."""
+    tgt = get_target(target, arch)
+    text = to_json(kernel)
+    key = cache.cache_key(text, target, tgt.identity)
+    if use_cache:
+        art = cache.memory_get(key)
+        if art is not None:
+            return art
+        hit = cache.disk_get(key)
+        if hit is not None:
+            header, payload = hit
+            data = payload if target == "cpu" else payload.decode()
+            art = Artifact(target, kernel.name, header["entry"], data, kernel, header.get("arch", ""), key)
+            cache.memory_put(key, art)
+            return art
+    art = build(kernel, target, tgt, key)
+    if use_cache:
+        cache.memory_put(key, art)
+        payload = art.data if isinstance(art.data, bytes) else art.data.encode()
+        cache.disk_put(key, {"target": target, "arch": art.arch, "name": kernel.name, "entry": art.entry}, payload)
+    return art
+
+
+def build(kernel: Kernel, target: str, tgt, key: str) -> Artifact:
+    """Compile without the caches."""
+    import llvmlite.binding as llvm
+
+    from .kir.verify import verify
+    from .llvm.lower import lower_to_llvm
+
+    t0 = time.perf_counter()
+    limits.check_kernel(kernel)
+    verify(kernel, max_workgroup_size=tgt.max_workgroup_size)
+    if debug_level() >= 3:
+        from .kir.text import format_kernel
+
+        debug_print(3, f"--- KIR {kernel.name} ---\n{format_kernel(kernel)}")
+    symbol = entry_symbol(kernel, key)
+    ir = lower_to_llvm(kernel, tgt, symbol, verified=True)
+    limits.check_ir(kernel.name, ir)
+    if target == "llvm":
+        return Artifact(target, kernel.name, symbol, ir, kernel, tgt.arch, key)
+    with _llvm_lock:
+        try:
+            mod = llvm.parse_assembly(ir)
+            mod.verify()
+        except RuntimeError as e:   # a lowering bug: never hand such IR to codegen
+            raise LoweringError(f"kernel '{kernel.name}': the lowering produced invalid LLVM IR: {e}") from None
+        tgt.optimize(mod)
+        debug_print(4, f"--- LLVM IR {kernel.name} ({target}) ---\n{mod}")
+        if debug_level() >= 5:
+            debug_print(5, f"--- {target} assembly {kernel.name} ---\n{tgt.assembly(mod)}")
+        data = tgt.emit(mod)
+    limits.check_artifact(kernel.name, data)
+    log.debug("compiled %s for %s in %.1f ms", kernel.name, target, 1e3 * (time.perf_counter() - t0))
+    return Artifact(target, kernel.name, symbol, data, kernel, tgt.arch, key)
+
+
+__all__ = ["Artifact", "compile_kernel", "build", "get_target", "debug_level", "debug_print", "TARGETS"]

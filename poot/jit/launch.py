@@ -1,0 +1,115 @@
+"""Launching a KIR kernel on a device: cache lookup (compiling on first use), meta packing (abi.py),
+dispatch, traps.
+
+`launch(device, kernel, buffers, scalars=(), groups=1)` runs `kernel` over a logical grid of `groups`
+workgroups with `buffers` (device Buffers, one per buffer param, in order) and `scalars` (a dict by
+name or a sequence in param order). A trap raises poot.KernelTrap(kernel, code, where, what) at the
+next synchronize: `check_traps(device)` -- which on the CPU runs right after the dispatch.
+
+POOT_DEBUG >= 1 prints each launch with the kernel's name, grid and wall time.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from .. import devices
+from ..errors import KernelTrap
+from .abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, normalize_grid, pack_meta
+from .compile import compile_kernel, debug_level, debug_print
+from .kir.model import TRAP_BOUNDS, Kernel
+
+_launch_ids = itertools.count(1)
+_lock = threading.Lock()
+_programs: dict = {}          # (id(kernel), id(device), arch) -> (weakref(kernel), program, layout, itemsizes)
+_trap_buffers: dict = {}      # id(device) -> trap Buffer
+_recent: dict = {}            # launch id -> kernel, for naming a trap seen at a later synchronize
+_RECENT_MAX = 4096
+
+
+def _program(device, kernel: Kernel, arch):
+    key = (id(kernel), id(device), arch)
+    hit = _programs.get(key)
+    if hit is not None and hit[0]() is kernel:
+        return hit
+    art = compile_kernel(kernel, device.caps.target, arch=arch)
+    prog = device.load(art)
+    entry = (weakref.ref(kernel), prog, meta_layout(kernel), tuple(p.dtype.itemsize for p in kernel.buffers))
+    _programs[key] = entry
+    return entry
+
+
+def trap_buffer(device):
+    buf = _trap_buffers.get(id(device))
+    if buf is None:
+        buf = device.allocate(4 * TRAP_WORDS)
+        device.write(buf, np.zeros(TRAP_WORDS, np.uint32))
+        _trap_buffers[id(device)] = buf
+    return buf
+
+
+def _meta_buffer(device, words: np.ndarray):
+    wrap = getattr(device, "wrap", None)
+    if wrap is not None:
+        return wrap(words)
+    buf = device.allocate(words.nbytes)
+    device.write(buf, words)
+    return buf
+
+
+def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) -> None:
+    """Run `kernel` on `device` (a Device or a name) over `groups` workgroups (see module doc)."""
+    if isinstance(device, str):
+        device = devices.get(device)
+    ref, prog, layout, itemsizes = _program(device, kernel, arch)
+    buffers = list(buffers)
+    if len(buffers) != len(itemsizes):
+        raise LaunchError(f"kernel '{kernel.name}' takes {len(itemsizes)} buffers, got {len(buffers)}")
+    lengths = [b.nbytes // s for b, s in zip(buffers, itemsizes)]
+    grid = normalize_grid(groups)
+    launch_id = next(_launch_ids)
+    words = pack_meta(kernel, lengths, scalars, grid, launch_id, layout)
+    if grid[0] * grid[1] * grid[2] == 0:
+        return
+    trap = trap_buffer(device)
+    with _lock:
+        _recent[launch_id & 0xFFFFFFFF] = kernel
+        if len(_recent) > _RECENT_MAX:
+            for k in list(_recent)[: _RECENT_MAX // 2]:
+                del _recent[k]
+    level = debug_level()
+    t0 = time.perf_counter() if level >= 1 else 0.0
+    device.dispatch(prog, buffers + [_meta_buffer(device, words), trap], grid)
+    if device.caps.target == "cpu":
+        check_traps(device)
+    if level >= 1:
+        device.synchronize()
+        debug_print(1, f"poot launch {launch_id}: {kernel.name} grid={grid} workgroup={tuple(kernel.workgroup)} "
+                       f"{1e6 * (time.perf_counter() - t0):.1f} us on {device.name}")
+
+
+def check_traps(device) -> None:
+    """Raise KernelTrap if a launch on `device` trapped since the last check (and clear the word)."""
+    buf = _trap_buffers.get(id(device))
+    if buf is None:
+        return
+    raw = device.read(buf)
+    words = np.frombuffer(raw[: 4 * TRAP_WORDS].tobytes() if not raw.flags.c_contiguous else raw[: 4 * TRAP_WORDS],
+                          dtype=np.uint32)
+    code = int(words[TRAP_CODE_WORD])
+    if code == 0:
+        return
+    launch_id = int(words[TRAP_LAUNCH_WORD])
+    device.write(buf, np.zeros(TRAP_WORDS, np.uint32))
+    kernel = _recent.get(launch_id)
+    name = kernel.name if kernel is not None else f"<launch {launch_id}>"
+    site = next((t for t in kernel.traps if t.code == code), None) if kernel is not None else None
+    what = site.what if site else ("buffer index out of bounds" if code == TRAP_BOUNDS else None)
+    raise KernelTrap(name, code, site.where if site and site.where else None, what)
+
+
+__all__ = ["launch", "check_traps", "trap_buffer"]

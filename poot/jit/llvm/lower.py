@@ -1,0 +1,528 @@
+"""KIR -> LLVM IR: the one lowering every target shares.
+
+`lower_to_llvm(kernel, target) -> str` verifies the kernel, then asks the target to write its entry
+function(s); the target drives a `Lowering`, which turns expressions and statements into IR inside
+whatever function the target is building. What differs per target arrives through the `Lowering`'s
+hooks (set by the target): how group/local ids are read, where buffer, shared, meta and trap pointers
+come from, what `return` and a barrier become.
+
+Rules the IR follows (KIR semantics, model.py):
+- mutable locals are allocas (mem2reg promotes them); control flow is structured (if/loop/merge),
+  the shape the SPIR-V structurizer needs;
+- integer div/rem never fault: a zero divisor or INT_MIN / -1 gives 0;
+- shifts by >= the width give 0 (or the sign for an arithmetic right shift);
+- float -> int casts saturate (`llvm.fptosi.sat`, NaN -> 0); min/max propagate NaN
+  (`llvm.minimum/maximum`);
+- f16/bf16 values compute in float and are rounded once per operation; bf16 rounding and
+  conversions are integer bit operations (round to nearest even, NaN kept quiet);
+- float add/sub/mul carry `contract` (the backend may fuse them into FMAs) except `add_nocontract`;
+- with `kernel.checks`, an index outside 0..len-1 writes the trap word and ends the thread.
+"""
+from __future__ import annotations
+
+from ... import dtypes as dt
+from ...errors import LoweringError
+from ..kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
+                         Continue, Fma, For, If, Index, Kernel, Len, Load, Read, Return, Select,
+                         Store, Trap, TRAP_BOUNDS, Unary, While)
+from . import mathlib
+from .ir import Func, Module, const, float_const, int_const, mem_type, reg_type
+
+_FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_ICMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+_FARITH = {"add": "fadd contract", "sub": "fsub contract", "mul": "fmul contract", "div": "fdiv",
+           "rem": "frem", "add_nocontract": "fadd"}
+_LLVM_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "roundeven"}
+
+
+def _sfx(ty: str) -> str:
+    return {"float": "f32", "double": "f64", "half": "f16"}.get(ty, ty)
+
+
+class Lowering:
+    """Lowers statements and expressions of one kernel into the current function `self.f`.
+
+    Hooks a target sets before calling `stmts`: `as_global`, `as_shared` (address-space numbers),
+    `buffers` (name -> ptr value), `shared_ptrs`, `meta`, `trap` (ptr values), `ids` ((kind, axis) ->
+    i32 value for 'group' and 'local'), `local_ptr(name)`, `on_return()`, `on_trap_exit()`,
+    `on_barrier()`."""
+
+    def __init__(self, kernel: Kernel, module: Module, as_global: int = 0, as_shared: int = 0):
+        self.k, self.m = kernel, module
+        self.as_global, self.as_shared = as_global, as_shared
+        self.f: Func | None = None
+        self.buffers: dict[str, str] = {}
+        self.shared_ptrs: dict[str, str] = {}
+        self.meta = self.trap = None
+        self.ids: dict = {}
+        self.local_ptrs: dict[str, str] = {}
+        self.loops: list[tuple[str, str]] = []
+        self.meta_cache: dict = {}
+        self.decl = {p.name: p for p in kernel.params} | {s.name: s for s in kernel.shared}
+        self.local_types = {v.name: v.dtype for v in kernel.locals}
+        from ..abi import meta_layout
+
+        self.layout = meta_layout(kernel)
+        self.scalar_words = {name: (w, t) for name, w, t in self.layout.scalars}
+
+    # -- hooks (targets override by assignment or subclassing) ------------------------------------
+    def ptr(self, space: int) -> str:
+        return "ptr" if space == 0 else f"ptr addrspace({space})"
+
+    def local_ptr(self, name: str) -> str:
+        return self.local_ptrs[name]
+
+    def alloca_locals(self) -> None:
+        for v in self.k.locals:
+            self.local_ptrs[v.name] = self.f.entry_op(f"alloca {reg_type(v.dtype)}", hint=f"l.{v.name}.")
+
+    def on_return(self) -> None:
+        self.f.term("ret void")
+
+    def on_trap_exit(self) -> None:
+        self.f.term("ret void")
+
+    def on_barrier(self) -> None:
+        raise LoweringError("this target has no workgroup barrier")
+
+    # -- helpers --------------------------------------------------------------------------------
+    def op(self, text: str) -> str:
+        return self.f.op(text)
+
+    def call(self, fn: str, ret: str, args: list[tuple[str, str]], flags: str = "") -> str:
+        a = ", ".join(f"{t} {v}" for t, v in args)
+        return self.op(f"call {flags + ' ' if flags else ''}{ret} {fn}({a})")
+
+    def intr(self, name: str, ret: str, args: list[tuple[str, str]], flags: str = "") -> str:
+        fn = self.m.intrinsic(name, ret, ", ".join(t for t, _ in args))
+        return self.call(fn, ret, args, flags)
+
+    def meta_word(self, word: int, ty: str = "i32") -> str:
+        key = (word, ty)
+        if key not in self.meta_cache:
+            p = self.f.entry_op(f"getelementptr i32, {self.ptr(self.as_global)} {self.meta}, i64 {word}")
+            align = 8 if ty in ("i64", "double") else 4
+            self.meta_cache[key] = self.f.entry_op(f"load {ty}, {self.ptr(self.as_global)} {p}, align {align}",
+                                                   hint="meta")
+        return self.meta_cache[key]
+
+    def reset_function(self, f: Func) -> None:
+        self.f, self.meta_cache, self.local_ptrs = f, {}, {}
+
+    # -- narrow floats --------------------------------------------------------------------------
+    def round_to(self, v: str, dtype) -> str:
+        """Round a float register value to `dtype` (f16 / bf16), leaving it in float."""
+        if dtype is dt.float16:
+            h = self.op(f"fptrunc float {v} to half")
+            return self.op(f"fpext half {h} to float")
+        if dtype is dt.bfloat16:
+            return self.op(f"bitcast i32 {self.bf16_bits32(v)} to float")
+        return v
+
+    def bf16_bits32(self, v: str) -> str:
+        """float -> its bf16 rounding (RNE, NaN quieted) as i32 bits with the low half zero."""
+        i = self.op(f"bitcast float {v} to i32")
+        lsb = self.op(f"and i32 {self.op(f'lshr i32 {i}, 16')}, 1")
+        r = self.op(f"add i32 {i}, {self.op(f'add i32 {lsb}, 32767')}")
+        r = self.op(f"and i32 {r}, -65536")
+        q = self.op(f"and i32 {self.op(f'or i32 {i}, 4194304')}, -65536")
+        nan = self.op(f"fcmp uno float {v}, {v}")
+        return self.op(f"select i1 {nan}, i32 {q}, i32 {r}")
+
+    def to_mem(self, v: str, dtype) -> str:
+        if dtype is dt.bool_:
+            return self.op(f"zext i1 {v} to i8")
+        if dtype is dt.float16:
+            return self.op(f"fptrunc float {v} to half")
+        if dtype is dt.bfloat16:
+            return self.op(f"trunc i32 {self.op(f'lshr i32 {self.bf16_bits32(v)}, 16')} to i16")
+        return v
+
+    def from_mem(self, v: str, dtype) -> str:
+        if dtype is dt.bool_:
+            return self.op(f"icmp ne i8 {v}, 0")
+        if dtype is dt.float16:
+            return self.op(f"fpext half {v} to float")
+        if dtype is dt.bfloat16:
+            w = self.op(f"shl i32 {self.op(f'zext i16 {v} to i32')}, 16")
+            return self.op(f"bitcast i32 {w} to float")
+        return v
+
+    def to_bits(self, v: str, dtype) -> str:
+        """A float register value -> an integer of the dtype's width with its bits."""
+        if dtype in (dt.float16, dt.bfloat16):
+            return self.op(f"bitcast half {self.to_mem(v, dtype)} to i16") if dtype is dt.float16 \
+                else self.to_mem(v, dtype)
+        return self.op(f"bitcast {reg_type(dtype)} {v} to i{dtype.bits}")
+
+    def from_bits(self, v: str, dtype) -> str:
+        if dtype is dt.float16:
+            return self.from_mem(self.op(f"bitcast i16 {v} to half"), dtype)
+        if dtype is dt.bfloat16:
+            return self.from_mem(v, dtype)
+        return self.op(f"bitcast i{dtype.bits} {v} to {reg_type(dtype)}")
+
+    # -- expressions ----------------------------------------------------------------------------
+    def expr(self, e) -> str:
+        return getattr(self, "_e_" + type(e).__name__)(e)
+
+    def _e_Const(self, e: Const) -> str:
+        return const(e.value, e.dtype)
+
+    def _e_Read(self, e: Read) -> str:
+        if e.name in self.local_types:
+            return self.op(f"load {reg_type(e.dtype)}, ptr {self.local_ptr(e.name)}")
+        word, t = self.scalar_words[e.name]
+        if t.bits == 64:
+            v = self.meta_word(word, "i64")
+            return self.op(f"bitcast i64 {v} to double") if t is dt.float64 else v
+        w = self.meta_word(word)
+        if t is dt.bool_:
+            return self.op(f"icmp ne i32 {w}, 0")
+        if t.bits < 32:
+            w = self.op(f"trunc i32 {w} to i{t.bits}")
+            return self.from_bits(w, t) if dt.is_float(t) else w
+        return self.op(f"bitcast i32 {w} to float") if t is dt.float32 else w
+
+    def _e_Len(self, e: Len) -> str:
+        return self.meta_word(self.layout.lengths[self.k.buffers.index(self.decl[e.buffer])])
+
+    def _e_Index(self, e: Index) -> str:
+        if e.kind in ("group", "local"):
+            return self.ids[(e.kind, e.axis)]
+        if e.kind == "group_size":
+            return str(self.k.workgroup[e.axis])
+        if e.kind == "num_groups":
+            return self.meta_word(self.layout.grid + e.axis)
+        g = self.ids[("group", e.axis)]
+        base = self.op(f"mul i32 {g}, {self.k.workgroup[e.axis]}")
+        return self.op(f"add i32 {base}, {self.ids[('local', e.axis)]}")
+
+    def element_ptr(self, buffer: str, index) -> tuple[str, str]:
+        """(pointer, address space string) of buffer[index], bounds-checked when kernel.checks."""
+        decl = self.decl[buffer]
+        idx = self.expr(index)
+        it = index.dtype
+        i64 = idx if it.bits == 64 else self.op(f"{'sext' if dt.is_signed(it) else 'zext'} {reg_type(it)} {idx} to i64")
+        if isinstance(decl, BufferParam):
+            base, space = self.buffers[buffer], self.as_global
+            n = self.op(f"zext i32 {self._e_Len(Len(buffer))} to i64") if self.k.checks else None
+        else:
+            base, space = self.shared_ptrs[buffer], self.as_shared
+            n = str(decl.size)
+        if self.k.checks:
+            ok = self.op(f"icmp ult i64 {i64}, {n}")
+            good, bad = self.f.label("inb"), self.f.label("oob")
+            self.f.cbr(ok, good, bad)
+            self.f.start(bad)
+            self.write_trap(TRAP_BOUNDS)
+            self.f.start(good)
+        p = self.op(f"getelementptr inbounds {mem_type(decl.dtype)}, {self.ptr(space)} {base}, i64 {i64}")
+        return p, self.ptr(space)
+
+    def _e_Load(self, e: Load) -> str:
+        p, pty = self.element_ptr(e.buffer, e.index)
+        mt = mem_type(e.dtype)
+        return self.from_mem(self.op(f"load {mt}, {pty} {p}"), e.dtype)
+
+    def _e_Select(self, e: Select) -> str:
+        c, a, b = self.expr(e.cond), self.expr(e.a), self.expr(e.b)
+        return self.op(f"select i1 {c}, {reg_type(e.dtype)} {a}, {reg_type(e.dtype)} {b}")
+
+    def _e_Fma(self, e: Fma) -> str:
+        ty = reg_type(e.dtype)
+        args = [(ty, self.expr(x)) for x in (e.a, e.b, e.c)]
+        return self.round_to(self.intr(f"llvm.fma.{_sfx(ty)}", ty, args), e.dtype)
+
+    def _e_Cast(self, e: Cast) -> str:
+        return self.cast(self.expr(e.x), e.x.dtype, e.dtype)
+
+    def _e_Bitcast(self, e: Bitcast) -> str:
+        v, src, dst = self.expr(e.x), e.x.dtype, e.dtype
+        bits = self.to_bits(v, src) if dt.is_float(src) else v
+        return self.from_bits(bits, dst) if dt.is_float(dst) else bits
+
+    def cast(self, v: str, src, dst) -> str:
+        if src is dst:
+            return v
+        st, tt = reg_type(src), reg_type(dst)
+        if dst is dt.bool_:
+            if dt.is_float(src):
+                return self.op(f"fcmp une {st} {v}, {float_const(0.0)}")
+            return self.op(f"icmp ne {st} {v}, 0")
+        if src is dt.bool_:
+            return self.op(f"{'uitofp' if dt.is_float(dst) else 'zext'} i1 {v} to {tt}")
+        if dt.is_int(src) and dt.is_int(dst):
+            if src.bits == dst.bits:
+                return v
+            if src.bits > dst.bits:
+                return self.op(f"trunc {st} {v} to {tt}")
+            return self.op(f"{'sext' if dt.is_signed(src) else 'zext'} {st} {v} to {tt}")
+        if dt.is_int(src):
+            conv = "sitofp" if dt.is_signed(src) else "uitofp"
+            if dst is dt.float16:
+                return self.op(f"fpext half {self.op(f'{conv} {st} {v} to half')} to float")
+            return self.round_to(self.op(f"{conv} {st} {v} to {tt}"), dst)
+        if dt.is_int(dst):
+            sat = "fptosi" if dt.is_signed(dst) else "fptoui"
+            return self.intr(f"llvm.{sat}.sat.{tt}.{_sfx(st)}", tt, [(st, v)])
+        # float -> float
+        if src is dt.float64:
+            if dst is dt.float16:
+                return self.op(f"fpext half {self.op(f'fptrunc double {v} to half')} to float")
+            return self.round_to(self.op(f"fptrunc double {v} to float"), dst)
+        if dst is dt.float64:
+            return self.op(f"fpext float {v} to double")
+        return self.round_to(v, dst)
+
+    def _e_Unary(self, e: Unary) -> str:
+        x, t = self.expr(e.x), e.x.dtype
+        ty = reg_type(t)
+        op = e.op
+        if op in ("isnan", "isinf", "isfinite"):
+            if op == "isnan":
+                return self.op(f"fcmp uno {ty} {x}, {x}")
+            a = self.intr(f"llvm.fabs.{_sfx(ty)}", ty, [(ty, x)])
+            return self.op(f"fcmp {'oeq' if op == 'isinf' else 'olt'} {ty} {a}, {float_const(float('inf'))}")
+        if op in ("not", "bitnot"):
+            return self.op(f"xor {ty} {x}, {'true' if t is dt.bool_ else -1}")
+        if dt.is_int(t):
+            if op == "neg":
+                return self.op(f"sub {ty} 0, {x}")
+            if op == "abs":
+                return x if dt.is_unsigned(t) else self.intr(f"llvm.abs.{ty}", ty, [(ty, x), ("i1", "false")])
+            if op == "sign":
+                gt = self.op(f"icmp {'ugt' if dt.is_unsigned(t) else 'sgt'} {ty} {x}, 0")
+                pos = self.op(f"zext i1 {gt} to {ty}")
+                if dt.is_unsigned(t):
+                    return pos
+                neg = self.op(f"zext i1 {self.op(f'icmp slt {ty} {x}, 0')} to {ty}")
+                return self.op(f"sub {ty} {pos}, {neg}")
+        if op == "neg":
+            return self.op(f"fneg {ty} {x}")
+        if op == "abs":
+            return self.intr(f"llvm.fabs.{_sfx(ty)}", ty, [(ty, x)])
+        if op == "sign":
+            one, zero = float_const(1.0), float_const(0.0)
+            gt = self.op(f"fcmp ogt {ty} {x}, {zero}")
+            lt = self.op(f"fcmp olt {ty} {x}, {zero}")
+            s = self.op(f"select i1 {lt}, {ty} {float_const(-1.0)}, {ty} {x}")
+            return self.op(f"select i1 {gt}, {ty} {one}, {ty} {s}")
+        if op == "rsqrt":
+            s = self.intr(f"llvm.sqrt.{_sfx(ty)}", ty, [(ty, x)])
+            return self.round_to(self.op(f"fdiv {ty} {float_const(1.0)}, {s}"), t)
+        if op in _LLVM_UNARY:
+            return self.round_to(self.intr(f"llvm.{_LLVM_UNARY[op]}.{_sfx(ty)}", ty, [(ty, x)]), t)
+        return self.round_to(self.math(op, ty, [x]), t)
+
+    def math(self, op: str, ty: str, args: list[str]) -> str:
+        fn = mathlib.require(self.m, op, ty)
+        return self.call(fn, ty, [(ty, a) for a in args])
+
+    def _e_Binary(self, e: Binary) -> str:
+        t, op = e.a.dtype, e.op
+        a, b = self.expr(e.a), self.expr(e.b)
+        ty = reg_type(t)
+        if op in _FCMP:
+            if dt.is_float(t):
+                return self.op(f"fcmp {_FCMP[op]} {ty} {a}, {b}")
+            sign = "" if op in ("eq", "ne") else ("s" if dt.is_signed(t) else "u")
+            return self.op(f"icmp {sign}{_ICMP[op]} {ty} {a}, {b}")
+        if dt.is_float(t):
+            if op in _FARITH:
+                return self.round_to(self.op(f"{_FARITH[op]} {ty} {a}, {b}"), t)
+            if op in ("min", "max"):
+                fn = f"llvm.{'minimum' if op == 'min' else 'maximum'}.{_sfx(ty)}"
+                return self.intr(fn, ty, [(ty, a), (ty, b)])
+            if op == "copysign":
+                return self.intr(f"llvm.copysign.{_sfx(ty)}", ty, [(ty, a), (ty, b)])
+            if op == "nextafter":
+                return self.nextafter(a, b, t)
+            return self.round_to(self.math(op, ty, [a, b]), t)
+        if op in ("add", "sub", "mul", "and", "or", "xor"):
+            return self.op(f"{op} {ty} {a}, {b}")
+        if op in ("min", "max"):
+            fn = f"llvm.{'s' if dt.is_signed(t) else 'u'}{op}.{ty}"
+            return self.intr(fn, ty, [(ty, a), (ty, b)])
+        if op in ("div", "rem"):
+            return self.int_divrem(op, a, b, t)
+        if op in ("shl", "shr"):
+            w = t.bits
+            big = self.op(f"icmp uge {ty} {b}, {w}")
+            if op == "shl":
+                r = self.op(f"shl {ty} {a}, {b}")
+                return self.op(f"select i1 {big}, {ty} 0, {ty} {r}")
+            if dt.is_signed(t):
+                amt = self.op(f"select i1 {big}, {ty} {w - 1}, {ty} {b}")
+                return self.op(f"ashr {ty} {a}, {amt}")
+            r = self.op(f"lshr {ty} {a}, {b}")
+            return self.op(f"select i1 {big}, {ty} 0, {ty} {r}")
+        raise LoweringError(f"binary op {op} on {t.name} has no lowering")
+
+    def int_divrem(self, op: str, a: str, b: str, t) -> str:
+        ty = reg_type(t)
+        bad = self.op(f"icmp eq {ty} {b}, 0")
+        if dt.is_signed(t):
+            ovf = self.op(f"and i1 {self.op(f'icmp eq {ty} {a}, {int_const(1 << (t.bits - 1), t.bits)}')}, "
+                          f"{self.op(f'icmp eq {ty} {b}, -1')}")
+            bad = self.op(f"or i1 {bad}, {ovf}")
+        safe = self.op(f"select i1 {bad}, {ty} 1, {ty} {b}")
+        instr = ("s" if dt.is_signed(t) else "u") + ("div" if op == "div" else "rem")
+        r = self.op(f"{instr} {ty} {a}, {safe}")
+        return self.op(f"select i1 {bad}, {ty} 0, {ty} {r}")
+
+    def nextafter(self, a: str, b: str, t) -> str:
+        ty, w = reg_type(t), t.bits
+        it = f"i{w}"
+        ia = self.to_bits(a, t)
+        nan = self.op(f"fcmp uno {ty} {a}, {b}")
+        eq = self.op(f"fcmp oeq {ty} {a}, {b}")
+        zero = self.op(f"fcmp oeq {ty} {a}, {float_const(0.0)}")
+        sign_b = self.op(f"and {it} {self.to_bits(b, t)}, {int_const(1 << (w - 1), w)}")
+        tiny = self.op(f"or {it} {sign_b}, 1")
+        up = self.op(f"xor i1 {self.op(f'fcmp olt {ty} {a}, {b}')}, {self.op(f'fcmp olt {ty} {a}, {float_const(0.0)}')}")
+        step = self.op(f"select i1 {up}, {it} 1, {it} -1")
+        moved = self.op(f"add {it} {ia}, {step}")
+        r = self.op(f"select i1 {zero}, {it} {tiny}, {it} {moved}")
+        rv = self.from_bits(r, t)
+        r2 = self.op(f"select i1 {eq}, {ty} {b}, {ty} {rv}")
+        s = self.op(f"fadd {ty} {a}, {b}")
+        return self.op(f"select i1 {nan}, {ty} {s}, {ty} {r2}")
+
+    # -- statements -----------------------------------------------------------------------------
+    def stmts(self, body) -> None:
+        for s in body:
+            getattr(self, "_s_" + type(s).__name__)(s)
+
+    def _s_Assign(self, s: Assign) -> None:
+        v = self.expr(s.value)
+        self.f.emit(f"store {reg_type(s.value.dtype)} {v}, ptr {self.local_ptr(s.name)}")
+
+    def _s_Store(self, s: Store) -> None:
+        p, pty = self.element_ptr(s.buffer, s.index)
+        t = self.decl[s.buffer].dtype
+        v = self.to_mem(self.expr(s.value), t)
+        self.f.emit(f"store {mem_type(t)} {v}, {pty} {p}")
+
+    def _s_AtomicAdd(self, s: AtomicAdd) -> None:
+        p, pty = self.element_ptr(s.buffer, s.index)
+        t = self.decl[s.buffer].dtype
+        v = self.expr(s.value)
+        kind = "fadd" if dt.is_float(t) else "add"
+        old = self.op(f"atomicrmw {kind} {pty} {p}, {reg_type(t)} {v} monotonic")
+        if s.result is not None:
+            self.f.emit(f"store {reg_type(t)} {old}, ptr {self.local_ptr(s.result)}")
+
+    def _s_If(self, s: If) -> None:
+        c = self.expr(s.cond)
+        then, other, done = self.f.label("then"), self.f.label("else"), self.f.label("endif")
+        self.f.cbr(c, then, other if s.orelse else done)
+        self.f.start(then)
+        self.stmts(s.then)
+        self.f.br(done)
+        if s.orelse:
+            self.f.start(other)
+            self.stmts(s.orelse)
+            self.f.br(done)
+        self.f.start(done)
+
+    def for_header(self, s: For):
+        """Emit the trip count of `s` and return (T, count, store_var(k)) for a counted loop."""
+        t = self.local_types[s.var]
+        ty = reg_type(t)
+        start, stop = self.expr(s.start), self.expr(s.stop)
+        sg = "s" if dt.is_signed(t) else "u"
+        up = s.step > 0
+        ok = self.op(f"icmp {sg}{'lt' if up else 'gt'} {ty} {start}, {stop}")
+        diff = self.op(f"sub {ty} {stop}, {start}" if up else f"sub {ty} {start}, {stop}")
+        mag = abs(s.step)
+        if mag == 1:
+            n = diff
+        else:
+            dm1 = self.op(f"sub {ty} {diff}, 1")
+            n = self.op(f"add {ty} {self.op(f'udiv {ty} {dm1}, {mag}')}, 1")
+        count = self.op(f"select i1 {ok}, {ty} {n}, {ty} 0")
+        flag = "nsw" if dt.is_signed(t) else "nuw"
+
+        def var_at(k: str) -> str:
+            off = k if mag == 1 else self.op(f"mul nuw {ty} {k}, {mag}")
+            return self.op(f"{'add' if up else 'sub'} {flag} {ty} {start}, {off}")
+        return ty, count, var_at
+
+    def _s_For(self, s: For) -> None:
+        ty, count, var_at = self.for_header(s)
+        kp = self.f.entry_op(f"alloca {ty}", hint="k")
+        self.f.emit(f"store {ty} 0, ptr {kp}")
+        head, body, latch, done = (self.f.label(x) for x in ("for", "body", "latch", "endfor"))
+        self.f.br(head)
+        self.f.start(head)
+        k = self.op(f"load {ty}, ptr {kp}")
+        self.f.cbr(self.op(f"icmp ult {ty} {k}, {count}"), body, done)
+        self.f.start(body)
+        self.f.emit(f"store {ty} {var_at(k)}, ptr {self.local_ptr(s.var)}")
+        self.loops.append((done, latch))
+        self.stmts(s.body)
+        self.loops.pop()
+        self.f.br(latch)
+        self.f.start(latch)
+        k2 = self.op(f"load {ty}, ptr {kp}")
+        self.f.emit(f"store {ty} {self.op(f'add nuw {ty} {k2}, 1')}, ptr {kp}")
+        self.f.br(head)
+        self.f.start(done)
+
+    def _s_While(self, s: While) -> None:
+        head, body, done = self.f.label("while"), self.f.label("wbody"), self.f.label("endwhile")
+        self.f.br(head)
+        self.f.start(head)
+        self.f.cbr(self.expr(s.cond), body, done)
+        self.f.start(body)
+        self.loops.append((done, head))
+        self.stmts(s.body)
+        self.loops.pop()
+        self.f.br(head)
+        self.f.start(done)
+
+    def _s_Break(self, s: Break) -> None:
+        self.f.br(self.loops[-1][0])
+
+    def _s_Continue(self, s: Continue) -> None:
+        self.f.br(self.loops[-1][1])
+
+    def _s_Return(self, s: Return) -> None:
+        self.on_return()
+
+    def _s_Barrier(self, s: Barrier) -> None:
+        self.on_barrier()
+
+    def _s_Trap(self, s: Trap) -> None:
+        self.write_trap(s.code)
+
+    def write_trap(self, code: int) -> None:
+        """trap[0]: 0 -> code (first trap wins); the winner writes its launch id to trap[1]; then exit."""
+        pty = self.ptr(self.as_global)
+        res = self.op(f"cmpxchg {pty} {self.trap}, i32 0, i32 {code} monotonic monotonic")
+        won = self.op(f"extractvalue {{ i32, i1 }} {res}, 1")
+        yes, after = self.f.label("trapwon"), self.f.label("trapexit")
+        self.f.cbr(won, yes, after)
+        self.f.start(yes)
+        p = self.op(f"getelementptr i32, {pty} {self.trap}, i64 1")
+        lid = self.meta_word(self.layout.launch_id)
+        self.f.emit(f"store atomic i32 {lid}, {pty} {p} monotonic, align 4")
+        self.f.br(after)
+        self.f.start(after)
+        self.on_trap_exit()
+
+
+def lower_to_llvm(kernel: Kernel, target, symbol: str | None = None, *, verified: bool = False) -> str:
+    """The LLVM IR module text of `kernel` for `target` (a targets.* object), entry `@symbol`
+    (default: the kernel's name). Verifies the kernel first unless `verified`."""
+    if not verified:
+        from ..kir.verify import verify
+
+        verify(kernel, max_workgroup_size=getattr(target, "max_workgroup_size", 1024))
+    module = Module(target.triple, target.datalayout)
+    target.build_module(kernel, module, symbol or kernel.name)
+    return module.render()
+
+
+__all__ = ["Lowering", "lower_to_llvm"]

@@ -1,0 +1,493 @@
+"""Transcendental functions written in LLVM IR: internal, alwaysinline, branch-free (selects, no
+branches, no libm calls), so the loop vectorizer widens them and GPU targets (which have no libm) take
+the same code.
+
+`require(module, op, ty)` defines `@poot.<op>.<f32|f64>` in `module` (with what it calls) and returns
+its name. Every function exists for float and double. exp, exp2 and log have native float versions;
+the other float versions widen to double, compute there and round once (results within ~1 ulp).
+
+Methods (double):
+- exp/exp2: n = round(x*log2 e); Cody-Waite reduction with FMA; degree-13 Taylor polynomial on
+  |r| <= ln2/2; 2**n applied as two exact power-of-two factors (so subnormal results round once).
+- log family: x = m * 2**e, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1) carried
+  as a double-double, so log x comes out as hi + lo (~2**-59 relative): log, log2, log10, log1p
+  round that sum; pow uses it as exp(y * (hi + lo)) with an exact FMA product.
+- expm1: the exp reduction with e**r - 1 = r + r*r*P(r), recombined as fma(2**n, p, 2**n - 1).
+- sin/cos/tan: n = round(x*2/pi), r = x - n*pi/2 with pi/2 as three doubles and FMAs; Taylor
+  polynomials on |r| <= pi/4. RANGE LIMIT: accurate (few ulp) for |x| < 2**28 (doubles) and for
+  float inputs below the same bound; beyond it results stay in [-1, 1] but lose accuracy.
+- atan: reduction to |t| <= tan(pi/8) (1/t and (t-1)/(t+1)), Chebyshev fit (mathcoeffs.py);
+  atan2 reduces min/max(|x|,|y|) to atan and fixes the quadrant; asin/acos via atan2 and
+  sqrt((1-x)(1+x)).
+- sinh/cosh/tanh via expm1/exp (large |x| as (e**(x/2)/2)*e**(x/2)); asinh/acosh/atanh via log1p.
+- erf: x*P(x*x) on |x| < 1, 1 - exp(-x*x)*erfcx(x) with four fitted pieces on [1, 6), 1 above.
+- hypot: max * sqrt(1 + (min/max)**2) with inf beating NaN.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import NotBuiltError
+from . import mathcoeffs as C
+from .ir import Func, Module, float_const
+
+_INF, _NAN = float("inf"), float("nan")
+NATIVE_F32 = frozenset({"exp", "exp2", "log"})
+BINARY = frozenset({"pow", "atan2", "hypot"})
+
+
+class _B:
+    """A builder for one mathlib function of type `ty` ('float' or 'double')."""
+
+    def __init__(self, m: Module, ty: str):
+        self.m, self.ty = m, ty
+        self.dbl = ty == "double"
+        self.bits = 64 if self.dbl else 32
+        self.it = f"i{self.bits}"
+        self.mant = 52 if self.dbl else 23
+        self.bias = 1023 if self.dbl else 127
+        self.f = Func("m")
+        self.sfx = "f64" if self.dbl else "f32"
+
+    def k(self, v: float) -> str:
+        return float_const(v if self.dbl or math.isnan(v) else float(np.float32(v)))
+
+    def o(self, text: str) -> str:
+        return self.f.op(text)
+
+    def add(self, a, b): return self.o(f"fadd {self.ty} {a}, {b}")
+    def sub(self, a, b): return self.o(f"fsub {self.ty} {a}, {b}")
+    def mul(self, a, b): return self.o(f"fmul {self.ty} {a}, {b}")
+    def div(self, a, b): return self.o(f"fdiv {self.ty} {a}, {b}")
+    def neg(self, a): return self.o(f"fneg {self.ty} {a}")
+    def cmp(self, pred, a, b): return self.o(f"fcmp {pred} {self.ty} {a}, {b}")
+    def and_(self, a, b): return self.o(f"and i1 {a}, {b}")
+    def or_(self, a, b): return self.o(f"or i1 {a}, {b}")
+    def not_(self, a): return self.o(f"xor i1 {a}, true")
+
+    def sel(self, c, a, b, ty=None):
+        ty = ty or self.ty
+        return self.o(f"select i1 {c}, {ty} {a}, {ty} {b}")
+
+    def intr(self, name, *args, ret=None):
+        ret = ret or self.ty
+        fn = self.m.intrinsic(f"llvm.{name}.{self.sfx}", ret, ", ".join(self.ty for _ in args))
+        return self.o(f"call {ret} {fn}(" + ", ".join(f"{self.ty} {a}" for a in args) + ")")
+
+    def fma(self, a, b, c): return self.intr("fma", a, b, c)
+    def fabs(self, a): return self.intr("fabs", a)
+    def rint(self, a): return self.intr("roundeven", a)
+    def floor(self, a): return self.intr("floor", a)
+    def sqrt(self, a): return self.intr("sqrt", a)
+    def copysign(self, a, b): return self.intr("copysign", a, b)
+
+    def bits_of(self, a): return self.o(f"bitcast {self.ty} {a} to {self.it}")
+    def from_bits(self, i): return self.o(f"bitcast {self.it} {i} to {self.ty}")
+    def i(self, op, a, b): return self.o(f"{op} {self.it} {a}, {b}")
+
+    def to_int(self, a):
+        fn = self.m.intrinsic(f"llvm.fptosi.sat.{self.it}.{self.sfx}", self.it, self.ty)
+        return self.o(f"call {self.it} {fn}({self.ty} {a})")
+
+    def to_float(self, i): return self.o(f"sitofp {self.it} {i} to {self.ty}")
+
+    def horner(self, x, coeffs):
+        p = self.k(coeffs[-1])
+        for c in reversed(coeffs[:-1]):
+            p = self.fma(p, x, self.k(c))
+        return p
+
+    def clamp(self, x, lo, hi):
+        """x limited to [lo, hi], NaN kept."""
+        x = self.sel(self.cmp("ogt", x, self.k(hi)), self.k(hi), x)
+        return self.sel(self.cmp("olt", x, self.k(lo)), self.k(lo), x)
+
+    def call(self, op, *args):
+        fn = require(self.m, op, self.ty)
+        return self.o(f"call {self.ty} {fn}(" + ", ".join(f"{self.ty} {a}" for a in args) + ")")
+
+    def pow2(self, n_int):
+        """2**n as a float, for n in the normal exponent range."""
+        e = self.i("add", n_int, self.bias)
+        return self.from_bits(self.i("shl", e, self.mant))
+
+    def scale(self, p, n):
+        """p * 2**n for integral-valued float n with |n| up to ~2 * the exponent range."""
+        ni = self.to_int(n)
+        n1 = self.i("ashr", ni, 1)
+        n2 = self.i("sub", ni, n1)
+        return self.mul(self.mul(p, self.pow2(n1)), self.pow2(n2))
+
+    def two_sum(self, a, b):
+        s = self.add(a, b)
+        bb = self.sub(s, a)
+        err = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
+        return s, err
+
+    def is_zero(self, x): return self.cmp("oeq", x, self.k(0.0))
+    def keep_zero(self, x, r): return self.sel(self.is_zero(x), x, r)   # f(±0) = ±0
+    def isnan(self, x): return self.cmp("uno", x, x)
+    def isinf(self, x): return self.cmp("oeq", self.fabs(x), self.k(_INF))
+
+    def signbit(self, x):
+        return self.o(f"icmp slt {self.it} {self.bits_of(x)}, 0")
+
+
+# --- exp family ------------------------------------------------------------------------------------
+_INV_FACT = [1.0 / math.factorial(k) for k in range(16)]
+
+
+def _exp_core(b: _B, x, lo=None, base2=False):
+    if base2:
+        xc = b.clamp(x, -1076.0, 1025.0) if b.dbl else b.clamp(x, -151.0, 129.0)
+        n = b.rint(xc)
+        r = b.sub(xc, n)
+        deg = 13 if b.dbl else 7
+        ln2 = math.log(2.0)
+        p = b.horner(r, [ln2 ** k * _INV_FACT[k] for k in range(deg + 1)])
+    else:
+        xc = b.clamp(x, -746.0, 710.0) if b.dbl else b.clamp(x, -104.0, 89.0)
+        n = b.rint(b.mul(xc, b.k(1.4426950408889634)))
+        hi, low = (0.6931471805599453, 2.3190468138462996e-17) if b.dbl else (0.6931471824645996, -1.9046542121259336e-09)
+        nn = b.neg(n)
+        r = b.fma(nn, b.k(hi), xc)
+        r = b.fma(nn, b.k(low), r)
+        if lo is not None:
+            r = b.add(r, lo)
+        p = b.horner(r, _INV_FACT[: (14 if b.dbl else 8)])
+    return b.scale(p, n)
+
+
+def _exp(b, x): return _exp_core(b, x)
+def _exp2(b, x): return _exp_core(b, x, base2=True)
+
+
+def _expm1(b, x):
+    xc = b.clamp(x, -60.0, 709.0)
+    n = b.rint(b.mul(xc, b.k(1.4426950408889634)))
+    nn = b.neg(n)
+    r = b.fma(nn, b.k(0.6931471805599453), xc)
+    r = b.fma(nn, b.k(2.3190468138462996e-17), r)
+    p = b.fma(b.mul(r, r), b.horner(r, _INV_FACT[2:16]), r)
+    t = b.pow2(b.to_int(n))
+    res = b.fma(t, p, b.sub(t, b.k(1.0)))
+    res = b.sel(b.cmp("ogt", x, b.k(709.0)), b.call("exp", x), res)
+    return b.keep_zero(x, res)
+
+
+# --- log family ------------------------------------------------------------------------------------
+_LOG_P = [2.0 / (2 * k + 3) for k in range(11)]          # 2/3, 2/5, ..., 2/23
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # fdlibm: e*LN2_HI exact
+
+
+def _log_dd(b: _B, x):
+    """log(x) = H + L for finite x > 0 (double only)."""
+    tiny = b.cmp("olt", x, b.k(2.2250738585072014e-308))
+    xs = b.sel(tiny, b.mul(x, b.k(2.0 ** 54)), x)
+    eadj = b.sel(tiny, "-54", "0", ty="i64")
+    ix = b.i("add", b.bits_of(xs), str((0x3FF00000 - 0x3FE6A09E) << 32))
+    e = b.i("add", b.i("sub", b.i("lshr", ix, 52), 1023), eadj)
+    m = b.from_bits(b.i("add", b.i("and", ix, str((1 << 52) - 1)), str(0x3FE6A09E << 32)))
+    one = b.k(1.0)
+    num = b.sub(m, one)
+    den, den_lo = b.two_sum(m, one)
+    s = b.div(num, den)
+    ns = b.neg(s)
+    rr = b.fma(ns, den, num)
+    rr = b.fma(ns, den_lo, rr)
+    s_lo = b.div(rr, den)
+    z = b.mul(s, s)
+    tail = b.mul(b.mul(s, z), b.horner(z, _LOG_P))
+    ef = b.to_float(e)
+    a = b.mul(ef, b.k(LN2_HI))
+    h, err = b.two_sum(a, b.add(s, s))
+    low = b.add(b.add(b.add(s_lo, s_lo), tail), b.fma(ef, b.k(LN2_LO), err))
+    return h, low
+
+
+def _log_special(b: _B, x, res):
+    res = b.sel(b.is_zero(x), b.k(-_INF), res)
+    res = b.sel(b.cmp("olt", x, b.k(0.0)), b.k(_NAN), res)
+    res = b.sel(b.cmp("oeq", x, b.k(_INF)), x, res)
+    return b.sel(b.isnan(x), x, res)
+
+
+def _log(b, x):
+    if b.dbl:
+        h, low = _log_dd(b, x)
+        return _log_special(b, x, b.add(h, low))
+    tiny = b.cmp("olt", x, b.k(1.1754943508222875e-38))
+    xs = b.sel(tiny, b.mul(x, b.k(2.0 ** 25)), x)
+    eadj = b.sel(tiny, "-25", "0", ty="i32")
+    ix = b.i("add", b.bits_of(xs), str(0x3F800000 - 0x3F3504F3))
+    e = b.i("add", b.i("sub", b.i("lshr", ix, 23), 127), eadj)
+    m = b.from_bits(b.i("add", b.i("and", ix, str(0x7FFFFF)), str(0x3F3504F3)))
+    f = b.sub(m, b.k(1.0))
+    s = b.div(f, b.add(f, b.k(2.0)))
+    z = b.mul(s, s)
+    r = b.mul(z, b.horner(z, [2 / 3, 2 / 5, 2 / 7, 2 / 9, 2 / 11]))
+    hfsq = b.mul(b.mul(b.k(0.5), f), f)
+    dk = b.to_float(e)
+    t = b.fma(s, b.add(hfsq, r), b.mul(dk, b.k(9.0580006145e-06)))
+    res = b.add(b.add(b.sub(t, hfsq), f), b.mul(dk, b.k(6.9313812256e-01)))
+    return _log_special(b, x, res)
+
+
+def _log_scaled(b, x, c_hi, c_lo):
+    h, low = _log_dd(b, x)
+    p = b.mul(h, b.k(c_hi))
+    pe = b.fma(h, b.k(c_hi), b.neg(p))
+    res = b.add(p, b.add(pe, b.fma(h, b.k(c_lo), b.mul(low, b.k(c_hi)))))
+    return _log_special(b, x, res)
+
+
+def _log2(b, x): return _log_scaled(b, x, 1.4426950408889634, 2.0355273740931033e-17)
+def _log10(b, x): return _log_scaled(b, x, 0.4342944819032518, 1.098319650216765e-17)
+
+
+def _log1p(b, x):
+    u, ulo = b.two_sum(b.k(1.0), x)
+    h, low = _log_dd(b, u)
+    res = b.add(h, b.add(low, b.div(ulo, u)))
+    res = _log_special(b, u, res)
+    res = b.sel(b.isnan(x), x, res)
+    return b.keep_zero(x, res)
+
+
+def _pow(b, x, y):
+    ax = b.fabs(x)
+    h, low = _log_dd(b, ax)
+    p = b.mul(y, h)
+    lo = b.add(b.fma(y, h, b.neg(p)), b.mul(y, low))
+    res = _exp_core(b, p, lo=lo)
+    inf, zero, one = b.k(_INF), b.k(0.0), b.k(1.0)
+    yneg = b.cmp("olt", y, zero)
+    res = b.sel(b.is_zero(ax), b.sel(yneg, inf, zero), res)
+    res = b.sel(b.cmp("oeq", ax, inf), b.sel(yneg, zero, inf), res)
+    big = b.cmp("ogt", ax, one)
+    yinf = b.sel(b.cmp("oeq", ax, one), one, b.sel(b.o(f"xor i1 {big}, {yneg}"), inf, zero))
+    res = b.sel(b.isinf(y), yinf, res)
+    yint = b.cmp("oeq", b.floor(y), y)
+    half = b.mul(y, b.k(0.5))
+    yodd = b.and_(yint, b.cmp("une", b.floor(half), half))
+    xneg = b.signbit(x)
+    res = b.sel(b.and_(xneg, yodd), b.neg(res), res)
+    finite_neg = b.and_(b.cmp("olt", x, zero), b.cmp("ogt", x, b.k(-_INF)))
+    res = b.sel(b.and_(finite_neg, b.not_(yint)), b.k(_NAN), res)
+    res = b.sel(b.cmp("uno", x, y), b.add(x, y), res)
+    res = b.sel(b.is_zero(y), one, res)
+    return b.sel(b.cmp("oeq", x, one), one, res)
+
+
+# --- trigonometric ---------------------------------------------------------------------------------
+_SIN_P = [(-1) ** k / math.factorial(2 * k + 1) for k in range(1, 9)]
+_COS_P = [(-1) ** k / math.factorial(2 * k) for k in range(2, 10)]
+
+
+def _sincos_core(b, x):
+    """(sin r, cos r, quadrant i64) with x = r + quadrant*pi/2."""
+    n = b.rint(b.mul(x, b.k(0.6366197723675814)))
+    nn = b.neg(n)
+    r = b.fma(nn, b.k(C.PIO2[0]), x)
+    r = b.fma(nn, b.k(C.PIO2[1]), r)
+    r = b.fma(nn, b.k(C.PIO2[2]), r)
+    q = b.i("and", b.to_int(n), 3)
+    z = b.mul(r, r)
+    s = b.fma(b.mul(r, z), b.horner(z, _SIN_P), r)
+    hz = b.mul(b.k(0.5), z)
+    w = b.sub(b.k(1.0), hz)
+    corr = b.sub(b.sub(b.k(1.0), w), hz)
+    c = b.add(w, b.fma(b.mul(z, z), b.horner(z, _COS_P), corr))
+    return s, c, q
+
+
+def _quadrant(b, q, vals):
+    out = vals[0]
+    for j in (1, 2, 3):
+        out = b.sel(b.o(f"icmp eq {b.it} {q}, {j}"), vals[j], out)
+    return out
+
+
+def _sin(b, x):
+    s, c, q = _sincos_core(b, x)
+    return b.keep_zero(x, _quadrant(b, q, [s, c, b.neg(s), b.neg(c)]))
+
+
+def _cos(b, x):
+    s, c, q = _sincos_core(b, x)
+    return _quadrant(b, q, [c, b.neg(s), b.neg(c), s])
+
+
+def _tan(b, x):
+    s, c, q = _sincos_core(b, x)
+    odd = b.o(f"icmp ne {b.it} {b.i('and', q, 1)}, 0")
+    return b.keep_zero(x, b.sel(odd, b.neg(b.div(c, s)), b.div(s, c)))
+
+
+PI_HI, PI_LO = 3.141592653589793, 1.2246467991473532e-16
+PIO2_HI, PIO2_LO = 1.5707963267948966, 6.123233995736766e-17
+PIO4_HI, PIO4_LO = 0.7853981633974483, 3.061616997868383e-17
+
+
+def _atan01(b, t):
+    """atan(t) for t in [0, 1] (and NaN)."""
+    mid = b.cmp("ogt", t, b.k(0.41421356237309503))
+    one = b.k(1.0)
+    tr = b.sel(mid, b.div(b.sub(t, one), b.add(t, one)), t)
+    z = b.mul(tr, tr)
+    a = b.fma(b.mul(tr, z), b.horner(z, C.ATAN_P), tr)
+    return b.sel(mid, b.add(b.k(PIO4_HI), b.add(a, b.k(PIO4_LO))), a)
+
+
+def _atan(b, x):
+    t = b.fabs(x)
+    big = b.cmp("ogt", t, b.k(1.0))
+    a = _atan01(b, b.sel(big, b.div(b.k(1.0), t), t))
+    a = b.sel(big, b.add(b.sub(b.k(PIO2_HI), a), b.k(PIO2_LO)), a)
+    return b.copysign(a, x)
+
+
+def _atan2(b, y, x):
+    ax, ay = b.fabs(x), b.fabs(y)
+    swap = b.cmp("ogt", ay, ax)
+    r = b.div(b.sel(swap, ax, ay), b.sel(swap, ay, ax))
+    r = b.sel(b.and_(b.isinf(ax), b.isinf(ay)), b.k(1.0), r)
+    r = b.sel(b.and_(b.is_zero(ax), b.is_zero(ay)), b.k(0.0), r)
+    a = _atan01(b, r)
+    a = b.sel(swap, b.add(b.sub(b.k(PIO2_HI), a), b.k(PIO2_LO)), a)
+    a = b.sel(b.signbit(x), b.add(b.sub(b.k(PI_HI), a), b.k(PI_LO)), a)
+    a = b.copysign(a, y)
+    return b.sel(b.cmp("uno", x, y), b.add(x, y), a)
+
+
+def _cosine_side(b, x):
+    one = b.k(1.0)
+    return b.sqrt(b.mul(b.sub(one, x), b.add(one, x)))
+
+
+def _asin(b, x): return b.call("atan2", x, _cosine_side(b, x))
+def _acos(b, x): return b.call("atan2", _cosine_side(b, x), x)
+
+
+# --- hyperbolic ------------------------------------------------------------------------------------
+def _sinh(b, x):
+    ax = b.fabs(x)
+    t = b.call("expm1", ax)
+    small = b.mul(b.k(0.5), b.add(t, b.div(t, b.add(t, b.k(1.0)))))
+    w = b.call("exp", b.mul(b.k(0.5), ax))
+    large = b.mul(b.mul(b.k(0.5), w), w)
+    return b.copysign(b.sel(b.cmp("ogt", ax, b.k(22.0)), large, small), x)
+
+
+def _cosh(b, x):
+    ax = b.fabs(x)
+    t = b.call("exp", ax)
+    small = b.mul(b.k(0.5), b.add(t, b.div(b.k(1.0), t)))
+    w = b.call("exp", b.mul(b.k(0.5), ax))
+    large = b.mul(b.mul(b.k(0.5), w), w)
+    return b.sel(b.cmp("ogt", ax, b.k(22.0)), large, small)
+
+
+def _tanh(b, x):
+    ax = b.clamp(b.fabs(x), 0.0, 20.0)
+    t = b.call("expm1", b.add(ax, ax))
+    return b.copysign(b.div(t, b.add(t, b.k(2.0))), x)
+
+
+def _asinh(b, x):
+    ax = b.fabs(x)
+    one = b.k(1.0)
+    x2 = b.mul(ax, ax)
+    small = b.call("log1p", b.add(ax, b.div(x2, b.add(one, b.sqrt(b.add(one, x2))))))
+    large = b.add(b.call("log", ax), b.k(math.log(2.0)))
+    return b.copysign(b.sel(b.cmp("ogt", ax, b.k(2.0 ** 28)), large, small), x)
+
+
+def _acosh(b, x):
+    t = b.sub(x, b.k(1.0))
+    small = b.call("log1p", b.add(t, b.sqrt(b.fma(t, t, b.add(t, t)))))
+    large = b.add(b.call("log", x), b.k(math.log(2.0)))
+    res = b.sel(b.cmp("ogt", x, b.k(2.0 ** 28)), large, small)
+    return b.sel(b.cmp("olt", x, b.k(1.0)), b.k(_NAN), res)
+
+
+def _atanh(b, x):
+    ax = b.fabs(x)
+    r = b.mul(b.k(0.5), b.call("log1p", b.div(b.add(ax, ax), b.sub(b.k(1.0), ax))))
+    return b.copysign(r, x)
+
+
+# --- erf, hypot ------------------------------------------------------------------------------------
+def _erf(b, x):
+    ax = b.fabs(x)
+    small = b.mul(ax, b.horner(b.mul(ax, ax), C.ERF_SMALL_P))
+    pieces = C.ERFCX_PIECES
+    cen = b.k(pieces[0][2])
+    coeffs = [b.k(c) for c in pieces[0][3]]
+    for lo, _, center, cs in pieces[1:]:
+        use = b.cmp("oge", ax, b.k(lo))
+        cen = b.sel(use, b.k(center), cen)
+        coeffs = [b.sel(use, b.k(c), prev) for c, prev in zip(cs, coeffs)]
+    t = b.sub(ax, cen)
+    v = coeffs[-1]
+    for c in reversed(coeffs[:-1]):
+        v = b.fma(v, t, c)
+    h = b.mul(ax, ax)
+    low = b.fma(ax, ax, b.neg(h))
+    em = b.mul(b.call("exp", b.neg(h)), b.sub(b.k(1.0), low))
+    large = b.fma(b.neg(em), v, b.k(1.0))
+    res = b.sel(b.cmp("olt", ax, b.k(1.0)), small, large)
+    res = b.sel(b.cmp("oge", ax, b.k(6.0)), b.k(1.0), res)
+    return b.copysign(res, x)
+
+
+def _hypot(b, x, y):
+    ax, ay = b.fabs(x), b.fabs(y)
+    gt = b.cmp("ogt", ax, ay)
+    hi, lo = b.sel(gt, ax, ay), b.sel(gt, ay, ax)
+    r = b.div(lo, hi)
+    res = b.mul(hi, b.sqrt(b.fma(r, r, b.k(1.0))))
+    res = b.sel(b.is_zero(hi), b.k(0.0), res)
+    return b.sel(b.or_(b.isinf(ax), b.isinf(ay)), b.k(_INF), res)
+
+
+_IMPL = {
+    "exp": _exp, "exp2": _exp2, "expm1": _expm1, "log": _log, "log2": _log2, "log10": _log10,
+    "log1p": _log1p, "sin": _sin, "cos": _cos, "tan": _tan, "asin": _asin, "acos": _acos, "atan": _atan,
+    "sinh": _sinh, "cosh": _cosh, "tanh": _tanh, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh,
+    "erf": _erf, "pow": _pow, "atan2": _atan2, "hypot": _hypot,
+}
+FUNCTIONS = tuple(sorted(_IMPL))
+
+
+def require(module: Module, op: str, ty: str) -> str:
+    """Define `@poot.<op>.<f32|f64>` (and its dependencies) in `module` once; return its name."""
+    if op not in _IMPL:
+        raise NotBuiltError(f"mathlib function '{op}'")
+    sfx = "f64" if ty == "double" else "f32"
+    name = f"@poot.{op}.{sfx}"
+    defined = getattr(module, "_math_defined", None)
+    if defined is None:
+        defined = module._math_defined = set()
+    if name in defined:
+        return name
+    defined.add(name)
+    nargs = 2 if op in BINARY else 1
+    params = ", ".join(f"{ty} %a{i}" for i in range(nargs))
+    args = [f"%a{i}" for i in range(nargs)]
+    b = _B(module, ty)
+    if ty == "float" and op not in NATIVE_F32:
+        wide = [b.o(f"fpext float {a} to double") for a in args]
+        fn = require(module, op, "double")
+        r = b.o(f"call double {fn}(" + ", ".join(f"double {w}" for w in wide) + ")")
+        res = b.o(f"fptrunc double {r} to float")
+    else:
+        res = _IMPL[op](b, *args)
+    b.f.term(f"ret {ty} {res}")
+    module.functions.append(b.f.render(f"define internal {ty} {name}({params}) #1"))
+    return name
+
+
+__all__ = ["require", "FUNCTIONS", "NATIVE_F32"]

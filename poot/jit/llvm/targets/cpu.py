@@ -1,0 +1,135 @@
+"""The CPU target: native object code for the host CPU, run by poot.devices.cpu.
+
+Entry ABI (see poot/jit/abi.py for the meta and trap words):
+
+    void ENTRY(ptr buffers /* n pointers */, ptr meta, ptr trap, i64 group_begin, i64 group_end)
+
+runs the linearized workgroups [group_begin, group_end) of the logical grid read from meta (x fastest),
+stopping early once the trap word is set. Each workgroup is an internal, non-inlined function whose
+buffer pointers are `noalias` (so loops vectorize without runtime alias checks; buffer params that
+are written must not alias any other param), with its work items run as loops split at barriers
+(poot/jit/llvm/workgroup.py). Compiled at O3 with the loop and SLP vectorizers (new pass manager).
+"""
+from __future__ import annotations
+
+import functools
+
+import llvmlite.binding as llvm
+
+from ..ir import Func
+from ..workgroup import WorkgroupLowering
+
+NAME = "cpu"
+
+
+@functools.lru_cache(maxsize=None)
+def _init() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@functools.lru_cache(maxsize=None)
+def host() -> tuple[str, str, str]:
+    """(triple, cpu name, feature string) of this machine."""
+    _init()
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+class CpuTarget:
+    name = NAME
+    max_workgroup_size = 1024
+    as_global = as_shared = 0
+
+    def __init__(self, arch: str | None = None):
+        triple, cpu, features = host()
+        self.arch = arch or cpu
+        self.features = features if arch is None or arch == cpu else ""
+        self.triple = triple
+        self.tm = llvm.Target.from_triple(triple).create_target_machine(
+            cpu=self.arch, features=self.features, opt=3, jit=True)
+        self.datalayout = str(self.tm.target_data)
+
+    @property
+    def identity(self) -> str:
+        """What the artifact depends on besides the kernel (part of the cache key)."""
+        return f"{self.triple}/{self.arch}/{self.features}"
+
+    # -- IR -------------------------------------------------------------------------------------
+    def build_module(self, kernel, module, symbol: str) -> None:
+        feats = f' "target-features"="{self.features}"' if self.features else ""
+        module.fn_attrs = f'"target-cpu"="{self.arch}"{feats}'
+        nb = len(kernel.buffers)
+        lw = WorkgroupLowering(kernel, module)
+        f = Func()
+        lw.reset_function(f)
+        lw.meta, lw.trap = "%meta", "%trap"
+        for j, p in enumerate(kernel.buffers):
+            lw.buffers[p.name] = f"%b{j}"
+        for a, g in enumerate(("%gx", "%gy", "%gz")):
+            lw.ids[("group", a)] = g
+        for s in kernel.shared:
+            lw.shared_ptrs[s.name] = f.entry_op(f"alloca [{s.size} x {_mem(s.dtype)}], align 64", hint=f"sh.{s.name}.")
+        lw.emit_group()
+        params = ", ".join([f"ptr noalias %b{j}" for j in range(nb)]
+                           + ["ptr noalias readonly %meta", "ptr noalias %trap", "i32 %gx", "i32 %gy", "i32 %gz"])
+        module.functions.append(f.render(f"define internal void @{symbol}.group({params}) noinline #0"))
+        module.functions.append(self._entry(kernel, symbol, nb, lw.layout.grid))
+
+    def _entry(self, kernel, symbol: str, nb: int, grid_word: int) -> str:
+        e = Func("e")
+        bufs = []
+        for j in range(nb):
+            p = e.op(f"getelementptr ptr, ptr %bufs, i64 {j}")
+            bufs.append(e.op(f"load ptr, ptr {p}"))
+        dims = []
+        for a in range(3):
+            p = e.op(f"getelementptr i32, ptr %meta, i64 {grid_word + a}")
+            v = e.op(f"zext i32 {e.op(f'load i32, ptr {p}')} to i64")
+            dims.append(e.op(f"select i1 {e.op(f'icmp eq i64 {v}, 0')}, i64 1, i64 {v}"))
+        nxy = e.op(f"mul i64 {dims[0]}, {dims[1]}")
+        e.br("loop")
+        e.start("loop")
+        g = e.op("phi i64 [ %begin, %entry ], [ %gnext, %next ]", hint="g")
+        e.cbr(e.op(f"icmp ult i64 {g}, %end"), "body", "exit")
+        e.start("body")
+        code = e.op("load atomic i32, ptr %trap monotonic, align 4")
+        e.cbr(e.op(f"icmp eq i32 {code}, 0"), "run", "exit")
+        e.start("run")
+        gx = e.op(f"trunc i64 {e.op(f'urem i64 {g}, {dims[0]}')} to i32")
+        gq = e.op(f"udiv i64 {g}, {dims[0]}")
+        gy = e.op(f"trunc i64 {e.op(f'urem i64 {gq}, {dims[1]}')} to i32")
+        gz = e.op(f"trunc i64 {e.op(f'udiv i64 {g}, {nxy}')} to i32")
+        args = ", ".join([f"ptr {b}" for b in bufs] + ["ptr %meta", "ptr %trap", f"i32 {gx}", f"i32 {gy}", f"i32 {gz}"])
+        e.emit(f"call void @{symbol}.group({args})")
+        e.br("next")
+        e.start("next")
+        e.emit(f"%gnext = add nuw i64 {g}, 1")
+        e.br("loop")
+        e.start("exit")
+        e.term("ret void")
+        return e.render(f"define void @{symbol}(ptr %bufs, ptr %meta, ptr %trap, i64 %begin, i64 %end) #0")
+
+    # -- machine code ---------------------------------------------------------------------------
+    def optimize(self, mod) -> None:
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pto.loop_interleaving = True
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+
+    def emit(self, mod) -> bytes:
+        return self.tm.emit_object(mod)
+
+    def assembly(self, mod) -> str:
+        return self.tm.emit_assembly(mod)
+
+
+def _mem(dtype) -> str:
+    from ..ir import mem_type
+
+    return mem_type(dtype)
+
+
+__all__ = ["CpuTarget", "host"]
