@@ -21,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
     sub.add_parser("devices", help="list the devices poot can use here, and why others are unavailable"
                    ).set_defaults(func=_cmd_devices)
+    from .jit.kernel.cli import add_commands as _add_kernel_commands  # compile, regen-kernel-assets
+
+    _add_kernel_commands(sub)
     return p
 
 

@@ -149,6 +149,21 @@ def unlisted_assets(root: Path | None = None) -> list[str]:
     return out
 
 
+def check_assets(root: Path | None = None) -> dict[str, list[str]]:
+    """What is wrong with the committed assets: {"missing": [...], "extra": [...], "stale": [...]} (names
+    of entries without a committed file, files without an entry, and files whose bytes differ from a
+    fresh import of their source)."""
+    root = Path(root) if root is not None else root_dir()
+    missing, stale = [], []
+    for entry in load_manifest(root):
+        path = asset_path(entry, root)
+        if not path.is_file():
+            missing.append(entry.name)
+        elif path.read_bytes() != render(import_entry(entry, root)):
+            stale.append(entry.name)
+    return {"missing": missing, "extra": unlisted_assets(root), "stale": stale}
+
+
 def load_asset(name: str, root: Path | None = None) -> Kernel:
     """The committed KIR of asset `name` (verified)."""
     from ..kir.serialize import from_json

@@ -1,0 +1,160 @@
+"""The kernel commands of the `poot` CLI: `poot compile` (the counterpart of the seed's pootc) and
+`poot regen-kernel-assets`.
+
+    poot compile FILE[::NAME] --target {kir,llvm,cpu,ptx,spirv,amdgcn} [-o OUT] [--arch ARCH] [--check]
+
+compiles every `@pt.kernel` of FILE (or only NAME). With one kernel OUT is the output file; with several
+it is a folder, one `<name><ext>` per kernel; without -o the files go to the current folder. A target
+this build of poot cannot produce yet says so (poot.NotBuiltError); nothing is ever faked. `--check`
+validates the output with the target's own tool where it is installed (spirv-val for SPIR-V, ptxas for
+PTX) and says so when it is not.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ...errors import LoweringError, NotBuiltError, PootError
+
+TARGETS = ("kir", "llvm", "cpu", "ptx", "spirv", "amdgcn")
+EXTENSIONS = {"kir": ".kir.json", "llvm": ".ll", "cpu": ".o", "ptx": ".ptx", "spirv": ".spv", "amdgcn": ".hsaco"}
+_counter = itertools.count()
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("compile", help="compile the @pt.kernel functions of a Python file for a target")
+    p.add_argument("spec", metavar="FILE[::NAME]", help="a Python file, optionally ::NAME of one kernel in it")
+    p.add_argument("--target", required=True, choices=TARGETS)
+    p.add_argument("-o", "--output", help="output file (one kernel) or folder (several)")
+    p.add_argument("--arch", help="target architecture (e.g. sm_90, gfx942, an LLVM CPU name)")
+    p.add_argument("--check", action="store_true", help="validate the output with the target's tool "
+                   "(spirv-val, ptxas) where installed")
+    p.set_defaults(func=cmd_compile)
+    r = sub.add_parser("regen-kernel-assets", help="rewrite assets/<name>.kir.json from the kernel sources")
+    r.add_argument("--check", action="store_true", help="only report missing, extra or stale assets")
+    r.add_argument("--root", help="the folder holding kernels/ and assets/ (default: this poot's)")
+    r.set_defaults(func=cmd_regen)
+
+
+# --- poot compile ------------------------------------------------------------------------------------
+def load_kernels(spec: str) -> list:
+    """The KernelFunction objects of FILE (definition order), or just NAME for FILE::NAME."""
+    from .api import KernelFunction
+
+    file, _, name = spec.partition("::")
+    path = Path(file)
+    if not path.is_file():
+        raise PootError(f"poot compile: no such file '{file}'")
+    mod_name = f"poot_compile_{path.stem}_{next(_counter)}"
+    module_spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[mod_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(mod_name, None)
+    found = [v for v in vars(module).values() if isinstance(v, KernelFunction)]
+    if name:
+        found = [k for k in found if k.name == name or k.fn.__name__ == name]
+        if not found:
+            raise PootError(f"poot compile: '{file}' has no @pt.kernel function named '{name}'")
+    elif not found:
+        raise PootError(f"poot compile: '{file}' has no @pt.kernel functions")
+    return found
+
+
+def compile_output(kernel, target: str, arch: str | None):
+    """The bytes or text of `kernel` (a KIR Kernel) for `target`."""
+    if target == "kir":
+        from ..kir.serialize import to_json
+
+        return to_json(kernel) + "\n"
+    try:
+        from .. import compile as jit_compile
+    except ImportError as e:
+        raise NotBuiltError(f"target '{target}': poot.jit.compile is not built yet ({e})") from None
+    if target not in getattr(jit_compile, "TARGETS", ()):
+        raise NotBuiltError(f"target '{target}' is not built yet in this version of poot (it compiles for "
+                            + ", ".join(("kir",) + tuple(jit_compile.TARGETS)) + ")")
+    try:
+        return jit_compile.compile_kernel(kernel, target, arch=arch).data
+    except ImportError as e:
+        raise NotBuiltError(f"target '{target}' is not built yet in this version of poot ({e})") from None
+
+
+def check_output(path: Path, target: str, arch: str | None) -> str:
+    """Validate a written artifact with the target's own tool; returns a line saying what was done."""
+    if target == "spirv":
+        tool = shutil.which("spirv-val")
+        if tool is None:
+            return f"{path}: not validated (spirv-val is not installed; Debian package spirv-tools)"
+        out = subprocess.run([tool, "--target-env", "vulkan1.3", str(path)], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise LoweringError(f"spirv-val rejects {path}:\n{out.stdout}{out.stderr}")
+        return f"{path}: spirv-val OK"
+    if target == "ptx":
+        tool = shutil.which("ptxas")
+        if tool is None:
+            return f"{path}: not validated (ptxas is not installed)"
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run([tool, f"-arch={arch or 'sm_90'}", str(path), "-o", os.path.join(tmp, "k.cubin")],
+                                 capture_output=True, text=True)
+        if out.returncode != 0:
+            raise LoweringError(f"ptxas rejects {path}:\n{out.stdout}{out.stderr}")
+        return f"{path}: ptxas OK"
+    return f"{path}: verified KIR (no external validator for target '{target}')"
+
+
+def cmd_compile(args) -> int:
+    kernels = load_kernels(args.spec)
+    ext = EXTENSIONS[args.target]
+    out = Path(args.output) if args.output else None
+    if out is not None and len(kernels) > 1:
+        out.mkdir(parents=True, exist_ok=True)
+    for k in kernels:
+        data = compile_output(k.kir, args.target, args.arch)
+        if out is None:
+            path = Path(f"{k.name}{ext}")
+        elif len(kernels) > 1 or out.is_dir():
+            path = out / f"{k.name}{ext}"
+        else:
+            path = out
+        if isinstance(data, str):
+            path.write_text(data)
+        else:
+            path.write_bytes(data)
+        print(f"{k.name}: {args.target} -> {path}")
+        if args.check:
+            print(check_output(path, args.target, args.arch))
+    return 0
+
+
+# --- poot regen-kernel-assets ---------------------------------------------------------------------
+def cmd_regen(args) -> int:
+    from . import assets
+
+    root = Path(args.root) if args.root else None
+    entries = assets.load_manifest(root)
+    if args.check:
+        problems = assets.check_assets(root)
+        bad = [f"{kind}: {', '.join(names)}" for kind, names in problems.items() if names]
+        if bad:
+            print("kernel assets out of date (run `poot regen-kernel-assets`):\n  " + "\n  ".join(bad))
+            return 1
+        print(f"kernel assets up to date ({len(entries)} entries)")
+        return 0
+    results = assets.regenerate(root)
+    changed = [e.name for e, ch in results if ch]
+    for name in changed:
+        print(f"rewrote {name}")
+    extra = assets.unlisted_assets(root)
+    for path in extra:
+        print(f"warning: {path} has no manifest entry (remove it, or add an entry)")
+    print(f"{len(changed)} of {len(results)} kernel assets rewritten")
+    return 1 if extra else 0

@@ -1,0 +1,102 @@
+"""The kernel asset manifest: every entry's committed assets/<name>.kir.json is what a fresh import of
+its source produces, byte for byte, and each destination folder holds exactly the manifest's entries."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from poot.jit.kernel import assets
+from poot.jit.kir.serialize import from_json
+
+ENTRIES = assets.load_manifest()
+
+
+def test_manifest_aggregates_the_family_tables():
+    families = {e.family for e in ENTRIES}
+    assert {"probe", "contraction"} <= families
+    assert families <= set(assets.FAMILIES)
+    names = [e.name for e in ENTRIES]
+    assert len(names) == len(set(names))
+    assert {"probe_add", "probe_trap", "probe_atomic_add", "probe_row_sum", "probe_copy", "probe_loop_break",
+            "gemv_f32"} <= set(names)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_asset_regenerates_byte_for_byte(entry):
+    path = assets.asset_path(entry)
+    assert path.is_file(), f"{entry.name}: no committed asset {path}; run `poot regen-kernel-assets`"
+    fresh = assets.render(assets.import_entry(entry))
+    assert path.read_bytes() == fresh, (f"{entry.name}: committed {path.name} differs from a fresh import of "
+                                        f"kernels/{entry.source}; run `poot regen-kernel-assets`")
+
+
+def test_assets_folder_holds_exactly_the_manifest_entries():
+    problems = assets.check_assets()
+    assert problems == {"missing": [], "extra": [], "stale": []}
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    root = assets.root_dir()
+    shutil.copytree(root / "kernels", tmp_path / "kernels", symlinks=False)
+    shutil.copytree(root / "assets", tmp_path / "assets", symlinks=False)
+    return tmp_path
+
+
+def test_an_extra_or_missing_asset_fails_by_name(tmp_path):
+    root = _copy_tree(tmp_path)
+    (root / "assets" / "probe_copy.kir.json").unlink()
+    (root / "assets" / "stray_kernel.kir.json").write_text("{}")
+    problems = assets.check_assets(root)
+    assert problems["missing"] == ["probe_copy"]
+    assert problems["extra"] == ["assets/stray_kernel.kir.json"]
+
+
+def test_a_stale_asset_is_named_and_regeneration_fixes_it(tmp_path):
+    root = _copy_tree(tmp_path)
+    src = root / "kernels" / "probe" / "add.py"
+    src.write_text(src.read_text().replace("c[i] = a[i] + b[i]", "c[i] = a[i] - b[i]"))
+    assert assets.check_assets(root)["stale"] == ["probe_add"]
+    changed = {e.name for e, ch in assets.regenerate(root) if ch}
+    assert changed == {"probe_add"}
+    assert assets.check_assets(root) == {"missing": [], "extra": [], "stale": []}
+    assert '"op":"sub"' in (root / "assets" / "probe_add.kir.json").read_text()
+
+
+def test_committed_assets_load_as_verified_kir():
+    for entry in ENTRIES:
+        kernel = assets.load_asset(entry.name)
+        assert kernel == from_json(assets.asset_path(entry).read_text())
+        assert kernel.name == entry.name
+
+
+def test_asset_trap_sites_name_the_source_relative_to_the_tree():
+    kernel = assets.load_asset("probe_trap")
+    wheres = {t.where for t in kernel.traps}
+    assert all(w.startswith("kernels/probe/trap.py:") for w in wheres), wheres
+    assert any("negative input" in t.what for t in kernel.traps)
+
+
+def test_unknown_asset_name_is_refused():
+    with pytest.raises(assets.PootError, match="no kernel asset named 'nope'"):
+        assets.load_asset("nope")
+
+
+def test_regen_kernel_assets_command_reports_up_to_date():
+    out = subprocess.run([sys.executable, "-m", "poot", "regen-kernel-assets", "--check"], capture_output=True,
+                         text=True, cwd=assets.root_dir())
+    assert out.returncode == 0, out.stderr
+    assert "up to date" in out.stdout
+
+
+def test_package_carries_kernels_and_assets():
+    """The wheel maps kernels/ and assets/ into the package (poot/kernels, poot/assets)."""
+    import importlib.resources
+
+    pkg = importlib.resources.files("poot")
+    for entry in ENTRIES:
+        assert (pkg / "kernels" / entry.source).is_file(), entry.source
+        assert (pkg / "assets" / f"{entry.name}.kir.json").is_file(), entry.name
