@@ -85,11 +85,32 @@ def test_unknown_asset_name_is_refused():
         assets.load_asset("nope")
 
 
+def run_poot(*argv, cwd=None):
+    """`python -m poot ...` in a subprocess that imports this checkout's poot."""
+    import os
+
+    import poot
+
+    env = dict(os.environ)
+    repo = str(Path(poot.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "poot", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+
+
 def test_regen_kernel_assets_command_reports_up_to_date():
-    out = subprocess.run([sys.executable, "-m", "poot", "regen-kernel-assets", "--check"], capture_output=True,
-                         text=True, cwd=assets.root_dir())
+    out = run_poot("regen-kernel-assets", "--check")
     assert out.returncode == 0, out.stderr
     assert "up to date" in out.stdout
+
+
+def test_regen_kernel_assets_command_names_a_stale_asset(tmp_path):
+    root = _copy_tree(tmp_path)
+    (root / "assets" / "probe_add.kir.json").write_text("{}\n")
+    out = run_poot("regen-kernel-assets", "--check", "--root", str(root))
+    assert out.returncode == 1 and "stale: probe_add" in out.stdout
+    out = run_poot("regen-kernel-assets", "--root", str(root))
+    assert out.returncode == 0 and "rewrote probe_add" in out.stdout
+    assert assets.check_assets(root) == {"missing": [], "extra": [], "stale": []}
 
 
 def test_package_carries_kernels_and_assets():
