@@ -23,6 +23,36 @@ from .base import Buffer, Capabilities, Device
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
 
+# Functions compiled kernels may call that LLVM's code generator emits as library calls (memset for
+# zero-fill loops, fmod for float `rem`, half-precision conversions on CPUs without F16C). MCJIT does
+# not search the process for them, so they are registered explicitly; poot's CPU target refuses an
+# object that needs anything else (instead of crashing when it is called).
+RUNTIME_SYMBOLS = ("memset", "memcpy", "memmove", "fmod", "fmodf", "__truncdfhf2", "__truncsfhf2",
+                   "__extendhfsf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee")
+_runtime: dict | None = None
+
+
+def runtime_symbols() -> dict:
+    """{name: address} of the RUNTIME_SYMBOLS found in libc, libm and libgcc_s, registered with LLVM."""
+    global _runtime
+    if _runtime is None:
+        import llvmlite.binding as llvm
+
+        found = {}
+        for lib in ("libc.so.6", "libm.so.6", "libgcc_s.so.1"):
+            try:
+                handle = ctypes.CDLL(lib)
+            except OSError:
+                continue
+            for name in RUNTIME_SYMBOLS:
+                if name not in found and hasattr(handle, name):
+                    found[name] = ctypes.cast(getattr(handle, name), ctypes.c_void_p).value
+        for name, addr in found.items():
+            llvm.add_symbol(name, addr)
+        _runtime = found
+    return _runtime
+
+
 class CpuProgram:
     """A loaded kernel: its name, entry symbol and callable entry point."""
 
@@ -77,6 +107,7 @@ class CpuDevice(Device):
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
             tm = llvm.Target.from_default_triple().create_target_machine(jit=True)
+            runtime_symbols()
             eng = self._ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
             self._programs: dict[str, CpuProgram] = {}
             self._load_lock = threading.Lock()

@@ -29,6 +29,7 @@ import struct
 from ...errors import LoweringError
 
 MAGIC = 0x07230203
+POST_PASS_VERSION = 2                           # part of the SPIR-V target's cache identity
 
 # opcodes
 OP_SOURCE, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE = 3, 5, 6, 7, 8
@@ -46,6 +47,7 @@ ANNOTATION_OPS = frozenset({OP_NAME, OP_MEMBER_NAME, OP_DECORATE, OP_MEMBER_DECO
                             OP_DECORATE_STRING, OP_MEMBER_DECORATE_STRING})
 
 STORAGE_FUNCTION = 7
+DECORATION_SATURATED = 28
 CAP_INT16, CAP_INT8 = 22, 39
 
 SEM_ACQUIRE_RELEASE, SEM_UNIFORM_MEMORY, SEM_WORKGROUP_MEMORY = 0x8, 0x40, 0x100
@@ -211,6 +213,12 @@ def fix_barrier_semantics(header: list[int], insts: list[list[int]]) -> list[lis
     return insts
 
 
+def drop_kernel_only_decorations(insts: list[list[int]]) -> list[list[int]]:
+    """`fptosi.sat` (mathlib's range reduction) becomes a conversion decorated SaturatedConversion,
+    a decoration only the OpenCL (Kernel) environment has; spirv-val rejects it under Vulkan."""
+    return [ins for ins in insts if not (opcode(ins) == OP_DECORATE and ins[2] == DECORATION_SATURATED)]
+
+
 def spell_null_integers(insts: list[list[int]]) -> list[list[int]]:
     """`OpConstantNull %int` -> `OpConstant %int 0`. LLVM shares one null for every integer zero, but an
     OpAccessChain index into a struct must be an OpConstant (spirv-val rejects the module otherwise)."""
@@ -230,8 +238,9 @@ def fix_for_naga(data: bytes) -> bytes:
     insts = drop_unused_small_int_capabilities(insts)
     insts = strip_memory_operands(insts)
     insts = spell_null_integers(insts)
+    insts = drop_kernel_only_decorations(insts)
     insts = fix_barrier_semantics(header, insts)
     return assemble(header, insts)
 
 
-__all__ = ["fix_for_naga", "parse", "assemble", "opcode", "BARRIER_SEMANTICS"]
+__all__ = ["fix_for_naga", "parse", "assemble", "opcode", "BARRIER_SEMANTICS", "POST_PASS_VERSION"]

@@ -120,10 +120,40 @@ class CpuTarget:
         pb.getModulePassManager().run(mod, pb)
 
     def emit(self, mod) -> bytes:
-        return self.tm.emit_object(mod)
+        obj = self.tm.emit_object(mod)
+        from ....devices.cpu import runtime_symbols
+
+        missing = [s for s in undefined_symbols(obj) if s not in runtime_symbols()]
+        if missing:
+            from ....errors import LoweringError
+
+            raise LoweringError(f"the CPU code needs library functions this process cannot provide: {missing}")
+        return obj
 
     def assembly(self, mod) -> str:
         return self.tm.emit_assembly(mod)
+
+
+def undefined_symbols(obj: bytes) -> list[str]:
+    """Names an ELF64 relocatable object references but does not define ([] for other formats)."""
+    import struct
+
+    if obj[:4] != b"\x7fELF" or obj[4] != 2:
+        return []
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + j * shentsize) for j in range(shnum)]
+    out = []
+    for sh in sections:
+        if sh[1] != 2:                                   # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 24):
+            name_off, info, _, shndx = struct.unpack_from("<IBBH", obj, off)
+            if shndx == 0 and name_off:
+                end = obj.index(b"\0", strtab[4] + name_off)
+                out.append(obj[strtab[4] + name_off:end].decode())
+    return out
 
 
 def _mem(dtype) -> str:
