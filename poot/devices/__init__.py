@@ -34,6 +34,10 @@ def get(name: str = "cpu") -> Device:
             from .wgpu import WgpuDevice
 
             dev = WgpuDevice()
+        elif kind == "cuda":
+            from .cuda import CudaDevice
+
+            dev = CudaDevice(idx)
         else:
             raise DeviceUnavailableError(f"device '{kind}' is not built yet in this version of poot")
         _DEVICES[key] = dev
