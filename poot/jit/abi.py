@@ -72,11 +72,10 @@ def scalar_bits(value, dtype) -> int:
     """The bit pattern of scalar `value` as `dtype` (an unsigned int of dtype's width)."""
     if dtype is dt.bool_:
         return int(bool(value))
-    arr = np.asarray(value)
     if dt.is_int(dtype):
-        if isinstance(value, (bool, np.bool_)) or not np.issubdtype(arr.dtype, np.integer):
-            if not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
-                raise LaunchError(f"scalar {value!r} is not an integer for a {dtype.name} param")
+        integral = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        if not integral and not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
+            raise LaunchError(f"scalar {value!r} is not an integer for a {dtype.name} param")
         v = int(value)
         info = dt.iinfo(dtype)
         if not info.min <= v <= info.max:

@@ -86,6 +86,10 @@ def memory_get(key: str):
     return art
 
 
+def note_miss() -> None:
+    _stats["misses"] += 1
+
+
 def memory_put(key: str, artifact) -> None:
     with _lock:
         _mem[key] = artifact

@@ -26,7 +26,7 @@ from .kir.serialize import to_json
 log = logging.getLogger("poot.jit")
 _llvm_lock = threading.RLock()      # LLVM's global context is not thread-safe
 _targets: dict = {}
-TARGETS = ("cpu", "ptx", "llvm")
+TARGETS = ("cpu", "ptx", "spirv", "llvm")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,10 @@ def get_target(target: str, arch: str | None = None):
                 from .llvm.targets.cpu import CpuTarget
 
                 t = CpuTarget(arch)
+            elif target == "spirv":
+                from .llvm.targets.spirv import SpirvTarget
+
+                t = SpirvTarget(arch)
             elif target == "ptx":
                 from .llvm.targets.ptx import PtxTarget
 
@@ -92,12 +96,13 @@ def compile_kernel(kernel: Kernel, target: str = "cpu", *, arch: str | None = No
         hit = cache.disk_get(key)
         if hit is not None:
             header, payload = hit
-            data = payload if target == "cpu" else payload.decode()
+            data = payload if target in ("cpu", "spirv") else payload.decode()
             art = Artifact(target, kernel.name, header["entry"], data, kernel, header.get("arch", ""), key)
             cache.memory_put(key, art)
             return art
     art = build(kernel, target, tgt, key)
     if use_cache:
+        cache.note_miss()
         cache.memory_put(key, art)
         payload = art.data if isinstance(art.data, bytes) else art.data.encode()
         cache.disk_put(key, {"target": target, "arch": art.arch, "name": kernel.name, "entry": art.entry}, payload)
@@ -139,4 +144,24 @@ def build(kernel: Kernel, target: str, tgt, key: str) -> Artifact:
     return Artifact(target, kernel.name, symbol, data, kernel, tgt.arch, key)
 
 
-__all__ = ["Artifact", "compile_kernel", "build", "get_target", "debug_level", "debug_print", "TARGETS"]
+def llvm_ir(kernel: Kernel, target: str = "cpu", *, arch: str | None = None, optimized: bool = True) -> str:
+    """The LLVM IR of `kernel` for `target`, after the target's optimization pipeline when `optimized`
+    (for inspection and tests: e.g. that a loop was vectorized)."""
+    import llvmlite.binding as llvm
+
+    from .kir.verify import verify
+    from .llvm.lower import lower_to_llvm
+
+    tgt = get_target(target, arch)
+    verify(kernel, max_workgroup_size=tgt.max_workgroup_size)
+    ir = lower_to_llvm(kernel, tgt, kernel.name, verified=True)
+    if not optimized:
+        return ir
+    with _llvm_lock:
+        mod = llvm.parse_assembly(ir)
+        mod.verify()
+        tgt.optimize(mod)
+        return str(mod)
+
+
+__all__ = ["Artifact", "compile_kernel", "llvm_ir", "build", "get_target", "debug_level", "debug_print", "TARGETS"]

@@ -175,3 +175,24 @@ def all_kernels():
           binary_kernel("div", dt.int32), binary_kernel("shr", dt.int16), binary_kernel("max", dt.bfloat16),
           cast_kernel(dt.float32, dt.int8), cast_kernel(dt.float64, dt.bfloat16), cast_kernel(dt.bool_, dt.float16)]
     return [(k.name, k) for k in ks]
+
+
+def multi_acc_sum_kernel64(nacc=4):
+    """As multi_acc_sum_kernel, with 64-bit index arithmetic (what lets LLVM prove the loads of one
+    iteration consecutive and vectorize them: 32-bit index math may wrap)."""
+    f, u64 = dt.float32, dt.uint64
+    kb = B.KernelBuilder("msum64", workgroup=(1, 1, 1), checks=False)
+    x, o = kb.buffer("x", f, IN), kb.buffer("out", f, OUT)
+    chunk = kb.scalar("chunk", u64)
+    t = kb.let("t", B.index("thread", 0))
+    base = kb.let("base", B.mul(B.cast(t, u64), chunk))
+    accs = [kb.local(f"acc{j}", f, 0.0) for j in range(nacc)]
+    with kb.for_("k", B.const(0, u64), B.binary("div", chunk, nacc)) as k:
+        for j, acc in enumerate(accs):
+            idx = B.add(base, B.add(B.mul(k, nacc), j))
+            kb.assign(acc, B.add(acc, kb.load(x, idx, f)))
+    total = accs[0]
+    for acc in accs[1:]:
+        total = B.add(total, acc)
+    kb.store(o, t, total)
+    return kb.build()

@@ -1,0 +1,129 @@
+"""The artifact caches: memory hits, disk hits across processes, corrupt/truncated entries recompiled,
+atomic writes into a 0700 directory, `cache_info` / `cache_clear`."""
+import glob
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from poot import devices
+from poot.jit import cache
+from poot.jit.compile import compile_kernel
+from poot.jit.launch import launch
+
+from kir_samples import add_kernel, chain_kernel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "poot-cache"
+    monkeypatch.setenv("POOT_CACHE_DIR", str(d))
+    monkeypatch.delenv("POOT_DISK_CACHE", raising=False)
+    cache.cache_clear(memory=True, disk=False)
+    yield d
+    cache.cache_clear(memory=True, disk=False)
+
+
+def _entries(d):
+    return glob.glob(str(d / "v1" / "*" / "*.art"))
+
+
+def test_memory_then_disk_hits(cache_dir):
+    k = add_kernel()
+    a1 = compile_kernel(k)
+    assert len(_entries(cache_dir)) == 1
+    hits = cache.cache_info()["memory_hits"]
+    assert compile_kernel(k) is a1 and cache.cache_info()["memory_hits"] == hits + 1
+    cache.cache_clear(memory=True, disk=False)
+    d0 = cache.cache_info()["disk_hits"]
+    a2 = compile_kernel(k)
+    assert cache.cache_info()["disk_hits"] == d0 + 1 and a2.data == a1.data and a2.entry == a1.entry
+
+
+def test_cache_directory_is_private(cache_dir):
+    compile_kernel(add_kernel())
+    assert stat.S_IMODE(os.stat(cache_dir).st_mode) == 0o700
+    for p in _entries(cache_dir):
+        assert stat.S_IMODE(os.stat(os.path.dirname(p)).st_mode) == 0o700
+    assert not glob.glob(str(cache_dir / "v1" / "*" / ".tmp-*"))   # no temp files left behind
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "header", "empty"])
+def test_corrupt_cache_entry_is_recompiled(cache_dir, damage):
+    k = add_kernel()
+    good = compile_kernel(k)
+    (path,) = _entries(cache_dir)
+    blob = open(path, "rb").read()
+    if damage == "flip":
+        blob = blob[:-100] + bytes([blob[-100] ^ 0xFF]) + blob[-99:]
+    elif damage == "truncate":
+        blob = blob[: len(blob) // 2]
+    elif damage == "header":
+        blob = b'{"format":"poot-artifact"' + blob[20:]
+    else:
+        blob = b""
+    open(path, "wb").write(blob)
+    cache.cache_clear(memory=True, disk=False)
+    before = cache.cache_info()["corrupt"]
+    again = compile_kernel(k)
+    assert cache.cache_info()["corrupt"] == before + 1
+    assert again.data == good.data                       # rebuilt, not the damaged bytes
+    assert open(path, "rb").read() != blob               # and the entry rewritten whole
+    a, c = np.arange(70, dtype=np.float32), np.zeros(70, np.float32)
+    dev = devices.get("cpu")
+    launch(dev, k, [dev.wrap(a), dev.wrap(a), dev.wrap(c)], (), 2)
+    assert np.array_equal(c, 2 * a)
+
+
+def test_new_process_hits_the_disk_cache(cache_dir):
+    compile_kernel(chain_kernel())
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {HERE!r}); sys.path.insert(0, {ROOT!r})
+        from kir_samples import chain_kernel
+        from poot.jit import cache
+        from poot.jit.compile import compile_kernel, get_target
+        from poot import devices
+        k = chain_kernel(); get_target("cpu"); dev = devices.get("cpu"); dev._engine()
+        t0 = time.perf_counter()
+        art = compile_kernel(k)
+        prog = dev.load(art)
+        dt = time.perf_counter() - t0
+        info = cache.cache_info()
+        print(info["disk_hits"], info["misses"], f"{{dt * 1e3:.2f}}")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ, POOT_CACHE_DIR=str(cache_dir)), check=True).stdout.split()
+    assert out[0] == "1", out
+    assert float(out[2]) < 50, f"disk hit + load took {out[2]} ms"
+
+
+def test_key_depends_on_target_and_arch(cache_dir):
+    k = add_kernel()
+    assert compile_kernel(k, "ptx", arch="sm_80").key != compile_kernel(k, "ptx", arch="sm_90").key
+    assert compile_kernel(k, "ptx").key != compile_kernel(k, "cpu").key
+    assert len(_entries(cache_dir)) == 3
+
+
+def test_cache_clear_and_info(cache_dir):
+    compile_kernel(add_kernel())
+    compile_kernel(chain_kernel())
+    info = cache.cache_info()
+    assert info["dir"] == str(cache_dir) and info["disk_entries"] == 2 and info["disk_bytes"] > 0
+    assert cache.cache_clear() == 2
+    assert cache.cache_info()["disk_entries"] == 0 and cache.cache_info()["memory_entries"] == 0
+
+
+def test_unwritable_cache_dir_does_not_fail_the_compile(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("POOT_CACHE_DIR", str(blocker / "sub"))
+    cache.cache_clear(memory=True, disk=False)
+    assert compile_kernel(add_kernel()).data
