@@ -3,7 +3,8 @@ object code / PTX, through the memory and disk caches (cache.py).
 
 `compile_kernel(kernel, target, *, arch=None) -> Artifact`. Targets: "cpu" (object code for this
 machine, or for `arch` as an LLVM CPU name), "ptx" (`arch` sm_XY, default sm_80), "llvm" (the
-unoptimized LLVM IR text, for inspection; target cpu's lowering).
+unoptimized LLVM IR text, for inspection; target cpu's lowering), "spirv" (Vulkan compute SPIR-V
+binary, poot/jit/llvm/targets/spirv.py).
 
 POOT_DEBUG (read on every call): 3 prints the KIR text of each kernel compiled, 4 its optimized LLVM
 IR, 5 its target assembly -- to stderr and the `poot.jit` logger.
@@ -72,6 +73,10 @@ def get_target(target: str, arch: str | None = None):
                 from .llvm.targets.ptx import PtxTarget
 
                 t = PtxTarget(arch)
+            elif target == "spirv":
+                from .llvm.targets.spirv import SpirvTarget
+
+                t = SpirvTarget(arch)
             else:
                 raise LoweringError(f"unknown target '{target}'; poot compiles for " + ", ".join(TARGETS))
         _targets[key] = t
@@ -105,7 +110,8 @@ def compile_kernel(kernel: Kernel, target: str = "cpu", *, arch: str | None = No
         cache.note_miss()
         cache.memory_put(key, art)
         payload = art.data if isinstance(art.data, bytes) else art.data.encode()
-        cache.disk_put(key, {"target": target, "arch": art.arch, "name": kernel.name, "entry": art.entry}, payload)
+        cache.disk_put(key, {"target": target, "arch": art.arch, "name": kernel.name, "entry": art.entry,
+                             "text": isinstance(art.data, str)}, payload)
     return art
 
 
