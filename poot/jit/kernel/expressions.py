@@ -117,7 +117,7 @@ class ExprLowering:
     def e_Constant(self, node):
         v = node.value
         if isinstance(v, (bool, int, float)):
-            return Lit(v)
+            return Lit(v, node)
         if isinstance(v, (str, bytes)):
             raise self.err("string", "strings are not part of the kernel subset (only a docstring and an "
                            "assert message)", node)
@@ -214,7 +214,7 @@ class ExprLowering:
             out = out.item()
         if not isinstance(out, (bool, int, float)):
             raise self.err("unsupported-value", f"constant expression gives {out!r}", node)
-        return Lit(out)
+        return Lit(out, node)
 
     def e_UnaryOp(self, node):
         if isinstance(node.op, ast.Not):
@@ -326,6 +326,7 @@ class ExprLowering:
     # -- typing -----------------------------------------------------------------------------------
     def lit_as(self, lit: Lit, dtype: DType, node) -> Const:
         v = lit.value
+        node = lit.node if lit.node is not None else node
         if not accepts_literal(literal_kind(v), dtype):
             raise self.err("ambiguous-types", f"the {type(v).__name__} literal {v!r} meets a {dtype.name} value; "
                            f"write a {dtype.name} literal or cast explicitly", node)
@@ -410,6 +411,8 @@ def _describe(obj) -> str:
         return f"module '{obj.__name__}'"
     if isinstance(obj, DType):
         return f"dtype {obj.name}"
+    if isinstance(obj, ix.Intrinsic):
+        return f"pt.{obj.name} (an intrinsic: call it)"
     if obj is None:
         return "None"
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)

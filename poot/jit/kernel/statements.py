@@ -144,7 +144,7 @@ class StatementLowering:
         sc.dead_loop_vars.discard(name)
         self.annotate(node, ("local", self.local_types[kir]))
 
-    def convert(self, v, d: DType, node, kir: str | None = None, what: str = ""):
+    def convert(self, v, d: DType, node, kir: str | None = None, what: str = "", store: bool = False):
         """`v` as an expression of dtype `d` for an assignment or store: a literal adapts, the same kind
         widens; anything else is a type change that needs an explicit cast."""
         if isinstance(v, Lit):
@@ -157,7 +157,7 @@ class StatementLowering:
             raise Restart()
         if v.dtype.kind == d.kind and v.dtype.bits < d.bits:
             return Cast(v.expr, d)
-        raise self.err("type-change", f"{what} holds {d.name}; this value is {v.dtype.name}: cast it with "
+        raise self.err("ambiguous-types" if store and v.dtype.kind != d.kind else "type-change", f"{what} holds {d.name}; this value is {v.dtype.name}: cast it with "
                        f"pt.{d.short}(...)", node)
 
     def store(self, target: ast.Subscript, v):
@@ -171,7 +171,7 @@ class StatementLowering:
             raise self.err("write-to-input", f"'{buf.py_name}' is an In buffer (read-only); declare it "
                            "pt.Out[...] or pt.InOut[...] to write it", target)
         idx = self.index(buf, target)
-        e = self.convert(v, buf.dtype, target, what=f"buffer '{buf.py_name}'")
+        e = self.convert(v, buf.dtype, target, what=f"buffer '{buf.py_name}'", store=True)
         code = self.bounds_check(buf, idx, target)
         self.annotate(target, ("store", code))
         self.emit(Store(buf.name, idx, e))
@@ -209,7 +209,8 @@ class StatementLowering:
         old = self.spill_before(old, mark)
         new = self.binop(node.op, old, v, node)
         self.annotate(t, ("augstore", code))
-        self.emit(Store(buf.name, idx, self.convert(new, buf.dtype, node, what=f"buffer '{buf.py_name}'")))
+        self.emit(Store(buf.name, idx, self.convert(new, buf.dtype, node, what=f"buffer '{buf.py_name}'",
+                                                    store=True)))
 
     def s_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ... import dtypes as dt
 from ...dtypes import DType
@@ -28,6 +28,7 @@ class Val:
 @dataclass(frozen=True)
 class Lit:
     value: bool | int | float
+    node: object = field(default=None, compare=False, repr=False)   # where it was written (diagnostics)
 
 
 @dataclass(frozen=True)
