@@ -107,6 +107,7 @@ class KernelFunction:
         if emu is None:
             emu = self._emulators[wg] = EmulatedKernel(self.imported(wg))
         kernel = emu.kernel
+        check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
         emu.run(args, grid, wg)
 
@@ -128,9 +129,7 @@ class KernelFunction:
                             "it on NumPy arrays without a device)")
         wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
         kernel = self.kernel_for(wg)
-        if len(args) != len(kernel.params):
-            raise PootError(f"kernel '{self.name}' takes {len(kernel.params)} arguments "
-                            f"({', '.join(p.name for p in kernel.params)}), got {len(args)}")
+        check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
         groups = tuple(-(-t // w) for t, w in zip(grid, wg))
         try:
@@ -156,7 +155,7 @@ class KernelFunction:
                 buffers.append(buf)
             else:
                 view = buffer_view(p, a, self.name)
-                buf = numpy_to_buffer(view, device)
+                buf = numpy_to_buffer(view.view(np.uint8), device)     # bytes: any dtype, bf16 too
                 buffers.append(buf)
                 if p.access.writable:
                     copy_back.append((view, buf))
@@ -172,6 +171,12 @@ class KernelFunction:
 
     def __repr__(self) -> str:
         return f"<poot kernel {self.name} workgroup={self.workgroup}>"
+
+
+def check_arity(kernel: Kernel, args) -> None:
+    if len(args) != len(kernel.params):
+        raise PootError(f"kernel '{kernel.name}' takes {len(kernel.params)} arguments "
+                        f"({', '.join(p.name for p in kernel.params)}), got {len(args)}")
 
 
 def element_count(a) -> int:

@@ -1,0 +1,292 @@
+"""What a kernel body means: Python's semantics as docs/kernels.md decides them, identical under
+emulation and on the CPU device (and any other device listed in POOT_KERNEL_DEVICES)."""
+from __future__ import annotations
+
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import poot as pt
+from poot.jit.kir.model import BufferParam, Cast
+
+DEVICES = [d for d in os.environ.get("POOT_KERNEL_DEVICES", "cpu").split(",") if d]
+
+
+def run_everywhere(kernel, *args, threads=None, workgroup=None):
+    """Emulate, then run on each device; every run must agree with the emulation. Returns the emulated
+    arguments (arrays written in place)."""
+    emu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kernel.emulate(*emu, threads=threads, workgroup=workgroup)
+    for dev in DEVICES:
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        kernel.launch(pt.Context(dev), *got, threads=threads, workgroup=workgroup)
+        for p, e, g in zip(kernel.kir.params, emu, got):
+            if isinstance(p, BufferParam) and p.access.writable:
+                if e.dtype.kind == "f" or e.dtype == ml_dtypes.bfloat16:
+                    np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=1e-6,
+                                               err_msg=f"{p.name} on {dev}")
+                else:
+                    np.testing.assert_array_equal(g, e, err_msg=f"{p.name} on {dev}")
+    return emu
+
+
+@pt.kernel
+def floor_ops(a: pt.In[pt.i32], b: pt.In[pt.i32], q: pt.Out[pt.i32], r: pt.Out[pt.i32]):
+    i = pt.thread_index()
+    if i < len(q):
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+def test_floor_division_and_modulo_follow_python():
+    a = np.array([7, -7, 7, -7, 0, -2**31, 5, -5], np.int32)
+    b = np.array([2, 2, -2, -2, 3, -1, 0, 0], np.int32)
+    _, _, q, r = run_everywhere(floor_ops, a, b, np.zeros(8, np.int32), np.zeros(8, np.int32))
+    assert q.tolist() == [3, -4, -4, 3, 0, 0, 0, 0]        # INT_MIN // -1 and x // 0 give 0 (KIR)
+    assert r.tolist() == [1, 1, -1, -1, 0, 0, 0, 0]
+
+
+@pt.kernel
+def wrapping(x: pt.In[pt.u32], y: pt.Out[pt.u32], s: pt.Out[pt.i32]):
+    i = pt.thread_index()
+    if i < len(y):
+        y[i] = (x[i] - 10) * 3 + (x[i] << 31)
+        s[i] = pt.i32(x[i]) >> 40
+
+
+def test_integer_arithmetic_wraps_and_wide_shifts_saturate():
+    x = np.array([0, 5, 2**32 - 1, 123456789], np.uint32)
+    _, y, s = run_everywhere(wrapping, x, np.zeros(4, np.uint32), np.zeros(4, np.int32))
+    ref = ((x.astype(np.uint64) - 10) * 3 + (x.astype(np.uint64) << 31)) % 2**32
+    assert y.tolist() == ref.tolist()
+    assert s.tolist() == [0, 0, -1, 0]
+
+
+@pt.kernel
+def casts(x: pt.In[pt.f32], i8: pt.Out[pt.i8], u: pt.Out[pt.u32], h: pt.Out[pt.f16], b: pt.Out[pt.bf16]):
+    i = pt.thread_index()
+    if i < len(x):
+        i8[i] = pt.i8(x[i])
+        u[i] = pt.u32(x[i])
+        h[i] = pt.f16(x[i]) * 2.0
+        b[i] = pt.bf16(x[i]) + 1.0
+
+
+def test_casts_saturate_and_round_as_documented():
+    x = np.array([1.9, -1.9, 300.0, -300.0, np.nan, 1e10, -0.5, 65504.0], np.float32)
+    n = len(x)
+    _, i8, u, h, b = run_everywhere(casts, x, np.zeros(n, np.int8), np.zeros(n, np.uint32), np.zeros(n, np.float16),
+                                    np.zeros(n, ml_dtypes.bfloat16))
+    assert i8.tolist() == [1, -1, 127, -128, 0, 127, 0, 127]
+    assert u.tolist() == [1, 0, 300, 0, 0, 2**32 - 1, 0, 65504]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(h, (x.astype(np.float16) * np.float16(2)))
+    np.testing.assert_array_equal(b, (x.astype(ml_dtypes.bfloat16) + ml_dtypes.bfloat16(1)))
+
+
+@pt.kernel
+def guarded(x: pt.In[pt.f32], y: pt.Out[pt.f32], n: pt.u32):
+    i = pt.thread_index()
+    # the loads on the right must not run (and trap) for i >= len(x)
+    ok = i < len(x) and x[i] > 0.0
+    v = x[i] if i < len(x) else -1.0
+    if i < len(y):
+        y[i] = v if ok else 0.0
+    if i < n and (i >= len(x) or x[i] < 0.0):
+        y[i] = -2.0
+
+
+def test_and_or_and_conditional_expressions_short_circuit():
+    x = np.array([1.0, -1.0, 2.0], np.float32)
+    _, y, _ = run_everywhere(guarded, x, np.zeros(5, np.float32), 5)
+    assert y.tolist() == [1.0, -2.0, 2.0, -2.0, -2.0]
+
+
+@pt.kernel
+def literal_typing(x: pt.In[pt.f64], n: pt.In[pt.u32], y: pt.Out[pt.f64], c: pt.Out[pt.u32]):
+    i = pt.thread_index()
+    if i < len(y):
+        acc = 0.0                      # learns float64 from x
+        j = 0                          # learns uint32 from n
+        while j < n[i]:
+            acc += x[i] * 0.1
+            j += 1
+        y[i] = acc
+        c[i] = j
+
+
+def test_literal_locals_take_their_dtype_from_context():
+    from poot.jit.kir.model import Local
+
+    kir = literal_typing.kir
+    assert Local("acc", pt.f64) in kir.locals and Local("j", pt.u32) in kir.locals
+    x = np.array([1.0, 2.0, 3.0])
+    n = np.array([3, 0, 10], np.uint32)
+    _, _, y, c = run_everywhere(literal_typing, x, n, np.zeros(3), np.zeros(3, np.uint32))
+    assert c.tolist() == [3, 0, 10]
+    np.testing.assert_allclose(y, [0.3, 0.0, 3.0], rtol=1e-15)
+
+
+@pt.device_fn
+def first_negative(buf, start, stop):
+    for k in range(start, stop):
+        if buf[k] < 0.0:
+            return pt.i32(k)
+    return -1
+
+
+@pt.device_fn
+def clamp(v, lo, hi):
+    return min(max(v, lo), hi)
+
+
+@pt.kernel
+def device_functions(x: pt.In[pt.f32], rows: pt.Out[pt.i32], z: pt.Out[pt.f32]):
+    r = pt.thread_index()
+    cols = len(x) // len(rows)
+    if r < len(rows):
+        rows[r] = first_negative(x, r * cols, (r + 1) * cols)
+        z[r] = clamp(x[r * cols], -0.5, 0.5)
+
+
+def test_device_functions_inline_with_early_returns_in_loops():
+    x = np.array([[1, 2, -3, 4], [1, 1, 1, 1], [-1, 0, 0, -2]], np.float32).reshape(-1)
+    _, rows, z = run_everywhere(device_functions, x, np.zeros(3, np.int32), np.zeros(3, np.float32))
+    assert rows.tolist() == [2, -1, 8]
+    assert z.tolist() == [0.5, 0.5, -0.5]
+
+
+@pt.kernel(workgroup=(4, 2, 1))
+def grid_2d(out: pt.Out[pt.u32], width: pt.u32):
+    x = pt.thread_index_x()
+    y = pt.thread_index_y()
+    if x < width:
+        out[y * width + x] = (pt.group_index_y() * 1000 + pt.local_index_y() * 100 + pt.group_index_x() * 10
+                              + pt.local_index_x() + pt.num_groups(0) * 10000 + pt.group_size_y() * 100000)
+
+
+def test_index_intrinsics_on_a_2d_grid():
+    out = run_everywhere(grid_2d, np.zeros(6 * 4, np.uint32), 6, threads=(6, 4))[0]
+    ys, xs = np.mgrid[0:4, 0:6]
+    ref = (ys // 2) * 1000 + (ys % 2) * 100 + (xs // 4) * 10 + xs % 4 + 2 * 10000 + 2 * 100000
+    assert out.reshape(4, 6).tolist() == ref.tolist()
+
+
+@pt.kernel
+def swap_and_bits(x: pt.In[pt.f32], bits: pt.Out[pt.u32], back: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    if i < len(x):
+        a, b = x[i], -x[i]
+        a, b = b, a
+        bits[i] = pt.bitcast(a, pt.u32)
+        back[i] = pt.bitcast(pt.bitcast(b, pt.u32) ^ 0x80000000, pt.f32)
+
+
+def test_tuple_swap_and_bitcasts():
+    x = np.array([1.5, -2.0, 0.0], np.float32)
+    _, bits, back = run_everywhere(swap_and_bits, x, np.zeros(3, np.uint32), np.zeros(3, np.float32))
+    assert bits.tolist() == (-x).view(np.uint32).tolist()
+    assert back.tolist() == (-x).tolist()
+
+
+@pt.kernel
+def counted(x: pt.In[pt.i32], total: pt.InOut[pt.i64], order: pt.Out[pt.i64]):
+    i = pt.thread_index()
+    if i < len(x):
+        order[i] = pt.atomic_add(total, 0, pt.i64(x[i]))
+
+
+def test_atomic_add_returns_the_old_value():
+    x = np.arange(1, 101, dtype=np.int32)
+    _, total, order = run_everywhere(counted, x, np.zeros(1, np.int64), np.zeros(100, np.int64), threads=100)
+    assert total[0] == x.sum()
+    assert sorted(order.tolist() + [int(total[0])])[1:] == sorted((np.cumsum(x)).tolist())
+
+
+@pt.kernel(checks=False)
+def unchecked(x: pt.In[pt.f32], y: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    if i < len(y):
+        y[i] = x[i] * 2.0
+
+
+def test_checks_false_drops_the_bounds_checks():
+    assert unchecked.traps == ()
+    assert floor_ops.kir.traps and all(t.what.startswith("index out of range") for t in floor_ops.kir.traps)
+    out = run_everywhere(unchecked, np.arange(4, dtype=np.float32), np.zeros(4, np.float32))[1]
+    assert out.tolist() == [0, 2, 4, 6]
+
+
+@pt.kernel
+def out_of_bounds(x: pt.In[pt.f32], y: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    if i < len(y):
+        y[i] = x[i + 1]
+
+
+@pytest.mark.parametrize("where", ["emulate"] + DEVICES)
+def test_out_of_bounds_read_traps_naming_the_access(where):
+    x, y = np.zeros(4, np.float32), np.zeros(4, np.float32)
+    with pytest.raises(pt.KernelTrap) as info:
+        if where == "emulate":
+            out_of_bounds.emulate(x, y)
+        else:
+            out_of_bounds(pt.Context(where), x, y)
+    e = info.value
+    assert e.kernel == "out_of_bounds" and "x[i + 1]" in e.what
+    assert e.where.endswith(f"test_kernel_semantics.py:{out_of_bounds.fn.__code__.co_firstlineno + 4}")
+
+
+def test_widening_is_implicit_narrowing_is_not():
+    kir = widen.kir
+    assert any(isinstance(s.value, Cast) for s in kir.body if hasattr(s, "value") and hasattr(s, "name"))
+
+
+@pt.kernel
+def widen(x: pt.In[pt.f16], y: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    acc = pt.f32(0.0)
+    acc = x[0]
+    if i < len(y):
+        y[i] = acc + x[i]
+
+
+def test_emulate_checks_argument_dtypes():
+    with pytest.raises(pt.DTypeError, match="buffer 'a' is int32"):
+        floor_ops.emulate(np.zeros(4, np.float32), np.zeros(4, np.int32), np.zeros(4, np.int32),
+                          np.zeros(4, np.int32))
+    with pytest.raises(pt.DTypeError, match="not a uint32"):
+        guarded.emulate(np.zeros(4, np.float32), np.zeros(4, np.float32), -1)
+    with pytest.raises(pt.PootError, match="takes 3 arguments"):
+        guarded.emulate(np.zeros(4, np.float32))
+
+
+def test_launch_needs_a_context_first():
+    with pytest.raises(pt.PootError, match="pt.Context"):
+        floor_ops(np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(4, np.int32))
+
+
+def test_intrinsics_outside_a_kernel_say_so():
+    with pytest.raises(pt.PootError, match="only has a meaning inside a @poot.kernel"):
+        pt.thread_index()
+
+
+def test_a_math_function_is_recognised_by_identity_not_name():
+    from poot import sqrt as square_root  # noqa: F401  (the same object under another name)
+
+    assert isinstance(named_sqrt.kir.body, tuple)
+    y = run_everywhere(named_sqrt, np.array([4.0, 9.0], np.float32), np.zeros(2, np.float32))[1]
+    assert y.tolist() == [2.0, 3.0]
+
+
+from poot import sqrt as root_of  # noqa: E402
+
+
+@pt.kernel
+def named_sqrt(x: pt.In[pt.f32], y: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    if i < len(y):
+        y[i] = root_of(x[i])
+
