@@ -181,7 +181,7 @@ class CudaDevice(Device):
         if int(err) == _NO_DEVICE:
             raise DeviceUnavailableError("cuda: the NVIDIA driver is installed but sees no CUDA device "
                                          "(CUDA_ERROR_NO_DEVICE)")
-        self._ok(err, "cuInit", available=True)
+        self._ok((err,), "cuInit", available=True)
         count = self._ok(drv.cuDeviceGetCount(), "cuDeviceGetCount", available=True)
         if not 0 <= index < count:
             raise DeviceUnavailableError(f"cuda: device index {index} requested, this machine has {count} CUDA "
@@ -213,7 +213,7 @@ class CudaDevice(Device):
                    "max_block_dims": self.block_limits, "driver_version": version,
                    "max_ptx_isa": f"{isa[0]}.{isa[1]}", "memory_pools": bool(attr("MEMORY_POOLS_SUPPORTED"))})
         self._pool = self._make_pool() if self.caps.extra["memory_pools"] else None
-        self._programs: dict[str, CudaProgram] = {}
+        self._programs: dict[tuple, CudaProgram] = {}
         self._finalizers: dict[int, weakref.finalize] = {}
         self._in_use = 0
         self._recent: collections.deque = collections.deque(maxlen=_RECENT)
@@ -440,10 +440,6 @@ class CudaDevice(Device):
         if entry not in entries:
             raise DeviceError(f"{self.name}: the PTX of kernel '{name}' has no entry '{entry}' "
                               f"(entries: {', '.join(entries) or 'none'})")
-        key = hashlib.sha256(ptx.encode()).hexdigest() + ":" + entry
-        hit = self._programs.get(key)
-        if hit is not None:
-            return hit
         params, reqntid = entries[entry]
         workgroup = getattr(artifact, "workgroup", None) or getattr(getattr(artifact, "kernel", None), "workgroup",
                                                                     None) or reqntid
@@ -451,6 +447,12 @@ class CudaDevice(Device):
             raise DeviceError(f"{self.name}: kernel '{name}' does not say its workgroup shape (artifact.workgroup, "
                               "artifact.kernel.workgroup or .reqntid in the PTX)")
         workgroup = tuple(int(w) for w in workgroup) + (1,) * (3 - len(workgroup))
+        dynamic = int(getattr(artifact, "dynamic_shared_bytes", 0) or 0)
+        folds = bool(getattr(artifact, "folds_grid", True))
+        key = (hashlib.sha256(ptx.encode()).hexdigest(), entry, name, workgroup, dynamic, folds)
+        hit = self._programs.get(key)
+        if hit is not None:
+            return hit
         if any(p not in (".u64", ".b64", ".s64") for p in params):
             raise DeviceError(f"{self.name}: kernel '{name}' takes parameters {params}; poot's CUDA launch ABI "
                               "passes one 64-bit pointer per buffer (scalars travel in the meta buffer)")
@@ -472,12 +474,10 @@ class CudaDevice(Device):
                               f"{attrs['registers']} registers and {attrs['shared_bytes']:,} bytes of shared memory "
                               f"per block this GPU runs at most {attrs['max_threads']} threads per block (and "
                               f"{self.block_limits} per dimension): use a smaller workgroup")
-        dynamic = int(getattr(artifact, "dynamic_shared_bytes", 0) or 0)
         if dynamic > self.caps.shared_memory_bytes:
             self._ok(drv.cuFuncSetAttribute(function, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
                      f"raising the shared memory limit of kernel '{name}' to {dynamic:,} bytes")
-        program = CudaProgram(name, entry, module, function, workgroup, len(params), dynamic,
-                              bool(getattr(artifact, "folds_grid", True)), attrs)
+        program = CudaProgram(name, entry, module, function, workgroup, len(params), dynamic, folds, attrs)
         self._programs[key] = program
         log.debug("%s: loaded %r", self.name, program)
         return program
