@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -51,6 +52,20 @@ def runtime_symbols() -> dict:
             llvm.add_symbol(name, addr)
         _runtime = found
     return _runtime
+
+
+_addresses: dict = {}
+
+
+def _address(handle: np.ndarray) -> int:
+    """The data address of a buffer's NumPy array (cached per live array: `.ctypes.data` costs ~1 us)."""
+    hit = _addresses.get(id(handle))
+    if hit is not None and hit[0]() is handle:
+        return hit[1]
+    key = id(handle)
+    addr = handle.ctypes.data
+    _addresses[key] = (weakref.ref(handle, lambda _, k=key: _addresses.pop(k, None)), addr)
+    return addr
 
 
 class CpuProgram:
@@ -137,8 +152,10 @@ class CpuDevice(Device):
         if total <= 0:
             return
         n = len(buffers) - 2
-        ptrs = (ctypes.c_void_p * max(n, 1))(*[b.handle.ctypes.data for b in buffers[:n]])
-        meta, trap = buffers[n].handle.ctypes.data, buffers[n + 1].handle.ctypes.data
+        ptrs = (ctypes.c_void_p * max(n, 1))(*[_address(b.handle) for b in buffers[:n]])
+        meta = buffers[n].handle                      # a ctypes array (launch's host fast path) or NumPy
+        meta = meta if isinstance(meta, ctypes.Array) else meta.ctypes.data
+        trap = _address(buffers[n + 1].handle)
         workers = min(self.caps.cores, total)
         if workers <= 1:
             program.fn(ptrs, meta, trap, 0, total)

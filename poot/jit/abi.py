@@ -89,17 +89,31 @@ def scalar_bits(value, dtype) -> int:
 
 def pack_meta(kernel: Kernel, lengths, scalars, groups, launch_id: int = 0,
               layout: MetaLayout | None = None) -> np.ndarray:
-    """The meta words for one launch. `lengths`: element count per buffer param; `scalars`: a dict by
-    name or a sequence in param order; `groups`: the logical grid (x[, y[, z]])."""
+    """The meta words for one launch as a uint32 array. `lengths`: element count per buffer param;
+    `scalars`: a dict by name or a sequence in param order; `groups`: the logical grid (x[, y[, z]])."""
+    return np.array(meta_words(kernel, lengths, scalars, groups, launch_id, layout), dtype=np.uint32)
+
+
+def meta_words(kernel: Kernel, lengths, scalars, groups, launch_id: int = 0,
+               layout: MetaLayout | None = None) -> list[int]:
+    """pack_meta's words as a list of ints (the host fast path: no NumPy array per launch)."""
     layout = layout or meta_layout(kernel)
-    words = np.zeros(layout.words, dtype=np.uint32)
-    if len(lengths) != len(layout.lengths):
-        raise LaunchError(f"kernel '{kernel.name}' takes {len(layout.lengths)} buffers, got {len(lengths)}")
-    for w, n in zip(layout.lengths, lengths):
-        if not 0 <= n <= MAX_ELEMENTS:
-            raise LaunchError(f"kernel '{kernel.name}': a buffer of {n} elements is above the limit of "
-                              f"{MAX_ELEMENTS} (2**32-1) elements per buffer (lengths are uint32); split it")
-        words[w] = n
+    n = len(layout.lengths)
+    if len(lengths) != n:
+        raise LaunchError(f"kernel '{kernel.name}' takes {n} buffers, got {len(lengths)}")
+    if n and (max(lengths) > MAX_ELEMENTS or min(lengths) < 0):
+        raise LaunchError(f"kernel '{kernel.name}': a buffer of {max(lengths)} elements is above the limit of "
+                          f"{MAX_ELEMENTS} (2**32-1) elements per buffer (lengths are uint32); split it")
+    words = list(lengths) + [0] * (layout.words - n)
+    if layout.scalars or scalars:
+        _pack_scalars(kernel, layout, scalars, words)
+    g = groups if type(groups) is tuple and len(groups) == 3 else normalize_grid(groups)
+    words[layout.grid:layout.grid + 3] = g
+    words[layout.launch_id] = launch_id & 0xFFFFFFFF
+    return words
+
+
+def _pack_scalars(kernel, layout: MetaLayout, scalars, words) -> None:
     if isinstance(scalars, dict):
         missing = [name for name, _, _ in layout.scalars if name not in scalars]
         extra = set(scalars) - {name for name, _, _ in layout.scalars}
@@ -115,10 +129,6 @@ def pack_meta(kernel: Kernel, lengths, scalars, groups, launch_id: int = 0,
         words[w] = bits & 0xFFFFFFFF
         if dtype.bits == 64:
             words[w + 1] = bits >> 32
-    g = normalize_grid(groups)
-    words[layout.grid:layout.grid + 3] = g
-    words[layout.launch_id] = launch_id & 0xFFFFFFFF
-    return words
 
 
 def normalize_grid(groups) -> tuple[int, int, int]:
@@ -146,5 +156,5 @@ def fold_grid(groups, limits=(2**31 - 1, 65535, 65535)) -> tuple[int, int, int]:
     return (px, py, pz)
 
 
-__all__ = ["MetaLayout", "meta_layout", "pack_meta", "scalar_bits", "fold_grid", "normalize_grid",
+__all__ = ["MetaLayout", "meta_layout", "pack_meta", "meta_words", "scalar_bits", "fold_grid", "normalize_grid",
            "TRAP_WORDS", "TRAP_CODE_WORD", "TRAP_LAUNCH_WORD", "MAX_ELEMENTS", "LaunchError"]

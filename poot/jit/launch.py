@@ -10,6 +10,7 @@ POOT_DEBUG >= 1 prints each launch with the kernel's name, grid and wall time.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import threading
 import time
@@ -18,8 +19,9 @@ import weakref
 import numpy as np
 
 from .. import devices
+from ..devices import Buffer
 from ..errors import KernelTrap
-from .abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, normalize_grid, pack_meta
+from .abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
 from .compile import compile_kernel, debug_level, debug_print
 from .kir.model import TRAP_BOUNDS, Kernel
 
@@ -27,6 +29,7 @@ _launch_ids = itertools.count(1)
 _lock = threading.Lock()
 _programs: dict = {}          # (id(kernel), id(device), arch) -> (weakref(kernel), program, layout, itemsizes)
 _trap_buffers: dict = {}      # id(device) -> trap Buffer
+_trap_words: dict = {}        # id(device) -> uint32 view of a host trap buffer
 _recent: dict = {}            # launch id -> kernel, for naming a trap seen at a later synchronize
 _RECENT_MAX = 4096
 
@@ -49,13 +52,15 @@ def trap_buffer(device):
         buf = device.allocate(4 * TRAP_WORDS)
         device.write(buf, np.zeros(TRAP_WORDS, np.uint32))
         _trap_buffers[id(device)] = buf
+        if device.caps.target == "cpu":      # host memory: the trap word is checked in place
+            _trap_words[id(device)] = buf.handle.view(np.uint32)
     return buf
 
 
-def _meta_buffer(device, words: np.ndarray):
-    wrap = getattr(device, "wrap", None)
-    if wrap is not None:
-        return wrap(words)
+def _meta_buffer(device, words: list):
+    if device.caps.target == "cpu":          # host memory: a ctypes array of the words is the buffer
+        return Buffer(device, 4 * len(words), (ctypes.c_uint32 * len(words))(*words))
+    words = np.array(words, dtype=np.uint32)
     buf = device.allocate(words.nbytes)
     device.write(buf, words)
     return buf
@@ -66,25 +71,27 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
     if isinstance(device, str):
         device = devices.get(device)
     ref, prog, layout, itemsizes = _program(device, kernel, arch)
-    buffers = list(buffers)
     if len(buffers) != len(itemsizes):
         raise LaunchError(f"kernel '{kernel.name}' takes {len(itemsizes)} buffers, got {len(buffers)}")
     lengths = [b.nbytes // s for b, s in zip(buffers, itemsizes)]
-    grid = normalize_grid(groups)
-    launch_id = next(_launch_ids)
-    words = pack_meta(kernel, lengths, scalars, grid, launch_id, layout)
+    grid = (groups, 1, 1) if type(groups) is int and groups >= 0 else normalize_grid(groups)
+    launch_id = next(_launch_ids) & 0xFFFFFFFF
+    words = meta_words(kernel, lengths, scalars, grid, launch_id, layout)
     if grid[0] * grid[1] * grid[2] == 0:
         return
+    cpu = device.caps.target == "cpu"
     trap = trap_buffer(device)
-    with _lock:
-        _recent[launch_id & 0xFFFFFFFF] = kernel
-        if len(_recent) > _RECENT_MAX:
-            for k in list(_recent)[: _RECENT_MAX // 2]:
-                del _recent[k]
+    if not cpu:                          # traps surface at a later synchronize: remember who launched
+        with _lock:
+            _recent[launch_id] = kernel
+            if len(_recent) > _RECENT_MAX:
+                for k in list(_recent)[: _RECENT_MAX // 2]:
+                    del _recent[k]
     level = debug_level()
     t0 = time.perf_counter() if level >= 1 else 0.0
-    device.dispatch(prog, buffers + [_meta_buffer(device, words), trap], grid)
-    if device.caps.target == "cpu":
+    device.dispatch(prog, [*buffers, _meta_buffer(device, words), trap], grid)
+    if cpu and _trap_words[id(device)][0]:
+        _recent[launch_id] = kernel
         check_traps(device)
     if level >= 1:
         device.synchronize()

@@ -45,9 +45,19 @@ class CpuTarget:
         self.arch = arch or cpu
         self.features = features if arch is None or arch == cpu else ""
         self.triple = triple
-        self.tm = llvm.Target.from_triple(triple).create_target_machine(
-            cpu=self.arch, features=self.features, opt=3, jit=True)
-        self.datalayout = str(self.tm.target_data)
+        self._tm = None
+
+    @property
+    def tm(self):
+        """The LLVM target machine, created on first use (a disk-cache hit never needs one)."""
+        if self._tm is None:
+            self._tm = llvm.Target.from_triple(self.triple).create_target_machine(
+                cpu=self.arch, features=self.features, opt=3, jit=True)
+        return self._tm
+
+    @property
+    def datalayout(self) -> str:
+        return str(self.tm.target_data)
 
     @property
     def identity(self) -> str:
