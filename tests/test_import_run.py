@@ -136,8 +136,6 @@ def test_device_matches_numpy_and_emulation(entry, device):
 @pytest.mark.parametrize("device", _devices())
 def test_kernel_runs_on_poot_arrays_in_place(device):
     """poot Arrays are used in place (no copy): the kernel writes into the array's own buffer."""
-    from poot.jit.kernel.examples import Example  # noqa: F401  (the same API the kernels use)
-
     entry = next(e for e in ENTRIES if e.name == "probe_add")
     fn, _ = _examples(entry)
     a = np.arange(100, dtype=np.float32)

@@ -16,7 +16,7 @@ from ..kir.verify import ATOMIC_DTYPES
 from . import emulate_ops as emu
 from . import intrinsics as ix
 from . import scalar_ops
-from .values import Buf, Lit, Restart, Static, Val, const, default_dtype
+from .values import Buf, Lit, Restart, Static, Val, const
 
 
 def _builtin_name(obj) -> str | None:

@@ -15,9 +15,7 @@ import numpy as np
 
 from ... import dtypes as dt
 from ...dtypes import DType
-from ..kir.model import (COMPARE_OPS, FLOAT_UNARY, PREDICATE_UNARY, AtomicAdd, Binary, Bitcast, Cast,
-                         Const, Fma, If, Index, Len, Load, Read, Select, Store, Unary, While, For)
-from . import emulate_ops as emu
+from ..kir.model import AtomicAdd, Binary, Bitcast, Cast, Const, If, Len, Load, Read, Select, Store, Unary
 from . import intrinsics as ix
 from . import scalar_ops
 from .values import (Buf, Lit, Restart, Static, Val, accepts_literal, const, default_dtype, fits,
@@ -167,7 +165,7 @@ class ExprLowering:
             return self.fold(fold, (a.value, b.value), node)
         ea, eb, t = self.unify(a, b, node)
         if dt.is_bool(t) and name not in ("and", "or", "xor"):
-            raise self.err("invalid-operand", f"arithmetic on bool values; cast with pt.i32(x) first", node)
+            raise self.err("invalid-operand", "arithmetic on bool values; cast with pt.i32(x) first", node)
         if name == "div" and not dt.is_float(t):
             raise self.err("int-true-division", f"'/' on {t.name} values: use '//' for floor division, or cast "
                            "to a float type first (pt.f32(x) / y)", node)

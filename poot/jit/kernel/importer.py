@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from ... import dtypes as dt
 from ...dtypes import DType
 from ...errors import KernelImportError
-from ..kir.model import (TRAP_ASSERT, Assign, Barrier, BufferParam, Const, If, Kernel, Local, Read,
-                         Return, ScalarParam, SharedArray, Trap, TrapSite, Unary)
+from ..kir.model import (TRAP_ASSERT, Assign, Barrier, BufferParam, Const, Kernel, Local, Read, Return,
+                         ScalarParam, SharedArray, Trap, TrapSite)
 from ..kir.verify import verify
 from . import intrinsics as ix
 from .calls import CallLowering
@@ -27,7 +27,7 @@ from .diagnostics import SourceInfo
 from .expressions import ExprLowering, has_effects, has_load
 from .source import divergent_barrier, fresh_copy, function_source
 from .statements import StatementLowering
-from .values import Buf, Lit, Restart, Static, Val, accepts_literal, default_dtype, literal_kind
+from .values import Buf, Lit, Restart, Static, Val, accepts_literal, literal_kind
 
 log = logging.getLogger("poot.jit.kernel")
 
@@ -414,4 +414,4 @@ def import_kernel(fn, *, name: str | None = None, workgroup=(64, 1, 1), checks: 
                           kernel_object=kernel_object).run()
 
 
-__all__ = ["import_kernel", "ImportedKernel", "KernelImporter", "Scope", "Unary", "If", "default_dtype"]
+__all__ = ["import_kernel", "ImportedKernel", "KernelImporter", "Scope"]

@@ -8,7 +8,7 @@ import builtins
 
 from ... import dtypes as dt
 from ...dtypes import DType
-from ..kir.model import (Assign, Binary, Break, Cast, Const, Continue, For, If, Load, Read, Return,
+from ..kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return,
                          Store, Trap, Unary, While)
 from . import intrinsics as ix
 from .values import Buf, Lit, Restart, Static, Val, literal_kind
