@@ -15,12 +15,26 @@ def _cmd_devices(args) -> int:
     return 0
 
 
+def _cmd_cache(args) -> int:
+    from .jit.cache import cache_clear, cache_info
+
+    if args.action == "clear":
+        print(f"removed {cache_clear()} cached artifacts from {cache_info()['dir']}")
+    else:
+        info = cache_info()
+        print(f"dir      {info['dir']}\nentries  {info['disk_entries']}\nbytes    {info['disk_bytes']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="poot", description="poot: a tracing JIT with a lazy NumPy-like frontend")
     p.add_argument("--version", action="version", version=f"poot {__version__}")
     sub = p.add_subparsers(dest="command")
     sub.add_parser("devices", help="list the devices poot can use here, and why others are unavailable"
                    ).set_defaults(func=_cmd_devices)
+    cache = sub.add_parser("cache", help="show or clear the compiled-kernel cache (POOT_CACHE_DIR)")
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.set_defaults(func=_cmd_cache)
     from .jit.kernel.cli import add_commands as _add_kernel_commands  # compile, regen-kernel-assets
 
     _add_kernel_commands(sub)

@@ -127,3 +127,14 @@ def test_unwritable_cache_dir_does_not_fail_the_compile(tmp_path, monkeypatch):
     monkeypatch.setenv("POOT_CACHE_DIR", str(blocker / "sub"))
     cache.cache_clear(memory=True, disk=False)
     assert compile_kernel(add_kernel()).data
+
+
+def test_cli_cache_info_and_clear(cache_dir):
+    compile_kernel(add_kernel())
+    env = dict(os.environ, POOT_CACHE_DIR=str(cache_dir))
+    out = subprocess.run([sys.executable, "-m", "poot", "cache", "info"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, check=True).stdout
+    assert f"dir      {cache_dir}" in out and "entries  1" in out
+    out = subprocess.run([sys.executable, "-m", "poot", "cache", "clear"], capture_output=True, text=True,
+                         env=env, cwd=ROOT, check=True).stdout
+    assert "removed 1 cached artifacts" in out and not _entries(cache_dir)
