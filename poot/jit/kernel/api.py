@@ -138,7 +138,8 @@ class KernelFunction:
             raise NotBuiltError(f"launching kernels on a device needs poot.jit.launch, which is not built yet "
                                 f"({e})") from None
         device = ctx.device
-        buffers, scalars, copy_back = [], [], []
+        wrap = getattr(device, "wrap", None)      # a device that can use host memory in place (the CPU)
+        buffers, scalars, copy_back, host_views = [], [], [], []
         from ..execute import numpy_to_buffer
 
         for p, a in zip(kernel.params, args):
@@ -155,10 +156,14 @@ class KernelFunction:
                 buffers.append(buf)
             else:
                 view = buffer_view(p, a, self.name)
-                buf = numpy_to_buffer(view.view(np.uint8), device)     # bytes: any dtype, bf16 too
+                if wrap is not None and not any(np.shares_memory(view, o) for o in host_views):
+                    buf = wrap(view)             # host memory the device can use as is: no copies
+                else:
+                    buf = numpy_to_buffer(view.view(np.uint8), device)     # bytes: any dtype, bf16 too
+                    if p.access.writable:
+                        copy_back.append((view, buf))
+                host_views.append(view)
                 buffers.append(buf)
-                if p.access.writable:
-                    copy_back.append((view, buf))
         if math.prod(groups) == 0:
             return
         device_launch(device, kernel, buffers, scalars, groups)
