@@ -4,6 +4,7 @@ MANIFEST = (
     ("probe_add", "add.py", "add", "assets"),
     ("probe_trap", "trap.py", "checked_sqrt", "assets"),
     ("probe_atomic_add", "atomic.py", "histogram", "assets"),
+    ("probe_atomic_add_f32", "atomic.py", "total_f32", "assets"),
     ("probe_row_sum", "row_sum.py", "row_sum", "assets"),
     ("probe_copy", "copy.py", "copy", "assets"),
     ("probe_loop_break", "loop_break.py", "first_above", "assets"),
