@@ -56,6 +56,7 @@ A device is meant to be driven by one thread at a time (any thread; the context 
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import ctypes
 import gc
@@ -82,6 +83,8 @@ _STICKY = {700: "illegal address", 702: "launch timeout", 710: "device-side asse
            718: "invalid program counter", 719: "launch failed", 214: "uncorrectable ECC error"}
 _OOM, _NO_DEVICE, _NOT_FOUND = 2, 100, 500
 _tls = threading.local()      # .device: the poot device whose context is current on this thread
+EXITING = threading.Event()   # set at interpreter exit: finalizers then leave the driver alone
+atexit.register(EXITING.set)
 
 
 def _driver():
@@ -317,7 +320,7 @@ class CudaDevice(Device):
     def _release(self, ptr: int, size: int) -> None:
         self._finalizers.pop(ptr, None)
         self._in_use -= size
-        if self._broken is not None:
+        if self._broken is not None or EXITING.is_set():
             return
         try:
             self._current()

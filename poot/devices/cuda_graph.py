@@ -14,6 +14,7 @@ import weakref
 
 from ..errors import DeviceError
 from .base import Buffer
+from .cuda import EXITING
 
 
 class Command:
@@ -162,7 +163,9 @@ def replay(dev, rec: Recording, rebind=None) -> None:
 
 
 def _destroy(drv, graph, exec_) -> None:
-    try:                    # from the garbage collector, or with the driver gone at interpreter exit
+    if EXITING.is_set():    # the process is ending: the driver frees everything
+        return
+    try:                    # from the garbage collector: never raise
         if exec_ is not None:
             drv.cuGraphExecDestroy(exec_)
         drv.cuGraphDestroy(graph)
