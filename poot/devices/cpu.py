@@ -29,7 +29,9 @@ _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_
 # not search the process for them, so they are registered explicitly; poot's CPU target refuses an
 # object that needs anything else (instead of crashing when it is called).
 RUNTIME_SYMBOLS = ("memset", "memcpy", "memmove", "fmod", "fmodf", "__truncdfhf2", "__truncsfhf2",
-                   "__extendhfsf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee")
+                   "__extendhfsf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee",
+                   # CPUs without FMA / SSE4.1 get these as calls instead of instructions
+                   "fma", "fmaf", "roundeven", "roundevenf", "floor", "floorf", "ceil", "ceilf", "trunc", "truncf")
 _runtime: dict | None = None
 
 

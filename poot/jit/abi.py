@@ -15,6 +15,10 @@ A kernel with buffer params b0..bn-1 (in declaration order) and scalar params s0
      trap wins through an atomic compare-exchange 0 -> code), word 1 the launch id of the trapping
      launch (so a runtime that synchronizes late can name the kernel).
 
+Aliasing. Buffer params are `noalias` on every target (that is what lets loops vectorize and GPU loads
+use the read-only path): a buffer that the kernel writes must not be bound to two params, nor overlap
+another param's buffer. Read-only params may share a buffer.
+
 Grid folding. A launch has a logical grid (gx, gy, gz) of workgroups. A GPU device whose per-dimension
 limits are smaller may run a *physical* grid from `fold_grid`, of at least gx*gy*gz groups; the kernel
 computes its linear physical group id, decomposes it over the logical grid read from meta, and groups

@@ -138,3 +138,28 @@ def test_cli_cache_info_and_clear(cache_dir):
     out = subprocess.run([sys.executable, "-m", "poot", "cache", "clear"], capture_output=True, text=True,
                          env=env, cwd=ROOT, check=True).stdout
     assert "removed 1 cached artifacts" in out and not _entries(cache_dir)
+
+
+def test_processes_sharing_the_cache_directory(cache_dir):
+    """Four processes compile the same kernels into one empty directory at once: all succeed, the
+    entries verify, and nothing half-written is left."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {HERE!r}); sys.path.insert(0, {ROOT!r})
+        from kir_samples import add_kernel, chain_kernel, loops_kernel
+        from poot.jit.compile import compile_kernel
+        for k in (add_kernel(), chain_kernel(), loops_kernel()):
+            compile_kernel(k)
+        print("ok")
+    """)
+    env = dict(os.environ, POOT_CACHE_DIR=str(cache_dir))
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for _ in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 and o.strip() == "ok" for p, (o, _) in zip(procs, outs)), outs
+    assert len(_entries(cache_dir)) == 3
+    assert not glob.glob(str(cache_dir / "v1" / "*" / ".tmp-*"))
+    before = cache.cache_info()["corrupt"]
+    for k in (add_kernel(), chain_kernel()):
+        compile_kernel(k)
+    assert cache.cache_info()["corrupt"] == before and cache.cache_info()["disk_hits"] >= 2

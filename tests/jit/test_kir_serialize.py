@@ -96,3 +96,56 @@ def test_text_form_reads_like_python():
     assert "continue" in text and "break" in text and "while w < 3:" in text
     chain = format_kernel(chain_kernel())
     assert "out[i] = ((2.0 * a[i]) + (b[i] * c[i])) - (exp(a[i]) / (1.0 + (b[i] * b[i])))" in chain
+
+
+# --- random kernels ------------------------------------------------------------------------------
+from poot.jit.kir.model import Binary, Cast, If, Load, Read, Select, Unary  # noqa: E402
+
+_T = [dt.float32, dt.int32, dt.float16, dt.bfloat16, dt.float64, dt.uint8]
+
+
+def _exprs(dtype):
+    leaf = st.one_of(
+        st.builds(lambda v: B.const(v, dtype), st.floats(-1e3, 1e3, allow_nan=False) if dt.is_float(dtype)
+                  else st.integers(0, 100)),
+        st.just(Load("x_" + dtype.short, Index("thread", 0), dtype)),
+        st.just(Read("v_" + dtype.short, dtype)))
+
+    def grow(children):
+        ops = ["add", "sub", "mul", "max"] + (["pow", "atan2"] if dt.is_float(dtype) else ["xor", "shl"])
+        return st.one_of(
+            st.builds(lambda op, a, b: Binary(op, a, b, dtype), st.sampled_from(ops), children, children),
+            st.builds(lambda a: Unary("neg", a, dtype), children),
+            st.builds(lambda a, b: Select(Binary("lt", a, b, dt.bool_), a, b, dtype), children, children),
+            st.builds(lambda a: Cast(Cast(a, dt.float64), dtype), children))
+    return st.recursive(leaf, grow, max_leaves=12)
+
+
+@st.composite
+def _kernels(draw):
+    body = []
+    for dtype in draw(st.lists(st.sampled_from(_T), min_size=1, max_size=4)):
+        e = draw(_exprs(dtype))
+        store = Store("y_" + dtype.short, Index("thread", 0), e)
+        body.append(If(Binary("lt", Index("thread", 0), Index("num_groups", 0), dt.bool_), (store,))
+                     if draw(st.booleans()) else store)
+    from poot.jit.kir.model import Local
+    params = tuple(p for t in _T for p in (BufferParam("x_" + t.short, t, Access.READ), BufferParam("y_" + t.short, t, Access.WRITE)))
+    return Kernel("rand", params, tuple(body), tuple(Local("v_" + t.short, t) for t in _T))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_kernels())
+def test_random_kernels_round_trip_and_lower_to_valid_llvm(kernel):
+    verify(kernel)
+    text = to_json(kernel)
+    back = from_json(text)
+    assert to_json(back) == text
+    assert format_kernel(back) == format_kernel(kernel)
+    import llvmlite.binding as llvm
+
+    from poot.jit.compile import get_target
+    from poot.jit.llvm.lower import lower_to_llvm
+    for target in ("cpu", "ptx"):
+        mod = llvm.parse_assembly(lower_to_llvm(back, get_target(target), "rand"))
+        mod.verify()
