@@ -50,7 +50,7 @@ def _check_kinds(op: str, d: dt.DType, kinds: str) -> None:
 
 # --- elementwise ---------------------------------------------------------------------------------
 def _erf(x):
-    return np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)).astype(np.float64)
+    return np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))).astype(np.float64)
 
 
 def _float_via64(fn):
