@@ -2,7 +2,6 @@
 compositions of them). Every function broadcasts its operands NumPy-style."""
 from __future__ import annotations
 
-import builtins as _bi
 import math
 
 from .. import dtypes as dt
@@ -147,7 +146,8 @@ def _square(x):
 
 def _reciprocal(x):
     n, d = _unary_node("reciprocal", x)
-    require("reciprocal", d, "iuf")
+    if d.kind == "b":
+        n, d = cast(n, dt.int8), dt.int8
     if d.kind == "f":
         return wrap(record("div", (constant(1, d, n.device), n)))
     one = constant(1, d, n.device)
@@ -300,10 +300,25 @@ _make_fmax("fmax", "max")
 _make_fmax("fmin", "min")
 
 
+def _float_pair(items, d):
+    """NumPy's float type for a float-only binary function: the promotion of each strong operand's
+    own float type (int8 with uint8 -> float16), then of the weak scalars."""
+    strong = [float_of(it.aval.dtype) for it in items if not isinstance(it, (bool, int, float))]
+    if not strong:
+        return float_of(d)
+    f = dt.result_type(*strong)
+    for it in items:
+        if isinstance(it, (bool, int, float)):
+            f = dt.promote_with_scalar(f, it)
+    return f
+
+
 def _make_float2(name, prim):
     def fn(x1, x2):
-        (a, b), d = _binary_nodes(name, x1, x2, float_of)
-        return wrap(record(prim, (a, b)))
+        items, d, dev = promote(name, (x1, x2))
+        nodes = finish(name, items, _float_pair(items, d), dev)
+        _check_broadcast(name, nodes)
+        return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} in floating point (integers as NumPy promotes them).")
 
@@ -414,11 +429,14 @@ def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
     max = kwargs.pop("a_max", max)  # noqa: A001
     if kwargs:
         raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
-    ops = [x] + [b for b in (min, max) if b is not None]
-    items, d, dev = promote("clip", ops)
-    if d.kind in "iu":  # an out-of-range Python bound simply does not clip
+    items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
+    if d.kind in "iu":  # like NumPy: a Python bound beyond the dtype on its own side does not clip
         info = dt.iinfo(d)
-        items = [_bi.max(info.min, _bi.min(info.max, it)) if type(it) is int else it for it in items]
+        if type(min) is int and min < info.min:
+            min = None  # noqa: A001
+        if type(max) is int and max > info.max:
+            max = None  # noqa: A001
+        items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
     nodes = finish("clip", items, d, dev)
     _check_broadcast("clip", nodes)
     r = nodes[0]

@@ -168,7 +168,10 @@ def from_numpy(array: np.ndarray, device: str, dtype: dt.DType | None = None) ->
         dtype = dt.as_dtype(array.dtype)
     if array.dtype != dtype.np:
         array = array.astype(dtype.np)
-    buf = numpy_to_buffer(np.ascontiguousarray(array), _dev.backend(device))
+    backend = _dev.backend(device)
+    # raw bytes (a uint8 view works for every dtype, bf16 included); an empty array is all aval
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    buf = numpy_to_buffer(raw, backend) if array.size else backend.allocate(0)
     return Node(None, (), None, Aval(tuple(array.shape), dtype), device, None, 0, buf)
 
 
@@ -228,6 +231,9 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
     for n in nodes:
         if n.buf is None:
             refuse_if_tracing(what, n)
+            if n.aval.size == 0:  # an empty array is all aval: nothing to compute
+                n.buf, n.op, n.inputs, n.params, n.depth = _dev.backend(n.device).allocate(0), None, (), None, 0
+                continue
             pending.setdefault(id(n), n)
     if not pending:
         return
@@ -235,10 +241,36 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
     for n in pending.values():
         groups.setdefault(n.device, []).append(n)
     for dev, group in groups.items():
-        graph, leaves = build_graph(group)
+        roots = [_as_bits(n) if n.aval.dtype is dt.bfloat16 and _bf16_needs_bits(dev) else n
+                 for n in group]
+        graph, leaves = build_graph(roots)
         for leaf in leaves:
             if leaf.buf is None:
                 refuse_if_tracing(what, leaf)
         outs = execute(graph, [leaf.buf for leaf in leaves], _dev.executor(dev))
         for n, b in zip(group, outs):
             n.buf, n.op, n.inputs, n.params, n.depth = b, None, (), None, 0
+
+
+# --- a device that cannot write bf16 arrays -------------------------------------------------------
+_bf16_ok: dict[str, bool] = {}
+
+
+def _bf16_needs_bits(dev: str) -> bool:
+    """True when `dev`'s buffers cannot take a bf16 NumPy array (the CPU device's write() goes
+    through memoryview, which has no bf16 format); outputs are then bitcast to uint16 (same bytes)."""
+    ok = _bf16_ok.get(dev)
+    if ok is None:
+        backend = _dev.backend(dev)
+        try:
+            backend.write(backend.allocate(2), np.zeros(1, dt.bfloat16.np))
+            ok = True
+        except (ValueError, TypeError):
+            ok = False
+        _bf16_ok[dev] = ok
+    return not ok
+
+
+def _as_bits(n: Node) -> Node:
+    return Node("bitcast", (n,), {"dtype": dt.uint16}, Aval(n.aval.shape, dt.uint16), n.device,
+                n.where, n.depth + 1)

@@ -1,0 +1,24 @@
+"""Shared pytest fixtures. `device`: each test that takes it runs once per device in the env var
+POOT_TEST_DEVICES (a comma list, default "cpu"; "oracle" is the NumPy reference), with that device
+current; a device this machine cannot use is skipped with the reason."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def _test_devices() -> list[str]:
+    return [d.strip() for d in os.environ.get("POOT_TEST_DEVICES", "cpu").split(",") if d.strip()]
+
+
+@pytest.fixture(params=_test_devices())
+def device(request):
+    import poot as pt
+
+    try:
+        ctx = pt.device(request.param)
+    except pt.DeviceUnavailableError as e:
+        pytest.skip(f"device '{request.param}' is unavailable here: {e}")
+    with ctx:
+        yield ctx.name
