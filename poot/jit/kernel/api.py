@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import numpy as np
 
@@ -33,9 +34,12 @@ DEFAULT_WORKGROUP = (64, 1, 1)
 
 
 class Context:
-    """Where kernels run: `pt.Context("cpu")`, `pt.Context("wgpu")`, or a poot.devices Device."""
+    """Where kernels run: `pt.Context("cpu")`, `pt.Context("wgpu")`, a poot.devices Device, or (no
+    argument) the default device, $POOT_DEVICE or the CPU."""
 
-    def __init__(self, device: str | Device = "cpu"):
+    def __init__(self, device: str | Device | None = None):
+        if device is None:
+            device = os.environ.get("POOT_DEVICE", "cpu") or "cpu"
         self.device = devices.get(device) if isinstance(device, str) else device
         if not isinstance(self.device, Device):
             raise PootError(f"Context needs a device name or a poot.devices.Device, got {device!r}")
