@@ -41,7 +41,8 @@ def _program(device, kernel: Kernel, arch):
         return hit
     art = compile_kernel(kernel, device.caps.target, arch=arch)
     prog = device.load(art)
-    entry = (weakref.ref(kernel), prog, meta_layout(kernel), tuple(p.dtype.itemsize for p in kernel.buffers))
+    ref = weakref.ref(kernel, lambda _, key=key: _programs.pop(key, None))
+    entry = (ref, prog, meta_layout(kernel), tuple(p.dtype.itemsize for p in kernel.buffers))
     _programs[key] = entry
     return entry
 
@@ -99,6 +100,14 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
                        f"{1e6 * (time.perf_counter() - t0):.1f} us on {device.name}")
 
 
+def synchronize(device) -> None:
+    """Wait for `device`'s launches to finish, then raise KernelTrap if one of them trapped."""
+    if isinstance(device, str):
+        device = devices.get(device)
+    device.synchronize()
+    check_traps(device)
+
+
 def check_traps(device) -> None:
     """Raise KernelTrap if a launch on `device` trapped since the last check (and clear the word)."""
     buf = _trap_buffers.get(id(device))
@@ -119,4 +128,4 @@ def check_traps(device) -> None:
     raise KernelTrap(name, code, site.where if site and site.where else None, what)
 
 
-__all__ = ["launch", "check_traps", "trap_buffer"]
+__all__ = ["launch", "synchronize", "check_traps", "trap_buffer"]

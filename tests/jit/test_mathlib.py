@@ -19,10 +19,10 @@ UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", 
 BINARY = ["pow", "atan2", "hypot"]
 # measured max ulp: float32 / float64
 MAX_ULP = {
-    "exp": (0.91, 1.0), "exp2": (0.84, 1.0), "expm1": (0.5, 2.0), "log": (0.77, 1.0), "log2": (0.5, 1.0),
+    "exp": (0.91, 1.0), "exp2": (0.84, 1.0), "expm1": (1.29, 2.0), "log": (0.77, 1.0), "log2": (0.5, 1.0),
     "log10": (0.5, 2.0), "log1p": (0.5, 1.0), "sin": (0.5, 1.0), "cos": (0.5, 1.0), "tan": (0.5, 3.0),
-    "asin": (0.5, 3.0), "acos": (0.5, 3.0), "atan": (0.5, 2.0), "sinh": (0.5, 3.0), "cosh": (0.5, 3.0),
-    "tanh": (0.5, 3.0), "asinh": (0.5, 1.0), "acosh": (0.5, 1.0), "atanh": (0.5, 2.0), "erf": (0.5, 3.0),
+    "asin": (0.5, 3.0), "acos": (0.5, 3.0), "atan": (0.5, 2.0), "sinh": (2.62, 3.0), "cosh": (2.53, 3.0),
+    "tanh": (2.1, 3.0), "asinh": (0.5, 1.0), "acosh": (0.5, 1.0), "atanh": (0.5, 2.0), "erf": (2.42, 3.0),
     "pow": (0.5, 1.0), "atan2": (0.5, 2.0), "hypot": (0.5, 2.0),
 }
 TOL = 0.05   # slack for rounding of the measurement itself

@@ -3,8 +3,9 @@ branches, no libm calls), so the loop vectorizer widens them and GPU targets (wh
 the same code.
 
 `require(module, op, ty)` defines `@poot.<op>.<f32|f64>` in `module` (with what it calls) and returns
-its name. Every function exists for float and double. exp, exp2 and log have native float versions;
-the other float versions widen to double, compute there and round once (results within ~1 ulp).
+its name. Every function exists for float and double. The functions in NATIVE_F32 (exp, exp2, log,
+expm1, tanh, sinh, cosh, erf: the ones hot in array code) compute in float with float coefficients;
+the other float versions widen to double, compute there and round once (results within ~0.5 ulp).
 
 Methods (double):
 - exp/exp2: n = round(x*log2 e); Cody-Waite reduction with FMA; degree-13 Taylor polynomial on
@@ -34,7 +35,7 @@ from . import mathcoeffs as C
 from .ir import Func, Module, float_const
 
 _INF, _NAN = float("inf"), float("nan")
-NATIVE_F32 = frozenset({"exp", "exp2", "log"})
+NATIVE_F32 = frozenset({"exp", "exp2", "log", "expm1", "tanh", "sinh", "cosh", "erf"})
 BINARY = frozenset({"pow", "atan2", "hypot"})
 
 
@@ -165,15 +166,17 @@ def _exp2(b, x): return _exp_core(b, x, base2=True)
 
 
 def _expm1(b, x):
-    xc = b.clamp(x, -60.0, 709.0)
+    hi_x, lo_x = (709.0, -60.0) if b.dbl else (88.0, -30.0)
+    xc = b.clamp(x, lo_x, hi_x)
     n = b.rint(b.mul(xc, b.k(1.4426950408889634)))
     nn = b.neg(n)
-    r = b.fma(nn, b.k(0.6931471805599453), xc)
-    r = b.fma(nn, b.k(2.3190468138462996e-17), r)
-    p = b.fma(b.mul(r, r), b.horner(r, _INV_FACT[2:16]), r)
+    hi, low = (0.6931471805599453, 2.3190468138462996e-17) if b.dbl else (0.6931471824645996, -1.9046542121259336e-09)
+    r = b.fma(nn, b.k(hi), xc)
+    r = b.fma(nn, b.k(low), r)
+    p = b.fma(b.mul(r, r), b.horner(r, _INV_FACT[2:16] if b.dbl else _INV_FACT[2:10]), r)
     t = b.pow2(b.to_int(n))
     res = b.fma(t, p, b.sub(t, b.k(1.0)))
-    res = b.sel(b.cmp("ogt", x, b.k(709.0)), b.call("exp", x), res)
+    res = b.sel(b.cmp("ogt", x, b.k(hi_x)), b.call("exp", x), res)
     return b.keep_zero(x, res)
 
 
@@ -398,7 +401,7 @@ def _cosh(b, x):
 
 
 def _tanh(b, x):
-    ax = b.clamp(b.fabs(x), 0.0, 20.0)
+    ax = b.clamp(b.fabs(x), 0.0, 20.0 if b.dbl else 9.0)
     t = b.call("expm1", b.add(ax, ax))
     return b.copysign(b.div(t, b.add(t, b.k(2.0))), x)
 
