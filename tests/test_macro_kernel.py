@@ -95,3 +95,42 @@ def test_add_dispatches_on_a_gpu_device(kind):
     c = np.zeros_like(a)
     add(pt.Context(device), a, b, c)
     np.testing.assert_array_equal(c, a + b)
+
+
+def test_poot_compile_kir_round_trips(tmp_path):
+    from poot.cli import main
+    from poot.jit.kir.serialize import from_json
+
+    out = tmp_path / "add.kir.json"
+    assert main(["compile", f"{__file__}::add", "--target", "kir", "-o", str(out)]) == 0
+    assert from_json(out.read_text()) == add.kir
+
+
+def test_poot_compile_ptx_passes_ptxas(tmp_path, capsys):
+    from poot.cli import main
+
+    out = tmp_path / "add.ptx"
+    assert main(["compile", f"{__file__}::add", "--target", "ptx", "--arch", "sm_90", "-o", str(out),
+                 "--check"]) == 0
+    assert ".entry" in out.read_text()
+    said = capsys.readouterr().out
+    assert "ptxas OK" in said or "ptxas is not installed" in said
+
+
+def test_poot_compile_says_when_a_target_is_not_built(tmp_path, capsys):
+    from poot.cli import main
+    from poot.jit import compile as jit_compile
+
+    missing = [t for t in ("spirv", "amdgcn", "ptx") if t not in jit_compile.TARGETS]
+    if not missing:
+        pytest.skip("every target is built")
+    assert main(["compile", f"{__file__}::add", "--target", missing[0], "-o", str(tmp_path / "x")]) == 1
+    assert "not built yet" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_poot_compile_refuses_an_unknown_kernel_name(tmp_path, capsys):
+    from poot.cli import main
+
+    assert main(["compile", f"{__file__}::nope", "--target", "kir", "-o", str(tmp_path / "x")]) == 1
+    assert "no @pt.kernel function named 'nope'" in capsys.readouterr().err

@@ -116,6 +116,9 @@ def cmd_compile(args) -> int:
     ext = EXTENSIONS[args.target]
     out = Path(args.output) if args.output else None
     if out is not None and len(kernels) > 1:
+        if out.exists() and not out.is_dir():
+            raise PootError(f"poot compile: {args.spec} has {len(kernels)} kernels, so -o must be a folder; "
+                            f"'{out}' is a file")
         out.mkdir(parents=True, exist_ok=True)
     for k in kernels:
         data = compile_output(k.kir, args.target, args.arch)
