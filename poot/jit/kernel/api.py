@@ -45,7 +45,10 @@ class Context:
             raise PootError(f"Context needs a device name or a poot.devices.Device, got {device!r}")
 
     def synchronize(self) -> None:
-        self.device.synchronize()
+        """Wait for this context's launches; raise poot.KernelTrap if one of them trapped."""
+        from ..launch import synchronize
+
+        synchronize(self.device)
 
     def __repr__(self) -> str:
         return f"poot.Context({self.device.name!r})"
@@ -171,6 +174,10 @@ class KernelFunction:
         if math.prod(groups) == 0:
             return
         device_launch(device, kernel, buffers, scalars, groups)
+        if host_views:                           # NumPy arguments: the call is synchronous, traps surface now
+            from ..launch import synchronize
+
+            synchronize(device)
         for view, buf in copy_back:
             raw = device.read(buf)
             view[...] = np.frombuffer(raw[: view.nbytes].tobytes(), dtype=view.dtype)
