@@ -28,18 +28,25 @@ def arr(x, op="array") -> Array:
     return asarray(x)
 
 
+def _axis_hint(ndim):
+    return f"pass an axis in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d array has no axes: use axis=None"
+
+
 def axis_of(axis, ndim: int, op: str, x) -> int:
+    if ndim == 0:
+        raise AxisError(f"{op}: axis {axis} is out of bounds for an array of dimension 0 ({x.aval}); "
+                        f"{_axis_hint(0)}")
     try:
         return normalize_axis(axis, ndim, op)
     except AxisError as e:
-        raise AxisError(f"{e} ({x.aval}); pass an axis in [{-ndim}, {ndim - 1}]") from None
+        raise AxisError(f"{e} ({x.aval}); {_axis_hint(ndim)}") from None
 
 
 def axes_of(axis, ndim: int, op: str, x) -> tuple[int, ...]:
     try:
         return normalize_axes(axis, ndim, op)
     except AxisError as e:
-        raise AxisError(f"{e} ({x.aval}); pass axes in [{-ndim}, {max(ndim - 1, 0)}]") from None
+        raise AxisError(f"{e} ({x.aval}); {_axis_hint(ndim)}") from None
 
 
 def _reshape_node(n, shape):
@@ -367,6 +374,8 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     if (widths < 0).any():
         raise ShapeError(f"pad: pad widths must be non-negative, got {pad_width!r}")
     widths = tuple((int(a), int(b)) for a, b in widths)
+    if not widths:
+        return x
     value = scalar_value(constant_values, x.dtype)
     return wrap(record("pad", (x._node,), {"widths": widths, "value": value}))
 
@@ -394,8 +403,8 @@ def repeat(x, repeats, axis=None):
     """Repeat each element `repeats` times along `axis` (flattened when None). Per-element repeat
     counts must be known now: a poot array of counts is realized (the result's shape depends on it)."""
     x = arr(x)
-    if axis is None:
-        x, axis = reshape(x, (-1,)), 0
+    if axis is None or x.ndim == 0:  # NumPy repeats a 0-d array as a 1-d one
+        x, axis = reshape(x, (-1,)), 0 if axis is None else axis
     ax = axis_of(axis, x.ndim, "repeat", x)
     if isinstance(repeats, Array):
         repeats = repeats.numpy()

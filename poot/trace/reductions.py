@@ -18,6 +18,13 @@ __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "a
 _HALF = (dt.float16, dt.bfloat16)
 
 
+def _ufunc_axes(axis, x, op):
+    """Axes of a ufunc-style reduction: like NumPy, axis 0 or -1 of a 0-d array reduces nothing."""
+    if x.ndim == 0 and not isinstance(axis, (tuple, list)) and axis is not None and axis in (0, -1):
+        return ()
+    return axes_of(axis, x.ndim, op, x)
+
+
 def _acc_dtype(d: dt.DType, dtype) -> dt.DType:
     """NumPy's accumulator for sum/prod/cumsum: small ints widen to int64/uint64, bool to int64."""
     if dtype is not None:
@@ -58,7 +65,7 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     """Sum over `axis` (int, tuple, None for all; negative counts from the end)."""
     _check_out("sum", out, where)
     x = arr(x)
-    axes = axes_of(axis, x.ndim, "sum", x)
+    axes = _ufunc_axes(axis, x, "sum")
     d = _acc_dtype(x.dtype, dtype)
     r = _reduce("reduce_sum", x._node, axes, d, keepdims)
     if initial is not None:
@@ -70,7 +77,7 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 def prod(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     _check_out("prod", out, where)
     x = arr(x)
-    axes = axes_of(axis, x.ndim, "prod", x)
+    axes = _ufunc_axes(axis, x, "prod")
     d = _acc_dtype(x.dtype, dtype)
     r = _reduce("reduce_prod", x._node, axes, d, keepdims)
     if initial is not None:
@@ -131,7 +138,7 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def _extreme(op, prim, x, axis, keepdims, out, initial, where):
     _check_out(op, out, where)
     x = arr(x)
-    axes = axes_of(axis, x.ndim, op, x)
+    axes = _ufunc_axes(axis, x, op)
     if initial is None and _bi.any(x.shape[a] == 0 for a in axes):
         raise ShapeError(f"{op}: zero-size reduction over axes {axes} of {x.aval} has no identity; "
                          f"check the array is non-empty or pass initial=")
@@ -164,6 +171,8 @@ amax, amin = max, min
 def _arg(op, x, axis, keepdims, out):
     _check_out(op, out)
     x = arr(x)
+    if x.ndim == 0 and axis is not None and not isinstance(axis, (tuple, list)) and axis in (0, -1):
+        axis = None  # NumPy: the one element of a 0-d array
     if axis is None:
         flat = _reshape_node(x._node, (x.size,))
         if x.size == 0:
@@ -192,7 +201,7 @@ def argmin(x, axis=None, out=None, *, keepdims=False):
 def _logical(op, prim, empty_value, x, axis, keepdims, out, where):
     _check_out(op, out, where)
     x = arr(x)
-    axes = axes_of(axis, x.ndim, op, x)
+    axes = _ufunc_axes(axis, x, op)
     n = cast(x._node, dt.bool_)
     if _bi.any(x.shape[a] == 0 for a in axes):
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
@@ -216,6 +225,7 @@ def all(x, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
 
 @api_boundary
 def count_nonzero(x, axis=None, *, keepdims=False):
+    """How many elements are nonzero (as int64)."""
     x = arr(x)
     return sum(wrap(cast(x._node, dt.bool_)), axis=axis, keepdims=keepdims)
 
@@ -224,7 +234,7 @@ def _scan(op, x, axis, dtype, out):
     _check_out(op, out)
     x = arr(x)
     n = x._node
-    if axis is None:
+    if axis is None or (x.ndim == 0 and not isinstance(axis, (tuple, list)) and axis in (0, -1)):
         n, ax = _reshape_node(n, (x.size,)), 0
     else:
         ax = axis_of(axis, x.ndim, op, x)
