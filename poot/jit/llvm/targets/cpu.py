@@ -17,7 +17,6 @@ import functools
 import llvmlite.binding as llvm
 
 from ..ir import Func
-from ..workgroup import WorkgroupLowering
 
 NAME = "cpu"
 
@@ -68,6 +67,8 @@ class CpuTarget:
     def build_module(self, kernel, module, symbol: str) -> None:
         feats = f' "target-features"="{self.features}"' if self.features else ""
         module.fn_attrs = f'"target-cpu"="{self.arch}"{feats}'
+        from ..workgroup import WorkgroupLowering   # not imported on a cache hit
+
         nb = len(kernel.buffers)
         lw = WorkgroupLowering(kernel, module)
         f = Func()
