@@ -1,0 +1,59 @@
+"""Matrix-vector products on the GPU with float32 and bfloat16 weights, at 4096 x 4096 and 14336 x 4096:
+poot vs PyTorch eager vs torch.compile, as % of the measured copy bandwidth (target >= 85%) and as the
+ratio to PyTorch eager. Bytes counted: the weights, the vector and the result, each once. The vector and
+result have the weights' dtype (a bf16 GEMV reads bf16 x and writes bf16 y, accumulating in f32)."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import poot as pt
+
+from bench_cuda_common import compiled, eager_time, need_cuda, need_torch, report, time_poot, time_torch
+
+SHAPES = [(4096, 4096), (14336, 4096)]
+DTYPES = {"f32": (np.float32, pt.float32, "float32"), "bf16": (ml_dtypes.bfloat16, pt.bfloat16, "bfloat16")}
+_host: dict = {}
+
+
+def host(shape, dtype):
+    key = (shape, dtype)
+    if key not in _host:
+        rng = np.random.default_rng(2)
+        npd = DTYPES[dtype][0]
+        _host[key] = (rng.standard_normal(shape, dtype=np.float32).astype(npd),
+                      rng.standard_normal(shape[1], dtype=np.float32).astype(npd))
+    return _host[key]
+
+
+@pytest.mark.parametrize("impl", ["torch", "torch_compile", "poot"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_gemv(benchmark, shape, dtype, impl):
+    n, k = shape
+    group = f"cuda-gemv-{n}x{k}-{dtype}"
+    dev = need_cuda()
+    w, x = host(shape, dtype)
+    nbytes = w.nbytes + x.nbytes + n * w.itemsize
+    if impl == "poot":
+        with pt.device("cuda"):
+            pw, px = pt.realize(pt.array(w)), pt.realize(pt.array(x))
+            call = lambda: pt.realize(pw @ px)  # noqa: E731
+            got = call().numpy().astype(np.float64)
+            device_ms, call_ms = time_poot(dev, call)
+        ref = w.astype(np.float64) @ x.astype(np.float64)
+        scale = np.abs(w.astype(np.float64)) @ np.abs(x.astype(np.float64))
+        eps = float(ml_dtypes.finfo(w.dtype).eps)
+        assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 4 * np.finfo(np.float32).eps * scale), group
+        report(benchmark, dev, group, impl, device_ms, nbytes, call=call, call_ms=call_ms,
+               baseline_ms=eager_time(group))
+        return
+    torch = need_torch()
+    tdt = getattr(torch, DTYPES[dtype][2])
+    tw = torch.from_numpy(w.astype(np.float32)).to("cuda", tdt)
+    tx = torch.from_numpy(x.astype(np.float32)).to("cuda", tdt)
+    f = (lambda a, b: a @ b) if impl == "torch" else compiled(torch, lambda a, b: a @ b)
+    ms = time_torch(torch, lambda: f(tw, tx), reps=20)
+    if impl == "torch":
+        eager_time(group, min(ms))
+    report(benchmark, dev, group, impl, ms, nbytes, call=lambda: (f(tw, tx), torch.cuda.synchronize()),
+           baseline_ms=eager_time(group))
