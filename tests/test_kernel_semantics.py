@@ -299,3 +299,21 @@ def named_sqrt(x: pt.In[pt.f32], y: pt.Out[pt.f32]):
     if i < len(y):
         y[i] = root_of(x[i])
 
+
+
+@pt.kernel
+def reverse_rows(x: pt.In[pt.f32], y: pt.Out[pt.f32], cols: pt.i32):
+    r = pt.i32(pt.thread_index())
+    if r * cols < pt.i32(len(y)):
+        k = 0
+        for j in range(cols - 1, -1, -1):
+            if j == 1:
+                continue
+            y[r * cols + k] = x[r * cols + j]
+            k += 1
+
+
+def test_range_with_a_negative_step_and_continue():
+    x = np.arange(12, dtype=np.float32)
+    y = run_everywhere(reverse_rows, x, np.full(12, -1, np.float32), 4, threads=3)[1]
+    assert y.reshape(3, 4).tolist() == [[3, 2, 0, -1], [7, 6, 4, -1], [11, 10, 8, -1]]
