@@ -159,14 +159,13 @@ def ptx_entries(ptx: str) -> dict[str, tuple[list[str], tuple[int, ...] | None]]
 class CudaProgram:
     """A loaded kernel: its module, function, block shape and what the launch needs."""
 
-    __slots__ = ("name", "entry", "module", "function", "workgroup", "nparams", "arg_types", "dynamic_shared",
-                 "folds_grid", "attributes")
+    __slots__ = ("name", "entry", "module", "function", "workgroup", "nparams", "dynamic_shared", "folds_grid",
+                 "attributes", "arg_types")
 
-    def __init__(self, name, entry, module, function, workgroup, nparams, dynamic_shared, folds_grid, attributes):
-        self.name, self.entry, self.module, self.function = name, entry, module, function
-        self.workgroup, self.nparams, self.dynamic_shared = workgroup, nparams, dynamic_shared
-        self.arg_types = (ctypes.c_void_p,) * nparams
-        self.folds_grid, self.attributes = folds_grid, attributes
+    def __init__(self, *fields):
+        for slot, value in zip(self.__slots__, fields):
+            setattr(self, slot, value)
+        self.arg_types = (ctypes.c_void_p,) * self.nparams
 
     def __repr__(self) -> str:
         return f"<cuda program {self.name} block={self.workgroup} {self.attributes}>"
@@ -193,7 +192,8 @@ class CudaDevice(Device):
         self._ctx = self._ok(drv.cuDevicePrimaryCtxRetain(self._dev), "cuDevicePrimaryCtxRetain", available=True)
         self._broken: str | None = None
         self._current()
-        self.stream = self._ok(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "cuStreamCreate")
+        flags = drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value
+        self.stream = self._ok(drv.cuStreamCreate(flags), "cuStreamCreate")
         A = drv.CUdevice_attribute
 
         def attr(name):
@@ -215,7 +215,13 @@ class CudaDevice(Device):
                    "l2_bytes": attr("L2_CACHE_SIZE"), "shared_memory_optin": attr("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
                    "max_block_dims": self.block_limits, "driver_version": version,
                    "max_ptx_isa": f"{isa[0]}.{isa[1]}", "memory_pools": bool(attr("MEMORY_POOLS_SUPPORTED"))})
-        self._pool = self._make_pool() if self.caps.extra["memory_pools"] else None
+        self._pool = None
+        if self.caps.extra["memory_pools"]:
+            try:
+                self._pool = self._make_pool()
+            except DeviceError as e:                 # e.g. a virtualized GPU: plain allocations still work
+                log.warning("%s: no memory pool (%s); using cuMemAlloc", self.name, e)
+                self.caps.extra["memory_pools"] = False
         self._programs: dict[tuple, CudaProgram] = {}
         self._finalizers: dict[int, weakref.finalize] = {}
         self._in_use = 0
@@ -228,8 +234,9 @@ class CudaDevice(Device):
 
     def describe(self) -> str:
         e = self.caps.extra
+        v = e["driver_version"]
         return (f"ptx target {e['arch']} on {self.gpu} ({self.caps.cores} SMs, {e['memory_bytes'] / 2**30:.1f} GiB, "
-                f"driver {e['driver_version'] // 1000}.{e['driver_version'] % 1000 // 10}, PTX ISA <= {e['max_ptx_isa']})")
+                f"driver {v // 1000}.{v % 1000 // 10}, PTX ISA <= {e['max_ptx_isa']})")
 
     # --- errors and context -----------------------------------------------------------------------
     def _ok(self, result, what: str, available: bool = False):
@@ -247,10 +254,10 @@ class CudaDevice(Device):
             return OutOfMemoryError(f"{self.name}: out of device memory {what} ({text}){self._memory_note()}")
         if code in _STICKY:
             recent = "; ".join(f"'{n}'" + (f" grid={g} block={b}" if g else "") for n, g, b in self._recent)
-            self._broken = (f"{self.name}: {what} failed: a kernel faulted ({_STICKY[code]}; {text}). Launched since "
-                            f"the last synchronize: {recent or 'none recorded'}. This CUDA error is sticky: the context of {self.name} "
-                            "is unusable from now on, and only a new process can use this GPU again (run under "
-                            "compute-sanitizer to find the faulting access)")
+            self._broken = (f"{self.name}: {what} failed: a kernel faulted ({_STICKY[code]}; {text}). Launched "
+                            f"since the last synchronize: {recent or 'none recorded'}. This CUDA error is sticky: "
+                            f"the context of {self.name} is unusable from now on, and only a new process can use "
+                            "this GPU again (run under compute-sanitizer to find the faulting access)")
             return DeviceError(self._broken)
         return DeviceError(f"{self.name}: {what} failed ({text})")
 

@@ -174,8 +174,9 @@ def test_out_of_memory_names_the_size_and_leaves_the_device_usable(dev):
     with pytest.raises(OutOfMemoryError, match=r"more than the GPU's whole memory"):
         dev.allocate(total + 1)
     held = dev.allocate(1 << 20)
-    with pytest.raises(OutOfMemoryError, match=rf"(?s)allocating .*\({total - (1 << 19):,} bytes\).* free of .*poot holds"):
-        dev.allocate(total - (1 << 19))           # 1 MiB is held (and the context takes some): never fits
+    size = total - (1 << 19)
+    with pytest.raises(OutOfMemoryError, match=rf"(?s)allocating .*\({size:,} bytes\).* free of .*poot holds"):
+        dev.allocate(size)                        # 1 MiB is held (and the context takes some): never fits
     dev.free(held)
     assert np.array_equal(dev.read(upload(dev, np.arange(100, dtype=np.uint8))), np.arange(100, dtype=np.uint8))
 
@@ -198,7 +199,8 @@ def test_graph_replay_equals_eager_and_outputs_never_alias(dev, kit):
     groups = (-(-n // 256), 1, 1)
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-    ba, bb, tmp, out, out2 = upload(dev, a), upload(dev, b), dev.allocate(4 * n), dev.allocate(4 * n), dev.allocate(4 * n)
+    ba, bb = upload(dev, a), upload(dev, b)
+    tmp, out, out2 = dev.allocate(4 * n), dev.allocate(4 * n), dev.allocate(4 * n)
     meta, trap = upload(dev, kit.meta([n] * 3, groups)), upload(dev, np.zeros(4, np.uint32))
 
     def run():

@@ -16,7 +16,7 @@ from poot.graph import Aval, Eqn, Graph, Var
 from poot.graph.ops import OPS
 
 PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else None)
-pytestmark = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not installed; it checks PTX without a GPU")
+pytestmark = pytest.mark.skipif(PTXAS is None, reason="ptxas (the CUDA toolkit's PTX assembler) is not installed")
 ARCHS = ("sm_80", "sm_90")
 # what a CUDA device reports (an H200's numbers): the planner and kernelgen shape GPU kernels by these
 CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
