@@ -80,7 +80,8 @@ _RECENT = 16                  # launches remembered to name the culprit of an as
 # error codes after which CUDA leaves the context unusable (sticky); see the CUDA driver API docs
 _STICKY = {700: "illegal address", 702: "launch timeout", 710: "device-side assert", 714: "hardware stack error",
            715: "illegal instruction", 716: "misaligned address", 717: "invalid address space",
-           718: "invalid program counter", 719: "launch failed", 214: "uncorrectable ECC error"}
+           718: "invalid program counter", 719: "launch failed", 214: "uncorrectable ECC error",
+           226: "error contained by the GPU"}
 _OOM, _NO_DEVICE, _NOT_FOUND = 2, 100, 500
 _tls = threading.local()      # .device: the poot device whose context is current on this thread
 EXITING = threading.Event()   # set at interpreter exit: finalizers then leave the driver alone
