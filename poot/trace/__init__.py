@@ -15,7 +15,7 @@ from . import nn, random
 from .array import Array, realize
 from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_all
-from .device import device
+from .context import device
 from .elementwise import *  # noqa: F401,F403
 from .elementwise import __all__ as _elementwise_all
 from .indexing import *  # noqa: F401,F403

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import DeviceError, DTypeError, ShapeError, api_boundary
+from ..errors import DeviceError, DTypeError, ShapeError, TracerError, api_boundary
 from ..graph import Aval
 from ..jit.execute import buffer_to_numpy
-from . import device as _dev
+from . import context as _dev
 from .lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes
 
 
@@ -141,18 +141,23 @@ class Array:
             self._realize("iterating")  # realize once, not once per row
         return (self[i] for i in range(self.shape[0]))
 
+    def _shown(self):
+        """The value for printing, or None for a traced array (printing never raises)."""
+        try:
+            return self.numpy()
+        except TracerError:
+            return None
+
     def __repr__(self) -> str:
-        n = self._node
-        head = f"shape={self.shape}, dtype={self.dtype.name}, device={n.device}"
-        if n.buf is None and (is_tracing() or n.op is None):
+        head = f"shape={self.shape}, dtype={self.dtype.name}, device={self._node.device}"
+        value = self._shown()
+        if value is None:
             return f"Array(<traced>, {head})"
-        body = np.array2string(self.numpy(), separator=", ", prefix="Array(")
-        return f"Array({body}, {head})"
+        return f"Array({np.array2string(value, separator=', ', prefix='Array(')}, {head})"
 
     def __str__(self) -> str:
-        if self._node.buf is None and (is_tracing() or self._node.op is None):
-            return repr(self)
-        return str(self.numpy())
+        value = self._shown()
+        return repr(self) if value is None else str(value)
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0 and spec:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, api_boundary
-from . import device as _dev
+from . import context as _dev
 from .array import Array, host_array
 from .lazy import check_scalar_fits, constant, from_numpy, record
 from .promote import cast, is_weak, wrap

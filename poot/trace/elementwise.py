@@ -8,7 +8,7 @@ from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, api_boundary
 from ..graph import broadcast_shapes
 from .array import Array
-from .lazy import constant, record
+from .lazy import Node, constant, record
 from .promote import cast, device_of, finish, float_of, promote, require, wrap
 
 __all__: list[str] = []
@@ -23,11 +23,14 @@ def _export(name, fn, doc):
     return fn
 
 
-def _check_broadcast(name, nodes):
+def _check_broadcast(name, items):
+    """Broadcast the operands' shapes; a ShapeError names them as the user passed them."""
+    shapes = [it.aval.shape if isinstance(it, Node) else () for it in items]
     try:
-        return broadcast_shapes(*(n.aval.shape for n in nodes), op=name)
+        return broadcast_shapes(*shapes, op=name)
     except ShapeError as e:
-        raise ShapeError(f"{e}; operands are " + ", ".join(str(n.aval) for n in nodes)
+        raise ShapeError(f"{e}; operands are "
+                         + ", ".join(str(it.aval) if isinstance(it, Node) else repr(it) for it in items)
                          + ". Shapes broadcast when trailing dimensions are equal or 1: reshape one "
                          "operand or add an axis, e.g. x[:, None]") from None
 
@@ -215,10 +218,9 @@ __all__.append("around")
 # --- binary ------------------------------------------------------------------------------------
 def _binary_nodes(name, a, b, compute=None):
     items, d, dev = promote(name, (a, b))
+    _check_broadcast(name, items)
     c = compute(d) if compute else d
-    nodes = finish(name, items, c, dev)
-    _check_broadcast(name, nodes)
-    return nodes, d
+    return finish(name, items, c, dev), d
 
 
 def _make_arith(name, prim, bool_prim):
@@ -316,8 +318,8 @@ def _float_pair(items, d):
 def _make_float2(name, prim):
     def fn(x1, x2):
         items, d, dev = promote(name, (x1, x2))
+        _check_broadcast(name, items)
         nodes = finish(name, items, _float_pair(items, d), dev)
-        _check_broadcast(name, nodes)
         return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} in floating point (integers as NumPy promotes them).")
@@ -343,8 +345,8 @@ def _compare_dtype(items, d):
 def _make_compare(name, prim):
     def fn(x1, x2):
         items, d, dev = promote(name, (x1, x2))
+        _check_broadcast(name, items)
         nodes = finish(name, items, _compare_dtype(items, d), dev)
-        _check_broadcast(name, nodes)
         return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} -> bool.")
@@ -359,8 +361,8 @@ def _make_bits(name, prim):
     def fn(x1, x2):
         items, d, dev = promote(name, (x1, x2))
         require(name, d, "biu", "bitwise operations need integers or bools")
+        _check_broadcast(name, items)
         nodes = finish(name, items, d, dev)
-        _check_broadcast(name, nodes)
         return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} of integers or bools.")
@@ -376,8 +378,8 @@ def _make_shift(name, prim):
         items, d, dev = promote(name, (x1, x2))
         require(name, d, "biu", "shifts need integers")
         d = dt.int8 if d.kind == "b" else d
+        _check_broadcast(name, items)
         nodes = finish(name, items, d, dev)
-        _check_broadcast(name, nodes)
         return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} of integers (shift counts below the bit width).")

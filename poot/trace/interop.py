@@ -74,6 +74,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
                              f"assign the result instead (x = np.{ufunc.__name__}(...))")
         return _fallback(getattr(ufunc, method), inputs, kwargs)
     name = ufunc.__name__
+    if method == "__call__" and name == "divmod" and not kwargs:
+        return pt.floor_divide(*inputs), pt.remainder(*inputs)
     if method == "__call__" and name in _UFUNCS and not kwargs:
         target = _UFUNCS[name]
         if target is None:  # conjugate of a real array
@@ -122,10 +124,9 @@ def array_function(self, func, types, args, kwargs):
     name = func.__name__
     if name in _FUNCTIONS and func is getattr(np, name, None) and kwargs.get("out") is None:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-        try:
-            target = getattr(pt, name)
-        except AttributeError:
-            target = None
+        target = getattr(pt, name, None)
+        if name == "trace":
+            from .linalg import trace as target
         if target is not None:
             return target(*args, **kwargs)
     if name == "shape" and len(args) == 1:

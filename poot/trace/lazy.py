@@ -22,7 +22,7 @@ from .. import dtypes as dt
 from ..errors import DeviceError, DTypeError, PootError, TracerError
 from ..graph import OPS, Aval, Eqn, Graph, Var
 from ..jit.execute import execute, numpy_to_buffer
-from . import device as _dev
+from . import context as _dev
 
 MAX_PENDING_DEPTH = 1000
 _EMPTY: dict = {}

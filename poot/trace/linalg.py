@@ -11,8 +11,8 @@ from .lazy import constant, record
 from .movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from .promote import cast, finish, promote, wrap
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "vecdot", "einsum", "diagonal",
-           "trace"]
+# `trace` is not exported at the top level: `poot.trace` is the package (use x.trace() or np.trace(x))
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "vecdot", "einsum", "diagonal"]
 
 
 def _operands(op, *xs):

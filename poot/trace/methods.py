@@ -12,7 +12,7 @@ from .array import Array
 from .interop import array_function, array_ufunc
 from .promote import cast, is_weak
 
-_OPERAND_TYPES = (Array, bool, int, float, np.ndarray, np.generic, list, tuple)
+_OPERAND_TYPES = (Array, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
 
 def _binary(fn):
@@ -76,19 +76,19 @@ for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.l
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
     setattr(Array, f"__{_stem}__", api_boundary(_binary(_fn)))
 
-Array.__neg__ = lambda self: ew.negative(self)
-Array.__pos__ = lambda self: ew.positive(self)
-Array.__abs__ = lambda self: ew.abs(self)
-Array.__invert__ = lambda self: ew.bitwise_not(self)
+Array.__neg__ = ew.negative
+Array.__pos__ = ew.positive
+Array.__abs__ = ew.abs
+Array.__invert__ = ew.bitwise_not
 
 
 def _divmod(self, other):
     return ew.floor_divide(self, other), ew.remainder(self, other)
 
 
-Array.__divmod__ = _binary(_divmod)
-Array.__rdivmod__ = _reflected(_divmod)
-Array.__round__ = lambda self, ndigits=None: ew.round(self, ndigits or 0)
+Array.__divmod__ = api_boundary(_binary(_divmod))
+Array.__rdivmod__ = api_boundary(_reflected(_divmod))
+Array.__round__ = api_boundary(lambda self, ndigits=None: ew.round(self, ndigits or 0))
 
 
 @api_boundary
@@ -101,6 +101,7 @@ def _setitem(self, idx, value):
     self._node = indexing.setitem_node(self, idx, value)
 
 
+@api_boundary
 def _contains(self, value):
     return bool(red.any(ew.equal(self, value)))
 
@@ -111,8 +112,8 @@ Array.__contains__ = _contains
 Array.__array_ufunc__ = array_ufunc
 Array.__array_function__ = array_function
 
-Array.T = property(lambda self: movement.transpose(self), doc="The array with its axes reversed.")
-Array.mT = property(lambda self: movement.matrix_transpose(self), doc="Swap the last two axes.")
+Array.T = property(movement.transpose, doc="The array with its axes reversed.")
+Array.mT = property(movement.matrix_transpose, doc="Swap the last two axes.")
 Array.real = property(lambda self: self, doc="The array itself (poot arrays are real).")
 
 
@@ -139,8 +140,8 @@ def _fill_value_like(self, value):
     self._node = creation.full(self.shape, value, self.dtype, device=self.device)._node
 
 
-Array.reshape = _reshape
-Array.transpose = _transpose
+Array.reshape = api_boundary(_reshape)
+Array.transpose = api_boundary(_transpose)
 Array.astype = api_boundary(_astype)
 Array.fill = api_boundary(_fill_value_like)
 Array.conj = Array.conjugate = lambda self: self

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import DeviceError, DTypeError
-from . import device as _dev
+from . import context as _dev
 from .array import Array, asnode
 from .lazy import Node, check_scalar_fits, constant, record, scalar_value
 

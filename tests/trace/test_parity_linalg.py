@@ -102,4 +102,5 @@ def test_diagonal_and_trace(device, offset):
     a = values(dt.float64, (3, 4, 5), 1)
     assert_close(pt.diagonal(a, offset).numpy(), np.diagonal(a, offset), dt.float64)
     assert_close(pt.diagonal(a, offset, 1, 2).numpy(), np.diagonal(a, offset, 1, 2), dt.float64)
-    assert_close(pt.trace(a[0], offset).numpy(), np.trace(a[0], offset), dt.float64, 4)
+    assert_close(pt.asarray(a[0]).trace(offset).numpy(), np.trace(a[0], offset), dt.float64, 4)
+    assert_close(np.trace(pt.asarray(a), offset, 1, 2).numpy(), np.trace(a, offset, 1, 2), dt.float64, 4)
