@@ -26,12 +26,20 @@ def _cmd_cache(args) -> int:
     return 0
 
 
+def _cmd_demo(args) -> int:
+    from .demo import main as run_demo
+
+    return run_demo()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="poot", description="poot: a tracing JIT with a lazy NumPy-like frontend")
     p.add_argument("--version", action="version", version=f"poot {__version__}")
     sub = p.add_subparsers(dest="command")
     sub.add_parser("devices", help="list the devices poot can use here, and why others are unavailable"
                    ).set_defaults(func=_cmd_devices)
+    sub.add_parser("demo", help="run a short NumPy-style workload on the default device, check it "
+                   "against NumPy and time both").set_defaults(func=_cmd_demo)
     cache = sub.add_parser("cache", help="show or clear the compiled-kernel cache (POOT_CACHE_DIR)")
     cache.add_argument("action", choices=("info", "clear"))
     cache.set_defaults(func=_cmd_cache)

@@ -1,0 +1,88 @@
+"""`poot demo`: the main job on the default device. A short NumPy-style workload (row softmax, a small
+MLP forward pass, reductions) written once against the array API, run with poot and with NumPy; it
+prints results, whether they match and the time of each. Later parts (jit, kernels) add to PARTS."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import poot as pt
+
+
+def _best(fn, repeat: int = 5) -> tuple[float, float]:
+    """(first call, best of the following calls) in seconds."""
+    t0 = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return first, best
+
+
+def softmax_rows(m, x):
+    e = m.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def mlp_forward(m, x, w1, b1, w2, b2):
+    h = m.maximum(x @ w1 + b1, 0)
+    return softmax_rows(m, h @ w2 + b2)
+
+
+def column_stats(m, x):
+    return m.stack([x.mean(axis=0), x.std(axis=0), x.max(axis=0) - x.min(axis=0)])
+
+
+def _inputs(rng):
+    f = np.float32
+    return {
+        "row softmax (2048 x 1024)": (softmax_rows, (rng.standard_normal((2048, 1024)).astype(f),), 8),
+        "MLP forward (256x512 -> 1024 -> 10)": (
+            mlp_forward, (rng.standard_normal((256, 512)).astype(f),
+                          (rng.standard_normal((512, 1024)) * 0.05).astype(f), np.zeros(1024, f),
+                          (rng.standard_normal((1024, 10)) * 0.05).astype(f), np.zeros(10, f)), 512),
+        "column mean/std/range (1M x 4)": (column_stats, (rng.standard_normal((1 << 20, 4)).astype(f),),
+                                           4096),
+    }
+
+
+def array_part(out=print) -> bool:
+    """The NumPy-style workload; returns whether every result matched NumPy."""
+    device = pt.trace.context.current()
+    out(f"poot {pt.__version__} on device '{device}'")
+    rng = np.random.default_rng(0)
+    ok = True
+    for name, (fn, args, ops) in _inputs(rng).items():
+        expected = fn(np, *args)
+        arrays = [pt.asarray(a) for a in args]
+        got = fn(pt, *arrays).numpy()
+        err = float(np.max(np.abs(got.astype(np.float64) - expected)))
+        tol = 4 * ops * float(np.finfo(np.float32).eps) * max(1.0, float(np.max(np.abs(expected))))
+        good = got.shape == expected.shape and err <= tol
+        ok &= good
+        first, t_poot = _best(lambda: fn(pt, *arrays).numpy())
+        _, t_numpy = _best(lambda: fn(np, *args))
+        out(f"  {name}: {'matches' if good else 'DIFFERS FROM'} NumPy (max error {err:.2e}); "
+            f"poot {t_poot * 1e3:.2f} ms per call (first {first * 1e3:.1f} ms), "
+            f"NumPy {t_numpy * 1e3:.2f} ms")
+        out(f"    result[0, :4] = {np.array2string(np.asarray(got).reshape(got.shape[0], -1)[0, :4], precision=4)}")
+    return ok
+
+
+PARTS = [array_part]
+
+
+def main(out=print) -> int:
+    ok = True
+    for part in PARTS:
+        ok &= bool(part(out=out))
+    out("all results match NumPy" if ok else "SOME RESULTS DIFFER FROM NUMPY")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
