@@ -8,7 +8,7 @@ from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, api_boundary
 from ..graph import broadcast_shapes
 from .array import Array
-from .lazy import Node, constant, record
+from .lazy import Node, check_scalar_fits, constant, record, shared_constant
 from .promote import cast, device_of, finish, float_of, promote, require, wrap
 
 __all__: list[str] = []
@@ -217,6 +217,22 @@ __all__.append("around")
 
 # --- binary ------------------------------------------------------------------------------------
 def _binary_nodes(name, a, b, compute=None):
+    ta, tb = type(a), type(b)
+    if ta is Array and (tb is Array or tb is float or tb is int):  # the common cases, kept lean
+        na = a._node
+        da = na.aval.dtype
+        if tb is Array:
+            nb = b._node
+            if nb.aval.dtype is da and nb.device == na.device:
+                if nb.aval.shape != na.aval.shape:
+                    _check_broadcast(name, (na, nb))
+                c = compute(da) if compute else da
+                return ([na, nb] if c is da else [cast(na, c), cast(nb, c)]), da
+        else:
+            d = dt.promote_with_scalar(da, b)
+            c = compute(d) if compute else d
+            check_scalar_fits(b, c, name)
+            return [cast(na, c), shared_constant(b, c, na.device)], d
     items, d, dev = promote(name, (a, b))
     _check_broadcast(name, items)
     c = compute(d) if compute else d

@@ -103,7 +103,11 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
         except PootError as e:
             raise type(e)(f"{e} (operands: {describe(inputs) or 'none'})") from None
     else:
-        key = (op,) + tuple(n.aval for n in inputs)
+        if len(inputs) == 2:
+            a, b = inputs[0].aval, inputs[1].aval
+            key = (op, a.shape, a.dtype.name, b.shape, b.dtype.name)
+        else:
+            key = (op,) + tuple((n.aval.shape, n.aval.dtype.name) for n in inputs)
         aval = _rule_cache.get(key)
         if aval is None:
             try:
@@ -162,6 +166,21 @@ def constant(value, dtype: dt.DType, device: str, shape=()) -> Node:
                                "dtype": dtype}, device)
 
 
+_shared: dict = {}
+
+
+def shared_constant(value, dtype: dt.DType, device: str) -> Node:
+    """A 0-d constant, shared between uses of the same Python scalar (a pending `full` node is an
+    immutable value, so sharing it is safe; a small bounded cache keeps `x * 0.5` cheap)."""
+    key = (value, type(value), dtype, device)
+    n = _shared.get(key)
+    if n is None:
+        if len(_shared) >= 512:
+            _shared.clear()
+        n = _shared[key] = constant(value, dtype, device)
+    return n
+
+
 def from_numpy(array: np.ndarray, device: str, dtype: dt.DType | None = None) -> Node:
     """A realized leaf holding a copy of `array` on `device`."""
     if dtype is None:
@@ -189,13 +208,15 @@ def build_graph(roots) -> tuple[Graph, list[Node]]:
     inputs: list[Var] = []
     leaves: list[Node] = []
     eqns: list[Eqn] = []
-    stack = [(r, False) for r in reversed(roots)]
+    stack = list(reversed(roots))
     while stack:
-        n, ready = stack.pop()
+        n = stack[-1]
         k = id(n)
         if k in var_of:
+            stack.pop()
             continue
         if n.op is None:
+            stack.pop()
             key = (id(n.buf), n.aval) if n.buf is not None else None
             v = buf_var.get(key) if key is not None else None
             if v is None:
@@ -205,16 +226,33 @@ def build_graph(roots) -> tuple[Graph, list[Node]]:
                 if key is not None:
                     buf_var[key] = v
             var_of[k] = v
-        elif ready:
-            v = var_of[k] = Var(n.aval)
-            eqns.append(Eqn(n.op, tuple(var_of[id(i)] for i in n.inputs), n.params, v,
-                            format_where(n.where) if n.where else ""))
-        else:
-            stack.append((n, True))
-            for i in reversed(n.inputs):
-                if id(i) not in var_of:
-                    stack.append((i, False))
+            continue
+        waiting = False
+        for i in reversed(n.inputs):
+            if id(i) not in var_of:
+                stack.append(i)
+                waiting = True
+        if waiting:
+            continue
+        stack.pop()
+        v = var_of[k] = Var(n.aval)
+        eqns.append(Eqn(n.op, tuple([var_of[id(i)] for i in n.inputs]), n.params, v,
+                        _where_text(n.where)))
     return Graph(inputs, eqns, [var_of[id(r)] for r in roots]), leaves
+
+
+_where_texts: dict = {}
+
+
+def _where_text(where) -> str:
+    if where is None:
+        return ""
+    t = _where_texts.get(where)
+    if t is None:
+        if len(_where_texts) > 4096:
+            _where_texts.clear()
+        t = _where_texts[where] = f"{where[0]}:{where[1]}"
+    return t
 
 
 def refuse_if_tracing(what: str, node: Node) -> None:

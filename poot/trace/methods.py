@@ -67,14 +67,19 @@ _BINARY = {  # dunder stem -> (function, symbol)
     "rshift": (ew.right_shift, ">>"),
 }
 
+def _raw(fn):
+    """The function under its api_boundary wrapper (the operator gets one wrapper of its own)."""
+    return getattr(fn, "__wrapped__", fn)
+
+
 for _stem, (_fn, _sym) in _BINARY.items():
-    setattr(Array, f"__{_stem}__", api_boundary(_binary(_fn)))
-    setattr(Array, f"__r{_stem}__", api_boundary(_reflected(_fn)))
-    setattr(Array, f"__i{_stem}__", api_boundary(_inplace(_fn, _sym)))
+    setattr(Array, f"__{_stem}__", api_boundary(_binary(_raw(_fn))))
+    setattr(Array, f"__r{_stem}__", api_boundary(_reflected(_raw(_fn))))
+    setattr(Array, f"__i{_stem}__", api_boundary(_inplace(_raw(_fn), _sym)))
 
 for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
-    setattr(Array, f"__{_stem}__", api_boundary(_binary(_fn)))
+    setattr(Array, f"__{_stem}__", api_boundary(_binary(_raw(_fn))))
 
 Array.__neg__ = ew.negative
 Array.__pos__ = ew.positive
