@@ -26,6 +26,8 @@ from .movement import *  # noqa: F401,F403
 from .movement import __all__ as _movement_all
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reductions_all
+from .selection import *  # noqa: F401,F403
+from .selection import __all__ as _selection_all
 
 ndarray = Array
 newaxis = None
@@ -62,4 +64,4 @@ def cast_to(value, dtype):
 __all__ = (["Array", "ndarray", "realize", "device", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
             "finfo", "iinfo", "result_type"]
            + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
-           + _reductions_all)
+           + _reductions_all + _selection_all)

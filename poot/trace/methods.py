@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import DTypeError, api_boundary
-from . import creation, elementwise as ew, indexing, linalg, movement, reductions as red
+from . import creation, elementwise as ew, indexing, linalg, movement, reductions as red, selection
 from .array import Array
 from .interop import array_function, array_ufunc
 from .promote import cast, is_weak
@@ -98,11 +98,15 @@ Array.__round__ = api_boundary(lambda self, ndigits=None: ew.round(self, ndigits
 
 @api_boundary
 def _getitem(self, idx):
+    """x[index] with NumPy's rules (see poot.trace.indexing). A boolean mask is realized here: the
+    result's shape depends on how many elements are True."""
     return Array(indexing.getitem_node(self, idx))
 
 
 @api_boundary
 def _setitem(self, idx, value):
+    """x[index] = value: records a functional update and rebinds x to it (other handles on the old
+    value do not change). `x[mask] = scalar` stays lazy (a select)."""
     self._node = indexing.setitem_node(self, idx, value)
 
 
@@ -157,7 +161,7 @@ for _name, _fn in {
     "max": red.max, "min": red.min, "argmax": red.argmax, "argmin": red.argmin, "any": red.any,
     "all": red.all, "cumsum": red.cumsum, "cumprod": red.cumprod, "ravel": movement.ravel,
     "flatten": movement.ravel, "squeeze": movement.squeeze, "swapaxes": movement.swapaxes,
-    "repeat": movement.repeat, "take": indexing.take, "clip": ew.clip, "round": ew.round,
+    "repeat": movement.repeat, "take": indexing.take, "clip": selection.clip, "round": ew.round,
     "dot": linalg.dot, "nonzero": indexing.nonzero, "diagonal": linalg.diagonal,
     "trace": linalg.trace,
 }.items():

@@ -8,6 +8,7 @@ from .. import dtypes as dt
 from ..errors import ShapeError, api_boundary
 from . import elementwise as ew
 from . import reductions as red
+from . import selection as sel
 from .movement import arr, axes_of
 from .promote import float_of
 
@@ -89,7 +90,7 @@ def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) along `axis`, computed stably."""
     x, d = _work(x)
     m = red.max(x, axis=axis, keepdims=True)
-    m = ew.where(ew.isfinite(m), m, 0.0)
+    m = sel.where(ew.isfinite(m), m, 0.0)
     r = ew.log(red.sum(ew.exp(x - m), axis=axis, keepdims=True)) + m
     if not keepdims:
         axes = axes_of(axis, x.ndim, "logsumexp", x)

@@ -1,0 +1,110 @@
+"""Elementwise functions that choose or compare: where, clip, isclose, allclose, array_equal."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..errors import ShapeError, api_boundary
+from .elementwise import _check_broadcast, equal, isnan, logical_and, logical_or
+from .lazy import constant, record
+from .promote import cast, device_of, finish, float_of, promote, wrap
+
+__all__: list[str] = []
+
+
+def _export(name, fn, doc):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn = api_boundary(fn)
+    globals()[name] = fn
+    __all__.append(name)
+    return fn
+
+
+def _where(condition, x=None, y=None):
+    if x is None and y is None:
+        from .indexing import nonzero
+
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ShapeError("where: give both x and y, or neither (then it is nonzero(condition))")
+    dev = device_of("where", (condition, x, y))
+    cond_items, cd, _ = promote("where", (condition,), dev)
+    (c,) = finish("where", cond_items, cd, dev)
+    items, d, _ = promote("where", (x, y), dev)
+    a, b = finish("where", items, d, dev)
+    nodes = (cast(c, dt.bool_), a, b)
+    _check_broadcast("where", nodes)
+    return wrap(record("select", nodes))
+
+
+_export("where", _where, "where(condition, x, y): elementwise choice (condition is truth-tested). "
+                         "where(condition) alone is nonzero(condition), which realizes.")
+
+
+def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
+    min = kwargs.pop("a_min", min)  # noqa: A001
+    max = kwargs.pop("a_max", max)  # noqa: A001
+    if kwargs:
+        raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
+    items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
+    if d.kind in "iu":  # like NumPy: a Python bound beyond the dtype on its own side does not clip
+        info = dt.iinfo(d)
+        if type(min) is int and min < info.min:
+            min = None  # noqa: A001
+        if type(max) is int and max > info.max:
+            max = None  # noqa: A001
+        items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
+    nodes = finish("clip", items, d, dev)
+    _check_broadcast("clip", nodes)
+    r = nodes[0]
+    k = 1
+    if min is not None:
+        r = record("max", (r, nodes[k]))
+        k += 1
+    if max is not None:
+        r = record("min", (r, nodes[k]))
+    return wrap(r)
+
+
+_export("clip", _clip, "clip(x, min, max) = minimum(maximum(x, min), max); either bound may be None.")
+
+
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    items, d, dev = promote("isclose", (a, b))
+    f = float_of(d)
+    x, y = finish("isclose", items, f, dev)
+    _check_broadcast("isclose", (x, y))
+    diff = record("abs", (record("sub", (x, y)),))
+    tol = record("add", (constant(atol, f, dev), record("mul", (constant(rtol, f, dev),
+                                                                record("abs", (y,))))))
+    close = record("or", (record("eq", (x, y)), record("le", (diff, tol))))
+    if equal_nan:
+        both = record("and", (record("isnan", (x,)), record("isnan", (y,))))
+        close = record("or", (close, both))
+    return wrap(close)
+
+
+_export("isclose", _isclose, "Elementwise |a - b| <= atol + rtol * |b| (inf equals inf).")
+
+
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from .reductions import all as all_
+
+    return bool(all_(isclose(a, b, rtol, atol, equal_nan)))
+
+
+def _array_equal(a1, a2, equal_nan=False):
+    from .reductions import all as all_
+
+    from .creation import asarray
+
+    x, y = asarray(a1), asarray(a2)
+    if x.shape != y.shape:
+        return False
+    eq = equal(x, y)
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(x), isnan(y)))
+    return bool(all_(eq))
+
+
+_export("allclose", _allclose, "True when isclose holds everywhere (realizes; returns a Python bool).")
+_export("array_equal", _array_equal, "True when shapes and values are equal (realizes; Python bool).")
