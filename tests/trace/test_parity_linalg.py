@@ -104,3 +104,12 @@ def test_diagonal_and_trace(device, offset):
     assert_close(pt.diagonal(a, offset, 1, 2).numpy(), np.diagonal(a, offset, 1, 2), dt.float64)
     assert_close(pt.asarray(a[0]).trace(offset).numpy(), np.trace(a[0], offset), dt.float64, 4)
     assert_close(np.trace(pt.asarray(a), offset, 1, 2).numpy(), np.trace(a, offset, 1, 2), dt.float64, 4)
+
+
+def test_matmul_refuses_0d_operands_like_numpy(device):
+    with pytest.raises(ValueError):
+        np.matmul(np.float64(2), np.ones(3))
+    with pytest.raises(pt.ShapeError, match="at least 1 dimension"):
+        pt.matmul(pt.asarray(2.0), pt.ones(3))
+    with pytest.raises(pt.ShapeError, match="scalar"):
+        pt.matmul(2.0, pt.ones(3))

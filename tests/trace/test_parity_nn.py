@@ -96,3 +96,11 @@ def test_softmax_rows_sum_to_one_and_survive_large_values(device):
 def test_one_hot(device):
     r = pt.nn.one_hot(np.array([0, 2, 1]), 3)
     assert r.numpy().tolist() == np.eye(3)[[0, 2, 1]].tolist() and r.dtype is pt.float64
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0)])
+def test_normalizations_of_empty_arrays_are_empty(device, shape):
+    x = pt.zeros(shape, dtype=pt.float32)
+    for fn in (pt.nn.softmax, pt.nn.log_softmax, pt.nn.relu, pt.nn.gelu):
+        r = fn(x)
+        assert r.shape == shape and r.dtype is pt.float32 and r.numpy().shape == shape
