@@ -49,7 +49,8 @@ _LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-bu
            "max-compute-workgroups-per-dimension")
 # SPIR-V capability -> (the adapter feature it needs, the dtype a user knows it as)
 _CAPABILITY_FEATURES = {9: ("shader-f16", "float16"), 10: ("shader-f64", "float64"),
-                        11: ("shader-int64", "int64"), 22: ("shader-i16", "int16")}
+                        11: ("shader-int64", "int64"), 22: ("shader-i16", "int16"),
+                        6033: ("shader-float32-atomic", "float32 atomic add")}
 _ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1}
 
@@ -355,7 +356,9 @@ class WgpuDevice(Device):
         except self._wgpu.GPUError as e:
             raise DeviceError(f"wgpu rejected the SPIR-V of kernel '{name}': {e}") from None
         sites = dict(getattr(artifact, "trap_sites", None) or {})
-        program = WgpuProgram(name, entry, module, bool(getattr(artifact, "folds_grid", False)), sites)
+        # poot's SPIR-V target always rebuilds a folded grid (poot/jit/abi.py); other SPIR-V says so itself
+        folds = getattr(artifact, "folds_grid", getattr(artifact, "target", None) == "spirv")
+        program = WgpuProgram(name, entry, module, bool(folds), sites)
         self._programs[key] = program
         return program
 
@@ -406,9 +409,13 @@ class WgpuDevice(Device):
             self._check(b)
         limit = self.caps.extra["max_workgroups_per_dimension"]
         physical = fold_grid(grid, limit)
-        if physical != (tuple(int(g) for g in grid) + (1, 1))[:3] and not program.folds_grid:
-            raise DeviceError(f"wgpu: kernel '{program.name}' needs a grid of {tuple(grid)} workgroups, over "
-                              f"this adapter's {limit:,} per dimension, and does not rebuild a folded grid")
+        if physical != (tuple(int(g) for g in grid) + (1, 1))[:3]:
+            if not program.folds_grid:
+                raise DeviceError(f"wgpu: kernel '{program.name}' needs a grid of {tuple(grid)} workgroups, over "
+                                  f"this adapter's {limit:,} per dimension, and does not rebuild a folded grid")
+            if math.prod(physical) >= 2**32:
+                raise DeviceError(f"wgpu: a folded grid of {math.prod(physical):,} workgroups is beyond the "
+                                  "32-bit linear workgroup id poot's kernels use")
         pipeline = self._pipeline(program, len(buffers))
         group = self._bind_group(buffers)
         traps = self._trap is not None and any(b is self._trap for b in buffers)

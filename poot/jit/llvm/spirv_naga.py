@@ -29,11 +29,11 @@ import struct
 from ...errors import LoweringError
 
 MAGIC = 0x07230203
-POST_PASS_VERSION = 2                           # part of the SPIR-V target's cache identity
+POST_PASS_VERSION = 4                           # part of the SPIR-V target's cache identity
 
 # opcodes
 OP_SOURCE, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE = 3, 5, 6, 7, 8
-OP_EXTENSION, OP_EXT_INST_IMPORT, OP_MEMORY_MODEL, OP_ENTRY_POINT = 10, 11, 14, 15
+OP_EXTENSION, OP_EXT_INST_IMPORT, OP_EXT_INST, OP_MEMORY_MODEL, OP_ENTRY_POINT = 10, 11, 12, 14, 15
 OP_EXECUTION_MODE, OP_CAPABILITY, OP_TYPE_INT, OP_TYPE_FLOAT = 16, 17, 21, 22
 OP_CONSTANT, OP_CONSTANT_NULL, OP_FUNCTION, OP_VARIABLE, OP_LOAD, OP_STORE = 43, 46, 54, 59, 61, 62
 OP_DECORATE, OP_MEMBER_DECORATE, OP_COMPOSITE_EXTRACT = 71, 72, 81
@@ -135,10 +135,31 @@ def referenced_ids(ins: list[int]) -> list[int]:
         return ins[1:3]
     if op == OP_COMPOSITE_EXTRACT:          # result type, result, composite, literal indices
         return [ins[1], ins[3]]
+    if op == OP_EXT_INST:                   # result type, result, set, literal instruction, operands
+        return [ins[1], ins[3]] + ins[5:]
     return ins[1:]                          # unknown layout: every word may be an id (conservative)
 
 
-# --- the three fixes -------------------------------------------------------------------------------
+# opcodes without a result id, and those whose result id is word 1 (no result type)
+_NO_RESULT = frozenset({0, 2, 3, 4, 5, 6, 8, 10, 14, 15, 16, 17, 56, 62, 63, 64, 71, 72, 74, 75, 224, 225, 228,
+                        246, 247, 249, 250, 251, 252, 253, 254, 255, 256, 257, 317, 330, 331, 332, 5632, 5633})
+_RESULT_FIRST = TYPE_OPS | {7, 11, 73, 248}     # types, OpString, OpExtInstImport, OpDecorationGroup, OpLabel
+
+
+def duplicate_ids(data: bytes) -> set[int]:
+    """Result ids defined more than once (LLVM's SPIR-V backend can emit such modules; spirv_worker.py)."""
+    seen, dups = set(), set()
+    for ins in parse(bytes(data))[1]:
+        op = opcode(ins)
+        if op in _NO_RESULT or op == 39:
+            continue
+        pos = 1 if op in _RESULT_FIRST else 2
+        if pos < len(ins):
+            (dups if ins[pos] in seen else seen).add(ins[pos])
+    return dups
+
+
+# --- the fixes -------------------------------------------------------------------------------
 def drop_dead_declarations(insts: list[list[int]]) -> list[list[int]]:
     """Remove unreferenced Function-scope variables, types and constants (to a fixpoint) with their
     names and decorations. Module-scope variables stay: they are the shader's interface."""
@@ -231,6 +252,97 @@ def spell_null_integers(insts: list[list[int]]) -> list[list[int]]:
     return out
 
 
+OP_IS_NAN, OP_ORDERED, OP_UNORDERED, OP_LOGICAL_OR, OP_LOGICAL_NOT = 156, 162, 163, 166, 168
+
+
+def spell_unordered_compares(header: list[int], insts: list[list[int]]) -> list[list[int]]:
+    """`fcmp uno/ord` become OpUnordered/OpOrdered, which only the Kernel (OpenCL) capability has:
+    spell them with OpIsNan (and OpLogicalOr / OpLogicalNot), which Shader has."""
+    def fresh() -> int:
+        header[3] += 1
+        return header[3] - 1
+    out = []
+    for ins in insts:
+        op = opcode(ins)
+        if op not in (OP_ORDERED, OP_UNORDERED):
+            out.append(ins)
+            continue
+        ty, result, a, b = ins[1:5]
+        nan = fresh() if a == b and op == OP_ORDERED else (result if a == b else fresh())
+        out.append([OP_IS_NAN, ty, nan, a])
+        if a != b:
+            nan_b, either = fresh(), result if op == OP_UNORDERED else fresh()
+            out += [[OP_IS_NAN, ty, nan_b, b], [OP_LOGICAL_OR, ty, either, nan, nan_b]]
+            nan = either
+        if op == OP_ORDERED:
+            out.append([OP_LOGICAL_NOT, ty, result, nan])
+    return out
+
+
+OP_BITCAST, OP_CONVERT_F_TO_S, OP_CONVERT_S_TO_F, OP_S_CONVERT = 124, 110, 111, 114
+# signed opcode -> (operand positions that are signed, result is signed)
+_SIGNED_OPS = {OP_CONVERT_F_TO_S: ((), True), OP_CONVERT_S_TO_F: ((3,), False), OP_S_CONVERT: ((3,), True),
+               135: ((3, 4), True), 138: ((3, 4), True), 139: ((3, 4), True),   # SDiv, SRem, SMod
+               195: ((3,), True)}                                                # ShiftRightArithmetic
+# GLSL.std.450 instructions on signed integers: SAbs, SSign, SMin, SMax, SClamp, FindSMsb
+_SIGNED_GLSL = {5: (5,), 7: (5,), 39: (5, 6), 42: (5, 6), 45: (5, 6, 7), 74: (5,)}
+
+
+def sign_integer_operands(header: list[int], insts: list[list[int]]) -> list[list[int]]:
+    """LLVM types every integer unsigned (`OpTypeInt N 0`) and leaves signedness to the opcode, as SPIR-V
+    allows; naga instead follows the operand type, so OpSDiv, OpSRem, OpShiftRightArithmetic,
+    OpConvertSToF, OpConvertFToS, SMin, SAbs... on `uint` silently compute unsigned. Give those signed
+    operands and results, through OpBitcast to and from `OpTypeInt N 1`."""
+    glsl = next((ins[1] for ins in insts if opcode(ins) == OP_EXT_INST_IMPORT
+                 and b"GLSL.std.450" in struct.pack(f"<{len(ins) - 2}I", *ins[2:])), None)
+    unsigned = {ins[1]: ins[2] for ins in insts if opcode(ins) == OP_TYPE_INT and ins[3] == 0}
+    signed = {ins[2]: ins[1] for ins in insts if opcode(ins) == OP_TYPE_INT and ins[3] == 1}
+    type_of = {ins[2]: ins[1] for ins in insts if len(ins) > 2 and opcode(ins) not in _NO_RESULT
+               and opcode(ins) not in _RESULT_FIRST}
+    new_types: list[list[int]] = []
+
+    def fresh() -> int:
+        header[3] += 1
+        return header[3] - 1
+
+    def signed_type(t: int) -> int:
+        width = unsigned[t]
+        if width not in signed:
+            signed[width] = fresh()
+            new_types.append([OP_TYPE_INT, signed[width], width, 1])
+        return signed[width]
+
+    out = []
+    for ins in insts:
+        op = opcode(ins)
+        if op in _SIGNED_OPS:
+            operands, result = _SIGNED_OPS[op]
+        elif op == OP_EXT_INST and ins[3] == glsl and ins[4] in _SIGNED_GLSL:
+            operands, result = _SIGNED_GLSL[ins[4]], True
+        else:
+            out.append(ins)
+            continue
+        ins = list(ins)
+        for pos in operands:
+            t = type_of.get(ins[pos])
+            if t in unsigned:
+                x = fresh()
+                out.append([OP_BITCAST, signed_type(t), x, ins[pos]])
+                ins[pos] = x
+        after = None
+        if result and ins[1] in unsigned:
+            original_type, original = ins[1], ins[2]
+            ins[1], ins[2] = signed_type(original_type), fresh()
+            after = [OP_BITCAST, original_type, original, ins[2]]
+        out.append(ins)
+        if after:
+            out.append(after)
+    if new_types:
+        first_type = next(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS)
+        out[first_type:first_type] = new_types
+    return out
+
+
 def fix_for_naga(data: bytes) -> bytes:
     """The whole post-pass: LLVM SPIR-V bytes in, naga-acceptable SPIR-V bytes out."""
     header, insts = parse(bytes(data))
@@ -239,8 +351,10 @@ def fix_for_naga(data: bytes) -> bytes:
     insts = strip_memory_operands(insts)
     insts = spell_null_integers(insts)
     insts = drop_kernel_only_decorations(insts)
+    insts = spell_unordered_compares(header, insts)
+    insts = sign_integer_operands(header, insts)
     insts = fix_barrier_semantics(header, insts)
     return assemble(header, insts)
 
 
-__all__ = ["fix_for_naga", "parse", "assemble", "opcode", "BARRIER_SEMANTICS", "POST_PASS_VERSION"]
+__all__ = ["fix_for_naga", "duplicate_ids", "parse", "assemble", "opcode", "BARRIER_SEMANTICS", "POST_PASS_VERSION"]

@@ -21,7 +21,7 @@ What differs from the other targets, and why:
   and buffer memory semantics. Atomics carry syncscope("device") on buffers, ("workgroup") on shared
   memory (Vulkan forbids the default CrossDevice scope); float add uses SPV_EXT_shader_atomic_float_add.
 - `cmpxchg` on a resource pointer aborts LLVM 22's SPIR-V backend, so a trap takes a ticket from a
-  counter (trap word 2, `atomicrmw add`); the thread holding ticket 0 writes code and launch id.
+  counter (trap word 2, `atomicrmw add`); the thread holding ticket 0 puts code and launch id in.
   In a kernel without barriers a trap ends the thread (`ret`); in one with barriers the thread
   skips the faulting access and carries on, so every thread still reaches every barrier.
 - Float -> int casts saturate with explicit compares: `fptosi.sat` lowers to a decoration Vulkan
@@ -31,21 +31,23 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
+import subprocess
 
 import llvmlite.binding as llvm
 
 from .... import dtypes as dt
 from ....dtypes import DType
 from ....errors import DTypeError, LoweringError
-from ...kir.model import TRAP_BOUNDS, BufferParam
+from ...kir.model import TRAP_BOUNDS, BufferParam, Trap
 from ..ir import Func, float_const, int_const, mem_type, reg_type
 from ..lower import Lowering
-from ..spirv_naga import POST_PASS_VERSION, fix_for_naga
+from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga
+from ..spirv_worker import EXTENSIONS, TRIPLE, compile_spirv
+from ..spirv_worker import restart as restart_worker
 from ..workgroup import has_barrier
 
 NAME = "spirv"
-TRIPLE = "spirv1.6-unknown-vulkan1.3-compute"
-EXTENSIONS = "+SPV_EXT_shader_atomic_float_add"
 PACKED = {dt.bool_: 8, dt.bfloat16: 16}            # bits per element, stored in 32-bit words
 UNSUPPORTED = (dt.int8, dt.uint8, dt.int16, dt.uint16)
 TRAP_TICKET_WORD = 2
@@ -56,7 +58,6 @@ _SFX = {"float": "f32", "double": "f64", "half": "f16", "i32": "i32", "i64": "i6
 def _init() -> None:
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
-    llvm.set_option("", f"--spirv-ext={EXTENSIONS}")
 
 
 def _handle_type(elem: str, writable: bool) -> str:
@@ -71,20 +72,21 @@ def _storage_type(dtype: DType) -> str:
     return "i32" if dtype in PACKED else mem_type(dtype)
 
 
-def kernel_dtypes(node, out: set | None = None) -> set:
-    """Every dtype a kernel mentions (params, locals, shared arrays, expressions)."""
-    out = set() if out is None else out
+def walk(node):
+    """Every KIR node under `node` (statements, expressions, declarations), depth first."""
     if isinstance(node, (tuple, list)):
         for x in node:
-            kernel_dtypes(x, out)
+            yield from walk(x)
     elif dataclasses.is_dataclass(node):
-        d = getattr(node, "dtype", None)
-        if isinstance(d, DType):
-            out.add(d)
+        yield node
         for f in dataclasses.fields(node):
             if f.name not in ("traps", "workgroup"):
-                kernel_dtypes(getattr(node, f.name), out)
-    return out
+                yield from walk(getattr(node, f.name))
+
+
+def kernel_dtypes(node) -> set:
+    """Every dtype a kernel mentions (params, locals, shared arrays, expressions)."""
+    return {n.dtype for n in walk(node) if isinstance(getattr(n, "dtype", None), DType)}
 
 
 class SpirvLowering(Lowering):
@@ -92,6 +94,22 @@ class SpirvLowering(Lowering):
         super().__init__(kernel, module, as_global=11, as_shared=3)
         self.handles: dict[str, tuple[str, str, bool]] = {}     # name -> (handle, element type, writable)
         self.barriers = any(map(has_barrier, kernel.body))
+        self.traps = kernel.checks or any(isinstance(n, Trap) for n in walk(kernel.body))
+        self.trapped = None
+
+    # -- traps without early exits ----------------------------------------------------------------
+    # LLVM's SPIR-V structurizer emits invalid SPIR-V (merge blocks out of place) for early returns out
+    # of nested selections, and for the flag-guarded chains that would emulate them. So a trap does not
+    # end the thread: it records the trap and sets `trapped`, and from then on the thread's stores and
+    # atomics are skipped (each sits in a one-armed `if`, the shape the structurizer handles). The
+    # thread runs on with no effect, reaching every barrier; loads stay in bounds (index clamped).
+    def init_flags(self) -> None:
+        if self.traps:
+            self.trapped = self.f.entry_op("alloca i1", hint="trapped")
+            self.f.emit(f"store i1 false, ptr {self.trapped}")
+
+    def on_trap_exit(self) -> None:
+        self.f.emit(f"store i1 true, ptr {self.trapped}")
 
     # -- resources ------------------------------------------------------------------------------
     def bind(self, name: str, binding: int, elem: str, writable: bool) -> None:
@@ -148,26 +166,45 @@ class SpirvLowering(Lowering):
     def _e_Len_of(self, name: str) -> str:
         return self.meta_word(self.layout.lengths[self.k.buffers.index(self.decl[name])])
 
-    def guarded(self, ok, access, ty: str | None = None):
-        """Run `access()` where `ok` holds; elsewhere trap (the value, if any, is then zero)."""
-        if ok is None:
-            return access()
-        good, bad, join = self.f.label("inb"), self.f.label("oob"), self.f.label("acc")
-        self.f.cbr(ok, good, bad)
-        self.f.start(bad)
+    def trap_unless(self, ok) -> None:
+        trap, fine = self.f.label("oob"), self.f.label("inb")
+        self.f.cbr(ok, fine, trap)
+        self.f.start(trap)
         self.write_trap(TRAP_BOUNDS)
-        bad_end, reaches = self.f.blocks[-1][0], not self.f.terminated
-        if reaches:
-            self.f.br(join)
-        self.f.start(good)
-        v = access()
-        good_end = self.f.blocks[-1][0]
-        self.f.br(join)
-        self.f.start(join)
-        if ty is None or not reaches:
-            return v
+        self.f.br(fine)
+        self.f.start(fine)
+
+    def load_checked(self, ok, i: str, load, ty: str) -> str:
+        """`load(index)` with a failed bound trapping and reading zero (at a clamped, valid index)."""
+        if ok is None:
+            return load(i)
+        self.trap_unless(ok)
+        v = load(self.op(f"select i1 {ok}, i32 {i}, i32 0"))
         zero = "false" if ty == "i1" else float_const(0.0) if ty in ("float", "double") else "0"
-        return self.op(f"phi {ty} [ {v}, %{good_end} ], [ {zero}, %{bad_end} ]")
+        return self.op(f"select i1 {ok}, {ty} {v}, {ty} {zero}")
+
+    def effect_checked(self, ok, effect, ty: str | None = None):
+        """`effect()` (a store or atomic) where in bounds and not trapped; a failed bound traps."""
+        if ok is not None:
+            self.trap_unless(ok)
+        cond = ok
+        if self.trapped is not None:
+            live = self.op(f"xor i1 {self.op(f'load i1, ptr {self.trapped}')}, true")
+            cond = live if ok is None else self.op(f"and i1 {ok}, {live}")
+        if cond is None:
+            return effect()
+        go, done = self.f.label("do"), self.f.label("done")
+        start = self.f.blocks[-1][0]
+        self.f.cbr(cond, go, done)
+        self.f.start(go)
+        v = effect()
+        end = self.f.blocks[-1][0]
+        self.f.br(done)
+        self.f.start(done)
+        if ty is None:
+            return None
+        zero = float_const(0.0) if ty in ("float", "double") else "0"
+        return self.op(f"phi {ty} [ {v}, %{end} ], [ {zero}, %{start} ]")
 
     def slot(self, name: str, i: str) -> tuple[str, str | None]:
         """(pointer, shift) of element i: the word holding it and its bit offset when packed."""
@@ -193,75 +230,66 @@ class SpirvLowering(Lowering):
             return self.op(f"zext i1 {v} to i32")
         return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
 
-    def _e_Load(self, e) -> str:
-        t = self.decl[e.buffer].dtype
-        i, ok = self.checked(e.buffer, e.index)
-
-        def access():
-            p, shift = self.slot(e.buffer, i)
-            if t not in PACKED:
-                return self.from_mem(self.op(f"load {mem_type(t)}, ptr addrspace({self.space(e.buffer)}) {p}"), t)
-            w = self.op(f"load i32, ptr addrspace({self.space(e.buffer)}) {p}")
-            return self.unpack(self.op(f"lshr i32 {w}, {shift}") if shift else w, t)
-        return self.guarded(ok, access, reg_type(t))
-
     def space(self, name: str) -> int:
         return 11 if isinstance(self.decl[name], BufferParam) else 3
 
+    def _e_Load(self, e) -> str:
+        t, sp = self.decl[e.buffer].dtype, self.space(e.buffer)
+        i, ok = self.checked(e.buffer, e.index)
+
+        def load(index: str) -> str:
+            p, shift = self.slot(e.buffer, index)
+            if t not in PACKED:
+                return self.from_mem(self.op(f"load {mem_type(t)}, ptr addrspace({sp}) {p}"), t)
+            w = self.op(f"load i32, ptr addrspace({sp}) {p}")
+            return self.unpack(self.op(f"lshr i32 {w}, {shift}") if shift else w, t)
+        return self.load_checked(ok, i, load, reg_type(t))
+
     def _s_Store(self, s) -> None:
-        t = self.decl[s.buffer].dtype
+        t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
         i, ok = self.checked(s.buffer, s.index)
         v = self.expr(s.value)
 
-        def access():
+        def store() -> None:
             p, shift = self.slot(s.buffer, i)
-            sp = self.space(s.buffer)
             if t not in PACKED:
                 self.f.emit(f"store {mem_type(t)} {self.to_mem(v, t)}, ptr addrspace({sp}) {p}")
             elif shift is None:
                 self.f.emit(f"store i32 {self.pack(v, t)}, ptr addrspace({sp}) {p}")
-            else:
+            else:                                   # two word atomics: other threads own the other bits
                 mask = self.op(f"xor i32 {self.op(f'shl i32 {(1 << PACKED[t]) - 1}, {shift}')}, -1")
                 val = self.op(f"shl i32 {self.pack(v, t)}, {shift}")
                 self.op(f'atomicrmw and ptr addrspace(11) {p}, i32 {mask} syncscope("device") monotonic')
                 self.op(f'atomicrmw or ptr addrspace(11) {p}, i32 {val} syncscope("device") monotonic')
-        self.guarded(ok, access)
+        self.effect_checked(ok, store)
 
     def _s_AtomicAdd(self, s) -> None:
-        t = self.decl[s.buffer].dtype
-        if t in PACKED or t not in (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32):
+        t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
+        if t not in (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32):
             raise LoweringError(f"kernel '{self.k.name}': atomic add on {t.name} has no SPIR-V lowering "
                                 "(int32, uint32, int64, uint64 and float32 have)")
         i, ok = self.checked(s.buffer, s.index)
         v, ty = self.expr(s.value), reg_type(t)
-        scope = "device" if self.space(s.buffer) == 11 else "workgroup"
 
-        def access():
+        def add() -> str:
             p, _ = self.slot(s.buffer, i)
-            kind = "fadd" if t is dt.float32 else "add"
-            return self.op(f'atomicrmw {kind} ptr addrspace({self.space(s.buffer)}) {p}, {ty} {v} '
-                           f'syncscope("{scope}") monotonic')
-        old = self.guarded(ok, access, ty)
+            return self.op(f'atomicrmw {"fadd" if t is dt.float32 else "add"} ptr addrspace({sp}) {p}, {ty} {v} '
+                           f'syncscope("{"device" if sp == 11 else "workgroup"}") monotonic')
+        old = self.effect_checked(ok, add, ty)
         if s.result is not None:
             self.f.emit(f"store {ty} {old}, ptr {self.local_ptr(s.result)}")
 
     # -- traps, barriers, casts -----------------------------------------------------------------
     def write_trap(self, code: int) -> None:
-        ticket = self.op(f'atomicrmw add ptr addrspace(11) {self.pointer("$trap", str(TRAP_TICKET_WORD))}, '
-                         f'i32 1 syncscope("device") monotonic')
-        won, after = self.f.label("trapwon"), self.f.label("trapexit")
-        self.f.cbr(self.op(f"icmp eq i32 {ticket}, 0"), won, after)
-        self.f.start(won)
-        for word, value in ((0, str(code)), (1, self.meta_word(self.layout.launch_id))):
-            self.f.emit(f'store atomic i32 {value}, ptr addrspace(11) {self.pointer("$trap", str(word))} '
-                        f'syncscope("device") monotonic, align 4')
-        self.f.br(after)
-        self.f.start(after)
+        """Ticket 0 of word 2 or-s code and launch id into words 0 and 1 (others or in zeros): no
+        `cmpxchg` (it aborts the SPIR-V backend) and no branch."""
+        def rmw(op: str, word: int, value: str) -> str:
+            return self.op(f'atomicrmw {op} ptr addrspace(11) {self.pointer("$trap", str(word))}, i32 {value} '
+                           f'syncscope("device") monotonic')
+        first = self.op(f"icmp eq i32 {rmw('add', TRAP_TICKET_WORD, '1')}, 0")
+        rmw("or", 0, self.op(f"select i1 {first}, i32 {code}, i32 0"))
+        rmw("or", 1, self.op(f"select i1 {first}, i32 {self.meta_word(self.layout.launch_id)}, i32 0"))
         self.on_trap_exit()
-
-    def on_trap_exit(self) -> None:
-        if not self.barriers:
-            self.f.term("ret void")
 
     def on_barrier(self) -> None:
         fn = self.m.intrinsic("llvm.spv.group.memory.barrier.with.group.sync", "void", "")
@@ -284,6 +312,30 @@ class SpirvLowering(Lowering):
         return self.op(f"select i1 {below}, {tt} {int_const(info.min, dst.bits)}, {tt} {r}")
 
 
+def redirect_intrinsics(module) -> None:
+    """LLVM's SPIR-V backend cannot select `llvm.copysign` under Vulkan: route it (from the lowering and
+    from mathlib alike) to a bitwise definition."""
+    plain = module.intrinsic
+
+    def intrinsic(name: str, ret: str, args: str) -> str:
+        if not name.startswith("llvm.copysign."):
+            return plain(name, ret, args)
+        bits = 64 if ret == "double" else 32
+        fn = f"poot.spv.copysign.f{bits}"
+        sign = int_const(1 << (bits - 1), bits)
+        module.declare(fn, f"""define internal {ret} @{fn}({ret} %a, {ret} %b) #1 {{
+  %ia = bitcast {ret} %a to i{bits}
+  %ib = bitcast {ret} %b to i{bits}
+  %m = and i{bits} %ia, {int_const((1 << (bits - 1)) - 1, bits)}
+  %s = and i{bits} %ib, {sign}
+  %r = or i{bits} %m, %s
+  %f = bitcast i{bits} %r to {ret}
+  ret {ret} %f
+}}""")
+        return "@" + fn
+    module.intrinsic = intrinsic
+
+
 class SpirvTarget:
     name = NAME
     max_workgroup_size = 1024
@@ -293,8 +345,7 @@ class SpirvTarget:
         _init()
         self.arch = arch or ""
         self.triple = TRIPLE
-        self.tm = llvm.Target.from_triple(TRIPLE).create_target_machine(opt=2)
-        self.datalayout = str(self.tm.target_data)
+        self.datalayout = str(self.machine().target_data)
 
     @property
     def identity(self) -> str:
@@ -306,6 +357,7 @@ class SpirvTarget:
         if bad:
             raise DTypeError(f"kernel '{kernel.name}' uses {', '.join(bad)}: the wgpu/SPIR-V target has no 8- or "
                              "16-bit integers (naga, wgpu's shader translator, rejects them); use int32/uint32")
+        redirect_intrinsics(module)
         lw = SpirvLowering(kernel, module)
         f = Func()
         lw.reset_function(f)
@@ -330,34 +382,47 @@ class SpirvTarget:
         lin = f.op(f"add i32 {c[0]}, {f.op(f'mul i32 {n[0]}, {yz}')}")
         g = [lw.meta_word(lw.layout.grid + a) for a in range(3)]
         gxy = f.op(f"mul i32 {g[0]}, {g[1]}")
-        f.cbr(f.op(f"icmp uge i32 {lin}, {f.op(f'mul i32 {gxy}, {g[2]}')}"), "surplus", "run")
-        f.start("surplus")
-        f.term("ret void")
+        f.cbr(f.op(f"icmp ult i32 {lin}, {f.op(f'mul i32 {gxy}, {g[2]}')}"), "run", "exit")
         f.start("run")
+        lw.init_flags()
         q = f.op(f"udiv i32 {lin}, {g[0]}")
         ids = [f.op(f"urem i32 {lin}, {g[0]}"), f.op(f"urem i32 {q}, {g[1]}"), f.op(f"udiv i32 {lin}, {gxy}")]
         for a in range(3):
             lw.ids[("group", a)] = ids[a]
             lw.ids[("local", a)] = builtin("thread.id.in.group", a) if kernel.workgroup[a] > 1 else "0"
         lw.stmts(kernel.body)
-        if not f.terminated:
-            f.term("ret void")
+        f.br("exit")
+        f.start("exit")
+        f.term("ret void")
         wx, wy, wz = kernel.workgroup
         module.attributes.append(f'attributes #2 = {{ convergent nounwind "hlsl.shader"="compute" '
                                  f'"hlsl.numthreads"="{wx},{wy},{wz}" }}')
         module.functions.append(f.render(f"define void @{symbol}() #2"))
 
+    def machine(self):
+        return llvm.Target.from_triple(TRIPLE).create_target_machine(opt=2)
+
     def optimize(self, mod) -> None:
-        pto = llvm.create_pipeline_tuning_options(speed_level=2)
-        pto.loop_vectorization = pto.slp_vectorization = False
-        pb = llvm.create_pass_builder(self.tm, pto)
-        pb.getModulePassManager().run(mod, pb)
+        """Nothing here: the SPIR-V worker process optimizes (spirv_worker.py says why)."""
 
     def emit(self, mod) -> bytes:
-        return fix_for_naga(self.tm.emit_object(mod))
+        ir = str(mod)
+        entry = re.search(r"define void @([\w.$]+)\(\)", ir)
+        name = entry.group(1) if entry else "?"
+        for _ in (0, 1):
+            raw = compile_spirv(ir, name)
+            dups = duplicate_ids(raw)
+            if not dups:
+                return fix_for_naga(raw)
+            restart_worker()                    # a worker gone bad: try once more in a fresh one
+        raise LoweringError(f"kernel '{name}': LLVM's SPIR-V backend defined ids {sorted(dups)[:5]} twice")
 
     def assembly(self, mod) -> str:
-        return self.tm.emit_assembly(mod)
+        spv = self.emit(mod)
+        try:
+            return subprocess.run(["spirv-dis", "-"], input=spv, capture_output=True, check=True).stdout.decode()
+        except (OSError, subprocess.CalledProcessError) as e:
+            return f"; spirv-dis unavailable ({e}); {len(spv)} bytes of SPIR-V"
 
 
 __all__ = ["SpirvTarget", "SpirvLowering", "TRIPLE", "PACKED", "kernel_dtypes"]

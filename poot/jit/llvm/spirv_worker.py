@@ -1,0 +1,174 @@
+"""SPIR-V code generation in a worker process.
+
+LLVM 22's SPIR-V backend is not safe to run many times in one process: once earlier modules and target
+machines have been freed, it can hand a basic block an id that is already taken (spirv-val: "Id N is
+defined more than once"; seen in about a third of kernels after the first few, never in a fresh
+process or while every module and machine stays alive), and on IR it cannot select it abort()s (llvmlite
+is built with assertions). So poot's process only writes LLVM IR; a worker process optimizes it and
+emits SPIR-V, keeping every module and target machine alive (the state that breaks is keyed by their
+addresses) and exiting after MAX_COMPILES, which bounds its memory. A worker that dies turns into a
+poot.LoweringError carrying LLVM's message; the next compile starts a fresh worker.
+
+Run as a script it is the worker: it imports only llvmlite, and reads and writes length-prefixed
+messages on stdin/stdout (request: LLVM IR text; reply: status byte 0 + SPIR-V, or 1 + error text).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+
+TRIPLE = "spirv1.6-unknown-vulkan1.3-compute"
+EXTENSIONS = "+SPV_EXT_shader_atomic_float_add"
+MAX_COMPILES = 64
+TIMEOUT_S = 120
+
+
+# --- the worker side (no poot imports: it starts fast) ---------------------------------------------
+def _optimize(llvm, mod, tm) -> None:
+    """A light pipeline: inline mathlib, promote locals to SSA, fold constants, number values, drop
+    dead code. No instcombine: it rewrites shared-array GEPs into a form the SPIR-V backend cannot select
+    for logical addressing (an assertion abort). simplifycfg only first, while locals are still in
+    memory: after mem2reg its jump threading makes branches that cross selections, which LLVM's
+    structurizer turns into invalid SPIR-V. The driver's compiler optimizes the shader anyway."""
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=2))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
+    mpm.run(mod, pb)
+    fpm = llvm.create_new_function_pass_manager()
+    for add in (fpm.add_simplify_cfg_pass, fpm.add_sroa_pass, fpm.add_sccp_pass, fpm.add_new_gvn_pass,
+                fpm.add_aggressive_dce_pass):
+        add()
+    for fn in mod.functions:
+        if not fn.is_declaration:
+            fpm.run(fn, pb)
+    gdce = llvm.create_new_module_pass_manager()
+    gdce.add_global_dead_code_eliminate_pass()
+    gdce.run(mod, pb)
+
+
+def _read(stream, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = stream.read(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+def worker_main() -> None:
+    import llvmlite.binding as llvm
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    llvm.set_option("", f"--spirv-ext={EXTENSIONS}")
+    target = llvm.Target.from_triple(TRIPLE)
+    keep = []                                   # see the module doc: freed modules/machines break ids
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            (n,) = struct.unpack("<I", _read(inp, 4))
+            ir = _read(inp, n).decode()
+        except EOFError:
+            return
+        try:
+            mod = llvm.parse_assembly(ir)
+            mod.verify()
+            tm = target.create_target_machine(opt=2)
+            _optimize(llvm, mod, tm)
+            emit_tm = target.create_target_machine(opt=2)
+            reply = b"\x00" + emit_tm.emit_object(mod)
+            keep.append((mod, tm, emit_tm))
+        except Exception as e:                   # noqa: BLE001 -- reported to the parent as text
+            reply = b"\x01" + f"{type(e).__name__}: {e}".encode()
+        out.write(struct.pack("<I", len(reply)) + reply)
+        out.flush()
+
+
+# --- the parent side -------------------------------------------------------------------------------
+class _Worker:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.proc = None
+        self.stderr = None
+        self.count = 0
+        atexit.register(self.stop)
+
+    def start(self) -> None:
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr)
+        self.count = 0
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
+            except Exception:                    # noqa: BLE001 -- it is going away either way
+                self.proc.kill()
+            self.proc = None
+
+    def died(self, name: str) -> Exception:
+        from ...errors import LoweringError
+
+        self.proc.kill()
+        self.stderr.seek(0)
+        lines = [ln for ln in self.stderr.read().decode(errors="replace").splitlines()
+                 if ln.strip() and not ln.startswith((" ", "Stack dump", "#", "0.", "1.", "2."))]
+        self.proc = None
+        return LoweringError(f"kernel '{name}': LLVM's SPIR-V backend failed: "
+                             + (" | ".join(lines[-4:]) or "the worker process died"))
+
+    def compile(self, ir: str, name: str) -> bytes:
+        from ...errors import LoweringError
+
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None or self.count >= MAX_COMPILES:
+                self.stop()
+                self.start()
+            self.count += 1
+            data = ir.encode()
+            try:
+                self.proc.stdin.write(struct.pack("<I", len(data)) + data)
+                self.proc.stdin.flush()
+                reply = self._reply()
+            except (EOFError, BrokenPipeError, OSError):
+                raise self.died(name) from None
+            if reply[:1] != b"\x00":
+                raise LoweringError(f"kernel '{name}': LLVM's SPIR-V backend failed: {reply[1:].decode()}")
+            return reply[1:]
+
+    def _reply(self) -> bytes:
+        done = threading.Event()
+        timer = threading.Timer(TIMEOUT_S, lambda: None if done.is_set() else self.proc.kill())
+        timer.start()
+        try:
+            (n,) = struct.unpack("<I", _read(self.proc.stdout, 4))
+            return _read(self.proc.stdout, n)
+        finally:
+            done.set()
+            timer.cancel()
+
+
+_worker = _Worker()
+
+
+def compile_spirv(ir: str, name: str = "?") -> bytes:
+    """Optimized SPIR-V (LLVM's output, before the naga post-pass) for LLVM IR text."""
+    return _worker.compile(ir, name)
+
+
+def restart() -> None:
+    """Drop the current worker: the next compile starts a fresh one."""
+    with _worker.lock:
+        _worker.stop()
+
+
+if __name__ == "__main__":
+    worker_main()
