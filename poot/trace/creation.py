@@ -194,8 +194,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     y = _iota((num,), 0, f, dev)
     if div > 0:
         step = delta / div
-        y = record("mul", (y, constant(step, f, dev)) if step != 0 else
-                   (record("div", (y, constant(div, f, dev))), constant(delta, f, dev)))
+        if step != 0:
+            y = record("mul", (y, constant(step, f, dev)))
+        else:  # NumPy: (i / div) * delta when the step underflows to zero
+            y = record("mul", (record("div", (y, constant(div, f, dev))), constant(delta, f, dev)))
     else:
         step = math.nan
         y = record("mul", (y, constant(delta, f, dev)))

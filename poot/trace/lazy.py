@@ -170,14 +170,17 @@ _shared: dict = {}
 
 
 def shared_constant(value, dtype: dt.DType, device: str) -> Node:
-    """A 0-d constant, shared between uses of the same Python scalar (a pending `full` node is an
-    immutable value, so sharing it is safe; a small bounded cache keeps `x * 0.5` cheap)."""
+    """A user's Python scalar in an operation (`x * 0.5`) as a 0-d realized leaf, not a `full`
+    equation: the value then lives in a buffer, not in the graph's structure, so `x * 0.5` and
+    `x * 0.25` share one compiled program. Leaves are immutable, so equal scalars share one (a small
+    bounded cache)."""
     key = (value, type(value), dtype, device)
     n = _shared.get(key)
     if n is None:
         if len(_shared) >= 512:
             _shared.clear()
-        n = _shared[key] = constant(value, dtype, device)
+        n = _shared[key] = from_numpy(np.asarray(scalar_value(value, dtype), dtype=dtype.np), device,
+                                      dtype)
     return n
 
 

@@ -11,7 +11,7 @@ from .. import dtypes as dt
 from ..errors import DeviceError, DTypeError
 from . import context as _dev
 from .array import Array, asnode
-from .lazy import Node, check_scalar_fits, constant, record, scalar_value
+from .lazy import Node, check_scalar_fits, record, scalar_value, shared_constant
 
 _WEAK = (bool, int, float)
 KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
@@ -81,14 +81,14 @@ def cast(n: Node, dtype: dt.DType) -> Node:
 
 
 def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
-    """Items from `promote` as Nodes of `dtype`: weak scalars become constants (checked to fit)."""
+    """Items from `promote` as Nodes of `dtype`: weak scalars become 0-d leaves (checked to fit)."""
     out = []
     for it in items:
         if isinstance(it, Node):
             out.append(cast(it, dtype))
         else:
             check_scalar_fits(it, dtype, op)
-            out.append(constant(it, dtype, dev))
+            out.append(shared_constant(it, dtype, dev))
     return out
 
 

@@ -90,7 +90,7 @@ def test_a_20000_op_chain_builds_without_recursion(device):
         for _ in range(20000):
             y = y * 1.0
         graph, leaves = lazy.build_graph([y._node])
-    assert len(graph.eqns) == 20000 + 1 and leaves[0] is p._node  # the 1.0 constant is shared
+    assert len(graph.eqns) == 20000 and leaves[0] is p._node and len(leaves) == 2  # p and 1.0
     del y, graph, leaves  # freeing a 20k-long chain must not overflow the stack either
     gc.collect()
 
@@ -123,7 +123,8 @@ def test_placeholders_trace_into_a_graph_and_refuse_to_realize(device):
     q = pt.nn.softmax(p * 2.0)
     graph, leaves = lazy.build_graph([q._node])
     graph.validate()
-    assert leaves == [p._node] and graph.outputs[0].aval == Aval((3,), pt.float32)
+    assert leaves[0] is p._node and graph.outputs[0].aval == Aval((3,), pt.float32)
+    assert all(leaf.buf is not None for leaf in leaves[1:])  # the constant 2.0 is a realized leaf
     with pytest.raises(pt.TracerError, match="traced"):
         q.numpy()
     assert "traced" in repr(q)
@@ -154,6 +155,14 @@ def test_to_moves_between_devices(device):
     y = x.to("oracle")
     assert y.device == "oracle" and y.tolist() == [1, 2, 3] and x.to(device) is x
     assert (y * 2).to("cpu").tolist() == [2, 4, 6] and pt.asarray(x, device="oracle").device == "oracle"
+
+
+def test_python_scalars_are_graph_inputs_not_structure(device, execute_calls):
+    x = pt.asarray(np.arange(3.0))
+    (x * 0.5 + 1).numpy()
+    (x * 0.25 + 2).numpy()
+    a, b = execute_calls
+    assert a.key() == b.key()  # one compiled program serves both
 
 
 def test_recording_an_op_is_cheap(device):
