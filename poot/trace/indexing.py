@@ -21,7 +21,7 @@ from .. import dtypes as dt
 from ..errors import PootIndexError, ShapeError, api_boundary
 from ..graph import broadcast_shapes
 from .array import Array
-from .lazy import check_scalar_fits, constant, from_numpy, record, scalar_value
+from .lazy import check_scalar_fits, constant, from_numpy, record, scalar_value, shared_constant
 from .movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from .promote import cast, is_weak, promote, wrap
 
@@ -164,11 +164,28 @@ def getitem_node(x: Array, idx):
     has_adv = any(e[0] == "adv" for e in entries)
     if has_adv:
         entries = [("adv", np.array(e[1], np.int64)) if e[0] == "int" else e for e in entries]
-    starts, steps, sizes, out_shape = _region(entries, x)
+    if has_adv:
+        starts, steps, sizes, out_shape = _region(entries, x)
+        return _advanced(x, slice_node(x._node, starts, steps, sizes), entries, tuple(sizes))
+    # Integer indices become `take`s of a 0-d index leaf rather than slice parameters, so x[0], x[1],
+    # ... share one graph structure (one compiled program), e.g. when iterating over rows.
+    out_shape = _region(entries, x)[3]
+    ints = []
+    whole = []
+    ax = 0
+    for e in entries:
+        if e[0] == "int":
+            ints.append((ax, e[1]))
+            whole.append(("slice", 0, 1, x.shape[ax]))
+        else:
+            whole.append(e)
+        if e[0] in ("int", "slice"):
+            ax += 1
+    starts, steps, sizes, _ = _region(whole, x)
     n = slice_node(x._node, starts, steps, sizes)
-    if not has_adv:
-        return _reshape_node(n, out_shape)
-    return _advanced(x, n, entries, tuple(sizes))
+    for ax, i in reversed(ints):
+        n = record("take", (n, shared_constant(i, dt.int64, n.device)), {"axis": ax})
+    return _reshape_node(n, out_shape)
 
 
 def _advanced(x, n, entries, shape):

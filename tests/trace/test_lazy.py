@@ -157,12 +157,13 @@ def test_to_moves_between_devices(device):
     assert (y * 2).to("cpu").tolist() == [2, 4, 6] and pt.asarray(x, device="oracle").device == "oracle"
 
 
-def test_python_scalars_are_graph_inputs_not_structure(device, execute_calls):
+def test_python_scalars_and_int_indices_are_graph_inputs_not_structure(device, execute_calls):
     x = pt.asarray(np.arange(3.0))
     (x * 0.5 + 1).numpy()
     (x * 0.25 + 2).numpy()
-    a, b = execute_calls
-    assert a.key() == b.key()  # one compiled program serves both
+    float(x[0]), float(x[2])
+    a, b, c, d = execute_calls
+    assert a.key() == b.key() and c.key() == d.key()  # one compiled program serves both
 
 
 def test_recording_an_op_is_cheap(device):
