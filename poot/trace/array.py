@@ -14,7 +14,7 @@ from ..errors import DeviceError, DTypeError, ShapeError, TracerError, api_bound
 from ..graph import Aval
 from ..jit.execute import buffer_to_numpy
 from . import context as _dev
-from .lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes
+from .lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes, shared_constant
 
 
 class Array:
@@ -248,8 +248,7 @@ def asnode(x, device: str | None = None, op: str = "array") -> Node:
         d = dt.scalar_dtype(x)
         return constant(x, d, dev)
     if isinstance(x, np.generic) and not isinstance(x, (np.complexfloating, np.object_, np.str_)):
-        d = dt.as_dtype(x.dtype)
-        return constant(x.item(), d, dev)
+        return shared_constant(x.item(), dt.as_dtype(x.dtype), dev)
     return from_numpy(host_array(x, op), dev)
 
 
