@@ -9,7 +9,7 @@ from ..errors import DTypeError, ShapeError, api_boundary
 from ..graph import broadcast_shapes
 from .array import Array
 from .lazy import Node, check_scalar_fits, constant, record, shared_constant
-from .promote import cast, device_of, finish, float_of, promote, require, wrap
+from .promote import cast, finish, float_of, promote, require, wrap
 
 __all__: list[str] = []
 

@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import DeviceError, DTypeError, PootError, TracerError
+from ..errors import DTypeError, PootError, TracerError
 from ..graph import OPS, Aval, Eqn, Graph, Var
 from ..jit.execute import execute, numpy_to_buffer
 from . import context as _dev
@@ -125,16 +125,6 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
     if depth >= MAX_PENDING_DEPTH and not getattr(_state, "tracing", 0):
         realize_nodes([node])
     return node
-
-
-def same_device(op: str, nodes) -> str:
-    """The one device of `nodes`; mixing devices raises DeviceError naming both."""
-    d = nodes[0].device
-    for n in nodes:
-        if n.device != d:
-            raise DeviceError(f"{op}: operands are on different devices ('{d}' and '{n.device}'); "
-                              f"move one first, e.g. x.to('{d}')")
-    return d
 
 
 # --- constants and host data --------------------------------------------------------------------
@@ -273,7 +263,7 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
         if n.buf is None:
             refuse_if_tracing(what, n)
             if n.aval.size == 0:  # an empty array is all aval: nothing to compute
-                n.buf, n.op, n.inputs, n.params, n.depth = _dev.backend(n.device).allocate(0), None, (), None, 0
+                _become_leaf(n, _dev.backend(n.device).allocate(0))
                 continue
             pending.setdefault(id(n), n)
     if not pending:
@@ -290,7 +280,12 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
                 refuse_if_tracing(what, leaf)
         outs = execute(graph, [leaf.buf for leaf in leaves], _dev.executor(dev))
         for n, b in zip(group, outs):
-            n.buf, n.op, n.inputs, n.params, n.depth = b, None, (), None, 0
+            _become_leaf(n, b)
+
+
+def _become_leaf(n: Node, buf) -> None:
+    """A realized node keeps its buffer and drops its equation and inputs (no history is kept)."""
+    n.buf, n.op, n.inputs, n.params, n.depth = buf, None, (), None, 0
 
 
 # --- a device that cannot write bf16 arrays -------------------------------------------------------

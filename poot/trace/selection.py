@@ -89,7 +89,7 @@ _export("isclose", _isclose, "Elementwise |a - b| <= atol + rtol * |b| (inf equa
 def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     from .reductions import all as all_
 
-    return bool(all_(isclose(a, b, rtol, atol, equal_nan)))
+    return bool(all_(isclose(a, b, rtol, atol, equal_nan)))  # noqa: F821 (defined by _export)
 
 
 def _array_equal(a1, a2, equal_nan=False):

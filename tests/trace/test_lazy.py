@@ -4,7 +4,6 @@ hooks @poot.jit traces with (placeholders, tracing()) refuse to realize."""
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import time
 import tracemalloc
