@@ -19,6 +19,7 @@ class Capabilities:
     float64: bool = True
     int64: bool = True
     cores: int = 1
+    max_buffers: int = 1 << 20                 # buffers one kernel may bind, meta and trap included (wgpu: 8-32)
     extra: dict = field(default_factory=dict)
 
 

@@ -202,6 +202,7 @@ class WgpuDevice(Device):
             subgroup_size=int(self.info.get("subgroup_min_size") or self.info.get("stackgroup_min_size") or 1),
             float16="shader-f16" in self.features, float64="shader-f64" in self.features,
             int64="shader-int64" in self.features, cores=1,
+            max_buffers=self.limits.get("max-storage-buffers-per-shader-stage", 8),
             extra={"adapter": self.info.get("device"), "adapter_type": self.info.get("adapter_type"),
                    "backend": self.info.get("backend_type"), "driver": self.info.get("description"),
                    "max_workgroups_per_dimension": self.limits.get("max-compute-workgroups-per-dimension", 65535),
@@ -260,8 +261,8 @@ class WgpuDevice(Device):
         self._no_recording("a host-to-device write")
         if isinstance(data, (bytes, bytearray, memoryview)):
             src = np.frombuffer(data, dtype=np.uint8)
-        else:
-            src = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), dtype=np.uint8)
+        else:                                    # a view, not a memoryview: ml_dtypes has no buffer format
+            src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         n = src.nbytes
         if n > buf.nbytes:
             raise DeviceError(f"wgpu: writing {n:,} bytes into a buffer of {buf.nbytes:,}")
@@ -285,7 +286,9 @@ class WgpuDevice(Device):
     def read(self, buf: Buffer):
         self._check(buf)
         self._no_recording("a device-to-host read")
-        return self._read_range(buf, 0, buf.nbytes)
+        out = self._read_range(buf, 0, buf.nbytes)
+        out.flags.writeable = False              # like the other devices: results are read-only views
+        return out
 
     def _read_range(self, buf: Buffer, offset: int, nbytes: int) -> np.ndarray:
         if nbytes == 0:

@@ -29,7 +29,7 @@ import struct
 from ...errors import LoweringError
 
 MAGIC = 0x07230203
-POST_PASS_VERSION = 4                           # part of the SPIR-V target's cache identity
+POST_PASS_VERSION = 8                           # part of the SPIR-V target's cache identity
 
 # opcodes
 OP_SOURCE, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE = 3, 5, 6, 7, 8
@@ -103,41 +103,41 @@ def declared_id(ins: list[int]) -> int | None:
     return None
 
 
-def referenced_ids(ins: list[int]) -> list[int]:
-    """Operand words of `ins` that may be ids it uses (never its own declared result)."""
-    op = opcode(ins)
+def id_positions(ins: list[int]) -> list[int]:
+    """Word positions in `ins` that may hold ids it uses (never its own declared result)."""
+    op, n = opcode(ins), len(ins)
     if op in (OP_SOURCE, OP_STRING, OP_EXTENSION, OP_EXT_INST_IMPORT, OP_MEMORY_MODEL, OP_CAPABILITY,
               OP_TYPE_INT, OP_TYPE_FLOAT, OP_MODULE_PROCESSED):
         return []
     if op == OP_ENTRY_POINT:                # model, function, "name", interface ids...
-        return [ins[2]] + ins[3 + _string_words(ins, 3):]
-    if op in (OP_EXECUTION_MODE, OP_SELECTION_MERGE):
-        return [ins[1]]
+        return [2] + list(range(3 + _string_words(ins, 3), n))
+    if op in (OP_EXECUTION_MODE, OP_SELECTION_MERGE, OP_LINE):
+        return [1]
     if op == OP_LOOP_MERGE:
-        return ins[1:3]
-    if op == OP_LINE:
-        return [ins[1]]
+        return [1, 2]
     if op == OP_CONSTANT:
-        return [ins[1]]
+        return [1]
     if op in TYPE_OPS:
         if op == 32:                        # OpTypePointer: storage class literal, pointee type
-            return [ins[3]]
+            return [3]
         if op in (23, 24):                  # OpTypeVector/Matrix: component type, literal count
-            return [ins[2]]
-        return ins[2:]
+            return [2]
+        return list(range(2, n))
     if op in CONST_OPS or op == OP_VARIABLE:
-        return [ins[1]] + (ins[4:] if op == OP_VARIABLE else ins[3:])
+        return [1] + list(range(4 if op == OP_VARIABLE else 3, n))
     if op == OP_FUNCTION:                   # result type, result, control literal, function type
-        return [ins[1], ins[4]]
-    if op == OP_LOAD:                       # result type, result, pointer, memory operands
-        return [ins[1], ins[3]]
+        return [1, 4]
+    if op in (OP_LOAD, OP_COMPOSITE_EXTRACT):   # result type, result, pointer/composite, literals
+        return [1, 3]
     if op == OP_STORE:                      # pointer, object, memory operands
-        return ins[1:3]
-    if op == OP_COMPOSITE_EXTRACT:          # result type, result, composite, literal indices
-        return [ins[1], ins[3]]
+        return [1, 2]
     if op == OP_EXT_INST:                   # result type, result, set, literal instruction, operands
-        return [ins[1], ins[3]] + ins[5:]
-    return ins[1:]                          # unknown layout: every word may be an id (conservative)
+        return [1, 3] + list(range(5, n))
+    return list(range(1, n))                # unknown layout: every word may be an id (conservative)
+
+
+def referenced_ids(ins: list[int]) -> list[int]:
+    return [ins[p] for p in id_positions(ins)]
 
 
 # opcodes without a result id, and those whose result id is word 1 (no result type)
@@ -240,6 +240,23 @@ def drop_kernel_only_decorations(insts: list[list[int]]) -> list[list[int]]:
     return [ins for ins in insts if not (opcode(ins) == OP_DECORATE and ins[2] == DECORATION_SATURATED)]
 
 
+def merges_before_branches(insts: list[list[int]]) -> list[list[int]]:
+    """A merge instruction must come right before its block's branch; LLVM's scheduler sometimes leaves
+    instructions of the block between the two. Merges declare structure and compute nothing, so those
+    instructions move above the merge."""
+    out, held = [], None
+    for ins in insts:
+        op = opcode(ins)
+        if op in (OP_SELECTION_MERGE, OP_LOOP_MERGE):
+            held = ins
+            continue
+        if held is not None and op in (249, 250, OP_SWITCH):
+            out.append(held)
+            held = None
+        out.append(ins)
+    return out
+
+
 def spell_null_integers(insts: list[list[int]]) -> list[list[int]]:
     """`OpConstantNull %int` -> `OpConstant %int 0`. LLVM shares one null for every integer zero, but an
     OpAccessChain index into a struct must be an OpConstant (spirv-val rejects the module otherwise)."""
@@ -279,7 +296,8 @@ def spell_unordered_compares(header: list[int], insts: list[list[int]]) -> list[
     return out
 
 
-OP_BITCAST, OP_CONVERT_F_TO_S, OP_CONVERT_S_TO_F, OP_S_CONVERT = 124, 110, 111, 114
+OP_BITCAST, OP_CONVERT_F_TO_S, OP_CONVERT_S_TO_F, OP_S_CONVERT, OP_F_CONVERT = 124, 110, 111, 114, 115
+OP_SWITCH = 251
 # signed opcode -> (operand positions that are signed, result is signed)
 _SIGNED_OPS = {OP_CONVERT_F_TO_S: ((), True), OP_CONVERT_S_TO_F: ((3,), False), OP_S_CONVERT: ((3,), True),
                135: ((3, 4), True), 138: ((3, 4), True), 139: ((3, 4), True),   # SDiv, SRem, SMod
@@ -343,17 +361,114 @@ def sign_integer_operands(header: list[int], insts: list[list[int]]) -> list[lis
     return out
 
 
+def _nonfinite(words: list[int], width: int) -> bool:
+    if width == 32:
+        return words[0] & 0x7F800000 == 0x7F800000
+    if width == 64:
+        return (words[1] if len(words) > 1 else 0) & 0x7FF00000 == 0x7FF00000
+    return words[0] & 0x7C00 == 0x7C00
+
+
+def materialize_nonfinite_floats(header: list[int], insts: list[list[int]]) -> list[list[int]]:
+    """naga refuses NaN and infinite float literals (WGSL has none). Each function that uses one gets it
+    at run time instead: OpBitcast of the float32 bit pattern (then OpFConvert to half or double, which
+    keeps infinities and NaN), at the top of its first block; the literal is then dead."""
+    floats = {ins[1]: ins[2] for ins in insts if opcode(ins) == OP_TYPE_FLOAT}
+    bad = {ins[2]: (ins[1], ins[3:]) for ins in insts
+           if opcode(ins) == OP_CONSTANT and ins[1] in floats and _nonfinite(ins[3:], floats[ins[1]])}
+    if not bad:
+        return insts
+    uint = next((ins[1] for ins in insts if opcode(ins) == OP_TYPE_INT and ins[2] == 32 and ins[3] == 0), None)
+    f32 = next((t for t, w in floats.items() if w == 32), None)
+
+    def fresh() -> int:
+        header[3] += 1
+        return header[3] - 1
+    new_decls = []
+    if uint is None:
+        uint = fresh()
+        new_decls.append([OP_TYPE_INT, uint, 32, 0])
+    if f32 is None:
+        f32 = fresh()
+        new_decls.append([OP_TYPE_FLOAT, f32, 32])
+    bits = {}                               # constant id -> (uint constant id, float32 pattern)
+    for cid, (ty, words) in bad.items():
+        w = floats[ty]
+        nan = not (words[0] & 0x7FFFFF if w == 32 else
+                   (words[1] & 0xFFFFF) | words[0] if w == 64 else words[0] & 0x3FF) == 0
+        negative = (words[-1] >> (31 if w != 16 else 15)) & 1
+        pattern = 0x7FC00000 if nan else (0xFF800000 if negative else 0x7F800000)
+        bits[cid] = (fresh(), pattern)
+        new_decls.append([OP_CONSTANT, uint, bits[cid][0], pattern])
+    out, rename, in_function, placed = [], {}, False, False
+    for k, ins in enumerate(insts):
+        op = opcode(ins)
+        if op == OP_FUNCTION:
+            in_function, placed, rename = True, False, {}
+            used = {ins2[p] for ins2 in insts[k + 1:next(j for j in range(k + 1, len(insts))
+                                                      if opcode(insts[j]) == 56)]
+                    for p in id_positions(ins2) if ins2[p] in bad}
+        if in_function and not placed and op not in (OP_FUNCTION, 55, 248, OP_VARIABLE):
+            for cid in sorted(used):        # first instruction after the label and the variables
+                ty = bad[cid][0]
+                as_f32 = fresh()
+                out.append([OP_BITCAST, f32, as_f32, bits[cid][0]])
+                if floats[ty] != 32:
+                    rename[cid] = fresh()
+                    out.append([OP_F_CONVERT, ty, rename[cid], as_f32])
+                else:
+                    rename[cid] = as_f32
+            placed = True
+        if in_function and rename and op != OP_SWITCH:
+            ins = list(ins)
+            for p in id_positions(ins):
+                ins[p] = rename.get(ins[p], ins[p])
+        if op == 56:
+            in_function = False
+        out.append(ins)
+    first_type = next(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS)
+    last_decl = max(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS | CONST_OPS) + 1
+    types = [d for d in new_decls if opcode(d) in TYPE_OPS]
+    consts = [d for d in new_decls if opcode(d) not in TYPE_OPS]
+    return out[:first_type] + types + out[first_type:last_decl] + consts + out[last_decl:]
+
+
+_UNORDERED_COMPARES = {181, 183, 185, 187, 189, 191}    # OpFUnord{Equal,NotEqual,LessThan,...}; FOrd = op - 1
+
+
+def spell_unordered_float_compares(header: list[int], insts: list[list[int]]) -> list[list[int]]:
+    """naga turns OpFUnord* compares into WGSL's `<`, `!=`..., which drivers run as ordered compares
+    (NaN != 0 comes out false). Spell them `isnan(a) || isnan(b) || FOrd*(a, b)`."""
+    def fresh() -> int:
+        header[3] += 1
+        return header[3] - 1
+    out = []
+    for ins in insts:
+        op = opcode(ins)
+        if op not in _UNORDERED_COMPARES:
+            out.append(ins)
+            continue
+        ty, result, a, b = ins[1:5]
+        na, nb, ordered, either = fresh(), fresh(), fresh(), fresh()
+        out += [[OP_IS_NAN, ty, na, a], [OP_IS_NAN, ty, nb, b], [op - 1, ty, ordered, a, b],
+                [OP_LOGICAL_OR, ty, either, na, nb], [OP_LOGICAL_OR, ty, result, either, ordered]]
+    return out
+
+
 def fix_for_naga(data: bytes) -> bytes:
     """The whole post-pass: LLVM SPIR-V bytes in, naga-acceptable SPIR-V bytes out."""
     header, insts = parse(bytes(data))
-    insts = drop_dead_declarations(insts)
-    insts = drop_unused_small_int_capabilities(insts)
+    insts = materialize_nonfinite_floats(header, insts)
     insts = strip_memory_operands(insts)
+    insts = merges_before_branches(insts)
     insts = spell_null_integers(insts)
     insts = drop_kernel_only_decorations(insts)
     insts = spell_unordered_compares(header, insts)
+    insts = spell_unordered_float_compares(header, insts)
     insts = sign_integer_operands(header, insts)
     insts = fix_barrier_semantics(header, insts)
+    insts = drop_dead_declarations(insts)           # last: the rewrites above leave constants unused
+    insts = drop_unused_small_int_capabilities(insts)
     return assemble(header, insts)
 
 

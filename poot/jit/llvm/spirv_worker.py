@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -51,6 +52,42 @@ def _optimize(llvm, mod, tm) -> None:
     gdce.run(mod, pb)
 
 
+_FSUB = re.compile(r"^(\s*%[\w.]+ = fsub (?:[a-z]+ )*)(float|double) ([^,]+), (.+)$", re.M)
+_HANDLE = re.compile(r"^\s*(%[\w.]+) = (?:tail )?call (target\(\"spirv\.VulkanBuffer\", \[0 x i32\], 12, 1\)) "
+                     r"@(llvm\.spv\.resource\.handlefrombinding[\w.]+)\(i32 0, i32 (\d+),", re.M)
+
+
+def _opaque_subtractions(ir: str) -> str:
+    """Hide the left operand of every float subtraction behind an xor with a zero loaded from the trap
+    buffer (word 3, never written): Mesa's NIR folds `(a + b) - a` to `b` in any float op not marked
+    exact, which erases the rounding error that mathlib's error-free transformations (TwoSum and kin)
+    compute; naga drops SPIR-V's NoContraction, the one way to mark an op exact. After inlining,
+    the entry function holds every subtraction; the trap buffer is its last binding."""
+    handles = _HANDLE.findall(ir)
+    if not handles or " = fsub " not in ir:
+        return ir
+    handle, hty, fn, _ = max(handles, key=lambda h: int(h[3]))
+    mangled = fn.split("handlefrombinding.")[1]
+    zero = (f"  %poot.zp = call ptr addrspace(11) @llvm.spv.resource.getpointer.p11.{mangled}({hty} {handle}, i32 3)\n"
+            "  %poot.z32 = load i32, ptr addrspace(11) %poot.zp, align 4\n")
+    if any(m.group(2) == "double" for m in _FSUB.finditer(ir)):     # a 64-bit zero for doubles
+        zero += "  %poot.z64 = zext i32 %poot.z32 to i64\n"
+    bits = {"float": 32, "double": 64}
+    count = [0]
+
+    def hide(m):
+        head, ty, a, b = m.groups()
+        count[0] += 1
+        k, w = count[0], bits[ty]
+        return (f"  %poot.o{k} = bitcast {ty} {a} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
+                f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n{head}{ty} %poot.f{k}, {b}")
+    ir = _FSUB.sub(hide, ir)
+    at = ir.index("\n", ir.index(handle + " = ")) + 1           # right after the trap handle
+    if f"declare ptr addrspace(11) @llvm.spv.resource.getpointer.p11.{mangled}(" not in ir:
+        ir += f"\ndeclare ptr addrspace(11) @llvm.spv.resource.getpointer.p11.{mangled}({hty}, i32)\n"
+    return ir[:at] + zero + ir[at:]
+
+
 def _read(stream, n: int) -> bytes:
     data = b""
     while len(data) < n:
@@ -81,6 +118,8 @@ def worker_main() -> None:
             mod.verify()
             tm = target.create_target_machine(opt=2)
             _optimize(llvm, mod, tm)
+            mod = llvm.parse_assembly(_opaque_subtractions(str(mod)))
+            mod.verify()
             emit_tm = target.create_target_machine(opt=2)
             reply = b"\x00" + emit_tm.emit_object(mod)
             keep.append((mod, tm, emit_tm))

@@ -9,11 +9,11 @@ What differs from the other targets, and why:
 - Buffers are resource handles (`llvm.spv.resource.handlefrombinding`), an element pointer is
   `llvm.spv.resource.getpointer(handle, i32 index)`: logical SPIR-V has no pointer arithmetic.
   Indices are 32-bit (buffers hold < 2**32 elements), so kernels need no Int64.
-- naga (wgpu's translator) has no 8- or 16-bit integers. bool and bfloat16 buffers are therefore
-  read as 32-bit words (shift and mask) and written with two word atomics (and, then or: other
-  threads own the other bytes of the word); shared arrays of them take a word per element.
-  int8/uint8/int16/uint16 are refused by name. float16 is native `half` (the device asks for the
-  adapter's shader-f16).
+- naga (wgpu's translator) has no 8- or 16-bit integers. Kernels compute int8/uint8/int16/uint16
+  in 32 bits (spirv_widen.py); buffers of them, and of bool and bfloat16, are read as 32-bit words
+  (shift and mask) and written with two word atomics (and, then or: other threads own the other
+  bytes of the word); shared arrays of them take a word per element. float16 is native `half` (the
+  device asks for the adapter's shader-f16).
 - The grid is folded (poot/devices/wgpu.py fold_grid): the entry linearizes its physical workgroup
   id over NumWorkgroups, leaves at once past the logical group count (uniform per workgroup, before
   any barrier) and unflattens the rest over the logical grid from meta.
@@ -31,25 +31,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import re
 import subprocess
+from pathlib import Path
 
 import llvmlite.binding as llvm
 
 from .... import dtypes as dt
-from ....dtypes import DType
-from ....errors import DTypeError, LoweringError
+from ....errors import LoweringError
 from ...kir.model import TRAP_BOUNDS, BufferParam, Trap
 from ..ir import Func, float_const, int_const, mem_type, reg_type
 from ..lower import Lowering
 from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga
+from ..spirv_returns import eliminate_returns
+from ..spirv_widen import widen_narrow_ints
 from ..spirv_worker import EXTENSIONS, TRIPLE, compile_spirv
 from ..spirv_worker import restart as restart_worker
 from ..workgroup import has_barrier
 
 NAME = "spirv"
-PACKED = {dt.bool_: 8, dt.bfloat16: 16}            # bits per element, stored in 32-bit words
-UNSUPPORTED = (dt.int8, dt.uint8, dt.int16, dt.uint16)
+PACKED = {dt.bool_: 8, dt.bfloat16: 16, dt.int8: 8, dt.uint8: 8, dt.int16: 16, dt.uint16: 16}  # in i32 words
 TRAP_TICKET_WORD = 2
 _SFX = {"float": "f32", "double": "f64", "half": "f16", "i32": "i32", "i64": "i64"}
 
@@ -82,11 +84,6 @@ def walk(node):
         for f in dataclasses.fields(node):
             if f.name not in ("traps", "workgroup"):
                 yield from walk(getattr(node, f.name))
-
-
-def kernel_dtypes(node) -> set:
-    """Every dtype a kernel mentions (params, locals, shared arrays, expressions)."""
-    return {n.dtype for n in walk(node) if isinstance(getattr(n, "dtype", None), DType)}
 
 
 class SpirvLowering(Lowering):
@@ -221,14 +218,99 @@ class SpirvLowering(Lowering):
         return p, self.op(f"mul i32 {self.op(f'and i32 {i}, {per - 1}')}, {bits}")
 
     def unpack(self, w: str, dtype) -> str:
+        """The register value of a `dtype` element held in the low bits of i32 `w` (ints: extended)."""
         if dtype is dt.bool_:
             return self.op(f"icmp ne i32 {self.op(f'and i32 {w}, 255')}, 0")
-        return self.op(f"bitcast i32 {self.op(f'shl i32 {w}, 16')} to float")      # bfloat16
+        if dtype is dt.bfloat16:
+            return self.op(f"bitcast i32 {self.op(f'shl i32 {w}, 16')} to float")
+        return self.extend(w, dtype)
+
+    def extend(self, w: str, dtype) -> str:
+        """Sign- or zero-extend the low dtype.bits of i32 `w`."""
+        if dt.is_signed(dtype):
+            up = self.op(f"shl i32 {w}, {32 - dtype.bits}")
+            return self.op(f"ashr i32 {up}, {32 - dtype.bits}")
+        return self.op(f"and i32 {w}, {(1 << dtype.bits) - 1}")
 
     def pack(self, v: str, dtype) -> str:
         if dtype is dt.bool_:
             return self.op(f"zext i1 {v} to i32")
-        return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
+        if dtype is dt.bfloat16:
+            return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
+        return v                                    # a narrow int, computed in i32 (spirv_widen.py)
+
+    def _e_Cast(self, e) -> str:
+        x = e.x
+        if type(x).__name__ == "Read" and x.dtype in PACKED and x.name in self.scalar_words:
+            return self.extend(self.meta_word(self.scalar_words[x.name][0]), x.dtype)  # a narrow scalar
+        return super()._e_Cast(e)
+
+    # 16-bit floats move through i32 (naga has no i16): their bits are the low half of a word
+    def bits16(self, v: str, dtype) -> str:
+        """The 16 bits of a bf16/f16 register value (exactly representable: it was rounded) in an i32."""
+        if dtype is dt.bfloat16:
+            return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
+        o = self.op
+        b = o(f"bitcast float {v} to i32")
+        sign = o(f"and i32 {o(f'lshr i32 {b}, 16')}, 32768")
+        e32 = o(f"and i32 {o(f'lshr i32 {b}, 23')}, 255")
+        mant = o(f"and i32 {b}, 8388607")
+        e16 = o(f"shl i32 {o(f'sub i32 {e32}, 112')}, 10")
+        normal = o(f"or i32 {e16}, {o(f'lshr i32 {mant}, 13')}")
+        full = o(f"or i32 {mant}, 8388608")
+        sub = o(f"lshr i32 {full}, {o(f'sub i32 126, {e32}')}")
+        quiet = o(f"select i1 {o(f'icmp ne i32 {mant}, 0')}, i32 512, i32 0")
+        special = o(f"or i32 31744, {quiet}")
+        r = o(f"select i1 {o(f'icmp ugt i32 {e32}, 112')}, i32 {normal}, i32 {sub}")
+        r = o(f"select i1 {o(f'icmp ult i32 {e32}, 103')}, i32 0, i32 {r}")      # zero (f32 exponent 0..102)
+        r = o(f"select i1 {o(f'icmp eq i32 {e32}, 255')}, i32 {special}, i32 {r}")
+        return o(f"or i32 {sign}, {r}")
+
+    def from_bits16(self, w: str, dtype) -> str:
+        """The float register value of bf16/f16 bits in the low half of i32 `w`."""
+        if dtype is dt.bfloat16:
+            return self.op(f"bitcast i32 {self.op(f'shl i32 {w}, 16')} to float")
+        o = self.op
+        sign = o(f"shl i32 {o(f'and i32 {w}, 32768')}, 16")
+        e = o(f"and i32 {o(f'lshr i32 {w}, 10')}, 31")
+        m = o(f"and i32 {w}, 1023")
+        e32 = o(f"shl i32 {o(f'add i32 {e}, 112')}, 23")
+        normal = o(f"or i32 {e32}, {o(f'shl i32 {m}, 13')}")
+        special = o(f"or i32 2139095040, {o(f'shl i32 {m}, 13')}")
+        bits = o(f"select i1 {o(f'icmp eq i32 {e}, 31')}, i32 {special}, i32 {normal}")
+        scaled = o(f"fmul float {o(f'uitofp i32 {m} to float')}, {float_const(2.0 ** -24)}")  # subnormal
+        tiny = o(f"bitcast float {scaled} to i32")
+        bits = o(f"select i1 {o(f'icmp eq i32 {e}, 0')}, i32 {tiny}, i32 {bits}")
+        return o(f"bitcast i32 {o(f'or i32 {bits}, {sign}')} to float")
+
+    def _e_Bitcast(self, e) -> str:
+        src, dst = e.x.dtype, e.dtype
+        if not any(d.bits == 16 and dt.is_float(d) for d in (src, dst)):
+            return super()._e_Bitcast(e)
+        v = self.expr(e.x)
+        w = self.bits16(v, src) if dt.is_float(src) else v     # 16-bit ints arrive as i32 (spirv_widen)
+        return self.from_bits16(w, dst) if dt.is_float(dst) else w
+
+    def _e_Read(self, e) -> str:
+        if e.dtype in (dt.float16, dt.bfloat16) and e.name in self.scalar_words:
+            return self.from_bits16(self.meta_word(self.scalar_words[e.name][0]), e.dtype)
+        return super()._e_Read(e)
+
+    def nextafter(self, a: str, b: str, t) -> str:
+        """As the shared lowering's, with 16-bit floats' bits in i32."""
+        if t.bits != 16:
+            return super().nextafter(a, b, t)
+        ia, ib = self.bits16(a, t), self.bits16(b, t)
+        nan = self.op(f"fcmp uno float {a}, {b}")
+        eq = self.op(f"fcmp oeq float {a}, {b}")
+        zero = self.op(f"fcmp oeq float {a}, {float_const(0.0)}")
+        tiny = self.op(f"or i32 {self.op(f'and i32 {ib}, 32768')}, 1")
+        up = self.op(f"xor i1 {self.op(f'fcmp olt float {a}, {b}')}, "
+                     f"{self.op(f'fcmp olt float {a}, {float_const(0.0)}')}")
+        moved = self.op(f"add i32 {ia}, {self.op(f'select i1 {up}, i32 1, i32 -1')}")
+        r = self.from_bits16(self.op(f"select i1 {zero}, i32 {tiny}, i32 {moved}"), t)
+        r2 = self.op(f"select i1 {eq}, float {b}, float {r}")
+        return self.op(f"select i1 {nan}, float {self.op(f'fadd float {a}, {b}')}, float {r2}")
 
     def space(self, name: str) -> int:
         return 11 if isinstance(self.decl[name], BufferParam) else 3
@@ -243,7 +325,7 @@ class SpirvLowering(Lowering):
                 return self.from_mem(self.op(f"load {mem_type(t)}, ptr addrspace({sp}) {p}"), t)
             w = self.op(f"load i32, ptr addrspace({sp}) {p}")
             return self.unpack(self.op(f"lshr i32 {w}, {shift}") if shift else w, t)
-        return self.load_checked(ok, i, load, reg_type(t))
+        return self.load_checked(ok, i, load, reg_type(e.dtype))
 
     def _s_Store(self, s) -> None:
         t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
@@ -257,8 +339,9 @@ class SpirvLowering(Lowering):
             elif shift is None:
                 self.f.emit(f"store i32 {self.pack(v, t)}, ptr addrspace({sp}) {p}")
             else:                                   # two word atomics: other threads own the other bits
-                mask = self.op(f"xor i32 {self.op(f'shl i32 {(1 << PACKED[t]) - 1}, {shift}')}, -1")
-                val = self.op(f"shl i32 {self.pack(v, t)}, {shift}")
+                low = (1 << PACKED[t]) - 1
+                mask = self.op(f"xor i32 {self.op(f'shl i32 {low}, {shift}')}, -1")
+                val = self.op(f"shl i32 {self.op(f'and i32 {self.pack(v, t)}, {low}')}, {shift}")
                 self.op(f'atomicrmw and ptr addrspace(11) {p}, i32 {mask} syncscope("device") monotonic')
                 self.op(f'atomicrmw or ptr addrspace(11) {p}, i32 {val} syncscope("device") monotonic')
         self.effect_checked(ok, store)
@@ -312,28 +395,116 @@ class SpirvLowering(Lowering):
         return self.op(f"select i1 {below}, {tt} {int_const(info.min, dst.bits)}, {tt} {r}")
 
 
+def _copysign(ty: str, bits: int) -> str:
+    return f"""  %ia = bitcast {ty} %a to i{bits}
+  %ib = bitcast {ty} %b to i{bits}
+  %m = and i{bits} %ia, {int_const((1 << (bits - 1)) - 1, bits)}
+  %s = and i{bits} %ib, {int_const(1 << (bits - 1), bits)}
+  %r = or i{bits} %m, %s
+  %res = bitcast i{bits} %r to {ty}"""
+
+
+def _min_max(ty: str, bits: int, which: str) -> str:
+    """IEEE minimum/maximum: NaN from either side, -0 below +0 (the GPU's FMin/FMax promise neither)."""
+    cmp, join = ("olt", "or") if which == "minimum" else ("ogt", "and")
+    return f"""  %lt = fcmp {cmp} {ty} %a, %b
+  %m = select i1 %lt, {ty} %a, {ty} %b
+  %eq = fcmp oeq {ty} %a, %b
+  %ia = bitcast {ty} %a to i{bits}
+  %ib = bitcast {ty} %b to i{bits}
+  %o = {join} i{bits} %ia, %ib
+  %z = bitcast i{bits} %o to {ty}
+  %r = select i1 %eq, {ty} %z, {ty} %m
+  %nan = fcmp uno {ty} %a, %b
+  %s = fadd {ty} %a, %b
+  %res = select i1 %nan, {ty} %s, {ty} %r"""
+
+
+def _fma64() -> str:
+    """fma for doubles from exact pieces: drivers need not fuse a float64 Fma (lavapipe does not), and
+    mathlib's exact products depend on it. Masked splits (a = ah + al, al = alh + alr; b = bh + bl)
+    make every partial product exact, and a TwoSum chain adds them into the exact a*b - round(a*b);
+    so fma(a, b, -a*b) is exact, other results are within an ulp, and a driver that contracts mul+add
+    cannot change anything (every product it could fuse is exact)."""
+    def split(x: str, src: str) -> str:
+        return (f"  %{x}i = bitcast double %{src} to i64\n  %{x}hi = and i64 %{x}i, -134217728\n"
+                f"  %{x}h = bitcast i64 %{x}hi to double\n  %{x}l = fsub double %{src}, %{x}h\n")
+
+    def two_sum(s: str, x: str, y: str) -> str:       # s + t == x + y exactly
+        return (f"  %{s} = fadd double %{x}, %{y}\n  %{s}v = fsub double %{s}, %{x}\n"
+                f"  %{s}u = fsub double %{s}, %{s}v\n  %{s}x = fsub double %{x}, %{s}u\n"
+                f"  %{s}y = fsub double %{y}, %{s}v\n  %{s}t = fadd double %{s}x, %{s}y\n")
+    return (f"  %p = fmul double %a, %b\n{split('a', 'a')}{split('b', 'b')}{split('x', 'al')}"
+            "  %hh = fmul double %ah, %bh\n  %hl = fmul double %ah, %bl\n  %lh = fmul double %al, %bh\n"
+            "  %l1 = fmul double %xh, %bl\n  %l2 = fmul double %xl, %bl\n  %e0 = fsub double %hh, %p\n"
+            + two_sum("s1", "e0", "hl") + two_sum("s2", "s1", "lh") + two_sum("s3", "s2", "l1")
+            + two_sum("s4", "s3", "l2")
+            + """  %r1 = fadd double %s1t, %s2t
+  %r2 = fadd double %r1, %s3t
+  %r3 = fadd double %r2, %s4t
+  %e = fadd double %s4, %r3
+""" + two_sum("s", "p", "c") + """  %lo = fadd double %st, %e
+  %r = fadd double %s, %lo
+  %ap = call double @llvm.fabs.f64(double %p)
+  %fin = fcmp olt double %ap, 0x7FF0000000000000
+  %res = select i1 %fin, double %r, double %s""")
+
+
+def _roundeven64() -> str:
+    """Half-to-even rounding of a double from floor (lavapipe's float64 RoundEven rounds halves toward
+    zero): x - floor(x) is exact, ties go to the even neighbour, zeros keep x's sign."""
+    return """  %f = call double @llvm.floor.f64(double %a)
+  %d = fsub double %a, %f
+  %half = fmul double %f, 0x3FE0000000000000
+  %hf = call double @llvm.floor.f64(double %half)
+  %odd = fcmp une double %half, %hf
+  %up1 = fcmp ogt double %d, 0x3FE0000000000000
+  %tie = fcmp oeq double %d, 0x3FE0000000000000
+  %up2 = and i1 %tie, %odd
+  %up = or i1 %up1, %up2
+  %f1 = fadd double %f, 1.0
+  %r = select i1 %up, double %f1, double %f
+  %ir = bitcast double %r to i64
+  %ix = bitcast double %a to i64
+  %sx = and i64 %ix, -9223372036854775808
+  %iz = or i64 %ir, %sx
+  %z = bitcast i64 %iz to double
+  %zero = fcmp oeq double %r, 0.0
+  %res = select i1 %zero, double %z, double %r"""
+
+
 def redirect_intrinsics(module) -> None:
-    """LLVM's SPIR-V backend cannot select `llvm.copysign` under Vulkan: route it (from the lowering and
-    from mathlib alike) to a bitwise definition."""
+    """Intrinsics LLVM's SPIR-V backend cannot select under Vulkan (copysign), or selects as GLSL
+    instructions weaker than LLVM's meaning (minimum/maximum: FMin/FMax ignore NaN; float64 Fma: not
+    always fused; float64 RoundEven: wrong on lavapipe), become internal definitions -- for the
+    lowering and for mathlib alike."""
     plain = module.intrinsic
 
     def intrinsic(name: str, ret: str, args: str) -> str:
-        if not name.startswith("llvm.copysign."):
+        kind = name.split(".")[1] if name.startswith("llvm.") else ""
+        bits = {"double": 64, "float": 32}.get(ret)
+        if bits is None or kind not in ("copysign", "minimum", "maximum", "fma", "roundeven") or \
+                (kind in ("fma", "roundeven") and bits != 64):
             return plain(name, ret, args)
-        bits = 64 if ret == "double" else 32
-        fn = f"poot.spv.copysign.f{bits}"
-        sign = int_const(1 << (bits - 1), bits)
-        module.declare(fn, f"""define internal {ret} @{fn}({ret} %a, {ret} %b) #1 {{
-  %ia = bitcast {ret} %a to i{bits}
-  %ib = bitcast {ret} %b to i{bits}
-  %m = and i{bits} %ia, {int_const((1 << (bits - 1)) - 1, bits)}
-  %s = and i{bits} %ib, {sign}
-  %r = or i{bits} %m, %s
-  %f = bitcast i{bits} %r to {ret}
-  ret {ret} %f
-}}""")
+        fn = f"poot.spv.{kind}.f{bits}"
+        body = {"fma": _fma64, "roundeven": _roundeven64}[kind]() if kind in ("fma", "roundeven") else \
+            _copysign(ret, bits) if kind == "copysign" else _min_max(ret, bits, kind)
+        params = ", ".join(f"{ret} %{x}" for x in ("abc" if kind == "fma" else "a" if kind == "roundeven" else "ab"))
+        if kind == "fma":
+            plain("llvm.fabs.f64", "double", "double")
+        if kind == "roundeven":
+            plain("llvm.floor.f64", "double", "double")
+        module.declare(fn, f"define internal {ret} @{fn}({params}) #1 {{\n{body}\n  ret {ret} %res\n}}")
         return "@" + fn
     module.intrinsic = intrinsic
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_digest() -> str:
+    here = Path(__file__).resolve()
+    files = [here, *(here.parent.parent / f for f in ("spirv_naga.py", "spirv_widen.py", "spirv_returns.py",
+                                                      "spirv_worker.py"))]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 
 
 class SpirvTarget:
@@ -349,14 +520,13 @@ class SpirvTarget:
 
     @property
     def identity(self) -> str:
-        return f"{TRIPLE}/{EXTENSIONS}/naga-post-pass-{POST_PASS_VERSION}"
+        """Part of the artifact cache key: the triple, and a digest of this target's own sources (the
+        SPIR-V lowering, the widening, the worker and the naga post-pass), so a change to any of them
+        recompiles instead of loading stale SPIR-V."""
+        return f"{TRIPLE}/{EXTENSIONS}/naga-post-pass-{POST_PASS_VERSION}/{_sources_digest()}"
 
     def build_module(self, kernel, module, symbol: str) -> None:
-        bad = sorted(d.name for d in kernel_dtypes((kernel.params, kernel.locals, kernel.shared, kernel.body))
-                     if d in UNSUPPORTED)
-        if bad:
-            raise DTypeError(f"kernel '{kernel.name}' uses {', '.join(bad)}: the wgpu/SPIR-V target has no 8- or "
-                             "16-bit integers (naga, wgpu's shader translator, rejects them); use int32/uint32")
+        kernel = eliminate_returns(widen_narrow_ints(kernel))
         redirect_intrinsics(module)
         lw = SpirvLowering(kernel, module)
         f = Func()
@@ -425,4 +595,4 @@ class SpirvTarget:
             return f"; spirv-dis unavailable ({e}); {len(spv)} bytes of SPIR-V"
 
 
-__all__ = ["SpirvTarget", "SpirvLowering", "TRIPLE", "PACKED", "kernel_dtypes"]
+__all__ = ["SpirvTarget", "SpirvLowering", "TRIPLE", "PACKED"]
