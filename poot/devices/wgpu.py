@@ -28,101 +28,21 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import struct
 import weakref
 
 import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
 from .base import Buffer, Capabilities, Device
+from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, fold_grid, import_wgpu, pick_adapter,
+                           spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
 
 MAX_PENDING = 64                     # dispatches encoded before the pending encoder is submitted
 TRAP_WORDS = 4                       # the trap buffer: word 0 holds the first nonzero trap code
-_FEATURES = ("shader-f16", "shader-f64", "shader-int64", "shader-i16", "shader-float32-atomic")
-_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
-           "max-bindings-per-bind-group", "max-compute-workgroup-storage-size",
-           "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
-           "max-compute-workgroup-size-y", "max-compute-workgroup-size-z",
-           "max-compute-workgroups-per-dimension")
-# SPIR-V capability -> (the adapter feature it needs, the dtype a user knows it as)
-_CAPABILITY_FEATURES = {9: ("shader-f16", "float16"), 10: ("shader-f64", "float64"),
-                        11: ("shader-int64", "int64"), 22: ("shader-i16", "int16"),
-                        6033: ("shader-float32-atomic", "float32 atomic add")}
-_ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
-_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1}
-
-
 def _round4(n: int) -> int:
     return (n + 3) & ~3
-
-
-def fold_grid(grid, limit: int = 65535) -> tuple[int, int, int]:
-    """The physical grid for a logical one: unchanged when every dimension fits `limit`, else the
-    logical groups laid out linearly over (PX, PY, PZ) with few surplus groups (< PY*PZ)."""
-    gx, gy, gz = (tuple(int(g) for g in grid) + (1, 1))[:3]
-    if min(gx, gy, gz) < 0:
-        raise DeviceError(f"wgpu: negative grid {grid}")
-    if max(gx, gy, gz) <= limit:
-        return gx, gy, gz
-    total = gx * gy * gz
-    if total > limit ** 3:
-        raise DeviceError(f"wgpu: a grid of {total:,} workgroups exceeds what {limit:,} workgroups per "
-                          f"dimension in 3 dimensions can address ({limit ** 3:,})")
-    pz = -(-total // (limit * limit))
-    py = -(-total // (limit * pz))
-    px = -(-total // (py * pz))
-    return px, py, pz
-
-
-def spirv_capabilities(data: bytes) -> set[int]:
-    """The OpCapability operands of a SPIR-V module (they sit at its start)."""
-    words = struct.unpack_from(f"<{len(data) // 4}I", data)
-    if len(words) < 5 or words[0] != 0x07230203:
-        raise DeviceError("wgpu: the program is not a SPIR-V module")
-    caps, i = set(), 5
-    while i < len(words):
-        count, op = words[i] >> 16, words[i] & 0xFFFF
-        if op == 17:
-            caps.add(words[i + 1])
-        elif op not in (10, 11, 14, 15, 16, 3, 5, 6, 7):   # past the preamble: no more capabilities
-            break
-        i += max(count, 1)
-    return caps
-
-
-def _import_wgpu():
-    if not os.environ.get("XDG_RUNTIME_DIR"):   # wgpu's GL probe prints errors without one
-        os.environ["XDG_RUNTIME_DIR"] = "/tmp"
-    try:
-        import wgpu
-    except ImportError as e:
-        raise DeviceUnavailableError(f"wgpu: the 'wgpu' package is not installed ({e}); "
-                                     "pip install 'poot[wgpu]'") from None
-    return wgpu
-
-
-def _pick_adapter(wgpu):
-    try:
-        adapters = wgpu.gpu.enumerate_adapters_sync()
-    except Exception as e:                                    # wgpu-native or the loader failed
-        raise DeviceUnavailableError(f"wgpu: could not list adapters ({type(e).__name__}: {e})") from None
-    usable = [a for a in adapters if a.info.get("backend_type") in _BACKEND_RANK]
-    if not usable:
-        seen = ", ".join(f"{a.info.get('device')} ({a.info.get('backend_type')})" for a in adapters)
-        raise DeviceUnavailableError(
-            "wgpu: no Vulkan, Metal or D3D12 adapter" + (f" (only {seen})" if seen else "")
-            + "; on Linux without a GPU install Mesa's lavapipe (apt install mesa-vulkan-drivers)")
-    want = os.environ.get("POOT_WGPU_ADAPTER", "").lower()
-    if want:
-        named = [a for a in usable if want in str(a.info.get("device", "")).lower()]
-        if not named:
-            raise DeviceUnavailableError(f"wgpu: no adapter matches POOT_WGPU_ADAPTER={want!r}")
-        usable = named
-    return min(usable, key=lambda a: (_ADAPTER_RANK.get(a.info.get("adapter_type"), 4),
-                                      _BACKEND_RANK[a.info.get("backend_type")]))
 
 
 class WgpuProgram:
@@ -165,13 +85,13 @@ class WgpuDevice(Device):
     name = "wgpu"
 
     def __init__(self):
-        wgpu = self._wgpu = _import_wgpu()
-        adapter = _pick_adapter(wgpu)
+        wgpu = self._wgpu = import_wgpu()
+        adapter = pick_adapter(wgpu)
         limits = adapter.limits
-        features = [f for f in _FEATURES if f in adapter.features]
+        features = [f for f in FEATURES if f in adapter.features]
         try:
             self._dev = adapter.request_device_sync(
-                required_features=features, required_limits={k: limits[k] for k in _LIMITS if k in limits})
+                required_features=features, required_limits={k: limits[k] for k in LIMITS if k in limits})
         except Exception as e:
             raise DeviceUnavailableError(f"wgpu: the adapter '{adapter.info.get('device')}' refused a device "
                                          f"({type(e).__name__}: {e})") from None
@@ -350,8 +270,8 @@ class WgpuDevice(Device):
         if key in self._programs:
             return self._programs[key]
         for cap in spirv_capabilities(data):
-            if cap in _CAPABILITY_FEATURES and _CAPABILITY_FEATURES[cap][0] not in self.features:
-                feature, what = _CAPABILITY_FEATURES[cap]
+            if cap in CAPABILITY_FEATURES and CAPABILITY_FEATURES[cap][0] not in self.features:
+                feature, what = CAPABILITY_FEATURES[cap]
                 raise DTypeError(f"wgpu: kernel '{name}' uses {what}, which needs the adapter feature "
                                  f"'{feature}'; '{self.info.get('device')}' does not have it")
         try:

@@ -259,7 +259,7 @@ def test_large_grids_are_folded_and_every_logical_group_runs_once(dev, grid):
 
 
 def test_fold_grid_stays_within_the_limit_with_little_surplus():
-    from poot.devices.wgpu import fold_grid
+    from poot.devices.wgpu_adapter import fold_grid
 
     assert fold_grid((10, 20, 30)) == (10, 20, 30)
     for grid in [(262_144,), (65_536, 1, 1), (65_535 * 65_535 + 1,), (1000, 1000, 1000)]:

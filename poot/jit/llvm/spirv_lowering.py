@@ -1,0 +1,355 @@
+"""The SPIR-V lowering: the shared KIR -> LLVM lowering (lower.py) with what Vulkan compute needs
+instead -- resource handles and element pointers, 32-bit words for 8/16-bit storage, traps without early
+exits, 16-bit float bits in i32, saturating casts. poot/jit/llvm/targets/spirv.py says why for each."""
+from __future__ import annotations
+
+import dataclasses
+
+from ... import dtypes as dt
+from ...dtypes import DType
+from ...errors import LoweringError
+from ..kir.model import TRAP_BOUNDS, BufferParam, Trap
+from .ir import float_const, int_const, mem_type, reg_type
+from .lower import Lowering
+from .workgroup import has_barrier
+
+PACKED = {dt.bool_: 8, dt.bfloat16: 16, dt.int8: 8, dt.uint8: 8, dt.int16: 16, dt.uint16: 16}  # in i32 words
+TRAP_TICKET_WORD = 2
+_SFX = {"float": "f32", "double": "f64", "half": "f16", "i32": "i32", "i64": "i64"}
+
+
+
+def _handle_type(elem: str, writable: bool) -> str:
+    return f'target("spirv.VulkanBuffer", [0 x {elem}], 12, {int(writable)})'
+
+
+def _mangled(elem: str, writable: bool) -> str:
+    return f"tspirv.VulkanBuffer_a0{_SFX[elem]}_12_{int(writable)}t"
+
+
+def storage_type(dtype: DType) -> str:
+    return "i32" if dtype in PACKED else mem_type(dtype)
+
+
+def walk(node):
+    """Every KIR node under `node` (statements, expressions, declarations), depth first."""
+    if isinstance(node, (tuple, list)):
+        for x in node:
+            yield from walk(x)
+    elif dataclasses.is_dataclass(node):
+        yield node
+        for f in dataclasses.fields(node):
+            if f.name not in ("traps", "workgroup"):
+                yield from walk(getattr(node, f.name))
+
+
+class SpirvLowering(Lowering):
+    def __init__(self, kernel, module):
+        super().__init__(kernel, module, as_global=11, as_shared=3)
+        self.handles: dict[str, tuple[str, str, bool]] = {}     # name -> (handle, element type, writable)
+        self.barriers = any(map(has_barrier, kernel.body))
+        self.traps = kernel.checks or any(isinstance(n, Trap) for n in walk(kernel.body))
+        self.trapped = None
+
+    # -- traps without early exits ----------------------------------------------------------------
+    # LLVM's SPIR-V structurizer emits invalid SPIR-V (merge blocks out of place) for early returns out
+    # of nested selections, and for the flag-guarded chains that would emulate them. So a trap does not
+    # end the thread: it records the trap and sets `trapped`, and from then on the thread's stores and
+    # atomics are skipped (each sits in a one-armed `if`, the shape the structurizer handles). The
+    # thread runs on with no effect, reaching every barrier; loads stay in bounds (index clamped).
+    def init_flags(self) -> None:
+        if self.traps:
+            self.trapped = self.f.entry_op("alloca i1", hint="trapped")
+            self.f.emit(f"store i1 false, ptr {self.trapped}")
+
+    def on_trap_exit(self) -> None:
+        self.f.emit(f"store i1 true, ptr {self.trapped}")
+
+    # -- resources ------------------------------------------------------------------------------
+    def bind(self, name: str, binding: int, elem: str, writable: bool) -> None:
+        t, m = _handle_type(elem, writable), _mangled(elem, writable)
+        fn = self.m.intrinsic(f"llvm.spv.resource.handlefrombinding.{m}", t, "i32, i32, i32, i32, ptr")
+        label = f"b{binding}"                       # the resource name: must differ per binding
+        self.m.globals.append(f'@.str.{label} = private unnamed_addr constant [{len(label) + 1} x i8] c"{label}\\00"')
+        h = self.f.entry_op(f"call {t} {fn}(i32 0, i32 {binding}, i32 1, i32 0, ptr @.str.b{binding})", hint="h")
+        self.handles[name] = (h, elem, writable)
+
+    def pointer(self, name: str, index: str, at_entry: bool = False) -> str:
+        h, elem, w = self.handles[name]
+        t, m = _handle_type(elem, w), _mangled(elem, w)
+        fn = self.m.intrinsic(f"llvm.spv.resource.getpointer.p11.{m}", "ptr addrspace(11)", f"{t}, i32")
+        text = f"call ptr addrspace(11) {fn}({t} {h}, i32 {index})"
+        return self.f.entry_op(text, hint="p") if at_entry else self.op(text)
+
+    def meta_word(self, word: int, ty: str = "i32") -> str:
+        key = (word, ty)
+        if key not in self.meta_cache:
+            if ty == "i32":
+                p = self.pointer("$meta", str(word), at_entry=True)
+                v = self.f.entry_op(f"load i32, ptr addrspace(11) {p}, align 4", hint="meta")
+            else:                                   # i64 / double: two words, little-endian
+                lo, hi = (self.f.entry_op(f"zext i32 {self.meta_word(word + k)} to i64") for k in (0, 1))
+                v = self.f.entry_op(f"or i64 {lo}, {self.f.entry_op(f'shl i64 {hi}, 32')}")
+                if ty == "double":
+                    v = self.f.entry_op(f"bitcast i64 {v} to double")
+            self.meta_cache[key] = v
+        return self.meta_cache[key]
+
+    # -- checked element access -----------------------------------------------------------------
+    def index32(self, index):
+        """(i32 index value, i1 'not representable as an index' or None)."""
+        v, t = self.expr(index), index.dtype
+        if t.bits == 64:
+            bad = self.op(f"icmp ugt i64 {v}, 4294967295")
+            return self.op(f"trunc i64 {v} to i32"), bad
+        if t.bits < 32:
+            v = self.op(f"{'sext' if dt.is_signed(t) else 'zext'} {reg_type(t)} {v} to i32")
+        return v, (self.op(f"icmp slt i32 {v}, 0") if dt.is_signed(t) else None)
+
+    def checked(self, name: str, index):
+        decl = self.decl[name]
+        i, bad = self.index32(index)
+        if not self.k.checks:
+            return i, None
+        n = self._e_Len_of(name) if isinstance(decl, BufferParam) else str(decl.size)
+        ok = self.op(f"icmp ult i32 {i}, {n}")
+        if bad is not None:
+            ok = self.op(f"and i1 {ok}, {self.op(f'xor i1 {bad}, true')}")
+        return i, ok
+
+    def _e_Len_of(self, name: str) -> str:
+        return self.meta_word(self.layout.lengths[self.k.buffers.index(self.decl[name])])
+
+    def trap_unless(self, ok) -> None:
+        trap, fine = self.f.label("oob"), self.f.label("inb")
+        self.f.cbr(ok, fine, trap)
+        self.f.start(trap)
+        self.write_trap(TRAP_BOUNDS)
+        self.f.br(fine)
+        self.f.start(fine)
+
+    def load_checked(self, ok, i: str, load, ty: str) -> str:
+        """`load(index)` with a failed bound trapping and reading zero (at a clamped, valid index)."""
+        if ok is None:
+            return load(i)
+        self.trap_unless(ok)
+        v = load(self.op(f"select i1 {ok}, i32 {i}, i32 0"))
+        zero = "false" if ty == "i1" else float_const(0.0) if ty in ("float", "double") else "0"
+        return self.op(f"select i1 {ok}, {ty} {v}, {ty} {zero}")
+
+    def effect_checked(self, ok, effect, ty: str | None = None):
+        """`effect()` (a store or atomic) where in bounds and not trapped; a failed bound traps."""
+        if ok is not None:
+            self.trap_unless(ok)
+        cond = ok
+        if self.trapped is not None:
+            live = self.op(f"xor i1 {self.op(f'load i1, ptr {self.trapped}')}, true")
+            cond = live if ok is None else self.op(f"and i1 {ok}, {live}")
+        if cond is None:
+            return effect()
+        go, done = self.f.label("do"), self.f.label("done")
+        start = self.f.blocks[-1][0]
+        self.f.cbr(cond, go, done)
+        self.f.start(go)
+        v = effect()
+        end = self.f.blocks[-1][0]
+        self.f.br(done)
+        self.f.start(done)
+        if ty is None:
+            return None
+        zero = float_const(0.0) if ty in ("float", "double") else "0"
+        return self.op(f"phi {ty} [ {v}, %{end} ], [ {zero}, %{start} ]")
+
+    def slot(self, name: str, i: str) -> tuple[str, str | None]:
+        """(pointer, shift) of element i: the word holding it and its bit offset when packed."""
+        decl = self.decl[name]
+        bits = PACKED.get(decl.dtype)
+        if not isinstance(decl, BufferParam):
+            p = self.op(f"getelementptr inbounds [{decl.size} x {storage_type(decl.dtype)}], "
+                        f"ptr addrspace(3) {self.shared_ptrs[name]}, i32 0, i32 {i}")
+            return p, None
+        if bits is None:
+            return self.pointer(name, i), None
+        per = 32 // bits
+        p = self.pointer(name, self.op(f"lshr i32 {i}, {per.bit_length() - 1}"))
+        return p, self.op(f"mul i32 {self.op(f'and i32 {i}, {per - 1}')}, {bits}")
+
+    def unpack(self, w: str, dtype) -> str:
+        """The register value of a `dtype` element held in the low bits of i32 `w` (ints: extended)."""
+        if dtype is dt.bool_:
+            return self.op(f"icmp ne i32 {self.op(f'and i32 {w}, 255')}, 0")
+        if dtype is dt.bfloat16:
+            return self.op(f"bitcast i32 {self.op(f'shl i32 {w}, 16')} to float")
+        return self.extend(w, dtype)
+
+    def extend(self, w: str, dtype) -> str:
+        """Sign- or zero-extend the low dtype.bits of i32 `w`."""
+        if dt.is_signed(dtype):
+            up = self.op(f"shl i32 {w}, {32 - dtype.bits}")
+            return self.op(f"ashr i32 {up}, {32 - dtype.bits}")
+        return self.op(f"and i32 {w}, {(1 << dtype.bits) - 1}")
+
+    def pack(self, v: str, dtype) -> str:
+        if dtype is dt.bool_:
+            return self.op(f"zext i1 {v} to i32")
+        if dtype is dt.bfloat16:
+            return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
+        return v                                    # a narrow int, computed in i32 (spirv_widen.py)
+
+    def _e_Cast(self, e) -> str:
+        x = e.x
+        if type(x).__name__ == "Read" and x.dtype in PACKED and x.name in self.scalar_words:
+            return self.extend(self.meta_word(self.scalar_words[x.name][0]), x.dtype)  # a narrow scalar
+        return super()._e_Cast(e)
+
+    # 16-bit floats move through i32 (naga has no i16): their bits are the low half of a word
+    def bits16(self, v: str, dtype) -> str:
+        """The 16 bits of a bf16/f16 register value (exactly representable: it was rounded) in an i32."""
+        if dtype is dt.bfloat16:
+            return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
+        o = self.op
+        b = o(f"bitcast float {v} to i32")
+        sign = o(f"and i32 {o(f'lshr i32 {b}, 16')}, 32768")
+        e32 = o(f"and i32 {o(f'lshr i32 {b}, 23')}, 255")
+        mant = o(f"and i32 {b}, 8388607")
+        e16 = o(f"shl i32 {o(f'sub i32 {e32}, 112')}, 10")
+        normal = o(f"or i32 {e16}, {o(f'lshr i32 {mant}, 13')}")
+        full = o(f"or i32 {mant}, 8388608")
+        sub = o(f"lshr i32 {full}, {o(f'sub i32 126, {e32}')}")
+        quiet = o(f"select i1 {o(f'icmp ne i32 {mant}, 0')}, i32 512, i32 0")
+        special = o(f"or i32 31744, {quiet}")
+        r = o(f"select i1 {o(f'icmp ugt i32 {e32}, 112')}, i32 {normal}, i32 {sub}")
+        r = o(f"select i1 {o(f'icmp ult i32 {e32}, 103')}, i32 0, i32 {r}")      # zero (f32 exponent 0..102)
+        r = o(f"select i1 {o(f'icmp eq i32 {e32}, 255')}, i32 {special}, i32 {r}")
+        return o(f"or i32 {sign}, {r}")
+
+    def from_bits16(self, w: str, dtype) -> str:
+        """The float register value of bf16/f16 bits in the low half of i32 `w`."""
+        if dtype is dt.bfloat16:
+            return self.op(f"bitcast i32 {self.op(f'shl i32 {w}, 16')} to float")
+        o = self.op
+        sign = o(f"shl i32 {o(f'and i32 {w}, 32768')}, 16")
+        e = o(f"and i32 {o(f'lshr i32 {w}, 10')}, 31")
+        m = o(f"and i32 {w}, 1023")
+        e32 = o(f"shl i32 {o(f'add i32 {e}, 112')}, 23")
+        normal = o(f"or i32 {e32}, {o(f'shl i32 {m}, 13')}")
+        special = o(f"or i32 2139095040, {o(f'shl i32 {m}, 13')}")
+        bits = o(f"select i1 {o(f'icmp eq i32 {e}, 31')}, i32 {special}, i32 {normal}")
+        scaled = o(f"fmul float {o(f'uitofp i32 {m} to float')}, {float_const(2.0 ** -24)}")  # subnormal
+        tiny = o(f"bitcast float {scaled} to i32")
+        bits = o(f"select i1 {o(f'icmp eq i32 {e}, 0')}, i32 {tiny}, i32 {bits}")
+        return o(f"bitcast i32 {o(f'or i32 {bits}, {sign}')} to float")
+
+    def _e_Bitcast(self, e) -> str:
+        src, dst = e.x.dtype, e.dtype
+        if not any(d.bits == 16 and dt.is_float(d) for d in (src, dst)):
+            return super()._e_Bitcast(e)
+        v = self.expr(e.x)
+        w = self.bits16(v, src) if dt.is_float(src) else v     # 16-bit ints arrive as i32 (spirv_widen)
+        return self.from_bits16(w, dst) if dt.is_float(dst) else w
+
+    def _e_Read(self, e) -> str:
+        if e.dtype in (dt.float16, dt.bfloat16) and e.name in self.scalar_words:
+            return self.from_bits16(self.meta_word(self.scalar_words[e.name][0]), e.dtype)
+        return super()._e_Read(e)
+
+    def nextafter(self, a: str, b: str, t) -> str:
+        """As the shared lowering's, with 16-bit floats' bits in i32."""
+        if t.bits != 16:
+            return super().nextafter(a, b, t)
+        ia, ib = self.bits16(a, t), self.bits16(b, t)
+        nan = self.op(f"fcmp uno float {a}, {b}")
+        eq = self.op(f"fcmp oeq float {a}, {b}")
+        zero = self.op(f"fcmp oeq float {a}, {float_const(0.0)}")
+        tiny = self.op(f"or i32 {self.op(f'and i32 {ib}, 32768')}, 1")
+        up = self.op(f"xor i1 {self.op(f'fcmp olt float {a}, {b}')}, "
+                     f"{self.op(f'fcmp olt float {a}, {float_const(0.0)}')}")
+        moved = self.op(f"add i32 {ia}, {self.op(f'select i1 {up}, i32 1, i32 -1')}")
+        r = self.from_bits16(self.op(f"select i1 {zero}, i32 {tiny}, i32 {moved}"), t)
+        r2 = self.op(f"select i1 {eq}, float {b}, float {r}")
+        return self.op(f"select i1 {nan}, float {self.op(f'fadd float {a}, {b}')}, float {r2}")
+
+    def space(self, name: str) -> int:
+        return 11 if isinstance(self.decl[name], BufferParam) else 3
+
+    def _e_Load(self, e) -> str:
+        t, sp = self.decl[e.buffer].dtype, self.space(e.buffer)
+        i, ok = self.checked(e.buffer, e.index)
+
+        def load(index: str) -> str:
+            p, shift = self.slot(e.buffer, index)
+            if t not in PACKED:
+                return self.from_mem(self.op(f"load {mem_type(t)}, ptr addrspace({sp}) {p}"), t)
+            w = self.op(f"load i32, ptr addrspace({sp}) {p}")
+            return self.unpack(self.op(f"lshr i32 {w}, {shift}") if shift else w, t)
+        return self.load_checked(ok, i, load, reg_type(e.dtype))
+
+    def _s_Store(self, s) -> None:
+        t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
+        i, ok = self.checked(s.buffer, s.index)
+        v = self.expr(s.value)
+
+        def store() -> None:
+            p, shift = self.slot(s.buffer, i)
+            if t not in PACKED:
+                self.f.emit(f"store {mem_type(t)} {self.to_mem(v, t)}, ptr addrspace({sp}) {p}")
+            elif shift is None:
+                self.f.emit(f"store i32 {self.pack(v, t)}, ptr addrspace({sp}) {p}")
+            else:                                   # two word atomics: other threads own the other bits
+                low = (1 << PACKED[t]) - 1
+                mask = self.op(f"xor i32 {self.op(f'shl i32 {low}, {shift}')}, -1")
+                val = self.op(f"shl i32 {self.op(f'and i32 {self.pack(v, t)}, {low}')}, {shift}")
+                self.op(f'atomicrmw and ptr addrspace(11) {p}, i32 {mask} syncscope("device") monotonic')
+                self.op(f'atomicrmw or ptr addrspace(11) {p}, i32 {val} syncscope("device") monotonic')
+        self.effect_checked(ok, store)
+
+    def _s_AtomicAdd(self, s) -> None:
+        t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
+        if t not in (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32):
+            raise LoweringError(f"kernel '{self.k.name}': atomic add on {t.name} has no SPIR-V lowering "
+                                "(int32, uint32, int64, uint64 and float32 have)")
+        i, ok = self.checked(s.buffer, s.index)
+        v, ty = self.expr(s.value), reg_type(t)
+
+        def add() -> str:
+            p, _ = self.slot(s.buffer, i)
+            return self.op(f'atomicrmw {"fadd" if t is dt.float32 else "add"} ptr addrspace({sp}) {p}, {ty} {v} '
+                           f'syncscope("{"device" if sp == 11 else "workgroup"}") monotonic')
+        old = self.effect_checked(ok, add, ty)
+        if s.result is not None:
+            self.f.emit(f"store {ty} {old}, ptr {self.local_ptr(s.result)}")
+
+    # -- traps, barriers, casts -----------------------------------------------------------------
+    def write_trap(self, code: int) -> None:
+        """Ticket 0 of word 2 or-s code and launch id into words 0 and 1 (others or in zeros): no
+        `cmpxchg` (it aborts the SPIR-V backend) and no branch."""
+        def rmw(op: str, word: int, value: str) -> str:
+            return self.op(f'atomicrmw {op} ptr addrspace(11) {self.pointer("$trap", str(word))}, i32 {value} '
+                           f'syncscope("device") monotonic')
+        first = self.op(f"icmp eq i32 {rmw('add', TRAP_TICKET_WORD, '1')}, 0")
+        rmw("or", 0, self.op(f"select i1 {first}, i32 {code}, i32 0"))
+        rmw("or", 1, self.op(f"select i1 {first}, i32 {self.meta_word(self.layout.launch_id)}, i32 0"))
+        self.on_trap_exit()
+
+    def on_barrier(self) -> None:
+        fn = self.m.intrinsic("llvm.spv.group.memory.barrier.with.group.sync", "void", "")
+        self.f.emit(f"call void {fn}()")
+
+    def cast(self, v: str, src, dst) -> str:
+        if not (dt.is_float(src) and dt.is_int(dst)):
+            return super().cast(v, src, dst)
+        st, tt, signed = reg_type(src), reg_type(dst), dt.is_signed(dst)
+        lo = -(2.0 ** (dst.bits - 1)) if signed else 0.0
+        hi = 2.0 ** (dst.bits - 1) if signed else 2.0 ** dst.bits           # exclusive, exact
+        info = dt.iinfo(dst)
+        above = self.op(f"fcmp oge {st} {v}, {float_const(hi)}")
+        below = self.op(f"fcmp olt {st} {v}, {float_const(lo)}")
+        inside = self.op(f"and i1 {self.op(f'fcmp oge {st} {v}, {float_const(lo)}')}, "
+                         f"{self.op(f'fcmp olt {st} {v}, {float_const(hi)}')}")         # false for NaN
+        safe = self.op(f"select i1 {inside}, {st} {v}, {st} {float_const(0.0)}")
+        r = self.op(f"{'fptosi' if signed else 'fptoui'} {st} {safe} to {tt}")
+        r = self.op(f"select i1 {above}, {tt} {int_const(info.max, dst.bits)}, {tt} {r}")
+        return self.op(f"select i1 {below}, {tt} {int_const(info.min, dst.bits)}, {tt} {r}")
+
+
+__all__ = ["SpirvLowering", "PACKED", "walk", "storage_type"]
