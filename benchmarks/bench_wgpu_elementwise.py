@@ -1,0 +1,78 @@
+"""Fused elementwise chains over float32 on the wgpu device, as % of its measured copy bandwidth (bytes:
+each input read once, the output written once). `kernel`: the chain as one KIR kernel, one element per
+thread, replayed (bench_wgpu_common.py); `poot`: the same expression through the array API, end to end."""
+import numpy as np
+import pytest
+
+import poot as pt
+from poot import dtypes as dt
+from poot.jit.abi import pack_meta
+from poot.jit.compile import compile_kernel
+from poot.jit.kir import builder as B
+from poot.jit.kir.model import Access, Binary, Len
+from poot.jit.launch import trap_buffer
+
+from bench_wgpu_common import elements, need_wgpu, report, time_calls, time_replay, upload
+
+WG = 256
+CHAINS = {
+    "mixed": lambda a, b, c, m: 2 * a + b * c - m.exp(a) / (1 + b * b),
+    "poly": lambda a, b, c, m: a * a * a + 3 * a * b - c,
+}
+
+
+def chain_kernel(name: str, checks: bool):
+    f = dt.float32
+    kb = B.KernelBuilder(f"bench_{name}", workgroup=(WG, 1, 1), checks=checks)
+    a, b, c = (kb.buffer(n, f, Access.READ) for n in "abc")
+    o = kb.buffer("out", f, Access.WRITE)
+    i = kb.let("i", B.index("thread", 0))
+    with kb.if_(B.lt(i, Len(o))):
+        va, vb, vc = kb.load(a, i, f), kb.load(b, i, f), kb.load(c, i, f)
+        if name == "mixed":
+            val = B.sub(B.add(B.mul(2.0, va), B.mul(vb, vc)),
+                        Binary("div", B.unary("exp", va), B.add(1.0, B.mul(vb, vb)), f))
+        else:
+            val = B.sub(B.add(B.mul(B.mul(va, va), va), B.mul(B.mul(3.0, va), vb)), vc)
+        kb.store(o, i, val)
+    return kb.build()
+
+
+@pytest.fixture(scope="module")
+def data():
+    dev = need_wgpu()
+    n = elements(dev, 4)
+    rng = np.random.default_rng(0)
+    host = tuple(rng.random(n, dtype=np.float32) for _ in range(3))
+    return dev, n, host, tuple(upload(dev, x) for x in host)
+
+
+@pytest.mark.parametrize("checks", [False, True], ids=["unchecked", "checked"])
+@pytest.mark.parametrize("chain", CHAINS)
+def test_chain_kernel(benchmark, data, chain, checks):
+    dev, n, host, bufs = data
+    k = chain_kernel(chain, checks)
+    program = dev.load(compile_kernel(k, "spirv"))
+    out = dev.allocate(4 * n)
+    groups = -(-n // WG)
+    meta = upload(dev, pack_meta(k, [n] * 4, (), groups))
+    args = list(bufs) + [out, meta, trap_buffer(dev)]
+    ms = time_replay(dev, lambda: dev.dispatch(program, args, (groups, 1, 1)))
+    got = np.array(dev.read(out)).view(np.float32)
+    want = CHAINS[chain](*(x.astype(np.float64) for x in host), np)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    report(benchmark, dev, f"wgpu-elementwise-{chain}-{n >> 20}M-f32", f"kernel-{'checked' if checks else 'unchecked'}",
+           ms, 16 * n, extra={"groups": groups, "workgroup": WG})
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+def test_chain_through_the_array_api(benchmark, data, chain):
+    dev, n, host, _ = data
+    with pt.device("wgpu"):
+        a, b, c = (pt.realize(pt.array(x)) for x in host)
+        call = lambda: pt.realize(CHAINS[chain](a, b, c, pt))  # noqa: E731
+        got = call().numpy()
+        ms = time_calls(call)
+    want = CHAINS[chain](*(x.astype(np.float64) for x in host), np)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    report(benchmark, dev, f"wgpu-elementwise-{chain}-{n >> 20}M-f32", "poot", ms, 16 * n, call=call, call_ms=ms)

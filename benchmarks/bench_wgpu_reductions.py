@@ -1,0 +1,76 @@
+"""Sums over float32 on the wgpu device, as % of its measured copy bandwidth (bytes: the input read once).
+`kernel`: one KIR kernel, GPU-shaped -- each thread accumulates a strided (coalesced) slice, then a
+shared-memory tree with barriers reduces the workgroup to one partial -- replayed (bench_wgpu_common.py);
+the few partials are summed on the host. `poot`: x.sum() through the array API, end to end."""
+import numpy as np
+import pytest
+
+import poot as pt
+from poot import dtypes as dt
+from poot.jit.abi import pack_meta
+from poot.jit.compile import compile_kernel
+from poot.jit.kir import builder as B
+from poot.jit.kir.model import Access, Len
+
+from poot.jit.launch import trap_buffer
+
+from bench_wgpu_common import elements, need_wgpu, report, time_calls, time_replay, upload
+
+WG, GROUPS = 256, 1024
+
+
+def partial_sums():
+    f, u = dt.float32, dt.uint32
+    kb = B.KernelBuilder("bench_partial_sums", workgroup=(WG, 1, 1), checks=False)
+    x, o = kb.buffer("x", f, Access.READ), kb.buffer("partials", f, Access.WRITE)
+    tile = kb.shared("tile", f, WG)
+    lid = kb.let("lid", B.index("local", 0))
+    stride = kb.let("stride", B.mul(B.index("num_groups", 0), B.const(WG, u)))
+    acc = kb.local("acc", f, 0.0)
+    j = kb.local("j", u, B.index("thread", 0))
+    with kb.while_(B.lt(j, Len(x))):
+        kb.assign(acc, B.add(acc, kb.load(x, j, f)))
+        kb.assign(j, B.add(j, stride))
+    kb.store(tile, lid, acc)
+    kb.barrier()
+    s = kb.local("s", u, WG // 2)
+    with kb.while_(B.binary("gt", s, B.const(0, u))):
+        with kb.if_(B.lt(lid, s)):
+            kb.store(tile, lid, B.add(kb.load(tile, lid, f), kb.load(tile, B.add(lid, s), f)))
+        kb.barrier()
+        kb.assign(s, B.binary("shr", s, B.const(1, u)))
+    with kb.if_(B.binary("eq", lid, B.const(0, u))):
+        kb.store(o, B.index("group", 0), kb.load(tile, B.const(0, u), f))
+    return kb.build()
+
+
+@pytest.fixture(scope="module")
+def data():
+    dev = need_wgpu()
+    n = elements(dev, 1)
+    host = np.random.default_rng(1).random(n, dtype=np.float32)
+    return dev, n, host, upload(dev, host)
+
+
+def test_sum_kernel(benchmark, data):
+    dev, n, host, xb = data
+    k = partial_sums()
+    program = dev.load(compile_kernel(k, "spirv"))
+    out = dev.allocate(4 * GROUPS)
+    meta = upload(dev, pack_meta(k, [n, GROUPS], (), GROUPS))
+    args = [xb, out, meta, trap_buffer(dev)]
+    ms = time_replay(dev, lambda: dev.dispatch(program, args, (GROUPS, 1, 1)))
+    total = float(np.array(dev.read(out)).view(np.float32).astype(np.float64).sum())
+    assert abs(total - float(host.astype(np.float64).sum())) <= 1e-5 * n
+    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "kernel", ms, 4 * n, extra={"groups": GROUPS, "workgroup": WG})
+
+
+def test_sum_through_the_array_api(benchmark, data):
+    dev, n, host, _ = data
+    with pt.device("wgpu"):
+        x = pt.realize(pt.array(host))
+        call = lambda: pt.realize(x.sum())  # noqa: E731
+        got = float(call().numpy())
+        ms = time_calls(call)
+    assert abs(got - float(host.astype(np.float64).sum())) <= 1e-4 * n
+    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "poot", ms, 4 * n, call=call, call_ms=ms)
