@@ -173,6 +173,7 @@ def test_capabilities_come_from_the_adapter(dev):
     assert caps.float64 == ("shader-f64" in dev.features)
     assert caps.int64 == ("shader-int64" in dev.features)
     assert caps.extra["max_workgroups_per_dimension"] >= 65535
+    assert caps.max_buffers == dev.limits["max-storage-buffers-per-shader-stage"] >= 8
 
 
 def test_devices_listing_names_the_wgpu_adapter(dev):

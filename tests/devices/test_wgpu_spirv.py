@@ -206,6 +206,20 @@ def test_bitcasts_between_16_bit_floats_and_ints(dev):
                           y[~np.isnan(y.view(ml_dtypes.bfloat16).astype(np.float32))])
 
 
+@pytest.mark.parametrize("dtype", [dt.bfloat16, dt.float32, dt.float64], ids=lambda d: d.short)
+def test_unchecked_kernel_subtractions_use_a_zero_no_kernel_writes(dev, dtype):
+    """Float subtractions are shielded from Mesa's algebra with a zero read from trap word 3; an unchecked
+    kernel has no trap handle of its own, and the zero must still come from the trap buffer (an earlier
+    version read an output buffer instead, corrupting later elements)."""
+    kb = B.KernelBuilder(f"usub_{dtype.short}", workgroup=(64, 1, 1), checks=False)
+    x, y, o = kb.buffer("x", dtype, IN), kb.buffer("y", dtype, IN), kb.buffer("o", dtype, OUT)
+    i = kb.let("i", B.index("thread", 0))
+    with kb.if_(B.lt(i, Len(o))):
+        kb.store(o, i, B.sub(kb.load(x, i, dtype), kb.load(y, i, dtype)))
+    a, b = values(dtype, 200, seed=11), values(dtype, 200, seed=12)
+    parity(dev, kb.build(), [a, b, np.zeros(200, dtype.np)], groups=4)
+
+
 # --- control flow, shared memory, atomics, scalars, grids ------------------------------------------
 def test_loops_break_continue_and_early_return(dev):
     parity(dev, S.loops_kernel(), [np.zeros(40, np.uint32)], groups=3)

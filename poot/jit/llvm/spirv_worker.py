@@ -53,25 +53,51 @@ def _optimize(llvm, mod, tm) -> None:
 
 
 _FSUB = re.compile(r"^(\s*%[\w.]+ = fsub (?:[a-z]+ )*)(float|double) ([^,]+), (.+)$", re.M)
-_HANDLE = re.compile(r"^\s*(%[\w.]+) = (?:tail )?call (target\(\"spirv\.VulkanBuffer\", \[0 x i32\], 12, 1\)) "
-                     r"@(llvm\.spv\.resource\.handlefrombinding[\w.]+)\(i32 0, i32 (\d+),", re.M)
+_TRAP = re.compile(r"^!poot\.trap\.binding = !\{!(\d+)\}$", re.M)
+_RW_I32 = 'target("spirv.VulkanBuffer", [0 x i32], 12, 1)'
+_HANDLE_FN = "llvm.spv.resource.handlefrombinding.tspirv.VulkanBuffer_a0i32_12_1t"
+_POINTER_FN = "llvm.spv.resource.getpointer.p11.tspirv.VulkanBuffer_a0i32_12_1t"
 
 
-def _opaque_subtractions(ir: str) -> str:
+def trap_binding_metadata(binding: int) -> str:
+    """Module metadata naming the trap buffer's binding for the worker (the target adds it)."""
+    return f"!poot.trap.binding = !{{!9999}}\n!9999 = !{{i32 {binding}}}"
+
+
+def _opaque_subtractions(ir: str, source: str) -> str:
     """Hide the left operand of every float subtraction behind an xor with a zero loaded from the trap
     buffer (word 3, never written): Mesa's NIR folds `(a + b) - a` to `b` in any float op not marked
     exact, which erases the rounding error that mathlib's error-free transformations (TwoSum and kin)
-    compute; naga drops SPIR-V's NoContraction, the one way to mark an op exact. After inlining,
-    the entry function holds every subtraction; the trap buffer is its last binding."""
-    handles = _HANDLE.findall(ir)
-    if not handles or " = fsub " not in ir:
+    compute; naga drops SPIR-V's NoContraction, the one way to mark an op exact. After inlining, the
+    entry function holds every subtraction. The trap binding comes from the module's metadata (in
+    `source`, the IR before optimization); its handle is made again if optimization dropped it."""
+    if " = fsub " not in ir:
         return ir
-    handle, hty, fn, _ = max(handles, key=lambda h: int(h[3]))
-    mangled = fn.split("handlefrombinding.")[1]
-    zero = (f"  %poot.zp = call ptr addrspace(11) @llvm.spv.resource.getpointer.p11.{mangled}({hty} {handle}, i32 3)\n"
-            "  %poot.z32 = load i32, ptr addrspace(11) %poot.zp, align 4\n")
+    meta = _TRAP.search(source)
+    if meta is None:
+        return ir
+    node = re.search(rf"^!{meta.group(1)} = !{{i32 (\d+)}}$", source, re.M)
+    binding = int(node.group(1))
+    found = re.search(rf"^\s*(%[\w.]+) = (?:tail )?call {re.escape(_RW_I32)} @{re.escape(_HANDLE_FN)}"
+                      rf"\(i32 0, i32 {binding},", ir, re.M)
+    entry = re.search(r"^define void @[\w.$]+\(\)[^\n]*\{\n[\w.]+:\n", ir, re.M)
+    zero = ""
+    if found:
+        handle, at = found.group(1), ir.index("\n", found.start()) + 1
+    else:
+        handle, at = "%poot.th", entry.end()
+        zero = (f"  %poot.th = call {_RW_I32} @{_HANDLE_FN}(i32 0, i32 {binding}, i32 1, i32 0, ptr @.str.poot.trap)\n")
+        d = entry.start()
+        ir = ir[:d] + '@.str.poot.trap = private unnamed_addr constant [5 x i8] c"trap\\00"\n\n' + ir[d:]
+        if f"@{_HANDLE_FN}(" not in ir.split("define")[0] and f"declare {_RW_I32} @{_HANDLE_FN}" not in ir:
+            ir += f"\ndeclare {_RW_I32} @{_HANDLE_FN}(i32, i32, i32, i32, ptr)\n"
+        at = re.search(r"^define void @[\w.$]+\(\)[^\n]*\{\n[\w.]+:\n", ir, re.M).end()
+    zero += (f"  %poot.zp = call ptr addrspace(11) @{_POINTER_FN}({_RW_I32} {handle}, i32 3)\n"
+             "  %poot.z32 = load i32, ptr addrspace(11) %poot.zp, align 4\n")
     if any(m.group(2) == "double" for m in _FSUB.finditer(ir)):     # a 64-bit zero for doubles
         zero += "  %poot.z64 = zext i32 %poot.z32 to i64\n"
+    if f"declare ptr addrspace(11) @{_POINTER_FN}(" not in ir:
+        ir += f"\ndeclare ptr addrspace(11) @{_POINTER_FN}({_RW_I32}, i32)\n"
     bits = {"float": 32, "double": 64}
     count = [0]
 
@@ -81,11 +107,8 @@ def _opaque_subtractions(ir: str) -> str:
         k, w = count[0], bits[ty]
         return (f"  %poot.o{k} = bitcast {ty} {a} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
                 f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n{head}{ty} %poot.f{k}, {b}")
-    ir = _FSUB.sub(hide, ir)
-    at = ir.index("\n", ir.index(handle + " = ")) + 1           # right after the trap handle
-    if f"declare ptr addrspace(11) @llvm.spv.resource.getpointer.p11.{mangled}(" not in ir:
-        ir += f"\ndeclare ptr addrspace(11) @llvm.spv.resource.getpointer.p11.{mangled}({hty}, i32)\n"
-    return ir[:at] + zero + ir[at:]
+    ir = ir[:at] + zero + ir[at:]
+    return _FSUB.sub(hide, ir)
 
 
 def _read(stream, n: int) -> bytes:
@@ -118,7 +141,7 @@ def worker_main() -> None:
             mod.verify()
             tm = target.create_target_machine(opt=2)
             _optimize(llvm, mod, tm)
-            mod = llvm.parse_assembly(_opaque_subtractions(str(mod)))
+            mod = llvm.parse_assembly(_opaque_subtractions(str(mod), ir))
             mod.verify()
             emit_tm = target.create_target_machine(opt=2)
             reply = b"\x00" + emit_tm.emit_object(mod)

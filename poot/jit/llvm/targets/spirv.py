@@ -54,7 +54,7 @@ from ..spirv_lowering import SpirvLowering, storage_type
 from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga
 from ..spirv_returns import eliminate_returns
 from ..spirv_widen import widen_narrow_ints
-from ..spirv_worker import EXTENSIONS, TRIPLE, compile_spirv
+from ..spirv_worker import EXTENSIONS, TRIPLE, compile_spirv, trap_binding_metadata
 from ..spirv_worker import restart as restart_worker
 
 NAME = "spirv"
@@ -134,6 +134,7 @@ class SpirvTarget:
         module.attributes.append(f'attributes #2 = {{ convergent nounwind "hlsl.shader"="compute" '
                                  f'"hlsl.numthreads"="{wx},{wy},{wz}" }}')
         module.functions.append(f.render(f"define void @{symbol}() #2"))
+        module.attributes.append(trap_binding_metadata(nb + 1))
 
     def machine(self):
         return llvm.Target.from_triple(TRIPLE).create_target_machine(opt=2)
