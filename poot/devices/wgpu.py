@@ -22,7 +22,9 @@ Recording validates every dispatch and copy, builds its pipelines and bind group
 the physical grids, running nothing; a replay encodes all of it into one new encoder (one compute pass
 per run of dispatches) and submits once. What is saved is every per-launch Python-side cost except the
 encoding itself; buffer contents are read at replay time, so rewriting a metadata buffer between
-replays changes what the next replay computes.
+replays changes what the next replay computes. `replay(rec, {recorded: replacement})` swaps buffers for
+one replay (as the CUDA device's does): the dispatches that use them get the (cached) bind group of
+the new buffer set. Host transfers and synchronize are refused while recording.
 """
 from __future__ import annotations
 
@@ -77,8 +79,8 @@ class Recording:
         self.device._recording = None
         self.closed = True
 
-    def replay(self) -> None:
-        self.device.replay(self)
+    def replay(self, rebind=None) -> None:
+        self.device.replay(self, rebind)
 
 
 class WgpuDevice(Device):
@@ -343,7 +345,7 @@ class WgpuDevice(Device):
         group = self._bind_group(buffers)
         traps = self._trap is not None and any(b is self._trap for b in buffers)
         if self._recording is not None:
-            self._recording.commands.append(("dispatch", pipeline, group, physical))
+            self._recording.commands.append(("dispatch", pipeline, group, physical, tuple(buffers)))
             self._recording.buffers += list(buffers)
             if traps:
                 self._recording.trap_programs.append(program)
@@ -437,32 +439,42 @@ class WgpuDevice(Device):
         """`with dev.record() as rec: dev.dispatch(...)` captures without running; `rec.replay()` runs it."""
         return Recording(self)
 
-    def replay(self, recording: Recording) -> None:
+    def replay(self, recording: Recording, rebind=None) -> None:
+        """One new encoder, one submit, for a closed recording; `rebind` ({recorded: replacement}) swaps
+        buffers for this replay (a dispatch whose buffers change gets the bind group of the new set)."""
         if recording.device is not self:
             raise DeviceError("wgpu: the recording belongs to another device")
         if not recording.closed:
             raise DeviceError("wgpu: replay of a recording that is still open")
         self._no_recording("a replay")
+        rebind = rebind or {}
+        for old, new in rebind.items():
+            self._check(new)
+            if new.nbytes < old.nbytes:
+                raise DeviceError(f"wgpu: replay rebinds {old!r} to the smaller {new!r}")
         for b in recording.buffers:
-            if b.handle is None:
+            if b.handle is None and b not in rebind:
                 raise DeviceError(f"wgpu: the recording uses {b!r}, which was freed")
         self._flush()
         encoder, cpass = self._dev.create_command_encoder(), None
         for cmd in recording.commands:
             if cmd[0] == "dispatch":
-                if math.prod(cmd[3]) == 0:
+                _, pipeline, group, grid, bufs = cmd
+                if math.prod(grid) == 0:
                     continue
+                if rebind and any(b in rebind for b in bufs):
+                    group = self._bind_group([rebind.get(b, b) for b in bufs])
                 if cpass is None:
                     cpass = encoder.begin_compute_pass()
-                cpass.set_pipeline(cmd[1])
-                cpass.set_bind_group(0, cmd[2])
-                cpass.dispatch_workgroups(*cmd[3])
+                cpass.set_pipeline(pipeline)
+                cpass.set_bind_group(0, group)
+                cpass.dispatch_workgroups(*grid)
             else:
                 if cpass is not None:
                     cpass.end()
                     cpass = None
                 _, src, dst, n = cmd
-                encoder.copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, n)
+                encoder.copy_buffer_to_buffer(rebind.get(src, src).handle, 0, rebind.get(dst, dst).handle, 0, n)
         if cpass is not None:
             cpass.end()
         self._queue.submit([encoder.finish()])

@@ -309,6 +309,22 @@ def test_record_replay_runs_prebuilt_dispatches_on_current_buffer_contents(dev, 
     np.testing.assert_allclose(download(dev, ba, np.float32), a + 4 * b, rtol=1e-6)
 
 
+def test_replay_with_rebound_buffers_uses_the_replacements(dev, add_program):
+    n = 256
+    a, b, a2 = (np.random.rand(n).astype(np.float32) for _ in range(3))
+    ba, bb, bc, meta = upload(dev, a), upload(dev, b), dev.allocate(4 * n), upload(dev, np.array([n], np.uint32))
+    with dev.record() as rec:
+        dev.dispatch(add_program, [ba, bb, bc, meta], (4, 1, 1))
+    ba2, bc2 = upload(dev, a2), dev.allocate(4 * n)
+    rec.replay({ba: ba2, bc: bc2})
+    np.testing.assert_array_equal(download(dev, bc2, np.float32), a2 + b)
+    assert not download(dev, bc, np.float32).any()                   # the recorded output was left alone
+    rec.replay()
+    np.testing.assert_array_equal(download(dev, bc, np.float32), a + b)
+    with pytest.raises(DeviceError, match="smaller"):
+        rec.replay({ba: dev.allocate(8)})
+
+
 def test_transfers_inside_a_recording_are_refused(dev):
     buf = dev.allocate(16)
     with dev.record():
