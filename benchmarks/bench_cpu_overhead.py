@@ -25,6 +25,13 @@ def test_numpy_same_work_tiny(benchmark):
     benchmark(lambda: x * 2.0 + 1.0)
 
 
+def test_recording_one_op(benchmark):
+    """What a user pays per lazy operation (no kernel runs; the chain is dropped every round)."""
+    benchmark.group = "record-one-op"
+    x = pt.asarray(np.ones(4, np.float32))
+    benchmark(lambda: x * x)
+
+
 _COMPILE = """
 import time, os, numpy as np, poot as pt
 x = pt.array(np.arange(64, dtype=np.float32))

@@ -220,6 +220,8 @@ def ravel(index: list[Form], shape: tuple[int, ...]) -> Form:
 
 
 def unravel(linear: Form, shape: tuple[int, ...]) -> list[Form]:
+    if math.prod(shape) == 0:          # an empty domain: the index is never used
+        return [Form(0, ()) for _ in shape]
     out = []
     for i, s in enumerate(strides(shape)):
         f = floordiv(linear, s)
@@ -229,8 +231,6 @@ def unravel(linear: Form, shape: tuple[int, ...]) -> list[Form]:
 
 def reshape_index(index: list[Form], out_shape, in_shape) -> list[Form]:
     """The input index of `reshape(x, out_shape)` at `index` (x has `in_shape`)."""
-    if math.prod(in_shape) == 0:
-        return [Form(0, ()) for _ in in_shape]
     return unravel(ravel(index, out_shape), in_shape)
 
 

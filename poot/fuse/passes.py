@@ -110,7 +110,8 @@ def _fold(e: Eqn, producer: dict[int, Eqn]):
     kind = OPS[e.op].kind
     if kind not in ("elementwise", "movement"):
         return None
-    if kind == "movement" and e.op in ("pad", "concatenate"):
+    if kind == "movement":
+        # movement rearranges copies of one value; pad and concatenate may bring in others
         values = {s.params["value"] for s in srcs} | ({e.params["value"]} if e.op == "pad" else set())
         if len({_freeze(v) for v in values}) != 1:
             return None

@@ -305,15 +305,20 @@ class _Planner:
         return out
 
     def _lifetimes(self, order: list[Step]) -> list[list[Var]]:
-        keep = self.inputs | {v.id for v in self.g.outputs}
+        # an alias shares its source's buffer: lifetimes are per buffer, named by the alias root
+        root: dict[int, int] = {}
+        for s in order:
+            if s.kind == "alias":
+                src = s.inputs[0].id
+                root[s.outputs[0].id] = root.get(src, src)
+        keep = {root.get(v, v) for v in self.inputs | {v.id for v in self.g.outputs}}
         last: dict[int, int] = {}
         for i, s in enumerate(order):
             for v in s.inputs:
-                last[v.id] = i
-        aliased = {s.inputs[0].id for s in order if s.kind == "alias"}
+                last[root.get(v.id, v.id)] = i
         free: list[list[Var]] = [[] for _ in order]
         for vid, i in last.items():
-            if vid not in keep and vid not in aliased:
+            if vid not in keep:
                 free[i].append(self.vars[vid])
         return free
 

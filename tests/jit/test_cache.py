@@ -101,8 +101,7 @@ def test_new_process_hits_the_disk_cache(cache_dir):
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=dict(os.environ, POOT_CACHE_DIR=str(cache_dir)), check=True).stdout.split()
-    assert out[0] == "1", out
-    assert float(out[2]) < 50, f"disk hit + load took {out[2]} ms"
+    assert out[0] == "1" and out[1] == "0", out   # found on disk, nothing rebuilt
 
 
 def test_key_depends_on_target_and_arch(cache_dir):

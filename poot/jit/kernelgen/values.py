@@ -92,6 +92,31 @@ class ValueGen:
         hit = self._get(key)
         if hit is not None:
             return hit
+        self._evaluate_operands_first(v, idx)
+        return self._value(v, idx, key)
+
+    def _evaluate_operands_first(self, v: Var, idx: list[Form]) -> None:
+        """Bind the values of an elementwise/movement chain below `v[idx]` bottom-up, so `_value`
+        finds its operands memoized: a chain thousands of equations deep (a long pending loop, a
+        big jitted function) never nears Python's recursion limit."""
+        stack, seen = [(v, idx, False)], set()
+        while stack:                       # post-order: an equation after all its operands
+            u, uidx, operands_done = stack.pop()
+            key = ("v", u.id, tuple(uidx))
+            if operands_done:
+                if u is not v and self._get(key) is None:
+                    self._value(u, uidx, key)
+                continue
+            if key in seen or u.id in self.buffers or u.id in self.reduced or self._get(key) is not None:
+                continue
+            seen.add(key)
+            e = self.producer[u.id]
+            if e.op in ("pad", "concatenate") or OPS[e.op].kind not in ("elementwise", "movement"):
+                continue
+            stack.append((u, uidx, True))
+            stack.extend((w, operand_index(e, k, uidx), False) for k, w in enumerate(e.inputs))
+
+    def _value(self, v: Var, idx: list[Form], key):
         if v.id in self.buffers:
             expr = Load(self.buffers[v.id], self.index(ravel(idx, v.aval.shape)), v.aval.dtype)
             return self._bind(key, expr, "ld")

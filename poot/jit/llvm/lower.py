@@ -33,6 +33,7 @@ _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": 
 _ICMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 _FARITH = {"add": "fadd contract", "sub": "fsub contract", "mul": "fmul contract", "div": "fdiv",
            "rem": "frem", "add_nocontract": "fadd"}
+_REASSOC = {f"{op}_reassoc": op for op in ("add", "mul", "min", "max")}
 _LLVM_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "roundeven"}
 
 
@@ -231,9 +232,13 @@ class Lowering(Conversions):
         return self.call(fn, ty, [(ty, a) for a in args])
 
     def _e_Binary(self, e: Binary) -> str:
-        t, op = e.a.dtype, e.op
-        a, b = self.expr(e.a), self.expr(e.b)
+        return self.binary(e.op, self.expr(e.a), self.expr(e.b), e.a.dtype)
+
+    def binary(self, op: str, a: str, b: str, t) -> str:
+        """`a op b` on lowered operands of dtype `t`."""
         ty = reg_type(t)
+        if op in _REASSOC:
+            return self.reassociable(_REASSOC[op], a, b, t)
         if op in _FCMP:
             if dt.is_float(t):
                 return self.op(f"fcmp {_FCMP[op]} {ty} {a}, {b}")
@@ -269,6 +274,17 @@ class Lowering(Conversions):
             r = self.op(f"lshr {ty} {a}, {b}")
             return self.op(f"select i1 {big}, {ty} 0, {ty} {r}")
         raise LoweringError(f"binary op {op} on {t.name} has no lowering")
+
+    def reassociable(self, op: str, a: str, b: str, t) -> str:
+        """An accumulator combine the backend may reorder (`reassoc`: the loop vectorizer keeps
+        several partial accumulators); integers are associative already."""
+        ty = reg_type(t)
+        if not dt.is_float(t):
+            return self.binary(op, a, b, t)
+        if op in ("min", "max"):
+            fn = f"llvm.{'minimum' if op == 'min' else 'maximum'}.{_sfx(ty)}"
+            return self.intr(fn, ty, [(ty, a), (ty, b)], flags="reassoc nsz")
+        return self.round_to(self.op(f"{_FARITH[op].replace('contract', 'reassoc contract')} {ty} {a}, {b}"), t)
 
     def int_divrem(self, op: str, a: str, b: str, t) -> str:
         ty = reg_type(t)

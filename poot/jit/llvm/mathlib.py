@@ -416,8 +416,16 @@ def _asinh(b, x):
 
 
 def _acosh(b, x):
-    t = b.sub(x, b.k(1.0))
-    small = b.call("log1p", b.add(t, b.sqrt(b.fma(t, t, b.add(t, t)))))
+    t = b.sub(x, b.k(1.0))                       # exact below 2**53
+    w = b.fma(t, t, b.add(t, t))                 # x*x - 1, one rounding
+    sq = b.sqrt(w)
+    if b.dbl:   # log(x + sqrt(x*x - 1)) with the sum kept as hi + lo: <= 1 ulp near 1
+        sq_lo = b.keep_zero(sq, b.div(b.fma(b.neg(sq), sq, w), b.add(sq, sq)))   # 0/0 at x = 1
+        hi, lo = b.two_sum(x, sq)
+        h, low = _log_dd(b, hi)
+        small = b.add(h, b.add(low, b.div(b.add(lo, sq_lo), hi)))
+    else:
+        small = b.call("log1p", b.add(t, sq))
     large = b.add(b.call("log", x), b.k(math.log(2.0)))
     res = b.sel(b.cmp("ogt", x, b.k(2.0 ** 28)), large, small)
     return b.sel(b.cmp("olt", x, b.k(1.0)), b.k(_NAN), res)
