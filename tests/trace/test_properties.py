@@ -2,6 +2,7 @@
 built step by step in NumPy and in poot from the same drawn choices, then compared."""
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -13,7 +14,7 @@ import poot as pt
 from tolerance import assert_close
 
 # the device fixture only makes a device current: one setup serves every example
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=int(os.environ.get("POOT_PROPERTY_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)
 
