@@ -283,7 +283,7 @@ class Lowering(Conversions):
             return self.binary(op, a, b, t)
         if op in ("min", "max"):
             fn = f"llvm.{'minimum' if op == 'min' else 'maximum'}.{_sfx(ty)}"
-            return self.intr(fn, ty, [(ty, a), (ty, b)], flags="reassoc nsz")
+            return self.intr(fn, ty, [(ty, a), (ty, b)], flags="reassoc")
         return self.round_to(self.op(f"{_FARITH[op].replace('contract', 'reassoc contract')} {ty} {a}, {b}"), t)
 
     def int_divrem(self, op: str, a: str, b: str, t) -> str:
