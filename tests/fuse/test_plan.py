@@ -184,3 +184,18 @@ def test_reduction_over_a_leading_axis_uses_the_column_schedule_on_cpu(op):
     code = generate(plan.steps[0], plan, CPU)
     assert code.temps and code.launches[0].groups == (2, 1, 1)
     verify(code.launches[0].kernel)
+
+
+def test_an_input_seen_through_an_alias_is_never_freed(device):
+    """A flattened input shares the input's buffer: freeing the alias must not hand the input's memory
+    to a later kernel (cumsum over the flat view beside cumsums over the axes once read overwritten rows)."""
+    import numpy as np
+    import poot as pt
+
+    a = np.arange(12, dtype=np.float64).reshape(3, 4) + 1
+    x = pt.asarray(a)
+    flat, rows, cols = pt.cumsum(x), pt.cumsum(x, axis=0), pt.cumsum(x, axis=-1)
+    pt.realize(flat, rows, cols)
+    assert np.array_equal(flat.numpy(), np.cumsum(a))
+    assert np.array_equal(rows.numpy(), np.cumsum(a, axis=0))
+    assert np.array_equal(cols.numpy(), np.cumsum(a, axis=-1))
