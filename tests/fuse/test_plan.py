@@ -1,6 +1,8 @@
 """The fusion planner: how many kernels representative graphs become, and what passes remove."""
+import numpy as np
 import pytest
 
+import poot as pt
 from poot import dtypes as dt
 from poot.devices.base import Capabilities
 from poot.fuse.passes import optimize
@@ -189,9 +191,6 @@ def test_reduction_over_a_leading_axis_uses_the_column_schedule_on_cpu(op):
 def test_an_input_seen_through_an_alias_is_never_freed(device):
     """A flattened input shares the input's buffer: freeing the alias must not hand the input's memory
     to a later kernel (cumsum over the flat view beside cumsums over the axes once read overwritten rows)."""
-    import numpy as np
-    import poot as pt
-
     a = np.arange(12, dtype=np.float64).reshape(3, 4) + 1
     x = pt.asarray(a)
     flat, rows, cols = pt.cumsum(x), pt.cumsum(x, axis=0), pt.cumsum(x, axis=-1)
