@@ -4,7 +4,7 @@ from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, in
                      uint8, uint16, uint32, uint64)
 from .errors import (AxisError, CompileLimitError, DeviceError, DeviceUnavailableError, DTypeError,
                      KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
-                     ShapeError, TracerError)
+                     RetraceWarning, ShapeError, TracerError)
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64
@@ -21,6 +21,10 @@ def _cast_hook(value, dtype):
 from .trace import *  # noqa: E402,F401,F403
 from .trace import __all__ as _trace_all  # noqa: E402
 from .trace import cast_to as _trace_cast_to  # noqa: E402
+
+# the array API standard's linear algebra extension, and its name for the boolean dtype
+from . import linalg  # noqa: E402
+bool = bool_  # noqa: A001
 
 # @poot.kernel: Python kernels imported to KIR (poot/jit/kernel); the array math functions above mean
 # the KIR math ops inside a kernel body (recognised by identity)

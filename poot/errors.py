@@ -41,8 +41,22 @@ class OutOfMemoryError(DeviceError, MemoryError):
     """A device allocation failed."""
 
 
+class CopyError(PootError, ValueError, BufferError):
+    """`copy=False` was asked for, but the result needs a copy (host data always moves into device
+    memory). A ValueError and a BufferError: the array API standard names each in one place."""
+
+
+class APIVersionError(PootError, ValueError):
+    """An array API standard version poot does not implement (`x.__array_namespace__(api_version=)`)."""
+
+
 class TracerError(PootError):
     """A traced (abstract) value was used where a concrete one is needed, inside @poot.jit."""
+
+
+class RetraceWarning(UserWarning):
+    """A jitted function keeps being traced again (its arguments' shapes, dtypes or static values
+    keep changing); the message names the argument."""
 
 
 class KernelImportError(PootError):

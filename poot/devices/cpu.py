@@ -70,6 +70,20 @@ def _address(handle: np.ndarray) -> int:
     return addr
 
 
+class CpuBuffer(Buffer):
+    """A CPU buffer that knows its data address (asking NumPy costs about a microsecond a time)."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, device, nbytes: int, handle: np.ndarray, address: int):
+        super().__init__(device, nbytes, handle)
+        self.address = address
+
+
+def buffer_address(buf: Buffer) -> int:
+    return buf.address if type(buf) is CpuBuffer else _address(buf.handle)
+
+
 class CpuProgram:
     """A loaded kernel: its name, entry symbol and callable entry point."""
 
@@ -95,13 +109,14 @@ class CpuDevice(Device):
 
     def allocate(self, nbytes: int) -> Buffer:
         raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
-        off = (-raw.ctypes.data) % _ALIGN
-        return Buffer(self, nbytes, raw[off:off + nbytes])
+        base = ctypes.addressof(ctypes.c_char.from_buffer(raw))
+        off = (-base) % _ALIGN
+        return CpuBuffer(self, nbytes, raw[off:off + nbytes], base + off)
 
     def wrap(self, array: np.ndarray) -> Buffer:
         """Adopt a C-contiguous NumPy array's memory as a buffer (no copy)."""
         flat = array.reshape(-1).view(np.uint8)
-        return Buffer(self, flat.nbytes, flat)
+        return CpuBuffer(self, flat.nbytes, flat, _address(flat))
 
     def write(self, buf: Buffer, data) -> None:
         src = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), dtype=np.uint8)
@@ -149,15 +164,18 @@ class CpuDevice(Device):
 
     def dispatch(self, program: CpuProgram, buffers: list, grid) -> None:
         """Run `program` over `grid` workgroups; `buffers` = kernel buffers + [meta, trap]."""
+        if self._recording is not None:
+            self._recording.add(program, buffers, grid)
+            return
         gx, gy, gz = grid
         total = gx * gy * gz
         if total <= 0:
             return
         n = len(buffers) - 2
-        ptrs = (ctypes.c_void_p * max(n, 1))(*[_address(b.handle) for b in buffers[:n]])
+        ptrs = (ctypes.c_void_p * max(n, 1))(*[buffer_address(b) for b in buffers[:n]])
         meta = buffers[n].handle                      # a ctypes array (launch's host fast path) or NumPy
         meta = meta if isinstance(meta, ctypes.Array) else meta.ctypes.data
-        trap = _address(buffers[n + 1].handle)
+        trap = buffer_address(buffers[n + 1])
         workers = min(self.caps.cores, total)
         if workers <= 1:
             program.fn(ptrs, meta, trap, 0, total)
@@ -168,6 +186,15 @@ class CpuDevice(Device):
         program.fn(ptrs, meta, trap, bounds[0], bounds[1])
         for fut in futures:
             fut.result()
+
+    # -- record / replay (poot/devices/cpu_replay.py) --------------------------------------------
+    _recording = None
+
+    def record(self):
+        """`with dev.record() as rec:` captures dispatches; `rec.replay(rebind)` runs them again."""
+        from .cpu_replay import CpuRecording
+
+        return CpuRecording(self)
 
     def _pool(self) -> ThreadPoolExecutor:
         pool = getattr(self, "_threads", None)

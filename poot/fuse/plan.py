@@ -11,6 +11,8 @@ Kernel kinds:
   roots either of shape S (written in a pass over the row: softmax, layer_norm) or with one element per
   row (plain and nested reductions with prologue and epilogue: `((x - m)**2).mean(1)`).
 - "matmul", "scan", "scatter": one opaque op each.
+- "control": the equations of one cond/while/fori construct (one per result, see poot.graph.control),
+  run by the program with its subgraphs planned as programs of their own.
 - "alias": a root that is a view of a materialized value (a reshape of contiguous data): no kernel.
 
 A reduction that cannot run in its consumer's kernel (read at another row, or by kernels of different
@@ -30,7 +32,8 @@ from .indexing import Coord, Form, ravel, unravel
 from .passes import optimize
 
 MAX_EQUATIONS = 200_000
-OPAQUE = {"matmul": "matmul", "cumsum": "scan", "cumprod": "scan", "scatter": "scatter"}
+OPAQUE = {"matmul": "matmul", "cumsum": "scan", "cumprod": "scan", "scatter": "scatter",
+          "cond": "control", "while": "control", "fori": "control"}
 EXPENSIVE = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "pow", "atan2",
              "hypot", "logaddexp", "div", "sqrt"}
@@ -40,7 +43,7 @@ BROADCAST_FACTOR = 4      # an expensive value broadcast to this many times its 
 
 @dataclass
 class Step:
-    kind: str                              # pointwise | row | matmul | scan | scatter | alias
+    kind: str                              # pointwise | row | matmul | scan | scatter | control | alias
     outputs: list[Var]
     inputs: list[Var] = field(default_factory=list)
     shape: tuple = ()                      # iteration shape (row: the full shape S)
@@ -62,6 +65,8 @@ class Plan:
     steps: list[Step]
     producer: dict[int, Eqn]
     free_after: list[list[Var]]         # intermediates whose buffers die after each step
+    input_last_use: dict = field(default_factory=dict)   # input var id -> last step reading it
+    aliased_outputs: set = field(default_factory=set)    # input var ids an output is a view of
 
     def __str__(self) -> str:
         lines = [f"plan: {len(self.steps)} steps for {len(self.graph.eqns)} equations"]
@@ -133,7 +138,26 @@ class _Planner:
             self.materialized |= to_store
         steps = self._group(kernels)
         order = self._order(steps)
-        return Plan(self.g, order, self.producer, self._lifetimes(order))
+        plan = Plan(self.g, order, self.producer, self._lifetimes(order))
+        plan.input_last_use, plan.aliased_outputs = self._input_uses(order)
+        return plan
+
+    def _input_uses(self, order: list[Step]) -> tuple[dict, set]:
+        """For donation: the last step reading each input (through its views too), and the inputs
+        that a result is a view of (their buffers live on in the result)."""
+        root: dict[int, int] = {}
+        for s in order:
+            if s.kind == "alias":
+                src = s.inputs[0].id
+                root[s.outputs[0].id] = root.get(src, src)
+        last: dict[int, int] = {}
+        for i, s in enumerate(order):
+            for v in s.inputs:
+                r = root.get(v.id, v.id)
+                if r in self.inputs:
+                    last[r] = i
+        aliased = {root[v.id] for v in self.g.outputs if v.id in root}
+        return last, aliased
 
     def _position(self, vid: int) -> int:
         return self.position.get(vid, -1)
@@ -207,7 +231,7 @@ class _Planner:
         cost = self._costs()
         store = set()
         for k in kernels:
-            if k["kind"] in ("matmul", "scan", "scatter", "alias"):
+            if k["kind"] in ("matmul", "scan", "scatter", "control", "alias"):
                 continue
             size = math.prod(k["shape"])
             for x in k["eqns"]:
@@ -250,6 +274,8 @@ class _Planner:
                 key = ("pointwise", root.aval.shape)
             elif kind == "row":
                 key = ("row", k["shape"], k["axes"])
+            elif kind == "control":   # the results of one construct: one step
+                key = ("control", id(k["eqn"].params["region"]), tuple(v.id for v in k["leaves"]))
             joined = None
             if key is not None:
                 for s in by_key.get(key, []):

@@ -2,7 +2,8 @@
 from .aval import Aval, broadcast_shapes, normalize_axes, normalize_axis
 from .ir import Eqn, Graph, GraphError, Var
 from .ops import OPS, OpDef
+from .control import Region  # noqa: E402  (registers the control ops)
 from .oracle import evaluate
 
 __all__ = ["Aval", "broadcast_shapes", "normalize_axes", "normalize_axis", "Eqn", "Graph",
-           "GraphError", "Var", "OPS", "OpDef", "evaluate"]
+           "GraphError", "Var", "OPS", "OpDef", "Region", "evaluate"]

@@ -135,4 +135,6 @@ def _freeze(x):
         return ("f", x.hex()) if x == x else ("f", "nan")
     if hasattr(x, "short"):  # DType
         return x.name
+    if hasattr(x, "key") and hasattr(x, "graphs"):  # a control Region: its structure
+        return ("region", x.key())
     return x

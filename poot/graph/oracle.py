@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ir import Graph
+from .control import evaluate_region
 from .ops import OPS
 
 
@@ -15,8 +16,16 @@ def evaluate(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     env: dict[int, np.ndarray] = {}
     for v, x in zip(graph.inputs, inputs):
         env[v.id] = np.asarray(x).astype(v.aval.dtype.np, copy=False).reshape(v.aval.shape)
+    regions: dict = {}   # a control construct runs once for all its result equations
     with np.errstate(all="ignore"):
         for e in graph.eqns:
-            r = OPS[e.op].oracle([env[v.id] for v in e.inputs], **e.params)
+            xs = [env[v.id] for v in e.inputs]
+            if "region" in e.params:
+                key = (id(e.params["region"]), tuple(v.id for v in e.inputs))
+                if key not in regions:
+                    regions[key] = evaluate_region(e.params["region"], xs)
+                r = regions[key][e.params["index"]]
+            else:
+                r = OPS[e.op].oracle(xs, **e.params)
             env[e.out.id] = np.asarray(r).reshape(e.out.aval.shape)
     return [np.ascontiguousarray(env[v.id]) for v in graph.outputs]

@@ -4,7 +4,8 @@ object code / PTX, through the memory and disk caches (cache.py).
 `compile_kernel(kernel, target, *, arch=None) -> Artifact`. Targets: "cpu" (object code for this
 machine, or for `arch` as an LLVM CPU name), "ptx" (`arch` sm_XY, default sm_80), "llvm" (the
 unoptimized LLVM IR text, for inspection; target cpu's lowering), "spirv" (Vulkan compute SPIR-V
-binary, poot/jit/llvm/targets/spirv.py).
+binary, poot/jit/llvm/targets/spirv.py), "amdgcn" (a linked HSACO for `arch` gfxNNN, default gfx90a,
+poot/jit/llvm/targets/amdgcn.py).
 
 POOT_DEBUG (read on every call): 3 prints the KIR text of each kernel compiled, 4 its optimized LLVM
 IR, 5 its target assembly -- to stderr and the `poot.jit` logger.
@@ -27,12 +28,13 @@ from .kir.serialize import to_json
 log = logging.getLogger("poot.jit")
 _llvm_lock = threading.RLock()      # LLVM's global context is not thread-safe
 _targets: dict = {}
-TARGETS = ("cpu", "ptx", "spirv", "llvm")
+TARGETS = ("cpu", "ptx", "spirv", "amdgcn", "llvm")
 
 
 @dataclass(frozen=True)
 class Artifact:
-    """A compiled kernel: what a device loads. `data` is object code (bytes, cpu) or text (ptx, llvm)."""
+    """A compiled kernel: what a device loads. `data` is bytes (cpu object code, SPIR-V, HSACO) or text
+    (ptx, llvm)."""
     target: str
     name: str                 # the kernel's name
     entry: str                # the entry symbol in `data`
@@ -73,10 +75,10 @@ def get_target(target: str, arch: str | None = None):
                 from .llvm.targets.ptx import PtxTarget
 
                 t = PtxTarget(arch)
-            elif target == "spirv":
-                from .llvm.targets.spirv import SpirvTarget
+            elif target == "amdgcn":
+                from .llvm.targets.amdgcn import AmdgcnTarget
 
-                t = SpirvTarget(arch)
+                t = AmdgcnTarget(arch)
             else:
                 raise LoweringError(f"unknown target '{target}'; poot compiles for " + ", ".join(TARGETS))
         _targets[key] = t
@@ -101,7 +103,7 @@ def compile_kernel(kernel: Kernel, target: str = "cpu", *, arch: str | None = No
         hit = cache.disk_get(key)
         if hit is not None:
             header, payload = hit
-            data = payload if target in ("cpu", "spirv") else payload.decode()
+            data = payload.decode() if header.get("text") else payload
             art = Artifact(target, kernel.name, header["entry"], data, kernel, header.get("arch", ""), key)
             cache.memory_put(key, art)
             return art
@@ -170,4 +172,14 @@ def llvm_ir(kernel: Kernel, target: str = "cpu", *, arch: str | None = None, opt
         return str(mod)
 
 
-__all__ = ["Artifact", "compile_kernel", "llvm_ir", "build", "get_target", "debug_level", "debug_print", "TARGETS"]
+def target_assembly(kernel: Kernel, target: str = "cpu", *, arch: str | None = None) -> str:
+    """The target code of `kernel` as text (CPU assembly, PTX, SPIR-V disassembly), for inspection."""
+    import llvmlite.binding as llvm
+
+    tgt = get_target(target, arch)
+    ir = llvm_ir(kernel, target, arch=arch, optimized=True)
+    with _llvm_lock:
+        return tgt.assembly(llvm.parse_assembly(ir))
+
+
+__all__ = ["Artifact", "compile_kernel", "llvm_ir", "target_assembly", "build", "get_target", "debug_level", "debug_print", "TARGETS"]

@@ -19,6 +19,7 @@ from ..devices import Buffer, Device
 from ..errors import KernelTrap
 from ..fuse.plan import Plan
 from . import abi
+from .control import ControlRunner
 from .kernelgen import generate
 
 log = logging.getLogger("poot.jit.program")
@@ -85,6 +86,10 @@ class Program:
             if step.kind == "alias":
                 self.steps.append(([], [("alias", step.outputs[0].id, step.inputs[0].id)], frees))
                 continue
+            if step.kind == "control":
+                runner = ControlRunner(step, plan.producer, device)
+                self.steps.append((allocs, [("host", runner)], frees))
+                continue
             if step.kind == "matmul" and host_matmul:
                 self.steps.append((allocs, [("host", _HostMatmul(step.eqn))], frees))
                 continue
@@ -118,14 +123,17 @@ class Program:
         self.launches.append(rec)
         return rec
 
-    def run(self, inputs: list[Buffer]) -> list[Buffer]:
+    def run(self, inputs: list[Buffer], donate: set[int] | None = None) -> list[Buffer]:
+        """Run on `inputs` (one buffer per graph input); the buffers of the input positions in
+        `donate` may be reused for intermediates and results once their last reader has run."""
         dev = self.device
         bufs: dict[int, Buffer] = dict(zip(self.input_ids, inputs))
         pool: dict[int, list[Buffer]] = {}
+        donated_after = self._donations(inputs, donate) if donate else None
         level = debug_level()
         trap = self.trap_buffer
         outputs = set(self.output_ids)
-        for allocs, actions, frees in self.steps:
+        for i, (allocs, actions, frees) in enumerate(self.steps):
             for slot in allocs:
                 nb = self.nbytes[slot]
                 free = pool.get(nb)
@@ -152,8 +160,23 @@ class Program:
                 b = bufs.pop(slot, None)
                 if b is not None and slot not in outputs:
                     pool.setdefault(b.nbytes, []).append(b)
+            if donated_after and i in donated_after:
+                for b in donated_after[i]:
+                    pool.setdefault(b.nbytes, []).append(b)
         self._check_trap()
         return [bufs[v] for v in self.output_ids]
+
+    def _donations(self, inputs: list[Buffer], donate: set[int]) -> dict[int, list[Buffer]]:
+        """Step index -> donated input buffers free after it (an input that is also a result, or is
+        never read, is not reused)."""
+        outs = set(self.output_ids)
+        after: dict[int, list[Buffer]] = {}
+        for pos in donate:
+            vid = self.input_ids[pos]
+            last = self.plan.input_last_use.get(vid)
+            if last is not None and vid not in outs and vid not in self.plan.aliased_outputs:
+                after.setdefault(last, []).append(inputs[pos])
+        return after
 
     def _check_trap(self) -> None:
         self.device.synchronize()

@@ -13,9 +13,17 @@ from ..errors import api_boundary as _api_boundary
 from . import methods as _methods  # noqa: F401  (installs the operators on Array)
 from . import nn, random
 from .array import Array, realize
+from .array_api_functions import *  # noqa: F401,F403
+from .array_api_functions import __all__ as _array_api_functions_all
+from .array_api_info import *  # noqa: F401,F403
+from .array_api_info import __all__ as _array_api_info_all
+from .array_api_sets import *  # noqa: F401,F403
+from .array_api_sets import __all__ as _array_api_sets_all
 from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_all
 from .context import device
+from .control import cond, fori_loop, while_loop
+from .jit import jit
 from .elementwise import *  # noqa: F401,F403
 from .elementwise import __all__ as _elementwise_all
 from .indexing import *  # noqa: F401,F403
@@ -32,7 +40,7 @@ from .selection import __all__ as _selection_all
 ndarray = Array
 newaxis = None
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
-finfo, iinfo = _dt.finfo, _dt.iinfo
+from .array_api_info import API_VERSION as __array_api_version__  # noqa: E402 ("2023.12")
 
 
 @_api_boundary
@@ -62,6 +70,7 @@ def cast_to(value, dtype):
 
 
 __all__ = (["Array", "ndarray", "realize", "device", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
-            "finfo", "iinfo", "result_type"]
+            "result_type", "__array_api_version__", "jit", "cond", "fori_loop", "while_loop"]
+           + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all)

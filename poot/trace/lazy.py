@@ -29,11 +29,14 @@ _EMPTY: dict = {}
 
 
 class Node:
-    __slots__ = ("op", "inputs", "params", "aval", "device", "where", "depth", "buf")
+    # weak: 1 for a weakly typed value (a jitted function's Python scalar argument, and what is
+    # computed from such values and Python literals alone), 2 for a Python literal's constant
+    # leaf, else 0. Weak values promote like Python scalars (`f32_array * s` stays float32).
+    __slots__ = ("op", "inputs", "params", "aval", "device", "where", "depth", "buf", "weak")
 
-    def __init__(self, op, inputs, params, aval, device, where, depth, buf=None):
+    def __init__(self, op, inputs, params, aval, device, where, depth, buf=None, weak=0):
         self.op, self.inputs, self.params, self.aval = op, inputs, params, aval
-        self.device, self.where, self.depth, self.buf = device, where, depth, buf
+        self.device, self.where, self.depth, self.buf, self.weak = device, where, depth, buf, weak
 
     def __repr__(self) -> str:
         state = self.op or ("realized" if self.buf is not None else "placeholder")
@@ -64,27 +67,53 @@ def format_where(where) -> str:
 
 
 # --- tracing state (for @poot.jit) --------------------------------------------------------------
-_state = threading.local()
+class _State(threading.local):
+    tracing = 0       # > 0 while a function is traced on this thread
+    scope = None      # the list collecting the nodes recorded in the innermost traced body
+    weak_casts = None  # while tracing a jitted function: the dtypes weak values were cast to
+
+
+_state = _State()
 
 
 def is_tracing() -> bool:
-    return getattr(_state, "tracing", 0) > 0
+    return _state.tracing > 0
 
 
 @contextlib.contextmanager
 def tracing():
     """While active on this thread, realizing is refused with TracerError and no auto-realize
     happens: everything recorded stays in the graph being traced."""
-    _state.tracing = getattr(_state, "tracing", 0) + 1
+    _state.tracing += 1
     try:
         yield
     finally:
         _state.tracing -= 1
 
 
-def placeholder(aval: Aval, device: str) -> Node:
+@contextlib.contextmanager
+def scope():
+    """Trace a function body: like `tracing()`, and yields the set of the ids of the nodes recorded
+    meanwhile (filled on exit). `build_graph(..., inside=that set)` stops at every other node: values
+    from outside the body become inputs of its graph instead of being recomputed in it."""
+    outer = _state.scope
+    created: list[Node] = []
+    ids: set[int] = set()
+    _state.scope = created
+    _state.tracing += 1
+    try:
+        yield ids
+    finally:
+        _state.tracing -= 1
+        _state.scope = outer
+        ids.update(id(n) for n in created)
+        if outer is not None:   # a nested body's nodes also belong to the enclosing one
+            outer.extend(created)
+
+
+def placeholder(aval: Aval, device: str, where=None) -> Node:
     """An abstract graph input: a shape and dtype, no value (what @poot.jit traces with)."""
-    return Node(None, (), None, aval, device, caller_where(), 0)
+    return Node(None, (), None, aval, device, where or caller_where(), 0)
 
 
 # --- recording ----------------------------------------------------------------------------------
@@ -122,9 +151,28 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
         if n.depth > depth:
             depth = n.depth
     node = Node(op, inputs, params, aval, device or inputs[0].device, caller_where(), depth + 1)
-    if depth >= MAX_PENDING_DEPTH and not getattr(_state, "tracing", 0):
+    st = _state
+    if st.scope is not None:
+        st.scope.append(node)
+    if st.tracing and inputs and inputs[0].weak:
+        node.weak = _weak_result(inputs)
+    if depth >= MAX_PENDING_DEPTH and not st.tracing:
         realize_nodes([node])
     return node
+
+
+def _weak_result(inputs) -> int:
+    """An op on weak values and literals only is weak (`s * 2` for a traced scalar `s`)."""
+    kinds = [n.weak for n in inputs]
+    return 1 if all(kinds) and 1 in kinds else 0
+
+
+def note_weak_cast(dtype: dt.DType) -> None:
+    """A weak value was converted to `dtype` while tracing: a jitted call checks that its scalar
+    arguments fit the integer dtypes noted (as `int8_array + 300` is refused outside jit)."""
+    casts = _state.weak_casts
+    if casts is not None and dtype.kind in "iu":
+        casts.add(dtype)
 
 
 # --- constants and host data --------------------------------------------------------------------
@@ -171,6 +219,7 @@ def shared_constant(value, dtype: dt.DType, device: str) -> Node:
             _shared.clear()
         n = _shared[key] = from_numpy(np.asarray(scalar_value(value, dtype), dtype=dtype.np), device,
                                       dtype)
+        n.weak = 2
     return n
 
 
@@ -192,10 +241,11 @@ def from_buffer(buf, aval: Aval, device: str) -> Node:
 
 
 # --- graphs and realization ---------------------------------------------------------------------
-def build_graph(roots) -> tuple[Graph, list[Node]]:
+def build_graph(roots, inside: set | None = None) -> tuple[Graph, list[Node]]:
     """The Graph computing `roots` from their leaves, built iteratively (no recursion: chains of any
     depth work). Returns it with the leaf Nodes in the order of `graph.inputs`; a leaf is a realized
-    buffer or an abstract placeholder. Leaves sharing one buffer and aval become one input."""
+    buffer or an abstract placeholder, and, when `inside` (node ids, see `scope`) is given, any node
+    not in it. Leaves sharing one buffer and aval become one input."""
     var_of: dict[int, Var] = {}
     buf_var: dict = {}
     inputs: list[Var] = []
@@ -208,7 +258,7 @@ def build_graph(roots) -> tuple[Graph, list[Node]]:
         if k in var_of:
             stack.pop()
             continue
-        if n.op is None:
+        if n.op is None or (inside is not None and k not in inside):
             stack.pop()
             key = (id(n.buf), n.aval) if n.buf is not None else None
             v = buf_var.get(key) if key is not None else None
@@ -248,12 +298,20 @@ def _where_text(where) -> str:
     return t
 
 
+DONATED = "donated"   # the params of a node whose buffer was donated to a jitted call
+
+
 def refuse_if_tracing(what: str, node: Node) -> None:
+    if node.params == DONATED:
+        raise PootError(f"{what}: this array ({node.aval}) was donated to a jitted function at "
+                        f"{format_where(node.where)} and its buffer may now hold that call's result; "
+                        f"use the result, or do not list the argument in donate_argnums")
     if is_tracing() or (node.op is None and node.buf is None):
         raise TracerError(
-            f"{what} needs a concrete value, but this array ({node.aval}) is traced inside "
-            f"@poot.jit (recorded at {format_where(node.where)}); Python control flow cannot depend "
-            f"on it: use pt.where, pt.cond, pt.fori_loop or pt.while_loop instead")
+            f"at {format_where(caller_where())}: {what} needs a concrete value, but this array "
+            f"({node.aval}) is traced (recorded at {format_where(node.where)}); Python control "
+            f"flow cannot depend on it: use pt.where, pt.cond, pt.fori_loop or pt.while_loop "
+            f"instead, or mark the argument static (pt.jit(f, static_argnums=...))")
 
 
 def realize_nodes(nodes, what: str = "realizing") -> None:

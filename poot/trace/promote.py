@@ -11,9 +11,10 @@ from .. import dtypes as dt
 from ..errors import DeviceError, DTypeError
 from . import context as _dev
 from .array import Array, asnode
-from .lazy import Node, check_scalar_fits, record, scalar_value, shared_constant
+from .lazy import Node, check_scalar_fits, note_weak_cast, record, scalar_value, shared_constant
 
 _WEAK = (bool, int, float)
+_WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0}   # a Python scalar of a weak value's kind
 KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
 
 
@@ -46,6 +47,9 @@ def promote(op: str, xs, device: str | None = None):
         if is_weak(x):
             items.append(x)
             weak.append(x)
+        elif isinstance(x, Array) and x._node.weak == 1:   # a traced Python scalar (@poot.jit)
+            items.append(x._node)
+            weak.append(_WEAK_SAMPLE[x._node.aval.dtype.kind])
         else:
             if isinstance(x, complex):
                 raise DTypeError(f"{op}: complex numbers are not supported by poot")
@@ -85,6 +89,8 @@ def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
     out = []
     for it in items:
         if isinstance(it, Node):
+            if it.weak == 1 and it.aval.dtype is not dtype:
+                note_weak_cast(dtype)
             out.append(cast(it, dtype))
         else:
             check_scalar_fits(it, dtype, op)

@@ -1,0 +1,78 @@
+"""Running a control step (cond / while / fori, see poot.graph.control) inside a program.
+
+The construct's subgraphs are planned and compiled as programs of their own, once, when the outer
+program is built. At run time the loop is a loop in the program: the predicate (a 0-d bool in a
+device buffer) is read back each iteration; a fori loop runs its body a static number of times and
+reads nothing back. Results are copied into the step's own output buffers, so an output never shares
+memory with an operand (a carry that passes through unchanged would otherwise alias an input).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..devices import Buffer, Device
+from ..graph import Graph
+
+
+class _SubProgram:
+    """One subgraph, runnable on buffers: a compiled Program, or a pure pass-through."""
+
+    __slots__ = ("program", "picks")
+
+    def __init__(self, graph: Graph, device: Device):
+        from .execute import compiled_program
+
+        self.program = compiled_program(graph, device) if graph.eqns else None
+        pos = {v.id: i for i, v in enumerate(graph.inputs)}
+        self.picks = [pos[v.id] for v in graph.outputs] if not graph.eqns else None
+
+    def __call__(self, inputs: list[Buffer]) -> list[Buffer]:
+        if self.program is None:
+            return [inputs[i] for i in self.picks]
+        return self.program.run(inputs)
+
+
+class ControlRunner:
+    """Runs one control step: reads its operands from the program's buffers, writes its results."""
+
+    __slots__ = ("region", "device", "inputs", "outputs", "subs", "index_buf")
+
+    def __init__(self, step, producer: dict, device: Device):
+        eqn = step.eqn
+        self.region = eqn.params["region"]
+        self.device = device
+        self.inputs = [v.id for v in step.inputs]
+        # (slot, result index) for each result still used after DCE
+        self.outputs = [(v.id, producer[v.id].params["index"]) for v in step.outputs]
+        self.subs = [_SubProgram(g, device) for g in self.region.graphs]
+        self.index_buf = None
+        if self.region.kind == "fori":
+            self.index_buf = device.allocate(8)
+
+    def _truth(self, buf: Buffer) -> bool:
+        self.device.synchronize()
+        return bool(self.device.read(buf)[0])
+
+    def run(self, bufs: dict) -> None:
+        region, dev = self.region, self.device
+        xs = [bufs[i] for i in self.inputs]
+        if region.kind == "cond":
+            results = self.subs[1 if self._truth(xs[0]) else 0](xs[1:])
+        else:
+            n = len(region.out_avals)
+            carry, extra = xs[:n], xs[n:]
+            if region.kind == "while":
+                cond, body = self.subs
+                while self._truth(cond(carry + extra)[0]):
+                    carry = body(carry + extra)
+            else:
+                (body,) = self.subs
+                index = self.index_buf
+                for i in range(region.lower, region.upper):
+                    dev.write(index, np.asarray(i, dtype=np.int64))
+                    carry = body([index] + carry + extra)
+            results = carry
+        for slot, k in self.outputs:
+            nbytes = region.out_avals[k].nbytes
+            if nbytes:
+                dev.copy(bufs[slot], results[k], nbytes)

@@ -1,0 +1,219 @@
+"""`pt.cond`, `pt.fori_loop` and `pt.while_loop`: control flow that depends on array values.
+
+Each traces its functions once into subgraphs (poot.graph.control) and records one construct; the
+program runs it on the device as a loop (or a branch) in the program, never unrolled. They work the
+same inside @poot.jit and outside it (eagerly, the bodies are still traced once and compiled, which
+makes an eager loop of many small steps fast). Operands and carries are pytrees of arrays; a Python
+scalar in them is weakly typed, as in the rest of poot.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import PootError, ShapeError, api_boundary
+from ..graph import Aval, Graph, Region, Var
+from . import context as _dev
+from . import lazy, pytree
+from .array import Array
+from .promote import cast, is_weak
+
+__all__ = ["cond", "fori_loop", "while_loop"]
+
+
+def _leaf_node(x, device: str, what: str) -> lazy.Node:
+    """A pytree leaf as a Node: an Array's own, host data transferred, a Python scalar weak."""
+    if isinstance(x, Array):
+        return x._node
+    if is_weak(x):
+        n = lazy.from_numpy(np.asarray(x, dtype=dt.scalar_dtype(x).np), device)
+        n.weak = 1
+        return n
+    if isinstance(x, (np.ndarray, np.generic)):
+        return lazy.from_numpy(np.asarray(x), device)
+    raise PootError(f"{what}: a {type(x).__name__} is not an array; operands and carries must be "
+                    f"pytrees (tuples, lists, dicts, NamedTuples, dataclasses) of arrays or scalars")
+
+
+def _placeholders(nodes, where) -> list[lazy.Node]:
+    out = []
+    for n in nodes:
+        p = lazy.placeholder(n.aval, n.device, where)
+        p.weak = 1 if n.weak else 0
+        out.append(p)
+    return out
+
+
+class _Traced:
+    """One traced function: its graph (inputs: the parameters, then the captured outer values),
+    the outer nodes it captured, and its output structure and nodes."""
+
+    def __init__(self, fn, params: list[lazy.Node], rebuild, what: str, device: str):
+        with lazy.scope() as inside:
+            result = fn(*rebuild([Array(p) for p in params]))
+        leaves, self.treedef = pytree.flatten(result)
+        self.outs = [_leaf_node(x, device, what) for x in leaves]
+        self.params, self.inside, self.what = params, inside, what
+
+    def fit(self, avals: list[Aval], names: list[str], where_text: str) -> None:
+        """Make each output have `avals[i]` (weak outputs are cast to it), or explain why not."""
+        for i, (n, want) in enumerate(zip(self.outs, avals)):
+            if n.aval == want:
+                continue
+            if n.weak and n.aval.shape == want.shape:
+                self.outs[i] = cast(n, want.dtype)
+                continue
+            raise ShapeError(f"{self.what} at {where_text}: {names[i] or 'the result'} is {n.aval} but "
+                             f"must be {want} (the same shape and dtype every time)")
+
+    def graph(self) -> tuple[Graph, list[lazy.Node]]:
+        graph, leaves = lazy.build_graph(self.outs, self.inside)
+        var_of = {id(leaf): v for leaf, v in zip(leaves, graph.inputs)}
+        params = [var_of.get(id(p)) or Var(p.aval) for p in self.params]
+        mine = {id(p) for p in self.params}
+        captured = [(leaf, v) for leaf, v in zip(leaves, graph.inputs) if id(leaf) not in mine]
+        return (Graph(params + [v for _, v in captured], graph.eqns, graph.outputs),
+                [leaf for leaf, _ in captured])
+
+
+def _with_inputs(graph: Graph, captured: list[lazy.Node], all_captured: list[lazy.Node],
+                 n_params: int) -> Graph:
+    """`graph` taking the union of captured values (`all_captured`) after its parameters."""
+    own = {id(c): v for c, v in zip(captured, graph.inputs[n_params:])}
+    extra = [own.get(id(c)) or Var(c.aval) for c in all_captured]
+    return Graph(graph.inputs[:n_params] + extra, graph.eqns, graph.outputs)
+
+
+def _union(*lists) -> list[lazy.Node]:
+    seen, out = set(), []
+    for lst in lists:
+        for n in lst:
+            if id(n) not in seen:
+                seen.add(id(n))
+                out.append(n)
+    return out
+
+
+def _construct(region: Region, operands: list[lazy.Node], treedef, device: str):
+    outs = [lazy.record(region.kind, tuple(operands), {"region": region, "index": i}, device)
+            for i in range(len(region.out_avals))]
+    return pytree.unflatten(treedef, [Array(n) for n in outs])
+
+
+def _carry(init, what: str):
+    leaves, treedef = pytree.flatten(init)
+    dev = _device_of(leaves)
+    nodes = [_leaf_node(x, dev, what) for x in leaves]
+    return nodes, treedef, dev, pytree.paths(treedef, "carry")
+
+
+def _device_of(leaves) -> str:
+    for x in leaves:
+        if isinstance(x, Array):
+            return x.device
+    return _dev.current()
+
+
+def _trace_loop_body(body, first: list[lazy.Node], nodes, treedef, what, dev, where, names):
+    """Trace `body` over the carry; a weak (Python scalar) carry whose body result has another
+    dtype is re-typed to the result's dtype and traced again (`acc = 0.0; acc + x_f32.sum()`)."""
+    for attempt in (0, 1):
+        params = first + _placeholders(nodes, where)
+        t = _Traced(body, params, lambda xs: _unpack(xs, len(first), treedef), what, dev)
+        if t.treedef != treedef:
+            raise ShapeError(f"{what} at {lazy.format_where(where)}: the body returns a different "
+                             f"structure than the carry it was given")
+        retype = [i for i, (n, o) in enumerate(zip(nodes, t.outs))
+                  if n.weak and not o.weak and n.aval.shape == o.aval.shape and n.aval != o.aval]
+        if not retype or attempt:
+            t.fit([n.aval for n in nodes], names, lazy.format_where(where))
+            return t, nodes
+        nodes = list(nodes)
+        for i in retype:
+            nodes[i] = cast(nodes[i], t.outs[i].aval.dtype)
+
+
+def _unpack(arrays, n_first: int, treedef):
+    return list(arrays[:n_first]) + [pytree.unflatten(treedef, arrays[n_first:])]
+
+
+@api_boundary
+def fori_loop(lower, upper, body_fun, init_val):
+    """`for i in range(lower, upper): val = body_fun(i, val)`; returns the final `val`.
+
+    The body is traced once. With Python int bounds the program runs it `upper - lower` times on the
+    device; with array bounds this is a `while_loop` over `(i, val)`. `i` is an int64 scalar that
+    promotes like a Python int."""
+    if isinstance(lower, Array) or isinstance(upper, Array):
+        def cond_fun(c):
+            return c[0] < c[1]
+
+        def step(c):
+            return (c[0] + 1, c[1], body_fun(c[0], c[2]))
+
+        return while_loop(cond_fun, step, (lower, upper, init_val))[2]
+    lower, upper = int(lower), int(upper)
+    where = lazy.caller_where()
+    nodes, treedef, dev, names = _carry(init_val, "fori_loop")
+    index = lazy.placeholder(Aval((), dt.int64), dev, where)
+    index.weak = 1
+    t, nodes = _trace_loop_body(body_fun, [index], nodes, treedef, "fori_loop", dev, where, names)
+    graph, captured = t.graph()
+    region = Region("fori", (graph,), tuple(n.aval for n in nodes), lower, max(lower, upper))
+    return _construct(region, nodes + captured, treedef, dev)
+
+
+@api_boundary
+def while_loop(cond_fun, body_fun, init_val):
+    """`while cond_fun(val): val = body_fun(val)`; returns the final `val`. Both functions are
+    traced once; the program evaluates the condition on the device and reads it back each turn."""
+    where = lazy.caller_where()
+    nodes, treedef, dev, names = _carry(init_val, "while_loop")
+    t, nodes = _trace_loop_body(body_fun, [], nodes, treedef, "while_loop", dev, where, names)
+    c = _Traced(cond_fun, _placeholders(nodes, where), lambda xs: [pytree.unflatten(treedef, xs)],
+                "while_loop", dev)
+    if len(c.outs) != 1 or c.outs[0].aval.shape != ():
+        raise ShapeError(f"while_loop at {lazy.format_where(where)}: cond_fun must return one scalar; "
+                         f"it returned {[n.aval for n in c.outs]}")
+    c.outs = [cast(c.outs[0], dt.bool_)]
+    body_g, body_cap = t.graph()
+    cond_g, cond_cap = c.graph()
+    captured = _union(cond_cap, body_cap)
+    n = len(nodes)
+    region = Region("while", (_with_inputs(cond_g, cond_cap, captured, n),
+                              _with_inputs(body_g, body_cap, captured, n)), tuple(x.aval for x in nodes))
+    return _construct(region, nodes + captured, treedef, dev)
+
+
+@api_boundary
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands) if pred else false_fun(*operands)`, with `pred` a scalar array (a Python
+    bool simply calls one branch). Both branches are traced and must return the same structure of
+    the same shapes and dtypes; the program runs only the chosen one."""
+    if not isinstance(pred, Array):
+        return (true_fun if bool(pred) else false_fun)(*operands)
+    where = lazy.caller_where()
+    if pred.shape != ():
+        raise ShapeError(f"cond at {lazy.format_where(where)}: pred must be a scalar; it is {pred.aval}")
+    dev = pred.device
+    leaves, treedef = pytree.flatten(list(operands))
+    nodes = [_leaf_node(x, dev, "cond") for x in leaves]
+    rebuild = lambda xs: pytree.unflatten(treedef, xs)  # noqa: E731
+    branches = [_Traced(fn, _placeholders(nodes, where), rebuild, "cond", dev)
+                for fn in (false_fun, true_fun)]
+    f, t = branches
+    if f.treedef != t.treedef:
+        raise ShapeError(f"cond at {lazy.format_where(where)}: the branches return different "
+                         f"structures")
+    names = pytree.paths(t.treedef, "result")
+    avals = []
+    for a, b in zip(t.outs, f.outs):   # a weak result takes the other branch's dtype
+        avals.append(b.aval if a.weak and not b.weak and a.aval.shape == b.aval.shape else a.aval)
+    for br in branches:
+        br.fit(avals, names, lazy.format_where(where))
+    graphs = [br.graph() for br in branches]
+    captured = _union(*(cap for _, cap in graphs))
+    region = Region("cond", tuple(_with_inputs(g, cap, captured, len(nodes)) for g, cap in graphs),
+                    tuple(avals))
+    p = cast(pred._node, dt.bool_)
+    return _construct(region, [p] + nodes + captured, t.treedef, dev)

@@ -1,0 +1,302 @@
+"""`@poot.jit`: trace a whole function once per signature, then replay its compiled program.
+
+The signature of a call is the structure of its arguments (pytrees), each array leaf's shape, dtype
+and device, each Python scalar's type (not its value: scalars are weakly typed inputs), the values of
+the static arguments, and the current device. A new signature traces the function with abstract
+arrays (`lazy.placeholder`) into one Graph, which is planned and compiled into a Program; a known one
+binds the argument buffers and replays that Program: no tracing, planning or per-op Python work.
+Calls inside another trace (a jitted function called from a jitted function or a loop body) inline.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import PootError, RetraceWarning, api_boundary
+from ..graph import Aval
+from . import context as _dev
+from . import lazy, pytree
+from .array import Array
+from .jit_program import JitProgram
+
+log = logging.getLogger("poot.jit")
+
+CACHE_SIZE = 64          # signatures kept per function (least recently used dropped)
+RETRACE_WARNING = 8      # traces of one function after which a warning names what keeps changing
+_SCALARS = (bool, int, float)
+_SCALAR_DTYPE = {bool: dt.bool_, int: dt.int64, float: dt.float64}
+
+
+def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), cache_size=CACHE_SIZE):
+    """Compile `fn` as one program per signature; usable as `@pt.jit` and `@pt.jit(...)`.
+
+    static_argnums / static_argnames: arguments passed as Python values and baked into the trace
+    (each new value traces again; they must be hashable). donate_argnums: array arguments whose
+    buffers the call may reuse for its results; a donated array cannot be used afterwards."""
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, cache_size=cache_size)
+    return Jitted(fn, static_argnums, static_argnames, donate_argnums, cache_size)
+
+
+def _as_tuple(x) -> tuple:
+    return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+class Jitted:
+    """A jitted function. Call it like `fn`; `.lower(*args)` shows what a call compiles;
+    `.trace_count` counts traces (signatures seen), `.clear_cache()` forgets them."""
+
+    def __init__(self, fn, static_argnums, static_argnames, donate_argnums, cache_size):
+        if not callable(fn):
+            raise PootError(f"pt.jit needs a function; got {type(fn).__name__}")
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._names, nums, names = _parameters(fn), set(_as_tuple(static_argnums)), set(_as_tuple(static_argnames))
+        for name in list(names):   # a static name is also a static position, and back
+            if name in self._names:
+                nums.add(self._names.index(name))
+        for i in list(nums):
+            if 0 <= i < len(self._names):
+                names.add(self._names[i])
+        self.static_argnums, self.static_argnames = tuple(sorted(nums)), frozenset(names)
+        self.donate_argnums = frozenset(_as_tuple(donate_argnums))
+        if self.donate_argnums & set(nums):
+            raise PootError(f"pt.jit({fn.__name__}): an argument cannot be both static and donated")
+        self.cache_size = cache_size
+        self._cache: OrderedDict = OrderedDict()
+        self.trace_count = 0
+        self._changes: dict[str, int] = {}
+        self._last_key = None
+
+    def __repr__(self) -> str:
+        return f"<poot.jit {getattr(self.fn, '__qualname__', self.fn)}>"
+
+    def __get__(self, obj, objtype=None):   # methods: bind like a function
+        return self if obj is None else functools.partial(self, obj)
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        if lazy.is_tracing():
+            return self.fn(*args, **kwargs)
+        key, leaves = self._signature(args, kwargs)
+        prog = self._cache.get(key)
+        if prog is None:
+            prog = self._compile(key, args, kwargs, leaves)
+        elif len(self._cache) > 1:
+            self._cache.move_to_end(key)
+        return prog.call(leaves)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # -- signatures ------------------------------------------------------------------------------
+    def _signature(self, args, kwargs):
+        """(hashable key, dynamic leaves in order). Each dynamic argument is flattened on its own,
+        so a message can name the argument a leaf belongs to."""
+        statics = self.static_argnums
+        parts = []
+        leaves: list = []
+        for i, a in enumerate(args):
+            if statics and i in statics:
+                parts.append(("static", i, _hashable(a, self._arg_name(i))))
+                continue
+            t = type(a)
+            if t is Array:
+                n = a._node
+                parts.append((n.aval, n.device))
+                leaves.append(a)
+            elif t in _SCALARS:
+                parts.append(t)
+                leaves.append(a)
+            else:
+                parts.append(self._tree_spec(a, leaves, self._arg_name(i)))
+        if kwargs:
+            for k in sorted(kwargs):
+                v = kwargs[k]
+                if k in self.static_argnames:
+                    parts.append(("static", k, _hashable(v, k)))
+                else:
+                    parts.append(("kw", k, self._tree_spec(v, leaves, k)))
+        parts.append(_dev.current())
+        return tuple(parts), leaves
+
+    def _tree_spec(self, tree, leaves: list, name: str):
+        flat, treedef = pytree.flatten(tree)
+        specs = []
+        for x in flat:
+            t = type(x)
+            if t is Array or isinstance(x, Array):
+                specs.append((x._node.aval, x._node.device))
+                leaves.append(x)
+            elif t in _SCALARS:
+                specs.append(t)
+                leaves.append(x)
+            elif isinstance(x, (np.ndarray, np.generic)):
+                x = np.asarray(x)
+                specs.append(("np", x.shape, dt.as_dtype(x.dtype)))
+                leaves.append(x)
+            else:   # any other leaf is part of the structure, like a static argument
+                specs.append(("static", _hashable(x, name)))
+        return (treedef, tuple(specs))
+
+    def _arg_name(self, i: int) -> str:
+        return self._names[i] if i < len(self._names) else f"args[{i}]"
+
+    # -- tracing ---------------------------------------------------------------------------------
+    def _compile(self, key, args, kwargs, leaves) -> JitProgram:
+        reason = self._reason(key)
+        self.trace_count += 1
+        level = logging.WARNING if os.environ.get("POOT_LOG_COMPILES") == "1" else logging.DEBUG
+        log.log(level, "poot.jit: tracing %s (trace %d): %s", self.__name__, self.trace_count, reason)
+        if self.trace_count == RETRACE_WARNING and self._changes:
+            worst = max(self._changes, key=self._changes.get)
+            warnings.warn(f"pt.jit: {self.__name__} has been traced {self.trace_count} times; "
+                          f"'{worst}' changed {self._changes[worst]} times. Pass arrays of one "
+                          f"shape and dtype, or make it a static argument only if it takes few values",
+                          RetraceWarning, stacklevel=3)
+        prog = self._trace(args, kwargs, leaves, key[-1])
+        self._cache[key] = prog
+        self._last_key = key
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return prog
+
+    def _trace(self, args, kwargs, leaves, device: str) -> JitProgram:
+        where = _definition_site(self.fn)
+        params: list[lazy.Node] = []
+        stand_ins: dict[int, Array] = {}
+        for k, x in enumerate(leaves):
+            if isinstance(x, Array):
+                p = lazy.placeholder(x._node.aval, x._node.device, where)
+            elif type(x) in _SCALARS:
+                p = lazy.placeholder(Aval((), _SCALAR_DTYPE[type(x)]), device, where)
+                p.weak = 1
+            else:
+                p = lazy.placeholder(Aval(x.shape, dt.as_dtype(x.dtype)), device, where)
+            params.append(p)
+            stand_ins[k] = Array(p)
+        t_args, t_kwargs = self._substitute(args, kwargs, stand_ins)
+        casts: set = set()
+        lazy._state.weak_casts = casts
+        try:
+            with lazy.scope() as inside:
+                result = self.fn(*t_args, **t_kwargs)
+        finally:
+            lazy._state.weak_casts = None
+        return JitProgram(self.__name__, result, params, inside, leaves, casts, self._donated_positions(args, leaves), device)
+
+    def _substitute(self, args, kwargs, stand_ins):
+        """The arguments with each dynamic leaf replaced by its abstract stand-in."""
+        counter = iter(range(len(stand_ins)))
+        statics = self.static_argnums
+
+        def swap(tree):
+            flat, treedef = pytree.flatten(tree)
+            out = []
+            for x in flat:
+                if _is_dynamic(x):
+                    out.append(stand_ins[next(counter)])
+                else:
+                    out.append(x)
+            return pytree.unflatten(treedef, out)
+
+        new_args = [a if i in statics else swap(a) for i, a in enumerate(args)]
+        new_kwargs = {k: (kwargs[k] if k in self.static_argnames else swap(kwargs[k])) for k in sorted(kwargs)}
+        return new_args, new_kwargs
+
+    def _donated_positions(self, args, leaves) -> list[int]:
+        """Indices into the dynamic leaves of the Arrays of donated arguments."""
+        if not self.donate_argnums:
+            return []
+        out, k = [], 0
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                continue
+            n = sum(1 for x in pytree.flatten(a)[0] if _is_dynamic(x))
+            if i in self.donate_argnums:
+                out += [j for j in range(k, k + n) if isinstance(leaves[j], Array)]
+            k += n
+        return out
+
+    def _reason(self, key) -> str:
+        """Why this call traces: what differs from the previous signature."""
+        last = self._last_key
+        if last is None:
+            return "first call"
+        if len(last) != len(key):
+            return "a different number of arguments"
+        diffs = []
+        for i, (a, b) in enumerate(zip(last, key)):
+            if a == b:
+                continue
+            if i == len(key) - 1:
+                diffs.append(f"the device changed: {a} -> {b}")
+                continue
+            name = self._part_name(i, b)
+            self._changes[name] = self._changes.get(name, 0) + 1
+            diffs.append(f"'{name}' changed: {_describe(a)} -> {_describe(b)}")
+        return "; ".join(diffs) or "the signature was dropped from the cache"
+
+    def _part_name(self, i: int, part) -> str:
+        if isinstance(part, tuple) and part and part[0] in ("static", "kw"):
+            return part[1] if isinstance(part[1], str) else self._arg_name(part[1])
+        return self._arg_name(i)
+
+    @api_boundary
+    def lower(self, *args, **kwargs):
+        """What a call with these arguments compiles to (`.graph`, `.plan`, `.kernels`,
+        `.as_text(stage)`), traced fresh and without running anything."""
+        from .jit_lower import Lowered
+
+        key, leaves = self._signature(args, kwargs)
+        prog = self._cache.get(key) or self._trace(args, kwargs, leaves, key[-1])
+        return Lowered(prog)
+
+
+def _is_dynamic(x) -> bool:
+    """A leaf traced as an array input (the rest of a pytree's leaves are static)."""
+    return isinstance(x, (Array, np.ndarray, np.generic)) or type(x) in _SCALARS
+
+
+def _describe(part) -> str:
+    if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], Aval):
+        return f"{part[0]} on {part[1]}"
+    if isinstance(part, tuple) and part and part[0] == "static":
+        return repr(part[-1])
+    if isinstance(part, tuple) and part and part[0] == "kw":
+        return _describe(part[2])
+    if isinstance(part, type):
+        return f"a Python {part.__name__}"
+    if isinstance(part, tuple) and len(part) == 2 and isinstance(part[1], tuple):
+        return "structure/leaves " + ", ".join(_describe(s) for s in part[1])
+    return str(part)
+
+
+def _hashable(value, name: str):
+    try:
+        hash(value)
+    except TypeError:
+        raise PootError(f"pt.jit: static argument '{name}' is a {type(value).__name__}, which is not "
+                        f"hashable; pass a tuple instead of a list, or make it a dynamic array") from None
+    return value
+
+
+def _parameters(fn) -> list[str]:
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+def _definition_site(fn):
+    code = getattr(fn, "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code else None

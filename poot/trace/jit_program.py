@@ -1,0 +1,138 @@
+"""The compiled program of one signature of a jitted function, and a call of it.
+
+Built from a finished trace: the function's result (a pytree), the placeholders it was traced with
+and the set of nodes recorded while tracing. The graph's inputs are bound, per call, to the argument
+buffers (placeholders) and, once for all calls, to the values the function closed over (constants
+and outer arrays, realized at trace time). Results that are not arrays are kept as traced.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import PootError
+from ..jit.execute import compiled_program, execute, numpy_to_buffer
+from ..jit.replay import Replay
+from . import context as _dev
+from . import lazy, pytree
+from .array import Array
+
+_SCALARS = (bool, int, float)
+
+
+class JitProgram:
+    def __init__(self, name: str, result, params: list[lazy.Node], inside: set, leaves: list,
+                 weak_casts: set, donated: list[int], device: str):
+        self.name = name
+        out_leaves, self.out_tree = pytree.flatten(result)
+        self.out_slots: list = []          # per result leaf: index into the graph's outputs, or (value,)
+        roots: list[lazy.Node] = []
+        for x in out_leaves:
+            if isinstance(x, Array):
+                self.out_slots.append(len(roots))
+                roots.append(x._node)
+            else:
+                self.out_slots.append((x,))
+        devices = {n.device for n in roots}
+        if len(devices) > 1:
+            raise PootError(f"pt.jit({name}): the results are on several devices ({sorted(devices)}); "
+                            f"a jitted function computes on one")
+        self.device = devices.pop() if devices else device
+        self.out_avals = [n.aval for n in roots]
+        bits = lazy._bf16_needs_bits(self.device)
+        graph_roots = [lazy._as_bits(n) if bits and n.aval.dtype is dt.bfloat16 else n for n in roots]
+        self.graph, graph_leaves = lazy.build_graph(graph_roots, inside)
+        self.params = params
+        position = {id(p): k for k, p in enumerate(params)}
+        self.binds: list = []               # per graph input: a leaf position (int) or a captured Node
+        outer_pending = []
+        for leaf in graph_leaves:
+            k = position.get(id(leaf))
+            if k is not None:
+                self.binds.append(k)
+                continue
+            if leaf.buf is None and leaf.op is None:   # another trace's value, or a donated array
+                lazy.refuse_if_tracing(f"pt.jit({name}) closing over an array", leaf)
+            if leaf.buf is None:
+                outer_pending.append(leaf)
+            self.binds.append(leaf)
+        if outer_pending:   # lazy arrays the function closed over: computed once, at trace time
+            lazy.realize_nodes(outer_pending, f"pt.jit({name}) closing over an array")
+        self.scalar_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves) if type(x) in _SCALARS}
+        self.int_casts = sorted(weak_casts, key=lambda d: d.name)
+        self.host_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves)
+                            if isinstance(x, (np.ndarray, np.generic))}
+        self.donated = donated
+        self.backend = _dev.backend(self.device)
+        executor = _dev.executor(self.device)
+        self.replay = None
+        if isinstance(executor, str) or not self.graph.eqns:
+            self.program = None
+            self._executor = executor
+        else:
+            self.program = compiled_program(self.graph, executor)
+            self.replay = Replay.build(self.program)
+
+    # -- a call ------------------------------------------------------------------------------------
+    def call(self, leaves: list):
+        bufs = []
+        for b in self.binds:
+            if type(b) is not int:
+                if b.buf is None:   # a captured array donated to another call since
+                    lazy.refuse_if_tracing(f"calling {self.name}", b)
+                bufs.append(b.buf)
+                continue
+            x = leaves[b]
+            t = type(x)
+            if t is Array:
+                n = x._node
+                bufs.append(n.buf if n.buf is not None else x._realize(f"calling {self.name}").buf)
+            elif t in _SCALARS:
+                bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b]))
+            else:
+                arr = np.ascontiguousarray(x, dtype=self.host_dtypes[b].np).reshape(-1).view(np.uint8)
+                bufs.append(numpy_to_buffer(arr, self.backend) if arr.size else self.backend.allocate(0))
+        if self.program is not None:
+            donate = self._take_donations(leaves, bufs) if self.donated else None
+            outs = self.replay.run(bufs) if self.replay is not None and not donate else None
+            if outs is None:
+                outs = self.program.run(bufs, donate)
+        else:
+            outs = execute(self.graph, bufs, self._executor)
+        dev = self.device
+        arrays = [Array(lazy.from_buffer(o, a, dev)) for o, a in zip(outs, self.out_avals)]
+        if self.donated:
+            self._invalidate_donated(leaves)
+        values = [arrays[s] if type(s) is int else s[0] for s in self.out_slots]
+        return pytree.unflatten(self.out_tree, values)
+
+    def _scalar_buffer(self, value, dtype: dt.DType):
+        for d in self.int_casts:
+            if not isinstance(value, float):
+                lazy.check_scalar_fits(value, d, f"{self.name}: a scalar argument")
+        return numpy_to_buffer(np.asarray(lazy.scalar_value(value, dtype), dtype=dtype.np), self.backend)
+
+    # -- donation --------------------------------------------------------------------------------
+    def _take_donations(self, leaves, bufs) -> set[int]:
+        """The graph-input positions whose buffers this call may reuse: a donated argument's buffer
+        that nothing else holds (no other array, no second argument, no captured constant)."""
+        held = {}
+        for b in bufs:
+            held[id(b)] = held.get(id(b), 0) + 1
+        out = set()
+        for pos, b in enumerate(self.binds):
+            if type(b) is int and b in self.donated:
+                node = leaves[b]._node
+                # refs: node.buf, bufs[pos], this frame's `buf`, getrefcount's argument
+                buf = bufs[pos]
+                if held[id(buf)] == 1 and sys.getrefcount(buf) <= 4 and node.buf is buf:
+                    out.add(pos)
+        return out
+
+    def _invalidate_donated(self, leaves) -> None:
+        where = lazy.caller_where()
+        for k in self.donated:
+            n = leaves[k]._node
+            n.buf, n.op, n.inputs, n.params, n.where = None, None, (), lazy.DONATED, where
