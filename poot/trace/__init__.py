@@ -40,7 +40,6 @@ from .selection import __all__ as _selection_all
 ndarray = Array
 newaxis = None
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
-from .array_api_info import API_VERSION as __array_api_version__  # noqa: E402 ("2023.12")
 
 
 @_api_boundary
@@ -70,7 +69,7 @@ def cast_to(value, dtype):
 
 
 __all__ = (["Array", "ndarray", "realize", "device", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
-            "result_type", "__array_api_version__", "jit", "cond", "fori_loop", "while_loop"]
+            "result_type", "jit", "cond", "fori_loop", "while_loop"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import DeviceError, DTypeError, ShapeError, TracerError, api_boundary
+from ..errors import APIVersionError, DeviceError, DTypeError, ShapeError, TracerError, api_boundary
 from ..graph import Aval
 from ..jit.execute import buffer_to_numpy
 from . import context as _dev
@@ -190,7 +190,11 @@ class Array:
             return Array(from_buffer(n.buf, n.aval, name))
         return Array(from_numpy(buffer_to_numpy(n.buf, n.aval), name, n.aval.dtype))
 
-    to_device = to
+    @api_boundary
+    def to_device(self, device, /, *, stream=None) -> "Array":
+        """The array API's spelling of `to` (`stream` is accepted and unused: poot orders work
+        per device itself)."""
+        return self.to(device)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if _dev.backend(self.device).caps.target != "cpu":
@@ -211,9 +215,17 @@ class Array:
             raise DeviceError(f"__dlpack_device__: this array is on '{self.device}', not the CPU")
         return (1, 0)  # kDLCPU, device 0
 
-    def __array_namespace__(self, api_version=None):
+    def __array_namespace__(self, /, *, api_version=None):
+        """The `poot` module: an array API standard namespace (2023.12; 2021.12 and 2022.12 are
+        subsets of it and accepted too)."""
         import poot
 
+        from .array_api_info import SUPPORTED_VERSIONS
+
+        if api_version is not None and api_version not in SUPPORTED_VERSIONS:
+            raise APIVersionError(f"__array_namespace__: poot implements the array API standard "
+                             f"{SUPPORTED_VERSIONS[-1]} (and {', '.join(SUPPORTED_VERSIONS[:-1])}); "
+                             f"api_version={api_version!r} is not one of them")
         return poot
 
     __hash__ = None  # like NumPy: == is elementwise, so arrays are not hashable

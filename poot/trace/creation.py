@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, api_boundary
+from ..errors import CopyError, DTypeError, ShapeError, api_boundary
 from . import context as _dev
 from .array import Array, host_array
 from .lazy import check_scalar_fits, constant, from_numpy, record
@@ -74,9 +74,22 @@ def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
     return out
 
 
-def _asarray(obj, dtype=None, *, copy=None, device=None):
-    """Like `array`; an Array of the right dtype and device is returned as it is."""
-    return _array(obj, dtype, device=device)
+def _asarray(obj, /, dtype=None, *, device=None, copy=None):
+    """Like `array`; an Array of the right dtype and device is returned as it is. The array API's
+    `copy`: True always gives a new array; False refuses (CopyError) whenever a copy is needed,
+    which is always for host data (it moves into device memory) and for a dtype or device change."""
+    if copy is False:
+        if not isinstance(obj, Array):
+            raise CopyError(f"asarray(copy=False): a {type(obj).__name__} is always copied into "
+                            f"device memory; pass copy=None (copy when needed) or copy=True")
+        d = _dtype(dtype)
+        if (d is not None and d is not obj.dtype) or \
+                (device is not None and _dev.canonical(device) != obj.device):
+            raise CopyError(f"asarray(copy=False): changing {obj.aval} on '{obj.device}' to "
+                            f"dtype {dtype} / device {device} needs a copy")
+        return obj
+    out = _array(obj, dtype, device=device)
+    return out.copy() if copy and out is obj else out
 
 
 array = api_boundary(_array)
@@ -278,17 +291,31 @@ def meshgrid(*xs, indexing="xy"):
 
 
 @api_boundary
-def from_dlpack(x, *, device=None, copy=None):
-    """A poot array from a DLPack-exporting CPU object (its data is copied: poot arrays are
-    immutable, so they never alias memory a producer may still write)."""
-    return Array(from_numpy(np.array(np.from_dlpack(x)), _device(device)))
+def from_dlpack(x, /, *, device=None, copy=None):
+    """A poot array from a DLPack-exporting CPU object (a poot array too). Its data is copied:
+    poot arrays are immutable, so they never alias memory a producer may still write; copy=False
+    therefore raises CopyError (a BufferError, as the standard asks)."""
+    if copy is False:
+        raise CopyError("from_dlpack(copy=False): poot always copies DLPack data into its own "
+                        "(immutable) buffers; pass copy=None or copy=True")
+    if isinstance(x, Array):
+        return x.to(_device(device)).copy() if device is not None else x.copy()
+    try:
+        host = np.from_dlpack(x)
+    except (BufferError, RuntimeError, TypeError) as e:
+        raise DTypeError(f"from_dlpack: cannot read a {type(x).__name__} through DLPack ({e}); "
+                         f"poot takes DLPack data on the CPU") from None
+    return Array(from_numpy(host_array(host, "from_dlpack"), _device(device)))
 
 
 @api_boundary
 def astype(x, dtype, /, *, copy=True, device=None):
     """`x` converted to `dtype` (NumPy's unsafe casting: floats truncate toward zero into ints)."""
     x = _array(x, device=device)
-    return wrap(cast(x._node, dt.as_dtype(dtype)))
+    d = dt.as_dtype(dtype)
+    if not copy and d is x.dtype:  # the standard: copy=False with the same dtype returns x itself
+        return x
+    return wrap(cast(x._node, d))
 
 
 @api_boundary

@@ -349,4 +349,7 @@ def nonzero(x):
     """The indices of the nonzero elements, one int64 array per axis. Realizes `x` (the result's
     length depends on its values)."""
     x = arr(x)
+    if x.ndim == 0:
+        raise ShapeError(f"nonzero: a 0-d array has no axes to index ({x.aval}); use "
+                         f"nonzero(atleast_1d(x)) or bool(x)")
     return tuple(Array(from_numpy(p.astype(np.int64), x.device)) for p in np.nonzero(x.numpy()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import DTypeError, api_boundary
+from ..errors import DTypeError, ShapeError, api_boundary
 from . import creation, elementwise as ew, indexing, linalg, movement, reductions as red, selection
 from .array import Array
 from .interop import array_function, array_ufunc
@@ -48,6 +48,10 @@ def _inplace(fn, symbol):
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         r = fn(self, other)
+        if r.shape != self.shape:
+            raise ShapeError(f"x {symbol}= y: the result has shape {r.shape}, x has {self.shape}; an "
+                             f"in-place operation cannot change x's shape (y must broadcast to x); "
+                             f"write x = x {symbol} y for the broadcast result")
         if r.dtype is not self.dtype:
             if not _same_kind(r.dtype, self.dtype):
                 raise DTypeError(f"x {symbol}= y: the result is {r.dtype.name} and cannot be cast back to "
@@ -140,6 +144,8 @@ def _transpose(self, *axes):
 
 def _astype(self, dtype, copy=True, casting="unsafe"):
     d = dt.as_dtype(dtype)
+    if not copy and d is self.dtype:  # NumPy and the array API: no copy asked, none needed
+        return self
     return Array(cast(self._node, d))
 
 

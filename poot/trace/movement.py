@@ -144,8 +144,9 @@ def moveaxis(x, source, destination):
 
 
 @api_boundary
-def expand_dims(x, axis):
-    """Insert size-1 axes at `axis` (an int or a tuple, positions in the result)."""
+def expand_dims(x, axis=0):
+    """Insert size-1 axes at `axis` (an int or a tuple, positions in the result; 0 by default, as
+    in the array API standard)."""
     x = arr(x)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = x.ndim + len(axes)

@@ -1,0 +1,63 @@
+"""Functions of the array API standard (2023.12) that poot's NumPy-like API did not have:
+cumulative_sum, unstack, conj, real, imag. All lazy. (Sorting, searching and sets are in
+array_api_sets, inspection and dtype functions in array_api_info, linalg in array_api_linalg.)"""
+from __future__ import annotations
+
+from ..errors import AxisError, ShapeError, api_boundary
+from .movement import arr, axis_of
+
+__all__ = ["cumulative_sum", "unstack", "conj", "real", "imag"]
+
+
+@api_boundary
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative sum along `axis` (optional only for 1-D x), with sum's result dtypes (signed ints
+    -> int64, unsigned -> uint64, bool -> int64). `include_initial=True` starts with a zero, so the
+    axis grows by one."""
+    from .creation import zeros
+    from .movement import concat
+    from .reductions import cumsum
+
+    x = arr(x)
+    if x.ndim == 0:
+        raise ShapeError(f"cumulative_sum: needs an array of one or more dimensions, got {x.aval}")
+    if axis is None:
+        if x.ndim > 1:
+            raise AxisError(f"cumulative_sum: axis is required for an array of {x.ndim} dimensions "
+                            f"({x.aval}); pass axis=")
+        axis = 0
+    ax = axis_of(axis, x.ndim, "cumulative_sum", x)
+    out = cumsum(x, axis=ax, dtype=dtype)
+    if not include_initial:
+        return out
+    first = zeros(x.shape[:ax] + (1,) + x.shape[ax + 1:], dtype=out.dtype, device=x.device)
+    return concat([first, out], axis=ax)
+
+
+@api_boundary
+def unstack(x, /, *, axis=0):
+    """The slices of `x` along `axis`, as a tuple of arrays (the inverse of stack)."""
+    x = arr(x)
+    ax = axis_of(axis, x.ndim, "unstack", x)
+    lead = (slice(None),) * ax
+    return tuple(x[lead + (i,)] for i in range(x.shape[ax]))
+
+
+@api_boundary
+def conj(x, /):
+    """The complex conjugate: poot arrays are real, so `x` itself (same dtype)."""
+    return arr(x).copy()
+
+
+@api_boundary
+def real(x, /):
+    """The real component: poot arrays are real, so `x` itself (same dtype)."""
+    return arr(x).copy()
+
+
+@api_boundary
+def imag(x, /):
+    """The imaginary component: poot arrays are real, so zeros of x's shape and dtype."""
+    from .creation import zeros_like
+
+    return zeros_like(arr(x))
