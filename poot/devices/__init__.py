@@ -38,6 +38,10 @@ def get(name: str = "cpu") -> Device:
             from .cuda import CudaDevice
 
             dev = CudaDevice(idx)
+        elif kind == "rocm":
+            from .rocm import RocmDevice
+
+            dev = RocmDevice(idx)
         else:
             raise DeviceUnavailableError(f"device '{kind}' is not built yet in this version of poot")
         _DEVICES[key] = dev

@@ -10,6 +10,8 @@ class Capabilities:
     """What a device can do; the planner and kernel generation read it."""
     name: str                                  # e.g. "cpu", "cuda:0"
     target: str                                # artifact format: "cpu", "ptx", "spirv", "amdgcn"
+    compile_arch: str | None = None            # the arch artifacts must be built for (None: the target's
+                                               # default); AMD code objects run only on their own ISA
     max_workgroup_size: int = 1024
     max_workgroups: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     max_buffer_bytes: int = 2**62

@@ -39,7 +39,7 @@ def _program(device, kernel: Kernel, arch):
     hit = _programs.get(key)
     if hit is not None and hit[0]() is kernel:
         return hit
-    art = compile_kernel(kernel, device.caps.target, arch=arch)
+    art = compile_kernel(kernel, device.caps.target, arch=arch or device.caps.compile_arch)
     prog = device.load(art)
     ref = weakref.ref(kernel, lambda _, key=key: _programs.pop(key, None))
     entry = (ref, prog, meta_layout(kernel), tuple(p.dtype.itemsize for p in kernel.buffers))

@@ -109,7 +109,7 @@ class Program:
 
     def _record(self, launch, temp_slots, compile_kernel) -> _Launch:
         device = self.device
-        program = device.load(compile_kernel(launch.kernel, device.caps.target))
+        program = device.load(compile_kernel(launch.kernel, device.caps.target, arch=device.caps.compile_arch))
         args, lengths = [], []
         for param, (kind, what) in zip(launch.kernel.buffers, launch.bindings):
             slot = what.id if kind == "var" else temp_slots[what]

@@ -7,7 +7,8 @@ compiles every `@pt.kernel` of FILE (or only NAME). With one kernel OUT is the o
 it is a folder, one `<name><ext>` per kernel; without -o the files go to the current folder. A target
 this build of poot cannot produce yet says so (poot.NotBuiltError); nothing is ever faked. `--check`
 validates the output with the target's own tool where it is installed (spirv-val for SPIR-V, ptxas for
-PTX) and says so when it is not.
+PTX) and says so when it is not; a HSACO is checked by reading its ELF (AMD GPU machine, kernel
+descriptors, metadata note).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def add_commands(sub) -> None:
     p.add_argument("-o", "--output", help="output file (one kernel) or folder (several)")
     p.add_argument("--arch", help="target architecture (e.g. sm_90, gfx942, an LLVM CPU name)")
     p.add_argument("--check", action="store_true", help="validate the output with the target's tool "
-                   "(spirv-val, ptxas) where installed")
+                   "(spirv-val, ptxas) where installed; a HSACO's ELF is read back")
     p.set_defaults(func=cmd_compile)
     r = sub.add_parser("regen-kernel-assets", help="rewrite assets/<name>.kir.json from the kernel sources")
     r.add_argument("--check", action="store_true", help="only report missing, extra or stale assets")
@@ -108,6 +109,14 @@ def check_output(path: Path, target: str, arch: str | None) -> str:
         if out.returncode != 0:
             raise LoweringError(f"ptxas rejects {path}:\n{out.stdout}{out.stderr}")
         return f"{path}: ptxas OK"
+    if target == "amdgcn":
+        from ..llvm.hsaco import EM_AMDGPU, inspect_hsaco
+
+        info = inspect_hsaco(path.read_bytes())
+        if info.machine != EM_AMDGPU or not info.kernel_descriptors or not info.metadata:
+            raise LoweringError(f"{path} is no linked HSACO (machine {info.machine}, kernel descriptors "
+                                f"{list(info.kernel_descriptors)}, metadata note {'present' if info.metadata else 'absent'})")
+        return f"{path}: HSACO for {info.target}, kernels {', '.join(info.kernel_descriptors)}"
     return f"{path}: verified KIR (no external validator for target '{target}')"
 
 

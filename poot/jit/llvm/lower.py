@@ -70,9 +70,14 @@ class Lowering(Conversions):
     def local_ptr(self, name: str) -> str:
         return self.local_ptrs[name]
 
+    def alloca(self, ty: str, hint: str) -> str:
+        """A stack slot for a `ty` value in the entry block, as a pointer in the default address space
+        (AMDGPU overrides it: its stack is addrspace(5))."""
+        return self.f.entry_op(f"alloca {ty}", hint=hint)
+
     def alloca_locals(self) -> None:
         for v in self.k.locals:
-            self.local_ptrs[v.name] = self.f.entry_op(f"alloca {reg_type(v.dtype)}", hint=f"l.{v.name}.")
+            self.local_ptrs[v.name] = self.alloca(reg_type(v.dtype), f"l.{v.name}.")
 
     def on_return(self) -> None:
         self.f.term("ret void")
@@ -360,7 +365,7 @@ class Lowering(Conversions):
 
     def _s_For(self, s: For) -> None:
         ty, count, var_at = self.for_header(s)
-        kp = self.f.entry_op(f"alloca {ty}", hint="k")
+        kp = self.alloca(ty, "k")
         self.f.emit(f"store {ty} 0, ptr {kp}")
         head, body, latch, done = (self.f.label(x) for x in ("for", "body", "latch", "endfor"))
         self.f.br(head)
