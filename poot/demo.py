@@ -1,6 +1,7 @@
 """`poot demo`: the main job on the default device. A short NumPy-style workload (row softmax, a small
 MLP forward pass, reductions) written once against the array API, run with poot and with NumPy; it
-prints results, whether they match and the time of each. Later parts (jit, kernels) add to PARTS."""
+prints results, whether they match and the time of each, then a jitted step (per-call time) and the
+parts in PARTS."""
 from __future__ import annotations
 
 import time
@@ -73,7 +74,48 @@ def array_part(out=print) -> bool:
     return ok
 
 
-PARTS = [array_part]
+def _per_call(fn, rounds: int = 2000) -> float:
+    """Median seconds per call over batches of calls (the call overhead, for tiny inputs)."""
+    fn()
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(rounds // 5):
+            fn()
+        times.append((time.perf_counter() - t0) / (rounds // 5))
+    return sorted(times)[2]
+
+
+def jit_part(out=print) -> bool:
+    """A jitted step on small arrays: traced once, then replayed; its per-call time beside eager
+    poot and NumPy, and a device loop (pt.fori_loop) instead of a Python one."""
+    rng = np.random.default_rng(1)
+    x_np = rng.standard_normal((4, 16)).astype(np.float32)
+    w_np = (rng.standard_normal((16, 16)) * 0.1).astype(np.float32)
+
+    def step(m, x, w):
+        return softmax_rows(m, m.tanh(x @ w) * 2.0)
+
+    jitted = pt.jit(lambda x, w: step(pt, x, w))
+    x, w = pt.asarray(x_np), pt.asarray(w_np)
+    expected = step(np, x_np, w_np)
+    got = jitted(x, w).numpy()
+    eager = step(pt, x, w).numpy()
+    good = bool(np.allclose(got, expected, rtol=1e-5, atol=1e-6) and np.allclose(got, eager, rtol=1e-6))
+    t_jit = _per_call(lambda: jitted(x, w))
+    t_eager = _per_call(lambda: step(pt, x, w).numpy(), 500)
+    t_np = _per_call(lambda: step(np, x_np, w_np))
+    out(f"  @pt.jit step (4x16 @ 16x16, tanh, softmax): {'matches' if good else 'DIFFERS FROM'} NumPy; "
+        f"{t_jit * 1e6:.1f} us per call jitted ({jitted.trace_count} trace), eager poot "
+        f"{t_eager * 1e6:.1f} us, NumPy {t_np * 1e6:.1f} us")
+    v = pt.fori_loop(0, 100, lambda i, v: v * 0.5 + 1.0, pt.zeros(4))
+    loop_ok = bool(np.allclose(v.numpy(), 2.0 - 2.0 ** -99))
+    out(f"  pt.fori_loop: 100 device iterations of v = v/2 + 1 -> {v.numpy()[0]:.6f} "
+        f"({'matches' if loop_ok else 'DIFFERS FROM'} the closed form)")
+    return good and loop_ok
+
+
+PARTS = [array_part, jit_part]
 
 
 def main(out=print) -> int:

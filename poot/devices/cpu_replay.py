@@ -70,6 +70,11 @@ class CpuRecording:
             self.calls.append(_Call(program.fn, ptrs, meta, trap, ranges))
         self.buffers = {id(b): b for _, bufs, _ in self.commands for b in bufs}   # keep them alive
 
+    def pointer_slots(self, buf: Buffer) -> list[tuple[ctypes.Array, int]]:
+        """Where the recorded dispatches hold `buf`'s address: a caller that rebinds the same
+        buffers on every replay writes them itself (`ptrs[k] = address`) and calls `run()`."""
+        return self.slots.get(id(buf), [])
+
     def replay(self, rebind: dict | None = None) -> None:
         """Run the recorded dispatches in order, with `rebind[recorded] = other` buffers."""
         from .cpu import buffer_address
@@ -86,6 +91,10 @@ class CpuRecording:
             for ptrs, k in slots.get(key, ()):
                 ptrs[k] = addr
         self.rebound = set(now)
+        self.run()
+
+    def run(self) -> None:
+        """The recorded dispatches, with the addresses their pointer slots hold now."""
         pool = None
         for c in self.calls:
             if len(c.ranges) == 1:
