@@ -1,13 +1,14 @@
 """A Program recorded once on its device and replayed per call (what a jitted function runs).
 
 Recording walks the program's steps once, as `Program.run` would, with stand-in buffers (of the
-same sizes) for the inputs and results and real buffers for the intermediates (allocated once, shared between steps as
-the plan's lifetimes allow, kept for the program's life). The device captures the dispatches
-(`device.record()`: ready ctypes calls on the CPU, a CUDA graph on CUDA). A replay allocates the
-results, rebinds the stand-ins to the call's buffers and runs the recording.
+same sizes) for the inputs and results and real buffers for the intermediates (allocated once,
+shared between steps as the plan's lifetimes allow, kept for the program's life). The device
+captures the dispatches (`device.record()`: ready ctypes calls on the CPU, a CUDA graph on CUDA, one
+command buffer on wgpu). Host steps (a BLAS matmul, a control-flow construct) cannot be captured:
+they split the recording into segments and run between them on the call's buffers. A replay
+allocates the results, rebinds the stand-ins to the call's buffers and runs the segments.
 
-Not every program records: one with host steps (a BLAS matmul, a control-flow loop) or on a device
-without `record()` is run step by step instead (`Replay.build` returns None).
+A device without `record()` runs the program step by step instead (`Replay.build` returns None).
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import numpy as np
 from . import abi
 
 
-
 def _stand_in_bytes(nbytes: int) -> int:
     """Stand-ins have the size of what replaces them: a device may size its bindings (wgpu's bind
     groups) at record time."""
@@ -26,22 +26,23 @@ def _stand_in_bytes(nbytes: int) -> int:
 
 
 class Replay:
-    def __init__(self, program, recording, inputs, fresh, outputs, trap_words):
-        self.program, self.recording = program, recording
+    def __init__(self, program, segments, inputs, fresh, outputs, slots):
+        self.program = program
+        self.segments = segments      # ("rec", recording, stand-ins it uses) | ("host", action)
         self.inputs = inputs          # stand-ins of the inputs, in order
         self.fresh = fresh            # [(stand-in, nbytes)] for the buffers results live in
         self.outputs = outputs        # per result: ("in", input position) or ("fresh", index)
-        self.trap_words = trap_words  # a host view of the trap word (CPU), else None
+        self.slots = slots            # for host steps: var id -> fixed buffer or stand-in
         self.lock = threading.Lock()  # the intermediates are shared: one replay at a time
+        dev = program.device
+        self.trap_words = (dev.read(program.trap_buffer)[: abi.TRAP_WORDS * 4].view(np.uint32)
+                           if dev.caps.target == "cpu" else None)   # the trap word, read in place
 
-    @staticmethod
-    def build(program) -> "Replay | None":
+    @classmethod
+    def build(cls, program) -> "Replay | None":
         dev = program.device
         if not hasattr(dev, "record"):
             return None
-        for _, actions, _ in program.steps:
-            if any(kind not in ("launch", "alias") for kind, *_ in actions):
-                return None
         alias_root: dict[int, int] = {}
         for _, actions, _ in program.steps:
             for kind, *rest in actions:
@@ -55,37 +56,56 @@ class Replay:
         fresh_index: dict[int, int] = {}
         fresh: list = []
         pool: dict[int, list] = {}
+        segments: list = []
+        slots: dict[int, object] = {}
         trap = program.trap_buffer
-        with dev.record() as rec:
-            for allocs, actions, frees in program.steps:
-                for slot in allocs:
-                    nb = program.nbytes[slot]
-                    if slot in out_roots:
-                        b = dev.allocate(_stand_in_bytes(nb))
-                        stand_ins.add(id(b))
-                        fresh_index[slot] = len(fresh)
-                        fresh.append((b, nb))
-                    else:
-                        free = pool.get(nb)
-                        b = free.pop() if free else dev.allocate(nb)
-                    bufs[slot] = b
-                for kind, *rest in actions:
-                    if kind == "launch":
-                        r = rest[0]
-                        dev.dispatch(r.program, [bufs[a] for a in r.args] + [r.meta, trap], r.groups)
-                    else:
-                        bufs[rest[0]] = bufs[rest[1]]
-                for slot in frees:
-                    b = bufs.pop(slot, None)
-                    if b is not None and id(b) not in stand_ins:
-                        pool.setdefault(b.nbytes, []).append(b)
+        rec = None
+        for allocs, actions, frees in program.steps:
+            for slot in allocs:
+                nb = program.nbytes[slot]
+                if slot in out_roots:
+                    b = dev.allocate(_stand_in_bytes(nb))
+                    stand_ins.add(id(b))
+                    fresh_index[slot] = len(fresh)
+                    fresh.append((b, nb))
+                else:
+                    free = pool.get(nb)
+                    b = free.pop() if free else dev.allocate(nb)
+                bufs[slot] = b
+            for kind, *rest in actions:
+                if kind == "launch":
+                    if rec is None:
+                        rec = dev.record()
+                        rec.__enter__()
+                        used: dict[int, object] = {}
+                        segments.append(("rec", rec, used))
+                    r = rest[0]
+                    args = [bufs[a] for a in r.args]
+                    for b in args:
+                        if id(b) in stand_ins:
+                            used[id(b)] = b
+                    dev.dispatch(r.program, args + [r.meta, trap], r.groups)
+                elif kind == "alias":
+                    bufs[rest[0]] = bufs[rest[1]]
+                else:                      # a host step: ends the segment, runs between
+                    if rec is not None:
+                        rec.__exit__(None, None, None)
+                        rec = None
+                    slots.update(bufs)
+                    segments.append(("host", rest[0]))
+            for slot in frees:
+                b = bufs.pop(slot, None)
+                if b is not None and id(b) not in stand_ins:
+                    pool.setdefault(b.nbytes, []).append(b)
+        if rec is not None:
+            rec.__exit__(None, None, None)
         outputs = []
         for vid in program.output_ids:
             root = alias_root.get(vid, vid)
             outputs.append(("in", input_pos[root]) if root in input_pos else ("fresh", fresh_index[root]))
-        if dev.caps.target == "cpu":
-            return CpuReplay(program, rec, inputs, fresh, outputs)
-        return Replay(program, rec, inputs, fresh, outputs, None)
+        segments = [(s[0], s[1], list(s[2].values())) if s[0] == "rec" else s for s in segments]
+        return (CpuReplay if dev.caps.target == "cpu" else cls)(program, segments, inputs, fresh,
+                                                                outputs, slots)
 
     def run(self, inputs: list):
         """The results for `inputs`, or None when another thread is replaying (run the program)."""
@@ -93,29 +113,39 @@ class Replay:
             return None
         try:
             dev = self.program.device
-            rebind = dict(zip(self.inputs, inputs))
+            swap = dict(zip(self.inputs, inputs))
             made = []
             for stand_in, nb in self.fresh:
                 b = dev.allocate(nb)
-                rebind[stand_in] = b
+                swap[stand_in] = b
                 made.append(b)
-            self.recording.replay(rebind)
+            self._run_segments(swap)
             if self.trap_words is None or self.trap_words[abi.TRAP_CODE_WORD]:
                 self.program._check_trap()
             return [inputs[k] if kind == "in" else made[k] for kind, k in self.outputs]
         finally:
             self.lock.release()
 
+    def _run_segments(self, swap: dict) -> None:
+        host_bufs = None
+        for seg in self.segments:
+            if seg[0] == "rec":
+                seg[1].replay({b: swap[b] for b in seg[2]})
+            else:
+                if host_bufs is None:
+                    host_bufs = {vid: swap.get(b, b) for vid, b in self.slots.items()}
+                seg[1].run(host_bufs)
+
 
 class CpuReplay(Replay):
     """On the CPU the call's addresses are written straight into the recorded pointer slots."""
 
-    def __init__(self, program, recording, inputs, fresh, outputs):
-        dev = program.device
-        words = dev.read(program.trap_buffer)[: abi.TRAP_WORDS * 4].view(np.uint32)
-        super().__init__(program, recording, inputs, fresh, outputs, words)
-        self.input_slots = [recording.pointer_slots(b) for b in inputs]
-        self.fresh_slots = [(recording.pointer_slots(b), nb) for b, nb in fresh]
+    def __init__(self, program, segments, inputs, fresh, outputs, slots):
+        super().__init__(program, segments, inputs, fresh, outputs, slots)
+        recs = [s[1] for s in segments if s[0] == "rec"]
+        self.input_slots = [[p for r in recs for p in r.pointer_slots(b)] for b in inputs]
+        self.fresh_slots = [([p for r in recs for p in r.pointer_slots(b)], nb) for b, nb in fresh]
+        self.simple = len(segments) == 1 and segments[0][0] == "rec"
 
     def run(self, inputs: list):
         if not self.lock.acquire(blocking=False):
@@ -135,9 +165,24 @@ class CpuReplay(Replay):
                 addr = b.address
                 for ptrs, k in slots:
                     ptrs[k] = addr
-            self.recording.run()
+            if self.simple:
+                self.segments[0][1].run()
+            else:
+                swap = dict(zip(self.inputs, inputs))
+                swap.update(zip((b for b, _ in self.fresh), made))
+                self._run_host_and_calls(swap)
             if self.trap_words[abi.TRAP_CODE_WORD]:
                 self.program._check_trap()
             return [inputs[k] if kind == "in" else made[k] for kind, k in self.outputs]
         finally:
             self.lock.release()
+
+    def _run_host_and_calls(self, swap: dict) -> None:
+        host_bufs = None
+        for seg in self.segments:
+            if seg[0] == "rec":
+                seg[1].run()           # its pointer slots already hold this call's addresses
+            else:
+                if host_bufs is None:
+                    host_bufs = {vid: swap.get(b, b) for vid, b in self.slots.items()}
+                seg[1].run(host_bufs)
