@@ -79,7 +79,7 @@ def _matrices(op: str, x, square: bool = False):
 
 
 def _leaf(a, d: dt.DType, device: str) -> Array:
-    return Array(from_numpy(np.ascontiguousarray(np.asarray(a).astype(d.np, copy=False)), device))
+    return Array(from_numpy(np.asarray(a).astype(d.np, copy=False), device))
 
 
 def _numpy(op: str, fn, *args, **kwargs):

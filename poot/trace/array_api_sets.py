@@ -29,7 +29,7 @@ def _host(x: Array, what: str) -> np.ndarray:
 
 
 def _leaf(a: np.ndarray, device: str, dtype: dt.DType | None = None) -> Array:
-    return Array(from_numpy(np.ascontiguousarray(a), device, dtype))
+    return Array(from_numpy(np.asarray(a), device, dtype))
 
 
 def _sortable(op: str, x: Array) -> None:

@@ -302,7 +302,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
         return x.to(_device(device)).copy() if device is not None else x.copy()
     try:
         host = np.from_dlpack(x)
-    except (BufferError, RuntimeError, TypeError) as e:
+    except (AttributeError, BufferError, RuntimeError, TypeError) as e:
         raise DTypeError(f"from_dlpack: cannot read a {type(x).__name__} through DLPack ({e}); "
                          f"poot takes DLPack data on the CPU") from None
     return Array(from_numpy(host_array(host, "from_dlpack"), _device(device)))
