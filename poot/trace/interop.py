@@ -119,9 +119,21 @@ _FUNCTIONS = [
 ]
 
 
+def _numpy_clip(pt, a, *bounds, **kwargs):
+    """np.clip on poot arrays: NumPy promotes x with the bounds (pt.clip keeps x's dtype, as the
+    array API standard says), so x is converted to that promotion first."""
+    lo = kwargs.pop("min", kwargs.pop("a_min", bounds[0] if bounds else None))
+    hi = kwargs.pop("max", kwargs.pop("a_max", bounds[1] if len(bounds) > 1 else None))
+    x = pt.asarray(a)
+    d = pt.result_type(x, *[b for b in (lo, hi) if b is not None])
+    return pt.clip(x.astype(d, copy=False), lo, hi)
+
+
 def array_function(self, func, types, args, kwargs):
     pt = _poot()
     name = func.__name__
+    if func is np.clip and kwargs.get("out") is None and len(args) <= 3:
+        return _numpy_clip(pt, *args, **{k: v for k, v in kwargs.items() if k != "out"})
     if name in _FUNCTIONS and func is getattr(np, name, None) and kwargs.get("out") is None:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         target = getattr(pt, name, None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from ..errors import ShapeError, api_boundary
 from .elementwise import _check_broadcast, equal, isnan, logical_and, logical_or
-from .lazy import constant, record
+from .lazy import Node, constant, record
 from .promote import cast, device_of, finish, float_of, promote, wrap
 
 __all__: list[str] = []
@@ -46,6 +46,7 @@ def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
     if kwargs:
         raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
     items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
+    x_dtype = items[0].aval.dtype if isinstance(items[0], Node) else d
     if d.kind in "iu":  # like NumPy: a Python bound beyond the dtype on its own side does not clip
         info = dt.iinfo(d)
         if type(min) is int and min < info.min:
@@ -62,10 +63,12 @@ def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
         k += 1
     if max is not None:
         r = record("min", (r, nodes[k]))
-    return wrap(r)
+    return wrap(cast(r, x_dtype))
 
 
-_export("clip", _clip, "clip(x, min, max) = minimum(maximum(x, min), max); either bound may be None.")
+_export("clip", _clip, "clip(x, min, max) = minimum(maximum(x, min), max); either bound may be None. "
+                       "The result has x's dtype, as the array API standard says (np.clip on poot "
+                       "arrays keeps NumPy's promotion with the bounds).")
 
 
 def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -160,3 +160,15 @@ def test_copy_false_refuses_a_copy_in_namespace_numpy_asarray_still_converts():
     x = pt.ones(3)
     assert pt.asarray(x, copy=False) is x
     assert np.asarray(x).shape == (3,)
+
+
+def test_clip_keeps_x_dtype_in_namespace_numpy_promotes_with_the_bounds():
+    x = pt.asarray(np.array([0.25, 2.0], np.float32))
+    lo = pt.zeros(2)  # float64
+    r = pt.clip(x, lo, 1.0)
+    assert r.dtype is pt.float32  # the standard: "the same data type as x"
+    np.testing.assert_array_equal(r.numpy(), [0.25, 1.0])
+    n = np.clip(x, lo, 1.0)
+    assert isinstance(n, pt.Array) and n.dtype is pt.float64  # NumPy's rule, kept for np.* callers
+    assert np.clip(np.ones(2, np.float32), np.zeros(2), 1.0).dtype == np.float64
+    assert np.clip(x, a_min=0.5, a_max=None).dtype is pt.float32
