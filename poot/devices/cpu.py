@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import DeviceError
 from .base import Buffer, Capabilities, Device
+from .cpu_pool import HostPool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -106,9 +107,13 @@ class CpuDevice(Device):
         self.caps = Capabilities(name="cpu", target="cpu", max_workgroup_size=1,
                                  cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                                  else (os.cpu_count() or 1))
+        self._host_pool = HostPool()
 
     def allocate(self, nbytes: int) -> Buffer:
-        raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
+        raw = self._host_pool.take(nbytes + _ALIGN)       # large ones are reused (cpu_pool.py)
+        if raw is None:
+            raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
+            self._host_pool.adopt(raw)
         base = ctypes.addressof(ctypes.c_char.from_buffer(raw))
         off = (-base) % _ALIGN
         return CpuBuffer(self, nbytes, raw[off:off + nbytes], base + off)

@@ -1,4 +1,6 @@
 """The fusion planner: how many kernels representative graphs become, and what passes remove."""
+import math
+
 import numpy as np
 import pytest
 
@@ -177,15 +179,58 @@ def test_long_reduction_is_split_into_parallel_partials():
             verify(launch.kernel)
 
 
-@pytest.mark.parametrize("op", ["reduce_sum", "argmax"])
-def test_reduction_over_a_leading_axis_uses_the_column_schedule_on_cpu(op):
+def test_cpu_softmax_evaluates_exp_once_per_element():
+    """The summed exp(x - max) is stored into the output and read back by the division pass."""
+    from poot.jit.kir.text import format_kernel
+
     g = G()
-    x = g.input((64, 512))
+    x = g.input((8, 1000))
+    plan = plan_fusion(g.graph(softmax(g, x)))
+    code = generate(plan.steps[0], plan, CPU)
+    assert len(code.launches) == 1
+    text = format_kernel(code.launches[0].kernel)
+    assert text.count("exp(") == 1, text
+    verify(code.launches[0].kernel)
+
+
+def test_softmax_and_log_softmax_rows_match_numpy(device):
+    a = np.random.default_rng(3).standard_normal((33, 1000)).astype(np.float32) * 10
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    tol = 8 * np.finfo(np.float32).eps
+    np.testing.assert_allclose(pt.nn.softmax(pt.asarray(a), axis=-1).numpy(),
+                               e / e.sum(axis=-1, keepdims=True), rtol=tol, atol=1e-30)
+    np.testing.assert_allclose(pt.nn.log_softmax(pt.asarray(a), axis=-1).numpy(),
+                               a - a.max(axis=-1, keepdims=True) - np.log(e.sum(axis=-1, keepdims=True)),
+                               rtol=tol, atol=tol * 100)
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "argmax"])
+@pytest.mark.parametrize("rows, groups", [(64, [(1, 1, 1)]), (4096, [(8, 1, 1), (1, 1, 1)])])
+def test_reduction_over_a_leading_axis_uses_the_column_schedule_on_cpu(op, rows, groups):
+    """Whole rows per workgroup; a long reduced axis is cut into pieces (partials, then a combine)."""
+    g = G()
+    x = g.input((rows, 512))
     params = {"axis": 0} if op == "argmax" else {"axes": (0,)}
     plan = plan_fusion(g.graph(g.op(op, x, **params)))
     code = generate(plan.steps[0], plan, CPU)
-    assert code.temps and code.launches[0].groups == (2, 1, 1)
-    verify(code.launches[0].kernel)
+    assert code.temps and [launch.groups for launch in code.launches] == groups
+    for launch in code.launches:
+        verify(launch.kernel)
+
+
+@pytest.mark.parametrize("shape, axis", [((4096, 40), 0), ((300, 7, 33), (0, 1)), ((100_000, 3), 0)])
+def test_column_schedule_in_pieces_matches_numpy(device, shape, axis):
+    """Partials combined in piece order: sums agree, and argmax/argmin keep the first occurrence of a
+    tie and of a NaN."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 5, shape).astype(np.float32)      # many ties
+    a.reshape(-1)[[3 * shape[-1] + 1, (shape[0] - 2) * math.prod(shape[1:]) + 1]] = np.nan
+    x = pt.asarray(a)
+    np.testing.assert_allclose(x.sum(axis=axis).numpy(), np.sum(a, axis=axis), rtol=1e-6)
+    np.testing.assert_array_equal(x.max(axis=axis).numpy(), np.max(a, axis=axis))
+    if isinstance(axis, int):
+        np.testing.assert_array_equal(x.argmax(axis=axis).numpy(), np.argmax(a, axis=axis))
+        np.testing.assert_array_equal(x.argmin(axis=axis).numpy(), np.argmin(a, axis=axis))
 
 
 def test_an_input_seen_through_an_alias_is_never_freed(device):

@@ -1,6 +1,7 @@
 """KIR JSON: deterministic bytes, exact float bit patterns, lossless round trip; the text form."""
 import json
 import math
+from functools import partial
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -104,9 +105,31 @@ from poot.jit.kir.model import Binary, Cast, If, Load, Read, Select, Unary  # no
 _T = [dt.float32, dt.int32, dt.float16, dt.bfloat16, dt.float64, dt.uint8]
 
 
+# named builders, not lambdas: hypothesis describes a lambda by re-executing its module's imports,
+# which fails for this test module (ImportError "cannot import name 'kir' from 'jit'")
+def _const(v, dtype):
+    return B.const(v, dtype)
+
+
+def _binary(op, a, b, dtype):
+    return Binary(op, a, b, dtype)
+
+
+def _neg(a, dtype):
+    return Unary("neg", a, dtype)
+
+
+def _min_select(a, b, dtype):
+    return Select(Binary("lt", a, b, dt.bool_), a, b, dtype)
+
+
+def _round_trip_cast(a, dtype):
+    return Cast(Cast(a, dt.float64), dtype)
+
+
 def _exprs(dtype):
     leaf = st.one_of(
-        st.builds(lambda v: B.const(v, dtype), st.floats(-1e3, 1e3, allow_nan=False) if dt.is_float(dtype)
+        st.builds(partial(_const, dtype=dtype), st.floats(-1e3, 1e3, allow_nan=False) if dt.is_float(dtype)
                   else st.integers(0, 100)),
         st.just(Load("x_" + dtype.short, Index("thread", 0), dtype)),
         st.just(Read("v_" + dtype.short, dtype)))
@@ -114,10 +137,10 @@ def _exprs(dtype):
     def grow(children):
         ops = ["add", "sub", "mul", "max"] + (["pow", "atan2"] if dt.is_float(dtype) else ["xor", "shl"])
         return st.one_of(
-            st.builds(lambda op, a, b: Binary(op, a, b, dtype), st.sampled_from(ops), children, children),
-            st.builds(lambda a: Unary("neg", a, dtype), children),
-            st.builds(lambda a, b: Select(Binary("lt", a, b, dt.bool_), a, b, dtype), children, children),
-            st.builds(lambda a: Cast(Cast(a, dt.float64), dtype), children))
+            st.builds(partial(_binary, dtype=dtype), st.sampled_from(ops), children, children),
+            st.builds(partial(_neg, dtype=dtype), children),
+            st.builds(partial(_min_select, dtype=dtype), children, children),
+            st.builds(partial(_round_trip_cast, dtype=dtype), children))
     return st.recursive(leaf, grow, max_leaves=12)
 
 

@@ -1,6 +1,7 @@
 """Row kernels: reductions over axes A of a shape S computed once per row (the kept coordinates),
 then the roots: per-row results (a reduction with its epilogue) and row-wide results (softmax,
-layer_norm) written in a pass over the row, recomputing the cheap prologue instead of storing it.
+layer_norm) written in a pass over the row, recomputing the cheap prologue instead of storing it (on
+the CPU a transcendental one is stored into the output by the reduction's pass instead: `stashes`).
 
 CPU: one workgroup of one thread per row; the reduction loops accumulate with reassociable ops so
 LLVM vectorizes them. GPU: when A holds the innermost axis, one workgroup per row, its threads
@@ -15,7 +16,7 @@ from ... import dtypes as dt
 from ...fuse.indexing import Form, ravel, unravel
 from ...graph.ops import OPS
 from ..kir.builder import binary, cast, const, select, unary
-from ..kir.model import Index
+from ..kir.model import Access, Index, Load
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
 
 
@@ -64,10 +65,11 @@ class Reduction:
         return cmp
 
 
-def accumulate(ctx, red: Reduction, row_idx, start, stop, step: int, j_offset=None):
+def accumulate(ctx, red: Reduction, row_idx, start, stop, step: int, j_offset=None, stash_to=None):
     """Loop j over [start, stop) by `step`, folding the reduction's input at (row, j) into fresh
     accumulator locals; returns (acc, best-index-or-None). `j_offset` is added to j for arg
-    reductions whose loop covers a piece of the row."""
+    reductions whose loop covers a piece of the row. `stash_to`: an output buffer of the step's
+    shape that also receives each input value (see `stashes`)."""
     kb, gen = ctx.kb, ctx.gen
     shape, axes, kept, _, red_shape = layout(ctx.step)
     K = math.prod(red_shape)
@@ -76,7 +78,10 @@ def accumulate(ctx, red: Reduction, row_idx, start, stop, step: int, j_offset=No
     with kb.for_("j", start, stop, step=step, dtype=ctx.idt) as j:
         gen.push()
         idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, j), red_shape))
-        v = cast(gen.value(red.e.inputs[0], idx), red.acc)
+        raw = gen.value(red.e.inputs[0], idx)
+        if stash_to is not None:
+            kb.store(stash_to, gen.index(ravel(idx, shape)), raw)
+        v = cast(raw, red.acc)
         if red.is_arg:
             v = kb.let("v", v)
             take = kb.let("take", red.better(acc, v))
@@ -86,6 +91,67 @@ def accumulate(ctx, red: Reduction, row_idx, start, stop, step: int, j_offset=No
             kb.assign(acc, red.combine(acc, v))
         gen.pop()
     return acc, best
+
+
+# ops worth a store and a load to avoid computing twice
+TRANSCENDENTAL = frozenset({"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin",
+                            "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+                            "erf", "pow", "hypot", "logaddexp"})
+STASH_ROW_BYTES = 1 << 19     # rows up to this size stay in the core's cache between the passes
+
+
+def stashes(step, plan) -> dict[int, int]:
+    """CPU row kernels whose row-wide output recomputes a transcendental reduction input (softmax:
+    `exp(x - m)` is summed, then divided by the sum): {reduction out id: output position}. The
+    reduction's loop also stores its input into that output, and the output pass reads it back
+    instead of evaluating it again; the row is still in cache, so this halves the exp work."""
+    shape = step.shape
+    K = math.prod(shape[d] for d in step.axes)
+    inputs = {v.id for v in step.inputs} | {e.out.id for e in step.reductions}
+    out: dict[int, int] = {}
+    for pos, r in enumerate(step.outputs):
+        if r.aval.shape != shape or K * r.aval.dtype.itemsize > STASH_ROW_BYTES:
+            continue
+        same_index = _same_index_values(r, plan.producer, inputs)
+        for e in step.reductions:
+            src = e.inputs[0]
+            if (e.out.id not in out and src.id in same_index and src.aval.dtype == r.aval.dtype
+                    and src.aval.shape == shape and _uses_any(src, plan.producer, inputs, TRANSCENDENTAL)):
+                out[e.out.id] = pos
+                break
+    return out
+
+
+def _same_index_values(root, producer, stop) -> set[int]:
+    """Ids of the values `root[i]` reads at the same index i (elementwise operands of its shape)."""
+    seen, stack = set(), [root]
+    while stack:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        e = producer.get(v.id)
+        if v.id in stop or e is None or OPS[e.op].kind != "elementwise":
+            continue
+        stack.extend(u for u in e.inputs if u.aval.shape == v.aval.shape)
+    return seen
+
+
+def _uses_any(v, producer, stop, ops) -> bool:
+    seen, stack = set(), [v]
+    while stack:
+        u = stack.pop()
+        if u.id in seen or u.id in stop:
+            continue
+        seen.add(u.id)
+        e = producer.get(u.id)
+        if e is None:
+            continue
+        if e.op in ops:
+            return True
+        if OPS[e.op].kind in ("elementwise", "movement"):
+            stack.extend(e.inputs)
+    return False
 
 
 def layout(step):
@@ -119,9 +185,10 @@ def generate_row(step, plan, style: str) -> StepCode:
         return generate_columns(step, plan, style)
     cooperative = style == "gpu" and (len(shape) - 1) in axes and K > 32
     if style == "cpu":
-        ctx = KernelContext(step, plan, style)
+        stash = stashes(step, plan)
+        ctx = KernelContext(step, plan, style, out_access=Access.READ_WRITE if stash else Access.WRITE)
         row = ctx.thread()
-        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=None)
+        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=None, stash=stash)
         return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(nrows))])
     if cooperative:
         ctx = KernelContext(step, plan, style)
@@ -135,9 +202,10 @@ def generate_row(step, plan, style: str) -> StepCode:
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(nrows, GPU_WORKGROUP)))])
 
 
-def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes):
+def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes, stash=None):
     """Emit one row's work. `lanes`: None for one thread per row, else the workgroup's threads
-    cooperate over the row (GPU)."""
+    cooperate over the row (GPU). `stash`: see `stashes`."""
+    stash = stash or {}
     kb, gen = ctx.kb, ctx.gen
     row_form = ctx.coord("row", nrows, row)
     row_idx = unravel(row_form, kept_shape)
@@ -150,7 +218,8 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
     for e in ctx.step.reductions:
         red = Reduction(e, ctx, reassoc)
         start = lane if lanes else const(0, ctx.idt)
-        acc, best = accumulate(ctx, red, row_idx, start, const(K, ctx.idt), lanes or 1)
+        into = ctx.out_names[stash[e.out.id]] if e.out.id in stash else None
+        acc, best = accumulate(ctx, red, row_idx, start, const(K, ctx.idt), lanes or 1, stash_to=into)
         if lanes:
             acc, best = workgroup_combine(ctx, red, acc, best, lane, lanes)
         gen.reduced[e.out.id] = kb.let("red", red.finalize(acc, best))
@@ -172,6 +241,11 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
             gen.push()
             idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("k", K, k), red_shape))
             linear = gen.index(ravel(idx, shape))
+            for e in ctx.step.reductions:       # stashed values are read back, not recomputed
+                if e.out.id in stash:
+                    src = e.inputs[0]
+                    gen._bind(("v", src.id, tuple(idx)),
+                              Load(ctx.out_names[stash[e.out.id]], linear, src.aval.dtype), "st")
             for name, r in full_roots:
                 kb.store(name, linear, gen.value(r, idx))
             gen.pop()
