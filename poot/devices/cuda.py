@@ -5,8 +5,8 @@ CuPy and the CUDA runtime use in the same process), makes it current on every th
 the device, and puts all work on one non-blocking poot stream, in order.
 
 Memory comes from a stream-ordered pool of poot's own (`cuMemPoolCreate`, release threshold unlimited:
-freed blocks are reused without a trip to the driver); a GPU without memory pools falls back to
-`cuMemAlloc`. A Buffer's handle is its device address (an int). Buffers are freed on the stream
+freed blocks are reused without a trip to the driver; `trim()` hands them back, as an allocation that
+fails does before it retries); a GPU without memory pools falls back to `cuMemAlloc`. A Buffer's handle is its device address (an int). Buffers are freed on the stream
 (`cuMemFreeAsync`) by `free` or when the Buffer is garbage collected, so a buffer dropped while queued
 kernels still use it stays valid for them. Transfers above PINNED_ABOVE bytes go through a ring of
 pinned staging chunks (the host copy into one chunk overlaps the DMA of the previous one); smaller ones
@@ -282,6 +282,14 @@ class CudaDevice(Device):
         self._current()
         return tuple(self._ok(self._drv.cuMemGetInfo(), "cuMemGetInfo"))
 
+    def trim(self) -> None:
+        """Hand the memory poot's pool keeps for reuse back to the driver (like torch.cuda.empty_cache), so
+        another process or library on this GPU can have it; buffers still alive stay."""
+        self._current()
+        self._wait()
+        if self._pool is not None:
+            self._ok(self._drv.cuMemPoolTrimTo(self._pool, 0), "cuMemPoolTrimTo")
+
     # --- memory -----------------------------------------------------------------------------------
     def _make_pool(self):
         drv = self._drv
@@ -317,6 +325,8 @@ class CudaDevice(Device):
             if self._pool is not None:
                 self._ok(self._drv.cuMemPoolTrimTo(self._pool, 0), "cuMemPoolTrimTo")
             result = self._alloc(size)
+            if int(result[0]) == _OOM and self._pool is not None:   # what the failed try reserved goes back too
+                self._ok(self._drv.cuMemPoolTrimTo(self._pool, 0), "cuMemPoolTrimTo")
         ptr = int(self._ok(result, what))
         buf = Buffer(self, nbytes, ptr)
         fin = weakref.finalize(buf, self._release, ptr, size)

@@ -7,7 +7,6 @@ Run on a GPU machine: python -m pytest -q tests/devices/test_cuda.py"""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ from poot.errors import DeviceError, DeviceUnavailableError, KernelTrap, OutOfMe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else None)
+from ptxas_tool import PTXAS, SKIP_REASON
 
 
 # --- everywhere -----------------------------------------------------------------------------------
@@ -33,7 +32,7 @@ def test_poot_devices_says_why_cuda_is_unavailable_or_what_it_is():
         assert any(w in row[2] for w in ("not installed", "no NVIDIA driver", "sees no CUDA device", "failed"))
 
 
-@pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not installed")
+@pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_the_test_kernels_assemble_with_ptxas(arch, tmp_path):
     pytest.importorskip("llvmlite.binding")
@@ -181,6 +180,16 @@ def test_out_of_memory_names_the_size_and_leaves_the_device_usable(dev):
     assert np.array_equal(dev.read(upload(dev, np.arange(100, dtype=np.uint8))), np.arange(100, dtype=np.uint8))
 
 
+def test_trim_hands_freed_pool_memory_back_to_the_driver(dev):
+    if not dev.caps.extra["memory_pools"]:
+        pytest.skip("this GPU has no memory pools: freed memory goes straight back to the driver")
+    dev.free(dev.allocate(1 << 30))
+    dev.synchronize()
+    kept = dev.memory_info()[0]                   # the freed GiB stays in poot's pool for reuse
+    dev.trim()
+    assert dev.memory_info()[0] - kept >= (1 << 30) - (64 << 20)
+
+
 def test_another_thread_can_use_the_device(dev):
     seen = {}
 
@@ -252,10 +261,13 @@ except DeviceError as e:
 
 
 def test_an_illegal_address_is_named_and_sticky(dev, kit):
-    """In a child process: a sticky error ends CUDA use for the whole process."""
+    """In a child process: a sticky error ends CUDA use for the whole process. This process hands its
+    pool's cached memory back first, so the child can make its own context."""
+    dev.trim()
+    free, total = dev.memory_info()
     r = subprocess.run([sys.executable, "-c", _FAULT.format(here=HERE)], capture_output=True, text=True,
                        cwd=ROOT, timeout=300)
-    assert "FIRST:" in r.stdout, r.stdout + r.stderr
+    assert "FIRST:" in r.stdout, f"(GPU memory free before the child: {free:,} of {total:,})\n{r.stdout}{r.stderr}"
     first = r.stdout.split("FIRST:")[1]
     assert "poot_test_fault" in first and "sticky" in first and "CUDA_ERROR_" in first
     assert "SECOND:" in r.stdout and "sticky" in r.stdout.split("SECOND:")[1]

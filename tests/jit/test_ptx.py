@@ -1,6 +1,5 @@
 """The PTX target: every sample kernel's PTX assembles with ptxas for sm_80 and sm_90."""
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -10,9 +9,9 @@ from poot.jit.compile import compile_kernel
 from poot.jit.llvm.targets.ptx import ptx_feature
 
 from kir_samples import all_kernels, reduce_shared_kernel
+from ptxas_tool import PTXAS, SKIP_REASON
 
-PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if shutil.os.path.exists("/usr/local/bin/ptxas") else None)
-needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not installed")
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
 
 
 @needs_ptxas

@@ -4,8 +4,6 @@ each axis, softmax, layer_norm, split reductions, scans, gathers and scatters, m
 floats), planned for a CUDA GPU's capabilities, assembles with ptxas for sm_80 and sm_90."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -15,8 +13,9 @@ from poot.devices.base import Capabilities
 from poot.graph import Aval, Eqn, Graph, Var
 from poot.graph.ops import OPS
 
-PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas") else None)
-pytestmark = pytest.mark.skipif(PTXAS is None, reason="ptxas (the CUDA toolkit's PTX assembler) is not installed")
+from ptxas_tool import PTXAS, SKIP_REASON
+
+pytestmark = pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
 ARCHS = ("sm_80", "sm_90")
 # what a CUDA device reports (an H200's numbers): the planner and kernelgen shape GPU kernels by these
 CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
