@@ -94,6 +94,15 @@ def test_signed_integer_ops_get_signed_operands():
     valid(fixed)
 
 
+def test_signed_remainders_are_spelled_with_a_signed_division():
+    raw = raw_spirv(S.binary_kernel("rem", dt.int32))
+    assert any(N.opcode(i) == N.OP_S_REM for i in ops(raw))
+    insts = ops(N.fix_for_naga(raw))
+    assert not any(N.opcode(i) == N.OP_S_REM for i in insts)
+    assert any(N.opcode(i) == N.OP_S_DIV for i in insts) and any(N.opcode(i) == N.OP_I_SUB for i in insts)
+    valid(N.fix_for_naga(raw))
+
+
 def test_nan_and_infinite_literals_are_made_at_run_time():
     raw = raw_spirv(S.unary_kernel("log", dt.float64))
     floats = {i[1]: i[2] for i in ops(raw) if N.opcode(i) == N.OP_TYPE_FLOAT}

@@ -4,7 +4,8 @@ the same code.
 
 `require(module, op, ty)` defines `@poot.<op>.<f32|f64>` in `module` (with what it calls) and returns
 its name. Every function exists for float and double. The functions in NATIVE_F32 (exp, exp2, log,
-expm1, tanh, sinh, cosh, erf: the ones hot in array code) compute in float with float coefficients;
+expm1, tanh, sinh, cosh, erf, sin, cos: the ones hot in array code) compute in float with float
+coefficients (sin/cos reduce their argument in double);
 the other float versions widen to double, compute there and round once (results within ~0.5 ulp).
 
 Methods (double):
@@ -15,7 +16,7 @@ Methods (double):
   round that sum; pow uses it as exp(y * (hi + lo)) with an exact FMA product.
 - expm1: the exp reduction with e**r - 1 = r + r*r*P(r), recombined as fma(2**n, p, 2**n - 1).
 - sin/cos/tan: n = round(x*2/pi), r = x - n*pi/2 with pi/2 as three doubles and FMAs; Taylor
-  polynomials on |r| <= pi/4. RANGE LIMIT: accurate (measured <= 3 ulp double, 0.5 ulp float) for
+  polynomials on |r| <= pi/4. RANGE LIMIT: accurate (measured <= 3 ulp double, 1.1 ulp float) for
   |x| <= 2**50 (~1.1e15); beyond it (where the reduction stops being exact) the result is NaN.
 - atan: reduction to |t| <= tan(pi/8) (1/t and (t-1)/(t+1)), Chebyshev fit (mathcoeffs.py);
   atan2 reduces min/max(|x|,|y|) to atan and fixes the quadrant; asin/acos via atan2 and
@@ -35,7 +36,7 @@ from . import mathcoeffs as C
 from .ir import Func, Module, float_const
 
 _INF, _NAN = float("inf"), float("nan")
-NATIVE_F32 = frozenset({"exp", "exp2", "log", "expm1", "tanh", "sinh", "cosh", "erf"})
+NATIVE_F32 = frozenset({"exp", "exp2", "log", "expm1", "tanh", "sinh", "cosh", "erf", "sin", "cos"})
 BINARY = frozenset({"pow", "atan2", "hypot"})
 
 
@@ -89,8 +90,12 @@ class _B:
     def i(self, op, a, b): return self.o(f"{op} {self.it} {a}, {b}")
 
     def to_int(self, a):
-        fn = self.m.intrinsic(f"llvm.fptosi.sat.{self.it}.{self.sfx}", self.it, self.ty)
-        return self.o(f"call {self.it} {fn}({self.ty} {a})")
+        """An integral-valued float known to lie within +-2**30 (or NaN, taken as 0) as an integer.
+        A plain fptosi to i32 on a NaN-free value: it vectorizes (one vcvttps2dq), where fptosi.sat
+        is scalarized on x86 and an unguarded NaN would make the result poison."""
+        safe = self.sel(self.cmp("ord", a, a), a, self.k(0.0))
+        i = self.o(f"fptosi {self.ty} {safe} to i32")
+        return self.o(f"sext i32 {i} to i64") if self.dbl else i
 
     def to_float(self, i): return self.o(f"sitofp {self.it} {i} to {self.ty}")
 
@@ -130,6 +135,9 @@ class _B:
     def is_zero(self, x): return self.cmp("oeq", x, self.k(0.0))
     def keep_zero(self, x, r): return self.sel(self.is_zero(x), x, r)   # f(±0) = ±0
     def isnan(self, x): return self.cmp("uno", x, x)
+    # f(NaN) = NaN said outright: Vulkan drivers may assume no NaN in a clamp's compare-and-select
+    # (NVIDIA's ran exp(NaN) as exp(89) = inf), while isnan stays exact (OpIsNan)
+    def nan_through(self, x, r): return self.sel(self.isnan(x), x, r)
     def isinf(self, x): return self.cmp("oeq", self.fabs(x), self.k(_INF))
 
     def signbit(self, x):
@@ -158,7 +166,7 @@ def _exp_core(b: _B, x, lo=None, base2=False):
         if lo is not None:
             r = b.add(r, lo)
         p = b.horner(r, _INV_FACT[: (14 if b.dbl else 8)])
-    return b.scale(p, n)
+    return b.nan_through(x, b.scale(p, n))
 
 
 def _exp(b, x): return _exp_core(b, x)
@@ -166,6 +174,13 @@ def _exp2(b, x): return _exp_core(b, x, base2=True)
 
 
 def _expm1(b, x):
+    hi_x = 709.0 if b.dbl else 88.0
+    res = b.sel(b.cmp("ogt", x, b.k(hi_x)), b.call("exp", x), _expm1_core(b, x))
+    return b.nan_through(x, b.keep_zero(x, res))
+
+
+def _expm1_core(b, x):
+    """e**x - 1 for x up to 709 (double) / 88 (float); larger x is the caller's business."""
     hi_x, lo_x = (709.0, -60.0) if b.dbl else (88.0, -30.0)
     xc = b.clamp(x, lo_x, hi_x)
     n = b.rint(b.mul(xc, b.k(1.4426950408889634)))
@@ -175,9 +190,7 @@ def _expm1(b, x):
     r = b.fma(nn, b.k(low), r)
     p = b.fma(b.mul(r, r), b.horner(r, _INV_FACT[2:16] if b.dbl else _INV_FACT[2:10]), r)
     t = b.pow2(b.to_int(n))
-    res = b.fma(t, p, b.sub(t, b.k(1.0)))
-    res = b.sel(b.cmp("ogt", x, b.k(hi_x)), b.call("exp", x), res)
-    return b.keep_zero(x, res)
+    return b.fma(t, p, b.sub(t, b.k(1.0)))
 
 
 # --- log family ------------------------------------------------------------------------------------
@@ -290,13 +303,13 @@ _COS_P = [(-1) ** k / math.factorial(2 * k) for k in range(2, 10)]
 
 
 def _sincos_core(b, x):
-    """(sin r, cos r, quadrant i64) with x = r + quadrant*pi/2."""
+    """(sin r, cos r, quadrant as a float in {0, 1, 2, 3}) with x = r + quadrant*pi/2."""
     n = b.rint(b.mul(x, b.k(0.6366197723675814)))
     nn = b.neg(n)
     r = b.fma(nn, b.k(C.PIO2[0]), x)
     r = b.fma(nn, b.k(C.PIO2[1]), r)
     r = b.fma(nn, b.k(C.PIO2[2]), r)
-    q = b.i("and", b.to_int(n), 3)
+    q = b.sub(n, b.mul(b.k(4.0), b.floor(b.mul(n, b.k(0.25)))))   # n mod 4 in float: exact, any n
     z = b.mul(r, r)
     s = b.fma(b.mul(r, z), b.horner(z, _SIN_P), r)
     hz = b.mul(b.k(0.5), z)
@@ -306,10 +319,32 @@ def _sincos_core(b, x):
     return s, c, q
 
 
+def _sincos_f32(b, x):
+    """float sin/cos: the reduction in double (exact for |x| <= 2**50, as for double), r rounded to
+    float with its rounding error kept as a first-order correction, then float polynomials (Taylor to
+    r**9 / r**10: truncation < 2**-28 on |r| <= pi/4); about half the work of computing in double."""
+    d = _B(b.m, "double")
+    d.f = b.f
+    xd = b.o(f"fpext float {x} to double")
+    n = d.rint(d.mul(xd, d.k(0.6366197723675814)))
+    nn = d.neg(n)
+    r = d.fma(nn, d.k(C.PIO2[0]), xd)
+    r = d.fma(nn, d.k(C.PIO2[1]), r)
+    r = d.fma(nn, d.k(C.PIO2[2]), r)
+    q = d.sub(n, d.mul(d.k(4.0), d.floor(d.mul(n, d.k(0.25)))))
+    q = b.o(f"fptrunc double {q} to float")
+    rf = b.o(f"fptrunc double {r} to float")
+    lo = b.o(f"fptrunc double {d.sub(r, b.o(f'fpext float {rf} to double'))} to float")  # r - rf
+    z = b.mul(rf, rf)
+    sn = b.add(rf, b.fma(b.mul(rf, z), b.horner(z, _SIN_P[:4]), lo))      # sin(rf + lo) ~ .. + lo
+    cs = b.add(b.k(1.0), b.fma(z, b.horner(z, [-0.5] + _COS_P[:4]), b.mul(b.neg(lo), rf)))
+    return sn, cs, q
+
+
 def _quadrant(b, q, vals):
     out = vals[0]
     for j in (1, 2, 3):
-        out = b.sel(b.o(f"icmp eq {b.it} {q}, {j}"), vals[j], out)
+        out = b.sel(b.cmp("oeq", q, b.k(float(j))), vals[j], out)
     return out
 
 
@@ -321,18 +356,18 @@ def _in_range(b, x, res):
 
 
 def _sin(b, x):
-    s, c, q = _sincos_core(b, x)
+    s, c, q = _sincos_core(b, x) if b.dbl else _sincos_f32(b, x)
     return _in_range(b, x, b.keep_zero(x, _quadrant(b, q, [s, c, b.neg(s), b.neg(c)])))
 
 
 def _cos(b, x):
-    s, c, q = _sincos_core(b, x)
+    s, c, q = _sincos_core(b, x) if b.dbl else _sincos_f32(b, x)
     return _in_range(b, x, _quadrant(b, q, [c, b.neg(s), b.neg(c), s]))
 
 
 def _tan(b, x):
     s, c, q = _sincos_core(b, x)
-    odd = b.o(f"icmp ne {b.it} {b.i('and', q, 1)}, 0")
+    odd = b.or_(b.cmp("oeq", q, b.k(1.0)), b.cmp("oeq", q, b.k(3.0)))
     return _in_range(b, x, b.keep_zero(x, b.sel(odd, b.neg(b.div(c, s)), b.div(s, c))))
 
 
@@ -402,8 +437,8 @@ def _cosh(b, x):
 
 def _tanh(b, x):
     ax = b.clamp(b.fabs(x), 0.0, 20.0 if b.dbl else 9.0)
-    t = b.call("expm1", b.add(ax, ax))
-    return b.copysign(b.div(t, b.add(t, b.k(2.0))), x)
+    t = b.keep_zero(ax, _expm1_core(b, b.add(ax, ax)))      # 2|x| <= 40: no overflow branch
+    return b.nan_through(x, b.copysign(b.div(t, b.add(t, b.k(2.0))), x))
 
 
 def _asinh(b, x):

@@ -29,7 +29,7 @@ import struct
 from ...errors import LoweringError
 
 MAGIC = 0x07230203
-POST_PASS_VERSION = 8                           # part of the SPIR-V target's cache identity
+POST_PASS_VERSION = 9                           # part of the SPIR-V target's cache identity
 
 # opcodes
 OP_SOURCE, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE = 3, 5, 6, 7, 8
@@ -455,6 +455,27 @@ def spell_unordered_float_compares(header: list[int], insts: list[list[int]]) ->
     return out
 
 
+OP_I_SUB, OP_I_MUL, OP_S_DIV, OP_S_REM = 130, 132, 135, 138
+
+
+def spell_signed_remainders(header: list[int], insts: list[list[int]]) -> list[list[int]]:
+    """OpSRem comes out as an unsigned remainder on NVIDIA's Vulkan driver behind naga (-5 rem 30 gave
+    11, 2**32 - 5 rem 30), where OpSDiv is right; so spell it `a - (a / b) * b` (the lowering has made
+    b nonzero and ruled out INT_MIN / -1 already). Runs before sign_integer_operands signs the SDiv."""
+    def fresh() -> int:
+        header[3] += 1
+        return header[3] - 1
+    out = []
+    for ins in insts:
+        if opcode(ins) != OP_S_REM:
+            out.append(ins)
+            continue
+        ty, result, a, b = ins[1:5]
+        q, qb = fresh(), fresh()
+        out += [[OP_S_DIV, ty, q, a, b], [OP_I_MUL, ty, qb, q, b], [OP_I_SUB, ty, result, a, qb]]
+    return out
+
+
 def fix_for_naga(data: bytes) -> bytes:
     """The whole post-pass: LLVM SPIR-V bytes in, naga-acceptable SPIR-V bytes out."""
     header, insts = parse(bytes(data))
@@ -465,6 +486,7 @@ def fix_for_naga(data: bytes) -> bytes:
     insts = drop_kernel_only_decorations(insts)
     insts = spell_unordered_compares(header, insts)
     insts = spell_unordered_float_compares(header, insts)
+    insts = spell_signed_remainders(header, insts)
     insts = sign_integer_operands(header, insts)
     insts = fix_barrier_semantics(header, insts)
     insts = drop_dead_declarations(insts)           # last: the rewrites above leave constants unused
