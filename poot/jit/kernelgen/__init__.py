@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .common import Launch, StepCode, style_of
+from .gpu_columns import generate_gpu_columns, pieces_for
 from .opaque import generate_matmul, generate_scan, generate_scatter
 from .pointwise import generate_pointwise
 from .rows import generate_row
@@ -12,7 +13,12 @@ _GENERATORS = {"pointwise": generate_pointwise, "row": generate_row, "scan": gen
 
 def generate(step, plan, caps) -> StepCode:
     """KIR kernels for one plan step on a device with capabilities `caps`."""
-    return _GENERATORS[step.kind](step, plan, style_of(caps))
+    style = style_of(caps)
+    if step.kind == "row" and style == "gpu":
+        pieces = pieces_for(step, plan)
+        if pieces > 1:
+            return generate_gpu_columns(step, plan, pieces)
+    return _GENERATORS[step.kind](step, plan, style)
 
 
 __all__ = ["generate", "Launch", "StepCode", "style_of"]

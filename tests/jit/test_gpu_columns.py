@@ -1,0 +1,55 @@
+"""GPU column reductions (poot/jit/kernelgen/gpu_columns.py): the reduced positions are cut into pieces
+when the kept outputs alone give too few threads; results match NumPy on a real GPU adapter (wgpu here,
+lavapipe in CI; CUDA runs the same schedule)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import poot as pt
+from poot.errors import DeviceUnavailableError
+from poot.fuse.plan import plan_fusion
+from poot.jit.kernelgen import generate
+
+from test_ptxas_all_kernels import CASES, CUDA_CAPS
+
+
+def _launches(case):
+    plan = plan_fusion(CASES[case])
+    return [launch for step in plan.kernel_steps for launch in generate(step, plan, CUDA_CAPS).launches]
+
+
+def test_a_wide_column_sum_is_cut_into_pieces_and_a_row_sum_is_not():
+    part, comb = _launches("reduce_sum_16k_axis0")
+    assert part.kernel.name.endswith("_cols") and part.groups[0] * 256 == 16 * 16384
+    assert comb.kernel.name.endswith("_comb") and comb.groups[0] * 256 == 16384
+    assert not any(launch.kernel.name.endswith("_cols") for launch in _launches("reduce_sum_16k_axis1"))
+    assert not any(launch.kernel.name.endswith("_cols") for launch in _launches("softmax_columns"))
+
+
+@pytest.fixture(scope="module")
+def wgpu():
+    try:
+        return pt.device("wgpu")
+    except DeviceUnavailableError as e:
+        pytest.skip(f"no wgpu adapter here: {e}")
+
+
+@pytest.mark.parametrize("shape,axis", [((4096, 37), 0), ((5, 300, 64), 1), ((20000, 3), 0)])
+def test_column_reductions_match_numpy(wgpu, shape, axis):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape).astype(np.float32)
+    a[(2,) + (0,) * (len(shape) - 1)] = np.nan        # the first NaN wins argmax, in every piece order
+    ai = rng.integers(-50, 50, shape).astype(np.int32)  # many ties: the first index wins
+    with wgpu:
+        x, xi = pt.array(a), pt.array(ai)
+        got = pt.realize(x.sum(axis=axis), x.argmax(axis=axis), xi.sum(axis=axis), xi.argmin(axis=axis),
+                         x.mean(axis=axis))
+        got = [g.numpy() for g in got]
+    n = shape[axis]
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(got[0], a.sum(axis=axis), rtol=4 * n ** 0.5 * np.finfo(np.float32).eps, atol=1e-4)
+        np.testing.assert_allclose(got[4], a.mean(axis=axis), rtol=4 * n ** 0.5 * np.finfo(np.float32).eps, atol=1e-6)
+    np.testing.assert_array_equal(got[1], a.argmax(axis=axis))
+    np.testing.assert_array_equal(got[2], ai.sum(axis=axis))
+    np.testing.assert_array_equal(got[3], ai.argmin(axis=axis))
