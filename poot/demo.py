@@ -1,7 +1,7 @@
 """`poot demo`: the main job on the default device. A short NumPy-style workload (row softmax, a small
 MLP forward pass, reductions) written once against the array API, run with poot and with NumPy; it
-prints results, whether they match and the time of each, then a jitted step (per-call time) and the
-parts in PARTS."""
+prints results, whether they match and the time of each, then a jitted step (per-call time) and a
+hand-written kernel: the parts in PARTS."""
 from __future__ import annotations
 
 import time
@@ -115,7 +115,15 @@ def jit_part(out=print) -> bool:
     return good and loop_ok
 
 
-PARTS = [array_part, jit_part]
+def kernel_part(out=print) -> bool:
+    """A hand-written @pt.kernel (saxpy) and the committed GEMV asset's source: each emulated on NumPy
+    arrays, then compiled and run on the CPU device (poot/jit/kernel/demo.py)."""
+    from .jit.kernel.demo import run_kernel_demo
+
+    return run_kernel_demo("cpu", out=out)
+
+
+PARTS = [array_part, jit_part, kernel_part]
 
 
 def main(out=print) -> int:
