@@ -21,6 +21,7 @@ from ..fuse.plan import Plan
 from . import abi
 from .control import ControlRunner
 from .kernelgen import generate
+from .matvec import route_matvec
 
 log = logging.getLogger("poot.jit.program")
 
@@ -91,7 +92,7 @@ class Program:
                 self.steps.append((allocs, [("host", runner)], frees))
                 continue
             if step.kind == "matmul" and host_matmul:
-                self.steps.append((allocs, [("host", _HostMatmul(step.eqn))], frees))
+                self.steps.append((allocs, [("host", route_matvec(step.eqn, device) or _HostMatmul(step.eqn))], frees))
                 continue
             code = generate(step, plan, device.caps)
             temp_slots = []
