@@ -1,4 +1,6 @@
 """poot: a Python tracing JIT with a lazy, NumPy-like array frontend."""
+import sys as _sys
+
 from ._version import __version__
 from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
                      uint8, uint16, uint32, uint64)
@@ -22,6 +24,7 @@ def _cast_hook(value, dtype):
 from .trace import *  # noqa: E402,F401,F403
 from .trace import __all__ as _trace_all  # noqa: E402
 from .trace import cast_to as _trace_cast_to  # noqa: E402
+from .trace import jit as _trace_jit  # noqa: E402
 
 # the array API standard's linear algebra extension, and its name for the boolean dtype
 from . import linalg  # noqa: E402
@@ -33,3 +36,24 @@ from .jit import kernel as _jit_kernel  # noqa: E402
 
 globals().update({_n: getattr(_jit_kernel, _n) for _n in _jit_kernel.PUBLIC})
 _jit_kernel.intrinsics.register_kernel_math(globals())
+
+
+class _JitEntry:
+    """`pt.jit` is the decorator (`poot.trace.jit.jit`); as the name shadows the `poot.jit`
+    subpackage, its attributes are that package's (`pt.jit.kir`), and its `__name__` lets
+    `import poot.jit.kir.builder as B` resolve through sys.modules."""
+
+    __name__ = __qualname__ = "poot.jit"
+    __doc__ = _trace_jit.__doc__
+
+    def __call__(self, fn=None, **options):
+        return _trace_jit(fn, **options)
+
+    def __getattr__(self, name):
+        return getattr(_sys.modules["poot.jit"], name)
+
+    def __repr__(self) -> str:
+        return "<poot.jit: the @pt.jit decorator (and the poot.jit subpackage's attributes)>"
+
+
+jit = _JitEntry()
