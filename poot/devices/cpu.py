@@ -5,8 +5,9 @@ Programs: `load(artifact)` links the artifact's object code into one MCJIT engin
 recompilation: a disk-cached object loads in about a millisecond) and returns a CpuProgram wrapping
 the entry `void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`.
 `dispatch(program, buffers, grid)` takes the kernel's buffers followed by the meta and trap buffers
-(poot/jit/abi.py) and splits the linearized workgroups into one contiguous range per core; a grid of
-fewer than two workgroups runs inline on the calling thread (no pool round trip).
+(poot/jit/abi.py) and runs the linearized workgroups on one thread per core, which take contiguous
+chunks from a shared queue (`run_split`); a grid of fewer than two workgroups runs inline on the
+calling thread (no pool round trip).
 """
 from __future__ import annotations
 
@@ -83,6 +84,28 @@ class CpuBuffer(Buffer):
 
 def buffer_address(buf: Buffer) -> int:
     return buf.address if type(buf) is CpuBuffer else _address(buf.handle)
+
+
+CHUNKS_PER_WORKER = 8
+
+
+def run_split(pool, fn, ptrs, meta, trap, total: int, workers: int) -> None:
+    """Run groups [0, total) on `workers` threads (this one and the pool's), which take contiguous
+    chunks of about total / (workers * CHUNKS_PER_WORKER) groups from a shared queue until none are
+    left: a core that another process holds for a scheduler tick only slows its own chunk, where a
+    static split into halves waited for the stalled half (the 2-core CI machine is shared)."""
+    n = min(total, workers * CHUNKS_PER_WORKER)
+    bounds = [total * j // n for j in range(n + 1)]
+    chunks = iter(range(n))            # next() on it is atomic under the GIL: each chunk runs once
+
+    def work():
+        for j in chunks:
+            fn(ptrs, meta, trap, bounds[j], bounds[j + 1])
+
+    futures = [pool.submit(work) for _ in range(workers - 1)]
+    work()
+    for fut in futures:
+        fut.result()
 
 
 class CpuProgram:
@@ -185,12 +208,7 @@ class CpuDevice(Device):
         if workers <= 1:
             program.fn(ptrs, meta, trap, 0, total)
             return
-        pool = self._pool()
-        bounds = [total * j // workers for j in range(workers + 1)]
-        futures = [pool.submit(program.fn, ptrs, meta, trap, bounds[j], bounds[j + 1]) for j in range(1, workers)]
-        program.fn(ptrs, meta, trap, bounds[0], bounds[1])
-        for fut in futures:
-            fut.result()
+        run_split(self._pool(), program.fn, ptrs, meta, trap, total, workers)
 
     # -- record / replay (poot/devices/cpu_replay.py) --------------------------------------------
     _recording = None

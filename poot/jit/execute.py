@@ -13,6 +13,7 @@ import numpy as np
 from .. import devices
 from ..devices import Buffer, Device
 from ..graph import Graph, evaluate
+from .compile import debug_level
 
 
 def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
@@ -65,14 +66,36 @@ def execute(graph: Graph, inputs: list[Buffer], device: Device | str) -> list[Bu
     if not graph.eqns:   # nothing to compute: outputs are inputs
         pos = {v.id: i for i, v in enumerate(graph.inputs)}
         return [inputs[pos[v.id]] for v in graph.outputs]
-    if not _compiled_path_built():
-        return execute_oracle(graph, inputs, device)
-    return compiled_program(graph, device).run(inputs)
+    return run_program(compiled_program(graph, device), inputs)
 
 
-def _compiled_path_built() -> bool:
-    # TEMPORARY (this session, while the LLVM back end lands): realize through the oracle until
-    # poot.jit.compile exists. Removed once it does.
-    import importlib.util
+REPLAY_MAX_BYTES = 1 << 20   # programs whose buffers total at most this replay a recording (CPU)
 
-    return importlib.util.find_spec("poot.jit.compile") is not None
+
+def run_program(prog, inputs: list[Buffer]) -> list[Buffer]:
+    """Run a cached Program; from its second call on, a small CPU program replays a recording of its
+    launches (poot/jit/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
+    which halves the per-realize cost of a tiny graph. The recording keeps its stand-in buffers (as
+    large as the program's), hence the size limit; POOT_DEBUG >= 1 always walks the steps (it times
+    each launch)."""
+    state = prog.__dict__.get("_eager_replay", _FIRST)
+    if state is _FIRST:                  # a graph realized once never pays for a recording
+        prog._eager_replay = _SECOND
+    elif state is _SECOND:
+        prog._eager_replay = _replay_for(prog)
+    elif state is not None and debug_level() < 1:
+        out = state.run(inputs)
+        if out is not None:              # None: another thread holds the recording
+            return out
+    return prog.run(inputs)
+
+
+_FIRST, _SECOND = object(), object()
+
+
+def _replay_for(prog):
+    if prog.device.caps.target != "cpu" or sum(prog.nbytes.values()) > REPLAY_MAX_BYTES:
+        return None
+    from .replay import Replay
+
+    return Replay.build(prog)
