@@ -1,10 +1,11 @@
-"""(a) fused elementwise chains over 10M float32: poot vs NumPy vs numexpr (all threads)."""
+"""(a) fused elementwise chains over 10M float32: poot vs NumPy vs numexpr vs Numba (parallel loops), all
+on every core, in the same run."""
 import numpy as np
 import pytest
 
 import poot as pt
 
-from conftest import need_numexpr
+from conftest import need_numba, need_numexpr
 
 N = 10_000_000
 
@@ -24,8 +25,26 @@ CHAINS = {
 }
 
 
+_NUMBA: dict = {}
+
+
+def numba_chain(chain):
+    """The chain as a Numba parallel loop writing a preallocated float32 result (compiled once)."""
+    if chain not in _NUMBA:
+        numba = need_numba()
+        ufuncs = {name: getattr(np, name) for name in ("exp", "sin", "cos", "tanh")}
+        scalar = numba.njit(eval("lambda a, b, c: " + CHAINS[chain][0], ufuncs))
+
+        @numba.njit(parallel=True)
+        def run(a, b, c, out):
+            for i in numba.prange(a.size):
+                out[i] = scalar(a[i], b[i], c[i])
+        _NUMBA[chain] = run
+    return _NUMBA[chain]
+
+
 @pytest.mark.parametrize("chain", CHAINS)
-@pytest.mark.parametrize("impl", ["poot", "numpy", "numexpr"])
+@pytest.mark.parametrize("impl", ["poot", "numpy", "numexpr", "numba"])
 def test_chain(benchmark, data, chain, impl):
     benchmark.group = f"elementwise-{chain}-10M-f32"
     a, b, c, pa, pb, pc = data
@@ -34,6 +53,10 @@ def test_chain(benchmark, data, chain, impl):
         run = lambda: fn(pa, pb, pc, pt).numpy()  # noqa: E731
     elif impl == "numpy":
         run = lambda: fn(a, b, c, np)  # noqa: E731
+    elif impl == "numba":
+        kernel, out = numba_chain(chain), np.empty_like(a)
+        run = lambda: (kernel(a, b, c, out), out)[1]  # noqa: E731
+        run()                                          # compile outside the timing
     else:
         ne = need_numexpr()
         run = lambda: ne.evaluate(expr, local_dict={"a": a, "b": b, "c": c})  # noqa: E731

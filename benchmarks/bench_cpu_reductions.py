@@ -1,9 +1,11 @@
 """(b) sum/mean/max over 1e8 float32 and along each axis of 4096x4096; (c) softmax and layer_norm
-over the rows of 4096x4096: poot vs NumPy."""
+over the rows of 4096x4096: poot vs NumPy (and, for (c), Numba loops parallel over rows)."""
 import numpy as np
 import pytest
 
 import poot as pt
+
+from conftest import need_numba
 
 
 @pytest.fixture(scope="module")
@@ -51,19 +53,49 @@ def np_layer_norm(x, eps=1e-5):
     return (x - m) / np.sqrt(v + eps)
 
 
-@pytest.mark.parametrize("impl", ["poot", "numpy"])
+def numba_rows(kind):
+    """Softmax / layer_norm of each row as a Numba loop parallel over rows (compiled once)."""
+    numba = need_numba()
+
+    @numba.njit(parallel=True)
+    def softmax(x, out):
+        for r in numba.prange(x.shape[0]):
+            row = x[r]
+            e = np.exp(row - row.max())
+            out[r] = e / e.sum()
+
+    @numba.njit(parallel=True)
+    def layer_norm(x, out):
+        for r in numba.prange(x.shape[0]):
+            row = x[r]
+            m = row.mean()
+            d = row - m
+            out[r] = d / np.sqrt((d * d).mean() + np.float32(1e-5))
+    return softmax if kind == "softmax" else layer_norm
+
+
+def _row_run(kind, impl, a, pa):
+    if impl == "poot":
+        fn = pt.nn.softmax if kind == "softmax" else pt.nn.layer_norm
+        return (lambda: fn(pa, axis=-1).numpy()) if kind == "softmax" else (lambda: fn(pa).numpy())
+    if impl == "numpy":
+        return (lambda: np_softmax(a)) if kind == "softmax" else (lambda: np_layer_norm(a))
+    kernel, out = numba_rows(kind), np.empty_like(a)
+    kernel(a, out)                                         # compile outside the timing
+    return lambda: (kernel(a, out), out)[1]
+
+
+@pytest.mark.parametrize("impl", ["poot", "numpy", "numba"])
 def test_softmax_rows(benchmark, square, impl):
     benchmark.group = "softmax-rows-4096x4096-f32"
     a, pa = square
-    run = (lambda: pt.nn.softmax(pa, axis=-1).numpy()) if impl == "poot" else (lambda: np_softmax(a))
-    out = benchmark(run)
+    out = benchmark(_row_run("softmax", impl, a, pa))
     np.testing.assert_allclose(out, np_softmax(a), rtol=1e-4, atol=1e-7)
 
 
-@pytest.mark.parametrize("impl", ["poot", "numpy"])
+@pytest.mark.parametrize("impl", ["poot", "numpy", "numba"])
 def test_layer_norm_rows(benchmark, square, impl):
     benchmark.group = "layer_norm-rows-4096x4096-f32"
     a, pa = square
-    run = (lambda: pt.nn.layer_norm(pa).numpy()) if impl == "poot" else (lambda: np_layer_norm(a))
-    out = benchmark(run)
+    out = benchmark(_row_run("layer_norm", impl, a, pa))
     np.testing.assert_allclose(out, np_layer_norm(a), rtol=1e-3, atol=1e-4)

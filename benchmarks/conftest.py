@@ -23,3 +23,10 @@ def need_numexpr():
         pytest.skip("numexpr is not installed")
     numexpr.set_num_threads(THREADS)
     return numexpr
+
+
+def need_numba():
+    """numba (not a poot dependency: benchmarks skip it when missing), on THREADS threads."""
+    numba = pytest.importorskip("numba")
+    numba.set_num_threads(min(THREADS, numba.config.NUMBA_NUM_THREADS))
+    return numba
