@@ -132,6 +132,8 @@ def _misc():
     out["matmul"] = g.graph(g.op("matmul", g.input((64, 96)), g.input((96, 32))))
     g = _G()
     out["gemv"] = g.graph(g.op("matmul", g.input((512, 256)), g.input((256, 1))))
+    g = _G()
+    out["gemv_long"] = g.graph(g.op("matmul", g.input((512, 4096)), g.input((4096, 1))))
     return out
 
 

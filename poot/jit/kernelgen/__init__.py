@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .common import Launch, StepCode, style_of
 from .gpu_columns import generate_gpu_columns, pieces_for
+from .gpu_gemv import applies as gemv_applies, generate_gpu_gemv
 from .opaque import generate_matmul, generate_scan, generate_scatter
 from .pointwise import generate_pointwise
 from .rows import generate_row
@@ -18,6 +19,8 @@ def generate(step, plan, caps) -> StepCode:
         pieces = pieces_for(step, plan)
         if pieces > 1:
             return generate_gpu_columns(step, plan, pieces)
+    if step.kind == "matmul" and style == "gpu" and gemv_applies(step):
+        return generate_gpu_gemv(step, plan)
     return _GENERATORS[step.kind](step, plan, style)
 
 

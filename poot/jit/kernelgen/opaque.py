@@ -2,6 +2,7 @@
 (On the CPU, matmul runs through the BLAS NumPy links: see poot/jit/program.py.)"""
 from __future__ import annotations
 
+import contextlib
 import math
 
 from ... import dtypes as dt
@@ -95,9 +96,10 @@ def generate_scatter(step, plan, style: str) -> StepCode:
                 kb.store(out, dst, binary("add", kb.load(out, dst, x.aval.dtype), src))
             gen.pop()
         gen.pop()
-    if serial:
-        with loop as k:
-            body(k)
+    if serial:   # one thread: on a GPU the rest of the one workgroup must not repeat the adds
+        with kb.if_(binary("eq", w.thread(), 0)) if style != "cpu" else contextlib.nullcontext():
+            with loop as k:
+                body(k)
         groups = groups_for(1)
     else:
         with kb.if_(binary("lt", t, nidx)):

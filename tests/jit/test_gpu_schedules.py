@@ -1,8 +1,9 @@
-"""GPU column reductions (poot/jit/kernelgen/gpu_columns.py): the reduced positions are cut into pieces
-when the kept outputs alone give too few threads; results match NumPy on a real GPU adapter (wgpu here,
-lavapipe in CI; CUDA runs the same schedule)."""
+"""GPU-only schedules, checked against NumPy on a real GPU adapter (wgpu: lavapipe in CI; CUDA runs the
+same kernels): column reductions cut into pieces (kernelgen/gpu_columns.py) and matrix-vector products
+with one workgroup per output (kernelgen/gpu_gemv.py)."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -53,3 +54,23 @@ def test_column_reductions_match_numpy(wgpu, shape, axis):
     np.testing.assert_array_equal(got[1], a.argmax(axis=axis))
     np.testing.assert_array_equal(got[2], ai.sum(axis=axis))
     np.testing.assert_array_equal(got[3], ai.argmin(axis=axis))
+
+
+def test_a_long_matrix_vector_product_gets_a_workgroup_per_output():
+    (gemv,) = _launches("gemv_long")
+    assert gemv.groups[0] == 512 and "sv" in {s.name for s in gemv.kernel.shared}
+    (naive,) = _launches("gemv")                       # K = 256: one thread per output
+    assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
+
+
+@pytest.mark.parametrize("shape,dtype", [((300, 1000), np.float32), ((2, 3, 700), np.float32),
+                                         ((64, 1030), ml_dtypes.bfloat16)])
+def test_matrix_vector_products_match_numpy(wgpu, shape, dtype):
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal(shape).astype(np.float32).astype(dtype)
+    x = rng.standard_normal(shape[-1]).astype(np.float32).astype(dtype)
+    with wgpu:
+        got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
+    w64, x64 = w.astype(np.float64), x.astype(np.float64)
+    bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
+    assert got.shape == shape[:-1] and np.all(np.abs(got - w64 @ x64) <= bound)
