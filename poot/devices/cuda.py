@@ -10,7 +10,7 @@ fails does before it retries); a GPU without memory pools falls back to `cuMemAl
 (`cuMemFreeAsync`) by `free` or when the Buffer is garbage collected, so a buffer dropped while queued
 kernels still use it stays valid for them. Transfers above PINNED_ABOVE bytes go through a ring of
 pinned staging chunks (the host copy into one chunk overlaps the DMA of the previous one); smaller ones
-copy from pageable memory. `read` returns a new NumPy uint8 array.
+copy from pageable memory. `read` returns a new, read-only NumPy uint8 array.
 
 Programs: `load(artifact)` takes an Artifact of poot.jit.compile (target "ptx": `data` the PTX, `entry`,
 `name`, `kernel.workgroup`) or anything with `data`/`entry`/`name`/`workgroup`, or plain PTX whose
@@ -395,6 +395,7 @@ class CudaDevice(Device):
             self._ok(self._drv.cuMemcpyDtoHAsync(out.ctypes.data, buf.handle, buf.nbytes, self.stream),
                      "reading from the GPU")
             self._wait()
+        out.flags.writeable = False              # like the other devices: results are read-only
         return out
 
     def _stage(self, k: int):

@@ -28,8 +28,10 @@ the new buffer set. Host transfers and synchronize are refused while recording.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
+import threading
 import weakref
 
 import numpy as np
@@ -101,6 +103,7 @@ class WgpuDevice(Device):
         self.limits = {k: int(v) for k, v in self._dev.limits.items() if isinstance(v, int)}
         self.features = frozenset(self._dev.features)
         self._queue = self._dev.queue
+        self._lock = threading.RLock()   # the open encoder, pass and caches are shared: one caller at a time
         self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self._programs: dict[tuple, WgpuProgram] = {}
         self._layouts: dict[int, tuple] = {}
@@ -479,3 +482,17 @@ class WgpuDevice(Device):
             cpass.end()
         self._queue.submit([encoder.finish()])
         self._trap_programs += recording.trap_programs
+
+
+def _serialized(method):
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
+# Threads may share the device (concurrent jitted calls): each entry point runs under the device's lock.
+# (eight threads calling one jitted function crashed the process on the H200's Vulkan driver.)
+for _name in ("allocate", "free", "write", "read", "copy", "load", "dispatch", "synchronize", "replay"):
+    setattr(WgpuDevice, _name, _serialized(getattr(WgpuDevice, _name)))

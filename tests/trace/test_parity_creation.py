@@ -126,6 +126,10 @@ def test_astype_matches_numpy(device, src):
 def test_dlpack_round_trip(device):
     a = np.arange(6.0).reshape(2, 3)
     x = pt.asarray(a) * 2
+    if x.device != "cpu":                # DLPack exports host memory only: a GPU array says so
+        with pytest.raises(pt.DeviceError, match=r"CPU only.*x\.to\('cpu'\)"):
+            np.from_dlpack(x)
+        x = x.to("cpu")
     b = np.from_dlpack(x)
     assert np.array_equal(b, a * 2) and x.__dlpack_device__() == (1, 0)
     y = pt.from_dlpack(b)
