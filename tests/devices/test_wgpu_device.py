@@ -73,8 +73,13 @@ def spirv_kernel(bindings, body: str, workgroup=(64, 1, 1), globals_: str = "") 
     mod = llvm.parse_assembly(ir)
     mod.verify()
     spv = tm.emit_object(mod)
-    from poot.jit.llvm.spirv_naga import fix_for_naga
+    from poot.jit.llvm.spirv_naga import duplicate_ids, fix_for_naga
 
+    if duplicate_ids(spv):   # LLVM's SPIR-V backend after many modules in one process (spirv_worker.py
+        from poot.jit.llvm import spirv_worker   # says why): compile in a fresh worker, as poot does
+
+        spirv_worker.restart()
+        spv = spirv_worker.compile_spirv(ir, "main")
     fixed = fix_for_naga(spv)
     spirv_val(fixed)
     return fixed
