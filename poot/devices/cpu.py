@@ -90,22 +90,30 @@ CHUNKS_PER_WORKER = 8
 
 
 def run_split(pool, fn, ptrs, meta, trap, total: int, workers: int) -> None:
-    """Run groups [0, total) on `workers` threads (this one and the pool's), which take contiguous
-    chunks of about total / (workers * CHUNKS_PER_WORKER) groups from a shared queue until none are
-    left: a core that another process holds for a scheduler tick only slows its own chunk, where a
-    static split into halves waited for the stalled half (the 2-core CI machine is shared)."""
+    """Run groups [0, total) on up to `workers` threads (this one and the pool's), which take
+    contiguous chunks of about total / (workers * CHUNKS_PER_WORKER) groups from a shared queue until
+    none are left. The caller waits only for chunks some thread has started: a pool thread the OS has
+    not scheduled yet (its core held by another process, for a scheduler tick of ~4 ms) finds the
+    queue empty when it runs, instead of the call waiting for it (the 2-core CI machine is shared)."""
     n = min(total, workers * CHUNKS_PER_WORKER)
     bounds = [total * j // n for j in range(n + 1)]
     chunks = iter(range(n))            # next() on it is atomic under the GIL: each chunk runs once
+    left = [n]
+    lock = threading.Lock()
+    finished = threading.Event()
 
     def work():
         for j in chunks:
             fn(ptrs, meta, trap, bounds[j], bounds[j + 1])
+            with lock:
+                left[0] -= 1
+                if not left[0]:
+                    finished.set()
 
-    futures = [pool.submit(work) for _ in range(workers - 1)]
+    for _ in range(workers - 1):
+        pool.submit(work)
     work()
-    for fut in futures:
-        fut.result()
+    finished.wait()
 
 
 class CpuProgram:
