@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 import threading
 from typing import NamedTuple
 
@@ -296,7 +297,8 @@ def test_lower_shows_graph_plan_kir_llvm_and_assembly(device):
         assert len(low.kernels) >= 1
         assert "kernel" in low.as_text("kir")
         assert "define" in low.as_text("llvm")
-        assert len(low.as_text("asm")) > 100
+        if device != "wgpu" or shutil.which("spirv-dis"):   # SPIR-V text needs spirv-dis
+            assert len(low.as_text("asm")) > 100
     with pytest.raises(pt.PootError, match="unknown stage 'bogus'"):
         low.as_text("bogus")
 
