@@ -69,7 +69,9 @@ def execute(graph: Graph, inputs: list[Buffer], device: Device | str) -> list[Bu
     return run_program(compiled_program(graph, device), inputs)
 
 
-REPLAY_MAX_BYTES = 1 << 20   # programs whose buffers total at most this replay a recording (CPU)
+# programs whose buffers total at most this replay a recording (CPU); a recording holds its buffers,
+# so the MAX_PROGRAMS cached programs hold at most 64 MiB that way
+REPLAY_MAX_BYTES = 1 << 16
 
 
 def run_program(prog, inputs: list[Buffer]) -> list[Buffer]:
