@@ -163,8 +163,8 @@ def _exp_core(b: _B, x, lo=None, base2=False):
         nn = b.neg(n)
         r = b.fma(nn, b.k(hi), xc)
         r = b.fma(nn, b.k(low), r)
-        if lo is not None:
-            r = b.add(r, lo)
+        if lo is not None:       # x's low part (pow): meaningless once x is clamped, and huge then
+            r = b.add(r, b.sel(b.cmp("oeq", xc, x), lo, b.k(0.0)))
         p = b.horner(r, _INV_FACT[: (14 if b.dbl else 8)])
     return b.nan_through(x, b.scale(p, n))
 
