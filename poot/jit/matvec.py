@@ -27,6 +27,7 @@ which is 40x slower once the contention ends. POOT_CPU_GEMV=asset|blas forces a 
 from __future__ import annotations
 
 import os
+
 import numpy as np
 
 from .. import dtypes as dt
