@@ -38,6 +38,10 @@ def get(name: str = "cpu") -> Device:
             from .cuda import CudaDevice
 
             dev = CudaDevice(idx)
+        elif kind == "vulkan":
+            from .vulkan import VulkanDevice
+
+            dev = VulkanDevice()
         elif kind == "rocm":
             from .rocm import RocmDevice
 

@@ -202,6 +202,14 @@ def cache_clear(memory: bool = True, disk: bool = True) -> int:
                         os.rmdir(dirpath)
                     except OSError:
                         pass
+        pipelines = os.path.join(cache_dir(), "vulkan")       # the Vulkan device's pipeline caches
+        if os.path.isdir(pipelines):
+            for n in os.listdir(pipelines):
+                if n.endswith(".pipelines"):
+                    try:
+                        os.unlink(os.path.join(pipelines, n))
+                    except OSError as e:
+                        raise CacheError(f"cannot remove {os.path.join(pipelines, n)}: {e}") from None
     return removed
 
 

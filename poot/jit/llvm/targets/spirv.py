@@ -1,5 +1,7 @@
-"""The SPIR-V target (Vulkan compute, run by poot.devices.wgpu): `spirv1.6-unknown-vulkan1.3-compute`
-with HLSL-style resources, then the naga post-pass (poot/jit/llvm/spirv_naga.py).
+"""The SPIR-V target (Vulkan compute, run by poot.devices.wgpu and poot.devices.vulkan):
+`spirv1.6-unknown-vulkan1.3-compute` with HLSL-style resources, then a post-pass chosen by `arch`, the
+consumer: "" (wgpu) the naga post-pass (poot/jit/llvm/spirv_naga.py); "vulkan1.3" (raw Vulkan) only
+the fixes the Vulkan environment requires (poot/jit/llvm/spirv_vulkan.py). One lowering, two consumers.
 
 Entry ABI (poot/jit/abi.py): `void ENTRY()` with "hlsl.numthreads" = the kernel's workgroup; buffer
 param j is the storage buffer at (set 0, binding j), then meta at binding n (read-only uint32 words)
@@ -53,6 +55,7 @@ from ..spirv_intrinsics import redirect_intrinsics
 from ..spirv_lowering import SpirvLowering, storage_type
 from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga
 from ..spirv_returns import eliminate_returns
+from ..spirv_vulkan import TARGET_ENV, fix_for_vulkan
 from ..spirv_widen import widen_narrow_ints
 from ..spirv_worker import EXTENSIONS, TRIPLE, compile_spirv, trap_binding_metadata
 from ..spirv_worker import restart as restart_worker
@@ -81,15 +84,19 @@ class SpirvTarget:
     def __init__(self, arch: str | None = None):
         _init()
         self.arch = arch or ""
+        if self.arch not in ("", TARGET_ENV):
+            raise LoweringError(f"SPIR-V arch '{self.arch}': the consumers are '' (wgpu, naga post-pass) and "
+                                f"'{TARGET_ENV}' (raw Vulkan)")
         self.triple = TRIPLE
         self.datalayout = str(self.machine().target_data)
 
     @property
     def identity(self) -> str:
-        """Part of the artifact cache key: the triple, and a digest of this target's own sources (the
-        SPIR-V lowering, the widening, the worker and the naga post-pass), so a change to any of them
-        recompiles instead of loading stale SPIR-V."""
-        return f"{TRIPLE}/{EXTENSIONS}/naga-post-pass-{POST_PASS_VERSION}/{_sources_digest()}"
+        """Part of the artifact cache key: the triple, the post-pass, and a digest of this target's own
+        sources (the SPIR-V lowering, the widening, the worker and the post-passes), so a change to any
+        of them recompiles instead of loading stale SPIR-V."""
+        post = TARGET_ENV if self.arch else f"naga-post-pass-{POST_PASS_VERSION}"
+        return f"{TRIPLE}/{EXTENSIONS}/{post}/{_sources_digest()}"
 
     def build_module(self, kernel, module, symbol: str) -> None:
         kernel = eliminate_returns(widen_narrow_ints(kernel))
@@ -150,7 +157,7 @@ class SpirvTarget:
             raw = compile_spirv(ir, name)
             dups = duplicate_ids(raw)
             if not dups:
-                return fix_for_naga(raw)
+                return fix_for_vulkan(raw) if self.arch else fix_for_naga(raw)
             restart_worker()                    # a worker gone bad: try once more in a fresh one
         raise LoweringError(f"kernel '{name}': LLVM's SPIR-V backend defined ids {sorted(dups)[:5]} twice")
 

@@ -1,0 +1,77 @@
+"""One SPIR-V, two consumers: the SPIR-V target's kernel suite (test_wgpu_spirv.py: every op, dtype, cast,
+loop shape, barrier, atomic, scalar, folded grid and trap, against the CPU target) runs again here on the
+raw Vulkan device, which takes LLVM's SPIR-V without the naga post-pass. And every kernel -- the
+samples, the imported assets and kernelgen's kernels for the catalog of graphs, planned for this
+device -- compiles for the "vulkan1.3" consumer to SPIR-V that `spirv-val --target-env vulkan1.3` takes."""
+from __future__ import annotations
+
+import inspect
+import shutil
+import subprocess
+
+import pytest
+
+from poot import devices
+from poot.errors import DeviceUnavailableError
+from poot.jit.compile import compile_kernel
+
+import test_wgpu_spirv as suite
+from test_ptxas_all_kernels import CASES
+
+# the wgpu suite's tests that take the device; the naga-specific one stays with wgpu
+_WGPU_ONLY = {"test_without_the_barrier_fix_a_shared_memory_reduction_goes_wrong"}
+for _name, _fn in vars(suite).copy().items():
+    if _name.startswith("test_") and "dev" in inspect.signature(_fn).parameters and _name not in _WGPU_ONLY:
+        globals()[_name] = _fn
+
+
+@pytest.fixture(scope="module")
+def dev():
+    try:
+        return devices.get("vulkan")
+    except DeviceUnavailableError as e:
+        pytest.skip(f"no Vulkan 1.3 device here: {e}")
+
+
+def spirv_val(spv: bytes, what: str) -> None:
+    if shutil.which("spirv-val") is None:
+        pytest.skip("spirv-val is not installed (Debian: spirv-tools)")
+    r = subprocess.run(["spirv-val", "--target-env", "vulkan1.3", "-"], input=spv, capture_output=True)
+    assert r.returncode == 0, f"{what}: {r.stderr.decode()}{r.stdout.decode()}"
+
+
+def test_the_spirv_consumers_are_named():
+    from poot.errors import LoweringError
+
+    with pytest.raises(LoweringError, match="the consumers are '' \\(wgpu, naga post-pass\\) and 'vulkan1.3'"):
+        compile_kernel(suite.S.add_kernel(), "spirv", arch="vulkan1.2")
+
+
+@pytest.mark.parametrize("kernel", [k for _, k in suite.SAMPLES], ids=[n for n, _ in suite.SAMPLES])
+def test_sample_kernels_are_valid_vulkan_spirv(kernel):
+    spirv_val(compile_kernel(kernel, "spirv", arch="vulkan1.3").data, kernel.name)
+
+
+def _asset_names():
+    from poot.jit.kernel import assets
+
+    return [e.name for e in assets.load_manifest()]
+
+
+@pytest.mark.parametrize("name", _asset_names())
+def test_imported_kernels_are_valid_vulkan_spirv(name):
+    from poot.jit.kernel import assets
+
+    spirv_val(compile_kernel(assets.load_asset(name), "spirv", arch="vulkan1.3").data, name)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_generated_kernels_are_valid_vulkan_spirv(case, dev):
+    from poot.fuse.plan import plan_fusion
+    from poot.jit.kernelgen import generate
+
+    plan = plan_fusion(CASES[case])
+    kernels = [launch.kernel for step in plan.kernel_steps for launch in generate(step, plan, dev.caps).launches]
+    assert kernels or all(s.kind == "alias" for s in plan.steps), f"{case}: no kernel generated"
+    for kernel in kernels:
+        spirv_val(compile_kernel(kernel, "spirv", arch=dev.caps.compile_arch).data, f"{case}: {kernel.name}")
