@@ -2,14 +2,9 @@
 as `gfx90a:sramecc+:xnack-`), code-object v5, an ELF object linked to a HSACO with LLD (hsaco.py),
 loaded later with hipModuleLoadData.
 
-Entry ABI (poot/jit/abi.py):
-
-    amdgpu_kernel void ENTRY(ptr addrspace(1) b0, ..., ptr addrspace(1) meta, ptr addrspace(1) trap)
-
-eight bytes of kernel arguments per pointer, launched with the kernel's workgroup and a physical grid of
-at least the logical number of workgroups (abi.fold_grid), as on PTX: the entry linearizes its physical
-workgroup id, returns at once past the logical grid (uniform per workgroup, before any barrier) and
-decomposes the rest over the logical grid read from meta.
+Entry ABI (poot/jit/abi.py): the one PTX has too (poot/jit/llvm/gpu_entry.py), as an `amdgpu_kernel`
+with eight bytes of kernel arguments per pointer, launched with the kernel's workgroup over a physical
+grid that may be folded.
 
 What differs from PTX, and why:
 - the physical grid size comes from the HSA dispatch packet (`llvm.amdgcn.dispatch.ptr`: grid_size_x/y
@@ -34,7 +29,7 @@ import llvmlite.binding as llvm
 
 from ....errors import LoweringError
 from ..hsaco import inspect_hsaco, link_hsaco, linker
-from ..ir import Func, mem_type
+from ..gpu_entry import emit_gpu_kernel
 from ..lower import Lowering
 
 NAME = "amdgcn"
@@ -108,46 +103,21 @@ class AmdgcnTarget:
         return f"{TRIPLE}/{self.arch}/cov{CODE_OBJECT_VERSION // 100}/{linker()[1]}/{_sources_digest()}"
 
     def build_module(self, kernel, module, symbol: str) -> None:
-        lw = _AmdgcnLowering(kernel, module, as_global=1, as_shared=3)
-        f = Func()
-        lw.reset_function(f)
-        lw.meta, lw.trap = "%meta", "%trap"
-        for j, p in enumerate(kernel.buffers):
-            lw.buffers[p.name] = f"%b{j}"
-        for s in kernel.shared:
-            g = f"@{symbol}.sh.{s.name}"
-            module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, align 16")
-            lw.shared_ptrs[s.name] = g
-        lw.alloca_locals()
-
-        def intrinsic(name: str, axis: int) -> str:
+        def intrinsic(f, name: str, axis: int) -> str:
             fn = module.intrinsic(f"llvm.amdgcn.{name}.{'xyz'[axis]}", "i32", "")
             return f.op(f"call i32 {fn}()")
-        # linear physical workgroup -> logical group ids; workgroups past the logical grid leave at once
-        packet = f.op(f"call ptr addrspace(4) {module.intrinsic('llvm.amdgcn.dispatch.ptr', 'ptr addrspace(4)', '')}()")
-        n = []
-        for a in range(2):
-            p = f.op(f"getelementptr i8, ptr addrspace(4) {packet}, i64 {12 + 4 * a}")
-            items = f.op(f"load i32, ptr addrspace(4) {p}, align 4")
-            n.append(f.op(f"zext i32 {f.op(f'udiv i32 {items}, {kernel.workgroup[a]}')} to i64"))
-        c = [f.op(f"zext i32 {intrinsic('workgroup.id', a)} to i64") for a in range(3)]
-        yz = f.op(f"add i64 {c[1]}, {f.op(f'mul i64 {n[1]}, {c[2]}')}")
-        lin = f.op(f"add i64 {c[0]}, {f.op(f'mul i64 {n[0]}, {yz}')}")
-        g = [f.op(f"zext i32 {lw.meta_word(lw.layout.grid + a)} to i64") for a in range(3)]
-        gxy = f.op(f"mul i64 {g[0]}, {g[1]}")
-        f.cbr(f.op(f"icmp uge i64 {lin}, {f.op(f'mul i64 {gxy}, {g[2]}')}"), "surplus", "run")
-        f.start("surplus")
-        f.term("ret void")
-        f.start("run")
-        q = f.op(f"udiv i64 {lin}, {g[0]}")
-        ids = [f.op(f"urem i64 {lin}, {g[0]}"), f.op(f"urem i64 {q}, {g[1]}"), f.op(f"udiv i64 {lin}, {gxy}")]
-        for a in range(3):
-            lw.ids[("group", a)] = f.op(f"trunc i64 {ids[a]} to i32")
-            lw.ids[("local", a)] = intrinsic("workitem.id", a) if kernel.workgroup[a] > 1 else "0"
-        lw.stmts(kernel.body)
-        f.term("ret void")
-        params = ", ".join([f"ptr addrspace(1) noalias %b{j}" for j in range(len(kernel.buffers))]
-                           + ["ptr addrspace(1) noalias readonly %meta", "ptr addrspace(1) noalias %trap"])
+
+        def physical(f):
+            packet = f.op(f"call ptr addrspace(4) {module.intrinsic('llvm.amdgcn.dispatch.ptr', 'ptr addrspace(4)', '')}()")
+            n = []
+            for a in range(2):                   # grid_size_x/y (work items) -> workgroups
+                p = f.op(f"getelementptr i8, ptr addrspace(4) {packet}, i64 {12 + 4 * a}")
+                items = f.op(f"load i32, ptr addrspace(4) {p}, align 4")
+                n.append(f.op(f"zext i32 {f.op(f'udiv i32 {items}, {kernel.workgroup[a]}')} to i64"))
+            return [f.op(f"zext i32 {intrinsic(f, 'workgroup.id', a)} to i64") for a in range(3)], n
+
+        lw = _AmdgcnLowering(kernel, module, as_global=1, as_shared=3)
+        f, params = emit_gpu_kernel(lw, symbol, physical, lambda f, a: intrinsic(f, "workitem.id", a))
         size = kernel.workgroup[0] * kernel.workgroup[1] * kernel.workgroup[2]
         module.attributes.append(f'attributes #2 = {{ nounwind "amdgpu-flat-work-group-size"="{size},{size}" '
                                  f'"uniform-work-group-size"="true" }}')

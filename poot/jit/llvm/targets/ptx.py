@@ -20,7 +20,8 @@ import re
 
 import llvmlite.binding as llvm
 
-from ..ir import Func, mem_type
+from ..gpu_entry import emit_gpu_kernel
+from ..ir import Func
 from ..lower import Lowering
 
 NAME = "ptx"
@@ -71,38 +72,12 @@ class PtxTarget:
         return f.op(f"call i32 {fn}()")
 
     def build_module(self, kernel, module, symbol: str) -> None:
+        def physical(f):
+            return ([f.op(f"zext i32 {self._sreg(f, module, 'ctaid.' + a)} to i64") for a in "xyz"],
+                    [f.op(f"zext i32 {self._sreg(f, module, 'nctaid.' + a)} to i64") for a in "xy"])
+
         lw = _PtxLowering(kernel, module, as_global=1, as_shared=3)
-        f = Func()
-        lw.reset_function(f)
-        lw.meta, lw.trap = "%meta", "%trap"
-        for j, p in enumerate(kernel.buffers):
-            lw.buffers[p.name] = f"%b{j}"
-        for s in kernel.shared:
-            g = f"@{symbol}.sh.{s.name}"
-            module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, align 16")
-            lw.shared_ptrs[s.name] = g
-        lw.alloca_locals()
-        # linear physical block id -> logical group ids; blocks past the logical grid leave at once
-        c = [f.op(f"zext i32 {self._sreg(f, module, 'ctaid.' + a)} to i64") for a in "xyz"]
-        n = [f.op(f"zext i32 {self._sreg(f, module, 'nctaid.' + a)} to i64") for a in "xy"]
-        yz = f.op(f"add i64 {c[1]}, {f.op(f'mul i64 {n[1]}, {c[2]}')}")
-        lin = f.op(f"add i64 {c[0]}, {f.op(f'mul i64 {n[0]}, {yz}')}")
-        g = [f.op(f"zext i32 {lw.meta_word(lw.layout.grid + a)} to i64") for a in range(3)]
-        gxy = f.op(f"mul i64 {g[0]}, {g[1]}")
-        total = f.op(f"mul i64 {gxy}, {g[2]}")
-        f.cbr(f.op(f"icmp uge i64 {lin}, {total}"), "surplus", "run")
-        f.start("surplus")
-        f.term("ret void")
-        f.start("run")
-        q = f.op(f"udiv i64 {lin}, {g[0]}")
-        ids = [f.op(f"urem i64 {lin}, {g[0]}"), f.op(f"urem i64 {q}, {g[1]}"), f.op(f"udiv i64 {lin}, {gxy}")]
-        for a in range(3):
-            lw.ids[("group", a)] = f.op(f"trunc i64 {ids[a]} to i32")
-            lw.ids[("local", a)] = self._sreg(f, module, "tid." + "xyz"[a]) if kernel.workgroup[a] > 1 else "0"
-        lw.stmts(kernel.body)
-        f.term("ret void")
-        params = ", ".join([f"ptr addrspace(1) noalias %b{j}" for j in range(len(kernel.buffers))]
-                           + ["ptr addrspace(1) noalias readonly %meta", "ptr addrspace(1) noalias %trap"])
+        f, params = emit_gpu_kernel(lw, symbol, physical, lambda f, a: self._sreg(f, module, "tid." + "xyz"[a]))
         wx, wy, wz = kernel.workgroup
         module.attributes.append(f'attributes #2 = {{ nounwind "nvvm.maxntid"="{wx},{wy},{wz}" }}')
         module.functions.append(f.render(f"define ptx_kernel void @{symbol}({params}) #2"))

@@ -1,0 +1,54 @@
+"""The kernel entry both pointer-argument GPU targets write (PTX, AMDGCN): what differs between them is
+only how a work item reads its ids, so a target passes those in and adds its own calling convention
+and attributes.
+
+    <cc> void ENTRY(ptr addrspace(1) b0, ..., ptr addrspace(1) meta, ptr addrspace(1) trap)
+
+Buffers are `noalias` global pointers (written buffers must not alias other params), shared arrays
+addrspace(3) globals. The physical grid holds at least the logical number of workgroups (abi.fold_grid):
+the entry linearizes its physical workgroup id, returns at once when it is past the logical grid
+(uniform per workgroup, before any barrier), and otherwise decomposes it over the logical grid read
+from meta.
+"""
+from __future__ import annotations
+
+from .ir import Func, mem_type
+
+
+def emit_gpu_kernel(lw, symbol: str, physical, local_id) -> tuple[Func, str]:
+    """Lower `lw.k` (a Lowering with address spaces 1 and 3) into a new entry function. `physical(f)` ->
+    (three i64 physical workgroup ids, the i64 physical grid extents in x and y); `local_id(f, axis)`
+    -> the i32 work-item id on `axis`. Returns the function and its parameter list."""
+    kernel, module = lw.k, lw.m
+    f = Func()
+    lw.reset_function(f)
+    lw.meta, lw.trap = "%meta", "%trap"
+    for j, p in enumerate(kernel.buffers):
+        lw.buffers[p.name] = f"%b{j}"
+    for s in kernel.shared:
+        g = f"@{symbol}.sh.{s.name}"
+        module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, align 16")
+        lw.shared_ptrs[s.name] = g
+    lw.alloca_locals()
+    c, n = physical(f)
+    yz = f.op(f"add i64 {c[1]}, {f.op(f'mul i64 {n[1]}, {c[2]}')}")
+    lin = f.op(f"add i64 {c[0]}, {f.op(f'mul i64 {n[0]}, {yz}')}")
+    g = [f.op(f"zext i32 {lw.meta_word(lw.layout.grid + a)} to i64") for a in range(3)]
+    gxy = f.op(f"mul i64 {g[0]}, {g[1]}")
+    f.cbr(f.op(f"icmp uge i64 {lin}, {f.op(f'mul i64 {gxy}, {g[2]}')}"), "surplus", "run")
+    f.start("surplus")
+    f.term("ret void")
+    f.start("run")
+    q = f.op(f"udiv i64 {lin}, {g[0]}")
+    ids = [f.op(f"urem i64 {lin}, {g[0]}"), f.op(f"urem i64 {q}, {g[1]}"), f.op(f"udiv i64 {lin}, {gxy}")]
+    for a in range(3):
+        lw.ids[("group", a)] = f.op(f"trunc i64 {ids[a]} to i32")
+        lw.ids[("local", a)] = local_id(f, a) if kernel.workgroup[a] > 1 else "0"
+    lw.stmts(kernel.body)
+    f.term("ret void")
+    params = ", ".join([f"ptr addrspace(1) noalias %b{j}" for j in range(len(kernel.buffers))]
+                       + ["ptr addrspace(1) noalias readonly %meta", "ptr addrspace(1) noalias %trap"])
+    return f, params
+
+
+__all__ = ["emit_gpu_kernel"]
