@@ -72,6 +72,16 @@ def _address(handle: np.ndarray) -> int:
     return addr
 
 
+class _OpenRecording(threading.local):
+    """The recording open on this thread: only this thread's dispatches are captured (another
+    thread's eager work must run, not land in a recording that replays it later on freed buffers)."""
+    open = None
+
+
+RECORDING = _OpenRecording()
+_ENGINE_LOCK = threading.Lock()
+
+
 class CpuBuffer(Buffer):
     """A CPU buffer that knows its data address (asking NumPy costs about a microsecond a time)."""
 
@@ -170,15 +180,18 @@ class CpuDevice(Device):
     def _engine(self):
         eng = getattr(self, "_ee", None)
         if eng is None:
-            import llvmlite.binding as llvm
+            with _ENGINE_LOCK:      # threads loading their first kernels at once make one engine
+                eng = getattr(self, "_ee", None)
+                if eng is None:
+                    import llvmlite.binding as llvm
 
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            tm = llvm.Target.from_default_triple().create_target_machine(jit=True)
-            runtime_symbols()
-            eng = self._ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            self._programs: dict[str, CpuProgram] = {}
-            self._load_lock = threading.Lock()
+                    llvm.initialize_native_target()
+                    llvm.initialize_native_asmprinter()
+                    tm = llvm.Target.from_default_triple().create_target_machine(jit=True)
+                    runtime_symbols()
+                    self._programs: dict[str, CpuProgram] = {}
+                    self._load_lock = threading.Lock()
+                    eng = self._ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
         return eng
 
     def load(self, artifact) -> CpuProgram:
@@ -200,8 +213,9 @@ class CpuDevice(Device):
 
     def dispatch(self, program: CpuProgram, buffers: list, grid) -> None:
         """Run `program` over `grid` workgroups; `buffers` = kernel buffers + [meta, trap]."""
-        if self._recording is not None:
-            self._recording.add(program, buffers, grid)
+        rec = RECORDING.open
+        if rec is not None and rec.device is self:
+            rec.add(program, buffers, grid)
             return
         gx, gy, gz = grid
         total = gx * gy * gz
@@ -219,8 +233,6 @@ class CpuDevice(Device):
         run_split(self._pool(), program.fn, ptrs, meta, trap, total, workers)
 
     # -- record / replay (poot/devices/cpu_replay.py) --------------------------------------------
-    _recording = None
-
     def record(self):
         """`with dev.record() as rec:` captures dispatches; `rec.replay(rebind)` runs them again."""
         from .cpu_replay import CpuRecording

@@ -37,15 +37,19 @@ class CpuRecording:
 
     def __enter__(self) -> "CpuRecording":
         dev = self.device
-        if getattr(dev, "_recording", None) is not None:
-            raise DeviceError(f"{dev.name}: a recording is already open on this device")
+        from .cpu import RECORDING
+
+        if RECORDING.open is not None:
+            raise DeviceError(f"{dev.name}: a recording is already open on this thread")
         if self.closed:
             raise DeviceError(f"{dev.name}: this recording is closed; start a new one with record()")
-        dev._recording = self
+        RECORDING.open = self
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
-        self.device._recording = None
+        from .cpu import RECORDING
+
+        RECORDING.open = None
         self.closed = True
         if exc_type is None:
             self._build()
