@@ -96,6 +96,15 @@ def buffer_address(buf: Buffer) -> int:
     return buf.address if type(buf) is CpuBuffer else _address(buf.handle)
 
 
+def launch_args(buffers: list):
+    """(pointer array, meta, trap address) of a dispatch's buffers: kernel buffers + [meta, trap]."""
+    n = len(buffers) - 2
+    ptrs = (ctypes.c_void_p * max(n, 1))(*[buffer_address(b) for b in buffers[:n]])
+    meta = buffers[n].handle                      # a ctypes array (launch's host fast path) or NumPy
+    meta = meta if isinstance(meta, ctypes.Array) else meta.ctypes.data
+    return ptrs, meta, buffer_address(buffers[n + 1])
+
+
 CHUNKS_PER_WORKER = 8
 
 
@@ -221,11 +230,7 @@ class CpuDevice(Device):
         total = gx * gy * gz
         if total <= 0:
             return
-        n = len(buffers) - 2
-        ptrs = (ctypes.c_void_p * max(n, 1))(*[buffer_address(b) for b in buffers[:n]])
-        meta = buffers[n].handle                      # a ctypes array (launch's host fast path) or NumPy
-        meta = meta if isinstance(meta, ctypes.Array) else meta.ctypes.data
-        trap = buffer_address(buffers[n + 1])
+        ptrs, meta, trap = launch_args(buffers)
         workers = min(self.caps.cores, total)
         if workers <= 1:
             program.fn(ptrs, meta, trap, 0, total)

@@ -4,8 +4,8 @@
         dev.dispatch(program, buffers, grid)
     rec.replay({recorded_buffer: buffer_to_use_instead, ...})
 
-Closing a recording turns each dispatch into a ready call: its pointer array, meta and trap addresses
-and its split of the grid over the cores, built once. A replay rewrites only the pointer slots of the
+Closing a recording turns each dispatch into a ready call: its pointer array and its meta and trap
+addresses, built once. A replay rewrites only the pointer slots of the
 rebound buffers and makes the calls: no per-launch Python work beyond the call itself.
 """
 from __future__ import annotations
@@ -17,10 +17,11 @@ from .base import Buffer
 
 
 class _Call:
-    __slots__ = ("fn", "ptrs", "meta", "trap", "ranges")
+    __slots__ = ("fn", "ptrs", "meta", "trap", "total", "workers")
 
-    def __init__(self, fn, ptrs, meta, trap, ranges):
-        self.fn, self.ptrs, self.meta, self.trap, self.ranges = fn, ptrs, meta, trap, ranges
+    def __init__(self, fn, ptrs, meta, trap, total, workers):
+        self.fn, self.ptrs, self.meta, self.trap = fn, ptrs, meta, trap
+        self.total, self.workers = total, workers
 
 
 class CpuRecording:
@@ -55,23 +56,17 @@ class CpuRecording:
             self._build()
 
     def _build(self) -> None:
-        from .cpu import buffer_address
+        from .cpu import launch_args
 
         cores = self.device.caps.cores
         for program, buffers, (gx, gy, gz) in self.commands:
             total = gx * gy * gz
             if total <= 0:
                 continue
-            n = len(buffers) - 2
-            ptrs = (ctypes.c_void_p * max(n, 1))(*[buffer_address(b) for b in buffers[:n]])
-            for k, b in enumerate(buffers[:n]):
+            ptrs, meta, trap = launch_args(buffers)
+            for k, b in enumerate(buffers[:-2]):
                 self.slots.setdefault(id(b), []).append((ptrs, k))
-            meta = buffers[n].handle
-            meta = meta if isinstance(meta, ctypes.Array) else meta.ctypes.data
-            trap = buffer_address(buffers[n + 1])
-            workers = min(cores, total)
-            ranges = [(total * j // workers, total * (j + 1) // workers) for j in range(workers)]
-            self.calls.append(_Call(program.fn, ptrs, meta, trap, ranges))
+            self.calls.append(_Call(program.fn, ptrs, meta, trap, total, min(cores, total)))
         self.buffers = {id(b): b for _, bufs, _ in self.commands for b in bufs}   # keep them alive
 
     def pointer_slots(self, buf: Buffer) -> list[tuple[ctypes.Array, int]]:
@@ -98,17 +93,15 @@ class CpuRecording:
         self.run()
 
     def run(self) -> None:
-        """The recorded dispatches, with the addresses their pointer slots hold now."""
-        pool = None
+        """The recorded dispatches, with the addresses their pointer slots hold now (split over the
+        cores as `CpuDevice.dispatch` splits them)."""
+        from .cpu import run_split
+
         for c in self.calls:
-            if len(c.ranges) == 1:
-                c.fn(c.ptrs, c.meta, c.trap, 0, c.ranges[0][1])
-                continue
-            pool = pool or self.device._pool()
-            futures = [pool.submit(c.fn, c.ptrs, c.meta, c.trap, lo, hi) for lo, hi in c.ranges[1:]]
-            c.fn(c.ptrs, c.meta, c.trap, *c.ranges[0])
-            for f in futures:
-                f.result()
+            if c.workers <= 1:
+                c.fn(c.ptrs, c.meta, c.trap, 0, c.total)
+            else:
+                run_split(self.device._pool(), c.fn, c.ptrs, c.meta, c.trap, c.total, c.workers)
 
     def __len__(self) -> int:
         return len(self.commands)

@@ -126,11 +126,16 @@ class Replay:
         finally:
             self.lock.release()
 
-    def _run_segments(self, swap: dict) -> None:
+    def _run_segments(self, swap: dict, patched: bool = False) -> None:
+        """Each segment in order: recordings rebound to `swap[stand_in]` (or, `patched`, already
+        holding this call's addresses), host steps on the call's buffers."""
         host_bufs = None
         for seg in self.segments:
             if seg[0] == "rec":
-                seg[1].replay({b: swap[b] for b in seg[2]})
+                if patched:
+                    seg[1].run()
+                else:
+                    seg[1].replay({b: swap[b] for b in seg[2]})
             else:
                 if host_bufs is None:
                     host_bufs = {vid: swap.get(b, b) for vid, b in self.slots.items()}
@@ -170,19 +175,9 @@ class CpuReplay(Replay):
             else:
                 swap = dict(zip(self.inputs, inputs))
                 swap.update(zip((b for b, _ in self.fresh), made))
-                self._run_host_and_calls(swap)
+                self._run_segments(swap, patched=True)
             if self.trap_words[abi.TRAP_CODE_WORD]:
                 self.program._check_trap()
             return [inputs[k] if kind == "in" else made[k] for kind, k in self.outputs]
         finally:
             self.lock.release()
-
-    def _run_host_and_calls(self, swap: dict) -> None:
-        host_bufs = None
-        for seg in self.segments:
-            if seg[0] == "rec":
-                seg[1].run()           # its pointer slots already hold this call's addresses
-            else:
-                if host_bufs is None:
-                    host_bufs = {vid: swap.get(b, b) for vid, b in self.slots.items()}
-                seg[1].run(host_bufs)

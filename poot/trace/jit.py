@@ -24,13 +24,13 @@ from ..graph import Aval
 from . import context as _dev
 from . import lazy, pytree
 from .array import Array
+from .jit_program import SCALARS as _SCALARS
 from .jit_program import JitProgram
 
 log = logging.getLogger("poot.jit")
 
 CACHE_SIZE = 64          # signatures kept per function (least recently used dropped)
 RETRACE_WARNING = 8      # traces of one function after which a warning names what keeps changing
-_SCALARS = (bool, int, float)
 _SCALAR_DTYPE = {bool: dt.bool_, int: dt.int64, float: dt.float64}
 
 

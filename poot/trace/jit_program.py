@@ -19,7 +19,7 @@ from . import context as _dev
 from . import lazy, pytree
 from .array import Array
 
-_SCALARS = (bool, int, float)
+SCALARS = (bool, int, float)   # Python scalar arguments: weakly typed inputs
 
 
 class JitProgram:
@@ -60,7 +60,7 @@ class JitProgram:
             self.binds.append(leaf)
         if outer_pending:   # lazy arrays the function closed over: computed once, at trace time
             lazy.realize_nodes(outer_pending, f"pt.jit({name}) closing over an array")
-        self.scalar_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves) if type(x) in _SCALARS}
+        self.scalar_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves) if type(x) in SCALARS}
         self.int_casts = sorted(weak_casts, key=lambda d: d.name)
         self.host_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves)
                             if isinstance(x, (np.ndarray, np.generic))}
@@ -89,7 +89,7 @@ class JitProgram:
             if t is Array:
                 n = x._node
                 bufs.append(n.buf if n.buf is not None else x._realize(f"calling {self.name}").buf)
-            elif t in _SCALARS:
+            elif t in SCALARS:
                 bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b]))
             else:
                 arr = np.ascontiguousarray(x, dtype=self.host_dtypes[b].np).reshape(-1).view(np.uint8)
