@@ -117,15 +117,14 @@ def test_poot_compile_ptx_passes_ptxas(tmp_path, capsys):
     assert "ptxas OK" in said or "ptxas is not installed" in said
 
 
-def test_poot_compile_says_when_a_target_is_not_built(tmp_path, capsys):
+def test_poot_compile_refuses_an_unknown_target_naming_the_known_ones(tmp_path, capsys):
     from poot.cli import main
-    from poot.jit import compile as jit_compile
 
-    missing = [t for t in ("spirv", "amdgcn", "ptx") if t not in jit_compile.TARGETS]
-    if not missing:
-        pytest.skip("every target is built")
-    assert main(["compile", f"{__file__}::add", "--target", missing[0], "-o", str(tmp_path / "x")]) == 1
-    assert "not built yet" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["compile", f"{__file__}::add", "--target", "mips", "-o", str(tmp_path / "x")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'mips'" in err and "'amdgcn'" in err and "'ptx'" in err
     assert not (tmp_path / "x").exists()
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import devices
 from ...devices import Device
-from ...errors import DTypeError, KernelImportError, NotBuiltError, PootError
+from ...errors import DTypeError, KernelImportError, PootError
 from ..kir.model import BufferParam, Kernel
 from .diagnostics import code as diag_code
 from .emulate import EmulatedKernel, buffer_view, scalar_value
@@ -121,10 +121,8 @@ class KernelFunction:
     # -- compile and launch ---------------------------------------------------------------------
     def compile(self, target: str, *, arch: str | None = None, workgroup=None):
         """The compiled artifact for `target` ('cpu', 'ptx', 'spirv', 'amdgcn')."""
-        try:
-            from ..compile import compile_kernel
-        except ImportError as e:
-            raise NotBuiltError(f"compiling kernels needs poot.jit.compile, which is not built yet ({e})") from None
+        from ..compile import compile_kernel
+
         return compile_kernel(self.kernel_for(workgroup), target, arch=arch)
 
     def launch(self, ctx: Context, *args, threads=None, workgroup=None) -> None:
@@ -139,11 +137,8 @@ class KernelFunction:
         check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
         groups = tuple(-(-t // w) for t, w in zip(grid, wg))
-        try:
-            from ..launch import launch as device_launch
-        except ImportError as e:
-            raise NotBuiltError(f"launching kernels on a device needs poot.jit.launch, which is not built yet "
-                                f"({e})") from None
+        from ..launch import launch as device_launch
+
         device = ctx.device
         wrap = getattr(device, "wrap", None)      # a device that can use host memory in place (the CPU)
         buffers, scalars, copy_back, host_views = [], [], [], []

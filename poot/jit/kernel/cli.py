@@ -4,8 +4,7 @@
     poot compile FILE[::NAME] --target {kir,llvm,cpu,ptx,spirv,amdgcn} [-o OUT] [--arch ARCH] [--check]
 
 compiles every `@pt.kernel` of FILE (or only NAME). With one kernel OUT is the output file; with several
-it is a folder, one `<name><ext>` per kernel; without -o the files go to the current folder. A target
-this build of poot cannot produce yet says so (poot.NotBuiltError); nothing is ever faked. `--check`
+it is a folder, one `<name><ext>` per kernel; without -o the files go to the current folder. `--check`
 validates the output with the target's own tool where it is installed (spirv-val for SPIR-V, ptxas for
 PTX) and says so when it is not; a HSACO is checked by reading its ELF (AMD GPU machine, kernel
 descriptors, metadata note).
@@ -21,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ...errors import LoweringError, NotBuiltError, PootError
+from ...errors import LoweringError, PootError
 
 TARGETS = ("kir", "llvm", "cpu", "ptx", "spirv", "amdgcn")
 EXTENSIONS = {"kir": ".kir.json", "llvm": ".ll", "cpu": ".o", "ptx": ".ptx", "spirv": ".spv", "amdgcn": ".hsaco"}
@@ -76,17 +75,9 @@ def compile_output(kernel, target: str, arch: str | None):
         from ..kir.serialize import to_json
 
         return to_json(kernel) + "\n"
-    try:
-        from .. import compile as jit_compile
-    except ImportError as e:
-        raise NotBuiltError(f"target '{target}': poot.jit.compile is not built yet ({e})") from None
-    if target not in getattr(jit_compile, "TARGETS", ()):
-        raise NotBuiltError(f"target '{target}' is not built yet in this version of poot (it compiles for "
-                            + ", ".join(("kir",) + tuple(jit_compile.TARGETS)) + ")")
-    try:
-        return jit_compile.compile_kernel(kernel, target, arch=arch).data
-    except ImportError as e:
-        raise NotBuiltError(f"target '{target}' is not built yet in this version of poot ({e})") from None
+    from ..compile import compile_kernel
+
+    return compile_kernel(kernel, target, arch=arch).data
 
 
 def check_output(path: Path, target: str, arch: str | None) -> str:
