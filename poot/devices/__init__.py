@@ -1,10 +1,13 @@
 """poot.devices: one module per backend behind the Device protocol, and the registry that finds them."""
 from __future__ import annotations
 
+import threading
+
 from ..errors import DeviceUnavailableError
 from .base import Buffer, Capabilities, Device
 
 _DEVICES: dict[str, Device] = {}
+_CREATING = threading.RLock()      # threads asking for a device at once get one, not one each
 
 KNOWN = ("cpu", "cuda", "wgpu", "vulkan", "rocm")
 
@@ -26,30 +29,35 @@ def get(name: str = "cpu") -> Device:
     key = kind if kind in ("cpu", "wgpu", "vulkan") else f"{kind}:{idx}"
     dev = _DEVICES.get(key)
     if dev is None:
-        if kind == "cpu":
-            from .cpu import CpuDevice
-
-            dev = CpuDevice()
-        elif kind == "wgpu":
-            from .wgpu import WgpuDevice
-
-            dev = WgpuDevice()
-        elif kind == "cuda":
-            from .cuda import CudaDevice
-
-            dev = CudaDevice(idx)
-        elif kind == "vulkan":
-            from .vulkan import VulkanDevice
-
-            dev = VulkanDevice()
-        elif kind == "rocm":
-            from .rocm import RocmDevice
-
-            dev = RocmDevice(idx)
-        else:
-            raise DeviceUnavailableError(f"device '{kind}' is not built yet in this version of poot")
-        _DEVICES[key] = dev
+        with _CREATING:
+            dev = _DEVICES.get(key)
+            if dev is None:
+                dev = _DEVICES[key] = _create(kind, idx)
     return dev
+
+
+def _create(kind: str, idx: int) -> Device:
+    if kind == "cpu":
+        from .cpu import CpuDevice
+
+        return CpuDevice()
+    if kind == "wgpu":
+        from .wgpu import WgpuDevice
+
+        return WgpuDevice()
+    if kind == "cuda":
+        from .cuda import CudaDevice
+
+        return CudaDevice(idx)
+    if kind == "vulkan":
+        from .vulkan import VulkanDevice
+
+        return VulkanDevice()
+    if kind == "rocm":
+        from .rocm import RocmDevice
+
+        return RocmDevice(idx)
+    raise DeviceUnavailableError(f"device '{kind}' is not built yet in this version of poot")
 
 
 def availability() -> list[tuple[str, bool, str]]:

@@ -1,9 +1,9 @@
 """The raw Vulkan device on a real Vulkan driver (lavapipe on machines without a GPU): capabilities,
 transfers through the staging ring, launches of LLVM's SPIR-V without the naga post-pass, grid folding,
 traps, record/replay with rebinding, refusals of what the device lacks, the pipeline cache on disk,
-timestamps under POOT_DEBUG=1 and a run under the Khronos validation layer. Without a Vulkan 1.3 device
-these skip with the reason. The SPIR-V target's kernel suite runs on this device in
-test_vulkan_spirv.py; the array parity suites run on it in test_vulkan_suites.py."""
+timestamps under POOT_DEBUG=1, a run under the Khronos validation layer, and threads sharing the device.
+Without a Vulkan 1.3 device these skip with the reason. The SPIR-V target's kernel suite runs on this
+device in test_vulkan_spirv.py; the array parity suites run on it in test_vulkan_suites.py."""
 from __future__ import annotations
 
 import os
@@ -297,3 +297,36 @@ def test_poot_vulkan_device_picks_by_name_or_refuses(dev):
             os.environ.pop("POOT_VULKAN_DEVICE", None)
         else:
             os.environ["POOT_VULKAN_DEVICE"] = old
+
+
+def test_threads_opening_the_device_at_once_share_it_and_each_gets_its_own_result(dev):
+    """Eight threads whose first use of vulkan comes at the same moment: one device is made (two made at
+    once refused each other's buffers: "is not a buffer of this Vulkan device"), and their concurrent
+    calls of one jitted program (replays and step-by-step runs) each give the caller its own result."""
+    out = child("""
+        import threading
+        import numpy as np, poot as pt
+
+        f = pt.jit(lambda x: pt.sqrt(x * x + 1.0).sum())
+        start, got, errors = threading.Barrier(8), {}, []
+
+        def work(k):
+            start.wait()
+            try:
+                with pt.device("vulkan"):
+                    got[k] = [float(f(pt.array(np.full(257, k, np.float32)))) for _ in range(20)]
+            except Exception as e:
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("errors:", len(errors), errors[:2])
+        for k in range(8):
+            np.testing.assert_allclose(got[k], [257 * np.sqrt(k * k + 1.0)] * 20, rtol=1e-5, err_msg=str(k))
+        print("ok")
+    """)
+    assert out.returncode == 0 and "errors: 0" in out.stdout and "ok" in out.stdout, \
+        out.stdout[-3000:] + out.stderr[-3000:]
