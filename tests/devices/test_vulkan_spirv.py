@@ -75,3 +75,16 @@ def test_generated_kernels_are_valid_vulkan_spirv(case, dev):
     assert kernels or all(s.kind == "alias" for s in plan.steps), f"{case}: no kernel generated"
     for kernel in kernels:
         spirv_val(compile_kernel(kernel, "spirv", arch=dev.caps.compile_arch).data, f"{case}: {kernel.name}")
+
+
+@pytest.mark.parametrize("arch", ["", "vulkan1.3"], ids=["naga", "vulkan1.3"])
+def test_a_64_bit_atomic_add_is_refused_naming_the_missing_capability(arch):
+    """LLVM's SPIR-V backend offers Vulkan no Int64Atomics (it aborted: "Unable to meet SPIR-V
+    requirements"): poot refuses the kernel before LLVM runs and says what is missing; 32-bit still compiles."""
+    from poot import dtypes as dt
+    from poot.errors import LoweringError
+
+    for dtype in (dt.int64, dt.uint64):
+        with pytest.raises(LoweringError, match=f"atomic add on {dtype.name} needs the SPIR-V capability Int64Atomics"):
+            compile_kernel(suite.S.atomic_sum_kernel(dtype), "spirv", arch=arch)
+    assert compile_kernel(suite.S.atomic_sum_kernel(dt.int32), "spirv", arch=arch).data[:4] == b"\x03\x02\x23\x07"

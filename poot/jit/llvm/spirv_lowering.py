@@ -305,9 +305,13 @@ class SpirvLowering(Lowering):
 
     def _s_AtomicAdd(self, s) -> None:
         t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
-        if t not in (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32):
+        if t in (dt.int64, dt.uint64):      # LLVM would abort: "Unable to meet SPIR-V requirements"
+            raise LoweringError(f"kernel '{self.k.name}': atomic add on {t.name} needs the SPIR-V capability "
+                                "Int64Atomics, which LLVM's SPIR-V backend does not offer for Vulkan; add into an "
+                                "int32/uint32 buffer, or run the kernel on the cpu, cuda or rocm device")
+        if t not in (dt.int32, dt.uint32, dt.float32):
             raise LoweringError(f"kernel '{self.k.name}': atomic add on {t.name} has no SPIR-V lowering "
-                                "(int32, uint32, int64, uint64 and float32 have)")
+                                "(int32, uint32 and float32 have)")
         i, ok = self.checked(s.buffer, s.index)
         v, ty = self.expr(s.value), reg_type(t)
 
