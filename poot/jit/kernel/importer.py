@@ -20,12 +20,13 @@ from ...dtypes import DType
 from ...errors import KernelImportError
 from ..kir.model import (TRAP_ASSERT, Assign, Barrier, BufferParam, Const, Kernel, Local, Read, Return,
                          ScalarParam, SharedArray, Trap, TrapSite)
+from ..kir.uniformity import divergent_barrier
 from ..kir.verify import verify
 from . import intrinsics as ix
 from .calls import CallLowering
 from .diagnostics import SourceInfo
 from .expressions import ExprLowering, has_effects, has_load
-from .source import divergent_barrier, fresh_copy, function_source
+from .source import fresh_copy, function_source
 from .statements import StatementLowering
 from .values import Buf, Lit, Restart, Static, Val, accepts_literal, literal_kind
 

@@ -1,13 +1,11 @@
 """Finding a Python function's source as an AST (the whole file is parsed, so line and column numbers are
-the file's own), and the uniformity check that places a divergent barrier at its source line."""
+the file's own)."""
 from __future__ import annotations
 
 import ast
 import linecache
 
 from ...errors import KernelImportError
-from ..kir.model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load,
-                         Read, Return, While)
 from .diagnostics import SourceInfo, code
 
 _TREES: dict[tuple[str, int], ast.Module] = {}
@@ -47,80 +45,3 @@ def fresh_copy(node: ast.FunctionDef) -> ast.FunctionDef:
     import copy
 
     return copy.deepcopy(node)
-
-
-# --- barriers under thread-dependent control flow ------------------------------------------------
-def divergent_barrier(body) -> Barrier | None:
-    """The first Barrier reached under control flow that may differ between the threads of a workgroup
-    (the rules of the KIR verifier's uniformity analysis), or None."""
-    divergent: set[str] = set()
-    while True:
-        before = len(divergent)
-        found = _Walk(divergent).walk(body, False)
-        if len(divergent) == before:
-            return found
-
-
-class _Walk:
-    def __init__(self, divergent: set[str]):
-        self.div_locals = divergent
-        self.returned = False
-        self.found = None
-
-    def div(self, e) -> bool:
-        if isinstance(e, Index):
-            return e.kind in ("thread", "local")
-        if isinstance(e, Read):
-            return e.name in self.div_locals
-        if isinstance(e, Load):
-            return self.div(e.index)
-        if isinstance(e, (Const, Len)):
-            return False
-        return any(self.div(getattr(e, f)) for f in ("x", "a", "b", "c", "cond") if hasattr(e, f))
-
-    def exits(self, body, div: bool, loop_level: bool) -> bool:
-        for s in body:
-            if isinstance(s, (Break, Continue)) and loop_level and div:
-                return True
-            if isinstance(s, Return) and div:
-                return True
-            if isinstance(s, If):
-                d = div or self.div(s.cond)
-                if self.exits(s.then, d, loop_level) or self.exits(s.orelse, d, loop_level):
-                    return True
-            if isinstance(s, For):
-                if self.exits(s.body, div or self.div(s.start) or self.div(s.stop), False):
-                    return True
-            if isinstance(s, While):
-                if self.exits(s.body, div or self.div(s.cond), False):
-                    return True
-        return False
-
-    def walk(self, body, div: bool):
-        for s in body:
-            div = div or self.returned
-            if isinstance(s, Assign):
-                if div or self.div(s.value):
-                    self.div_locals.add(s.name)
-            elif isinstance(s, AtomicAdd):
-                if s.result is not None:
-                    self.div_locals.add(s.result)
-            elif isinstance(s, If):
-                d = div or self.div(s.cond)
-                self.walk(s.then, d)
-                self.walk(s.orelse, d)
-            elif isinstance(s, (For, While)):
-                if isinstance(s, For):
-                    d = div or self.div(s.start) or self.div(s.stop)
-                    if d:
-                        self.div_locals.add(s.var)
-                else:
-                    d = div or self.div(s.cond)
-                d = d or self.exits(s.body, False, True)
-                self.walk(s.body, d)
-            elif isinstance(s, Return):
-                if div:
-                    self.returned = True
-            elif isinstance(s, Barrier) and div and self.found is None:
-                self.found = s
-        return self.found

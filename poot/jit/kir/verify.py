@@ -46,6 +46,7 @@ from .model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNA
                     PREDICATE_UNARY, UNARY_OPS, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break,
                     BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load,
                     Read, Return, ScalarParam, Select, Store, Trap, Unary, While)
+from .uniformity import divergent_barrier
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
 MAX_WORKGROUP_SIZE = 1024
@@ -291,80 +292,11 @@ class _Verifier:
         elif not isinstance(s, (Return, Barrier)):
             self.fail("unknown-op", f"unknown statement {type(s).__name__}")
 
-    # -- uniformity -----------------------------------------------------------------------------
     def _uniformity(self) -> None:
-        self.divergent: set[str] = set()
-        while True:
-            before = len(self.divergent)
-            self.barrier_fault = None
-            self.returned_divergent = False
-            self._walk(self.k.body, False, loop=None)
-            if len(self.divergent) == before:
-                break
-        if self.barrier_fault:
-            self.fail("barrier-divergent", self.barrier_fault)
-
-    def _div(self, e) -> bool:
-        """Whether expression `e` may differ between the threads of a workgroup."""
-        if isinstance(e, Index):
-            return e.kind in ("thread", "local")
-        if isinstance(e, Read):
-            return e.name in self.divergent
-        if isinstance(e, Load):
-            return self._div(e.index)
-        if isinstance(e, (Const, Len)):
-            return False
-        return any(self._div(getattr(e, f)) for f in ("x", "a", "b", "c", "cond") if hasattr(e, f))
-
-    def _exits_divergently(self, body, div: bool, loop_level: bool) -> bool:
-        """Whether a Break/Continue (targeting this loop when loop_level) or Return in `body` sits under
-        divergent control."""
-        for s in body:
-            if isinstance(s, (Break, Continue)) and loop_level and div:
-                return True
-            if isinstance(s, Return) and div:
-                return True
-            if isinstance(s, If):
-                d = div or self._div(s.cond)
-                if self._exits_divergently(s.then, d, loop_level) or self._exits_divergently(s.orelse, d, loop_level):
-                    return True
-            if isinstance(s, (For, While)):
-                d = div or self._div(s.cond if isinstance(s, While) else s.start) or (
-                    isinstance(s, For) and self._div(s.stop))
-                if self._exits_divergently(s.body, d, False):
-                    return True
-        return False
-
-    def _walk(self, body, div: bool, loop) -> None:
-        for s in body:
-            div = div or self.returned_divergent
-            if isinstance(s, Assign):
-                if div or self._div(s.value):
-                    self.divergent.add(s.name)
-            elif isinstance(s, AtomicAdd):
-                if s.result is not None:
-                    self.divergent.add(s.result)
-            elif isinstance(s, If):
-                d = div or self._div(s.cond)
-                self._walk(s.then, d, loop)
-                self._walk(s.orelse, d, loop)
-            elif isinstance(s, (For, While)):
-                if isinstance(s, For):
-                    d = div or self._div(s.start) or self._div(s.stop)
-                    if d:
-                        self.divergent.add(s.var)
-                else:
-                    d = div or self._div(s.cond)
-                d = d or self._exits_divergently(s.body, False, True)
-                self._walk(s.body, d, s)
-            elif isinstance(s, Return):
-                if div:
-                    self.returned_divergent = True
-            elif isinstance(s, Barrier):
-                if div and self.barrier_fault is None:
-                    self.barrier_fault = ("barrier under control flow that depends on the thread/local index "
-                                          "(or after a possibly-divergent return or loop exit); every thread "
-                                          "of the workgroup must reach the same barriers")
+        if divergent_barrier(self.k.body) is not None:
+            self.fail("barrier-divergent", "barrier under control flow that depends on the thread/local index "
+                      "(or after a possibly-divergent return or loop exit); every thread of the workgroup "
+                      "must reach the same barriers")
 
 
 __all__ = ["verify", "ATOMIC_DTYPES", "MAX_WORKGROUP_SIZE"]
