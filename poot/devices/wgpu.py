@@ -107,7 +107,8 @@ class WgpuDevice(Device):
         self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self._programs: dict[tuple, WgpuProgram] = {}
         self._layouts: dict[int, tuple] = {}
-        self._bind_groups: dict[tuple, tuple] = {}
+        self._bind_groups: dict[tuple, tuple] = {}   # buffer ids -> (weak refs to them, bind group)
+        self._prune_at = 64
         self._encoder = self._pass = None
         self._pending_dispatches = 0
         self._pending_buffers: set[int] = set()
@@ -321,8 +322,9 @@ class WgpuDevice(Device):
         hit = self._bind_groups.get(key)
         if hit is not None and all(r() is b for r, b in zip(hit[0], buffers)):
             return hit[1]
-        if len(self._bind_groups) > 4096:
-            self._bind_groups.clear()
+        if len(self._bind_groups) >= self._prune_at:   # drop groups naming a buffer gone without free()
+            self._bind_groups = {k: v for k, v in self._bind_groups.items() if all(r() is not None for r in v[0])}
+            self._prune_at = max(64, 2 * len(self._bind_groups))
         group = self._dev.create_bind_group(layout=self._layout(len(buffers))[0], entries=[
             {"binding": i, "resource": {"buffer": b.handle, "offset": 0, "size": b.handle.size}}
             for i, b in enumerate(buffers)])

@@ -18,6 +18,13 @@ Kernel kinds:
 A reduction that cannot run in its consumer's kernel (read at another row, or by kernels of different
 kinds) is materialized instead, and planning repeats until stable. An expensive value read by several
 kernels, or broadcast to many times its size, is materialized rather than recomputed.
+
+Buffer budget: a Vulkan device binds only so many storage buffers per kernel (lavapipe 32, some
+adapters 8). With `max_buffers` a step binds at most that many (its inputs, its outputs, and two
+partials per reduction of a row step, which a split reduction may add): a step of many roots that
+binds more is cut into several, and a root whose closure loads too many values gets part of that
+closure materialized (the widest sub-expression that fits, repeatedly). One equation that alone reads more values (a concatenate
+of many arrays) cannot be split here; the device then refuses its kernel by name.
 """
 from __future__ import annotations
 
@@ -81,17 +88,25 @@ class Plan:
         return [s for s in self.steps if s.kind != "alias"]
 
 
-def plan_fusion(graph: Graph) -> Plan:
+def plan_fusion(graph: Graph, max_buffers: int | None = None) -> Plan:
+    """Plan `graph`; `max_buffers` caps the buffers one step binds (None: no cap; poot.jit passes the
+    device's limit less the buffers the kernel ABI adds)."""
     if len(graph.eqns) > MAX_EQUATIONS:
         raise CompileLimitError(f"graph has {len(graph.eqns)} equations; the limit per plan is "
                                 f"{MAX_EQUATIONS} (realize intermediate results to split it)")
     g = optimize(graph)
-    return _Planner(g).run()
+    return _Planner(g, max_buffers).run()
+
+
+def _bindings(leaves, outputs: int, reductions: int) -> int:
+    """Buffers a step binds: what it loads, what it stores, two partials per reduction."""
+    return len(leaves) + outputs + 2 * reductions
 
 
 class _Planner:
-    def __init__(self, g: Graph):
+    def __init__(self, g: Graph, max_buffers: int | None = None):
         self.g = g
+        self.max_buffers = max_buffers
         self.producer = {e.out.id: e for e in g.eqns}
         self.vars = {v.id: v for v in g.inputs} | {e.out.id: e.out for e in g.eqns}
         self.inputs = {v.id for v in g.inputs}
@@ -133,10 +148,12 @@ class _Planner:
                 info = self._classify(r, to_store)
                 kernels.append(info)
             to_store |= self._shared_expensive(kernels)
+            if not to_store and self.max_buffers is not None:
+                to_store = self._narrowed(kernels)
             if not to_store:
                 break
             self.materialized |= to_store
-        steps = self._group(kernels)
+        steps = self._within_budget(self._group(kernels))
         order = self._order(steps)
         plan = Plan(self.g, order, self.producer, self._lifetimes(order))
         plan.input_last_use, plan.aliased_outputs = self._input_uses(order)
@@ -245,6 +262,34 @@ class _Planner:
                     store.add(vid)
         return store
 
+    def _narrowed(self, kernels: list[dict]) -> set[int]:
+        """For each kernel binding more than max_buffers: the sub-expression of its closure that loads
+        the most values while fitting a kernel of its own (materializing it replaces those loads by one)."""
+        store = set()
+        for k in kernels:
+            if k["kind"] not in ("pointwise", "row"):
+                continue
+            if _bindings(k["leaves"], 1, len(k.get("reductions", ()))) <= self.max_buffers:
+                continue
+            loads: dict[int, tuple[set, int]] = {}    # var id -> (leaf ids it loads, reductions inside)
+            best, best_n = None, 1
+            for e in k["eqns"]:
+                leaves, reds = set(), int(OPS[e.op].kind in ("reduce", "argreduce"))
+                for u in e.inputs:
+                    sub = loads.get(u.id)
+                    if sub is None:
+                        leaves.add(u.id)
+                    else:
+                        leaves |= sub[0]
+                        reds += sub[1]
+                loads[e.out.id] = (leaves, reds)
+                if (e.out.id != k["root"].id and len(leaves) > best_n
+                        and _bindings(leaves, 1, reds) <= self.max_buffers):
+                    best, best_n = e.out.id, len(leaves)
+            if best is not None:
+                store.add(best)
+        return store
+
     def _costs(self) -> dict[int, int]:
         """Rough cost of recomputing each value from materialized ones (a tree sum: shared parts
         count once per use, which is what recomputation costs)."""
@@ -302,6 +347,35 @@ class _Planner:
             if s.kind == "row":
                 s.reductions.sort(key=lambda e: self._position(e.out.id))
         return steps
+
+    def _within_budget(self, steps: list[Step]) -> list[Step]:
+        """Steps binding more than max_buffers, cut into several: the roots of one step never depend on
+        each other, so any partition of them is a valid plan."""
+        if self.max_buffers is None:
+            return steps
+        out = []
+        for s in steps:
+            if s.kind not in ("pointwise", "row") or len(s.outputs) < 2 or \
+                    _bindings(s.inputs, len(s.outputs), len(s.reductions)) <= self.max_buffers:
+                out.append(s)
+                continue
+            part = None
+            for r in s.outputs:
+                eqns, leaves = self.closure(r)
+                inside = {id(e) for e in eqns}
+                reds = [e for e in s.reductions if id(e) in inside]
+                if part is not None:
+                    ins = part.inputs + [v for v in leaves if v not in part.inputs]
+                    more = [e for e in reds if all(e is not x for x in part.reductions)]
+                    if _bindings(ins, len(part.outputs) + 1, len(part.reductions) + len(more)) <= self.max_buffers:
+                        part.outputs.append(r)
+                        part.inputs = ins
+                        part.reductions = sorted(part.reductions + more, key=lambda e: self._position(e.out.id))
+                        continue
+                part = Step(kind=s.kind, outputs=[r], inputs=list(leaves), shape=s.shape, axes=s.axes,
+                            reductions=reds, eqn=s.eqn)
+                out.append(part)
+        return out
 
     def _order(self, steps: list[Step]) -> list[Step]:
         made_by = {v.id: s for s in steps for v in s.outputs}

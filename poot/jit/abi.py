@@ -36,6 +36,7 @@ from ..errors import PootError
 from .kir.model import Kernel
 
 TRAP_WORDS = 4           # code, launch id, two reserved words
+ABI_BUFFERS = 2          # meta and trap, bound after a kernel's own buffers
 TRAP_CODE_WORD, TRAP_LAUNCH_WORD = 0, 1
 MAX_ELEMENTS = 2**32 - 1
 

@@ -13,6 +13,7 @@ import numpy as np
 from .. import devices
 from ..devices import Buffer, Device
 from ..graph import Graph, evaluate
+from . import abi
 from .compile import debug_level
 
 
@@ -49,7 +50,7 @@ def compiled_program(graph: Graph, device: Device):
     key = (device.name, graph.key())
     prog = _PROGRAMS.get(key)
     if prog is None:
-        prog = Program(plan_fusion(graph), device)
+        prog = Program(plan_fusion(graph, device.caps.max_buffers - abi.ABI_BUFFERS), device)
         _PROGRAMS[key] = prog
         if len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)

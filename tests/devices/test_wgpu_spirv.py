@@ -220,6 +220,23 @@ def test_unchecked_kernel_subtractions_use_a_zero_no_kernel_writes(dev, dtype):
     parity(dev, kb.build(), [a, b, np.zeros(200, dtype.np)], groups=4)
 
 
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64], ids=lambda d: d.short)
+def test_division_by_a_literal_zero_gives_nan_and_inf(dev, dtype):
+    """lavapipe computed `x / 0.0` with a literal zero as 0 or a denormal (var of an empty array divides
+    by one); the SPIR-V worker hides such a divisor like a subtraction's left operand."""
+    kb = B.KernelBuilder(f"div0_{dtype.short}", workgroup=(64, 1, 1))
+    x, o, p = kb.buffer("x", dtype, IN), kb.buffer("o", dtype, OUT), kb.buffer("p", dtype, OUT)
+    i = kb.let("i", B.index("thread", 0))
+    with kb.if_(B.lt(i, Len(o))):
+        v = kb.load(x, i, dtype)
+        kb.store(o, i, B.binary("div", B.mul(B.sub(v, v), v), B.const(0.0, dtype)))
+        kb.store(p, i, B.binary("div", v, B.const(-0.0, dtype)))
+    a = np.array([0.0, 1.0, -2.5, np.inf, np.nan, 3.0], dtype.np)
+    got = parity(dev, kb.build(), [a, np.zeros_like(a), np.zeros_like(a)])
+    with np.errstate(all="ignore"):
+        assert np.isnan(got[1][:3]).all() and np.array_equal(got[2][:3], [np.nan, -np.inf, np.inf], equal_nan=True)
+
+
 # --- control flow, shared memory, atomics, scalars, grids ------------------------------------------
 def test_loops_break_continue_and_early_return(dev):
     parity(dev, S.loops_kernel(), [np.zeros(40, np.uint32)], groups=3)

@@ -53,6 +53,7 @@ def _optimize(llvm, mod, tm) -> None:
 
 
 _FSUB = re.compile(r"^(\s*%[\w.]+ = fsub (?:[a-z]+ )*)(float|double) ([^,]+), (.+)$", re.M)
+_FDIV0 = re.compile(r"^(\s*%[\w.]+ = fdiv (?:[a-z]+ )*)(float|double) ([^,]+), (-?0\.0+e\+00)$", re.M)
 _TRAP = re.compile(r"^!poot\.trap\.binding = !\{!(\d+)\}$", re.M)
 _RW_I32 = 'target("spirv.VulkanBuffer", [0 x i32], 12, 1)'
 _HANDLE_FN = "llvm.spv.resource.handlefrombinding.tspirv.VulkanBuffer_a0i32_12_1t"
@@ -64,14 +65,16 @@ def trap_binding_metadata(binding: int) -> str:
     return f"!poot.trap.binding = !{{!9999}}\n!9999 = !{{i32 {binding}}}"
 
 
-def _opaque_subtractions(ir: str, source: str) -> str:
+def _opaque_operands(ir: str, source: str) -> str:
     """Hide the left operand of every float subtraction behind an xor with a zero loaded from the trap
     buffer (word 3, never written): Mesa's NIR folds `(a + b) - a` to `b` in any float op not marked
     exact, which erases the rounding error that mathlib's error-free transformations (TwoSum and kin)
-    compute; naga drops SPIR-V's NoContraction, the one way to mark an op exact. After inlining, the
+    compute; naga drops SPIR-V's NoContraction, the one way to mark an op exact. A literal zero
+    divisor is hidden the same way: lavapipe turned `x / 0.0` into 0 or a denormal, not NaN or inf
+    (var of an empty array divides by a literal 0). After inlining, the
     entry function holds every subtraction. The trap binding comes from the module's metadata (in
     `source`, the IR before optimization); its handle is made again if optimization dropped it."""
-    if " = fsub " not in ir:
+    if " = fsub " not in ir and not _FDIV0.search(ir):
         return ir
     meta = _TRAP.search(source)
     if meta is None:
@@ -94,7 +97,7 @@ def _opaque_subtractions(ir: str, source: str) -> str:
         at = re.search(r"^define void @[\w.$]+\(\)[^\n]*\{\n[\w.]+:\n", ir, re.M).end()
     zero += (f"  %poot.zp = call ptr addrspace(11) @{_POINTER_FN}({_RW_I32} {handle}, i32 3)\n"
              "  %poot.z32 = load i32, ptr addrspace(11) %poot.zp, align 4\n")
-    if any(m.group(2) == "double" for m in _FSUB.finditer(ir)):     # a 64-bit zero for doubles
+    if any(m.group(2) == "double" for m in [*_FSUB.finditer(ir), *_FDIV0.finditer(ir)]):     # a 64-bit zero for doubles
         zero += "  %poot.z64 = zext i32 %poot.z32 to i64\n"
     if f"declare ptr addrspace(11) @{_POINTER_FN}(" not in ir:
         ir += f"\ndeclare ptr addrspace(11) @{_POINTER_FN}({_RW_I32}, i32)\n"
@@ -107,8 +110,14 @@ def _opaque_subtractions(ir: str, source: str) -> str:
         k, w = count[0], bits[ty]
         return (f"  %poot.o{k} = bitcast {ty} {a} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
                 f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n{head}{ty} %poot.f{k}, {b}")
+    def hide_divisor(m):
+        head, ty, a, b = m.groups()
+        count[0] += 1
+        k, w = count[0], bits[ty]
+        return (f"  %poot.o{k} = bitcast {ty} {b} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
+                f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n{head}{ty} {a}, %poot.f{k}")
     ir = ir[:at] + zero + ir[at:]
-    return _FSUB.sub(hide, ir)
+    return _FDIV0.sub(hide_divisor, _FSUB.sub(hide, ir))
 
 
 def _read(stream, n: int) -> bytes:
@@ -141,7 +150,7 @@ def worker_main() -> None:
             mod.verify()
             tm = target.create_target_machine(opt=2)
             _optimize(llvm, mod, tm)
-            mod = llvm.parse_assembly(_opaque_subtractions(str(mod), ir))
+            mod = llvm.parse_assembly(_opaque_operands(str(mod), ir))
             mod.verify()
             emit_tm = target.create_target_machine(opt=2)
             reply = b"\x00" + emit_tm.emit_object(mod)
