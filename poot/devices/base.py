@@ -2,6 +2,7 @@
 allocate, move bytes, load compiled artifacts, dispatch them over a grid and synchronize."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 
@@ -36,6 +37,30 @@ class Buffer:
 
     def __repr__(self) -> str:
         return f"<Buffer {self.nbytes} bytes on {self.device.name}>"
+
+
+class PerThread:
+    """An attribute whose value each thread has its own of (None until the thread sets it). A device keeps
+    its open recording in one: a recording captures only its own thread's dispatches (another thread's
+    eager work must run, not land in a recording that replays it later on freed buffers)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        return getattr(_thread_values(obj), self.name, None)
+
+    def __set__(self, obj, value) -> None:
+        setattr(_thread_values(obj), self.name, value)
+
+
+def _thread_values(obj) -> threading.local:
+    values = obj.__dict__.get("_per_thread")
+    if values is None:
+        values = obj.__dict__.setdefault("_per_thread", threading.local())
+    return values
 
 
 class Device:

@@ -69,7 +69,7 @@ import weakref
 import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, OutOfMemoryError
-from .base import Buffer, Capabilities, Device
+from .base import Buffer, Capabilities, Device, PerThread
 
 log = logging.getLogger("poot.devices.cuda")
 
@@ -173,6 +173,8 @@ class CudaProgram:
 
 
 class CudaDevice(Device):
+    _recording = PerThread()              # the cuda_graph.Recording open on this thread
+
     def __init__(self, index: int = 0):
         drv = self._drv = _driver()
         self.index, self.name = index, f"cuda:{index}"
@@ -227,7 +229,6 @@ class CudaDevice(Device):
         self._finalizers: dict[int, weakref.finalize] = {}
         self._in_use = 0
         self._recent: collections.deque = collections.deque(maxlen=_RECENT)
-        self._recording = None          # the open cuda_graph.Recording
         self._ring: list[tuple[int, object]] = []     # pinned staging chunks: (host address, event)
         self._ring_pending: collections.deque = collections.deque()
         log.info("%s: %s (%s, %d SMs, %s), driver %d", self.name, self.gpu, self.caps.extra["arch"],

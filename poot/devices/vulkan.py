@@ -37,7 +37,7 @@ import weakref
 import numpy as np
 
 from ..errors import DeviceError, DTypeError, OutOfMemoryError
-from .base import Buffer, Capabilities, Device
+from .base import Buffer, Capabilities, Device, PerThread
 from .vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
 from .vulkan_setup import (CAPABILITY_FEATURES, create_instance, import_vulkan, open_device, open_pipeline_cache,
                            pick_physical_device, pipeline_cache_path, save_pipeline_cache)
@@ -87,10 +87,10 @@ def spirv_bindings(data: bytes) -> int:
 
 class VulkanDevice(VulkanMemory, Device):
     name = "vulkan"
+    _recording = PerThread()                       # the recording open on this thread
 
     def __init__(self):
         self._lock = threading.RLock()
-        self._tls = threading.local()              # .recording: the recording open on this thread
         self._returned: collections.deque = collections.deque()   # allocations of collected buffers
         vk = self._vk = import_vulkan()
         self.validation_messages: list[str] = []
@@ -151,15 +151,6 @@ class VulkanDevice(VulkanMemory, Device):
                    "max_workgroup_dims": info["max_workgroup_dims"], "features": sorted(f),
                    "timestamps": info["timestamp_bits"] > 0, "device_index": self.index})
         log.info("vulkan device %d: %s (%s, Vulkan %s)", self.index, info["name"], info["type"], self.caps.extra["vulkan"])
-
-    @property
-    def _recording(self):
-        """The recording this thread has open (dispatches from other threads run as usual)."""
-        return getattr(self._tls, "recording", None)
-
-    @_recording.setter
-    def _recording(self, recording) -> None:
-        self._tls.recording = recording
 
     def describe(self) -> str:
         return (f"spirv target ({SPIRV_TARGET_ENV}, no naga) on {self.info['name']} ({self.info['type']}, Vulkan "

@@ -37,7 +37,7 @@ import weakref
 import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
-from .base import Buffer, Capabilities, Device
+from .base import Buffer, Capabilities, Device, PerThread
 from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, fold_grid, import_wgpu, pick_adapter,
                            spirv_capabilities)
 
@@ -87,6 +87,7 @@ class Recording:
 
 class WgpuDevice(Device):
     name = "wgpu"
+    _recording = PerThread()          # the Recording open on this thread
 
     def __init__(self):
         wgpu = self._wgpu = import_wgpu()
@@ -113,7 +114,6 @@ class WgpuDevice(Device):
         self._pending_dispatches = 0
         self._pending_buffers: set[int] = set()
         self._keepalive: list = []
-        self._recording: Recording | None = None
         self._trap: Buffer | None = None
         self._fence = None
         self._trap_programs: list[WgpuProgram] = []

@@ -273,8 +273,9 @@ def test_concurrent_calls_give_each_caller_its_own_result(device):
     results = {}
 
     def work(k):
-        for _ in range(20):
-            results[k] = float(f(pt.array(inputs[k])))
+        with pt.device(device):         # the current device is per thread: each caller opens the one under test
+            for _ in range(20):
+                results[k] = float(f(pt.array(inputs[k])))
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
     for t in threads:
