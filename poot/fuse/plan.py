@@ -17,7 +17,9 @@ Kernel kinds:
 
 A reduction that cannot run in its consumer's kernel (read at another row, or by kernels of different
 kinds) is materialized instead, and planning repeats until stable. An expensive value read by several
-kernels, or broadcast to many times its size, is materialized rather than recomputed.
+kernels, or broadcast to many times its size, is materialized rather than recomputed; so is a value one
+kernel would compute at several different indices (a stencil's shifted reads: each lazy step would
+multiply the positions at which the steps before it are computed) unless recomputing it is cheap.
 
 Buffer budget: a Vulkan device binds only so many storage buffers per kernel (lavapipe 32, some
 adapters 8). With `max_buffers` a step binds at most that many (its inputs, its outputs, and two
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from ..errors import CompileLimitError
 from ..graph import Eqn, Graph, Var
 from ..graph.ops import OPS
-from .access import operand_index
+from .access import ZERO, operand_index
 from .indexing import Coord, Form, ravel, unravel
 from .passes import optimize
 
@@ -44,7 +46,7 @@ OPAQUE = {"matmul": "matmul", "cumsum": "scan", "cumprod": "scan", "scatter": "s
 EXPENSIVE = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "pow", "atan2",
              "hypot", "logaddexp", "div", "sqrt"}
-RECOMPUTE_BUDGET = 8      # closure cost above which a value read by several kernels is stored
+RECOMPUTE_BUDGET = 8      # recomputation cost above which a value read several times is stored
 BROADCAST_FACTOR = 4      # an expensive value broadcast to this many times its size is stored
 
 
@@ -141,6 +143,7 @@ class _Planner:
     # -- the fixpoint --
     def run(self) -> Plan:
         while True:
+            self.materialized |= self._read_at_many_indices()
             roots = [self.vars[i] for i in sorted(self.materialized - self.inputs, key=self._position)]
             to_store = set()
             kernels = []
@@ -262,6 +265,46 @@ class _Planner:
                     store.add(vid)
         return store
 
+    def _read_at_many_indices(self) -> set[int]:
+        """Values a kernel would compute at several different indices, where the extra evaluations
+        cost more than RECOMPUTE_BUDGET: to store. One walk from the results toward the inputs carries
+        the distinct indices each value is read at within each kernel pass (a kernel's root, or one
+        reduction's loop inside it); a value it stores starts a kernel of its own. A value that computes
+        anything is thus read at no more than 1 + RECOMPUTE_BUDGET indices per pass, and the walk (and
+        the kernels) stay linear in the graph's size."""
+        cost = self._costs()
+        reads: dict[int, dict[tuple, set]] = {}    # var id -> (root id, pass id) -> indices
+        store: set[int] = set()
+        for e in reversed(self.g.eqns):
+            if e.op in OPAQUE:
+                continue
+            v = e.out
+            if v.id in self.materialized:
+                passes = {(v.id, 0): {_identity(v.aval.shape)}}
+            else:
+                passes = reads.pop(v.id, None)
+                if not passes:
+                    continue
+                extra = sum(len(idxs) - 1 for idxs in passes.values())
+                if extra and _own_cost(e) and cost[v.id] * extra > RECOMPUTE_BUDGET \
+                        and OPS[e.op].kind not in ("reduce", "argreduce"):   # those: _row_check
+                    store.add(v.id)
+                    passes = {(v.id, 0): {_identity(v.aval.shape)}}
+            if OPS[e.op].kind in ("reduce", "argreduce"):   # its own loop over the input, once per row
+                src = e.inputs[0]
+                if src.id not in self.materialized:
+                    into = reads.setdefault(src.id, {})
+                    for root, _ in passes:
+                        into.setdefault((root, v.id), set()).add(_identity(src.aval.shape))
+                continue
+            for k, u in enumerate(e.inputs):
+                if u.id in self.materialized:
+                    continue
+                into = reads.setdefault(u.id, {})
+                for key, idxs in passes.items():
+                    into.setdefault(key, set()).update(tuple(operand_index(e, k, list(i))) for i in idxs)
+        return store
+
     def _narrowed(self, kernels: list[dict]) -> set[int]:
         """For each kernel binding more than max_buffers: the sub-expression of its closure that loads
         the most values while fitting a kernel of its own (materializing it replaces those loads by one)."""
@@ -295,23 +338,24 @@ class _Planner:
         count once per use, which is what recomputation costs)."""
         cost: dict[int, int] = {}
         for e in self.g.eqns:
-            kind = OPS[e.op].kind
-            own = (4 if e.op in EXPENSIVE else 1) if kind in ("elementwise", "reduce", "argreduce") else 0
-            cost[e.out.id] = own + sum(cost.get(v.id, 0) for v in e.inputs if v.id not in self.materialized)
+            cost[e.out.id] = _own_cost(e) + sum(cost.get(v.id, 0) for v in e.inputs if v.id not in self.materialized)
         return cost
 
     # -- grouping, order, lifetimes --
     def _group(self, kernels: list[dict]) -> list[Step]:
+        # sets of roots are bit masks (bit = the root's position in `kernels`): a chain of n kernels
+        # costs n**2/64 machine words, not n**2 set entries
         steps: list[Step] = []
-        by_key: dict[tuple, list[Step]] = {}
-        ancestors: dict[int, set[int]] = {}   # var id -> materialized ancestors
+        by_key: dict[tuple, int] = {}         # key -> the bits of the roots of its steps
+        bit_of = {k["root"].id: 1 << j for j, k in enumerate(kernels)}
+        ancestors: dict[int, int] = {}        # var id -> the roots it depends on
         step_of: dict[int, Step] = {}
+        step_bits: dict[int, int] = {}        # id(step) -> the bits of its roots
         for k in kernels:
             root = k["root"]
-            anc = set()
+            anc = 0
             for leaf in k["leaves"]:
-                anc.add(leaf.id)
-                anc |= ancestors.get(leaf.id, set())
+                anc |= bit_of.get(leaf.id, 0) | ancestors.get(leaf.id, 0)
             ancestors[root.id] = anc
             kind = k["kind"]
             key = None
@@ -322,12 +366,17 @@ class _Planner:
             elif kind == "control":   # the results of one construct: one step
                 key = ("control", id(k["eqn"].params["region"]), tuple(v.id for v in k["leaves"]))
             joined = None
-            if key is not None:
-                for s in by_key.get(key, []):
-                    if not any(o.id in anc for o in s.outputs):
-                        joined = s
-                        break
+            free = by_key.get(key, 0) & ~anc if key is not None else 0
+            while free:                       # the oldest step of this key none of whose roots it needs
+                low = free & -free
+                s = step_of[kernels[low.bit_length() - 1]["root"].id]
+                if not step_bits[id(s)] & anc:
+                    joined = s
+                    break
+                free &= ~step_bits[id(s)]
             if joined is not None:
+                step_bits[id(joined)] |= bit_of[root.id]
+                by_key[key] |= bit_of[root.id]
                 joined.outputs.append(root)
                 joined.inputs += [v for v in k["leaves"] if v not in joined.inputs]
                 if kind == "row":
@@ -341,8 +390,9 @@ class _Planner:
                 step.eqn = self.producer[root.id]
             steps.append(step)
             step_of[root.id] = step
+            step_bits[id(step)] = bit_of[root.id]
             if key is not None:
-                by_key.setdefault(key, []).append(step)
+                by_key[key] = by_key.get(key, 0) | bit_of[root.id]
         for s in steps:
             if s.kind == "row":
                 s.reductions.sort(key=lambda e: self._position(e.out.id))
@@ -421,6 +471,19 @@ class _Planner:
             if vid not in keep:
                 free[i].append(self.vars[vid])
         return free
+
+
+def _own_cost(e: Eqn) -> int:
+    """What computing one element of `e` costs, roughly (reshapes, slices and the like are free)."""
+    kind = OPS[e.op].kind
+    if kind in ("elementwise", "reduce", "argreduce"):
+        return 4 if e.op in EXPENSIVE else 1
+    return 1 if kind == "index" or e.op in ("pad", "concatenate") else 0   # a select or a gather
+
+
+def _identity(shape) -> tuple:
+    """The index of a kernel pass's own element: one coordinate per dimension."""
+    return tuple(Form.of(Coord(f"d{d}", n)) if n != 1 else ZERO for d, n in enumerate(shape))
 
 
 def _space(e: Eqn) -> tuple[tuple, tuple]:
