@@ -145,3 +145,17 @@ def api_boundary(fn):
             raise e.with_traceback(None) from None
 
     return wrapper
+
+
+def exporter(namespace: dict, names: list):
+    """`export(name, fn, doc)` for a module of public functions: names `fn`, gives it `doc`, wraps it at the
+    API boundary and puts it in the module's `namespace` and `names` (its __all__)."""
+    def export(name, fn, doc):
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = doc
+        fn = api_boundary(fn)
+        namespace[name] = fn
+        names.append(name)
+        return fn
+
+    return export

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, api_boundary
+from ..errors import DTypeError, ShapeError, exporter
 from ..graph import broadcast_shapes
 from .array import Array
 from .lazy import Node, check_scalar_fits, constant, record, shared_constant
@@ -14,13 +14,7 @@ from .promote import cast, finish, float_of, promote, require, wrap
 __all__: list[str] = []
 
 
-def _export(name, fn, doc):
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    fn = api_boundary(fn)
-    globals()[name] = fn
-    __all__.append(name)
-    return fn
+_export = exporter(globals(), __all__)
 
 
 def _check_broadcast(name, items):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..errors import ShapeError, api_boundary
+from ..errors import ShapeError, exporter
 from .elementwise import _check_broadcast, equal, isnan, logical_and, logical_or
 from .lazy import Node, constant, record
 from .promote import cast, device_of, finish, float_of, promote, wrap
@@ -10,13 +10,7 @@ from .promote import cast, device_of, finish, float_of, promote, wrap
 __all__: list[str] = []
 
 
-def _export(name, fn, doc):
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    fn = api_boundary(fn)
-    globals()[name] = fn
-    __all__.append(name)
-    return fn
+_export = exporter(globals(), __all__)
 
 
 def _where(condition, x=None, y=None):
