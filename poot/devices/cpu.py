@@ -6,14 +6,17 @@ recompilation: a disk-cached object loads in about a millisecond) and returns a 
 the entry `void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`.
 `dispatch(program, buffers, grid)` takes the kernel's buffers followed by the meta and trap buffers
 (poot/jit/abi.py) and runs the linearized workgroups on one thread per core, which take contiguous
-chunks from a shared queue (`run_split`); a grid of fewer than two workgroups runs inline on the
-calling thread (no pool round trip).
+chunks from a shared queue (`run_split`). Whether a launch is split is decided by its work, not its
+number of workgroups: each program keeps the time one of its workgroups takes (measured on its
+launches), and a launch expected to take less than INLINE_NS runs on the calling thread, as does a
+grid of one workgroup (a pool round trip costs 10-100 us on a loaded machine).
 """
 from __future__ import annotations
 
 import ctypes
 import os
 import threading
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -106,26 +109,62 @@ def launch_args(buffers: list):
 
 
 CHUNKS_PER_WORKER = 8
+INLINE_NS = 30_000       # a launch expected to take less than this runs on the calling thread
 
 
-def run_split(pool, fn, ptrs, meta, trap, total: int, workers: int) -> None:
-    """Run groups [0, total) on up to `workers` threads (this one and the pool's), which take
-    contiguous chunks of about total / (workers * CHUNKS_PER_WORKER) groups from a shared queue until
-    none are left. The caller waits only for chunks some thread has started: a pool thread the OS has
-    not scheduled yet (its core held by another process, for a scheduler tick of ~4 ms) finds the
-    queue empty when it runs, instead of the call waiting for it (the 2-core CI machine is shared)."""
-    n = min(total, workers * CHUNKS_PER_WORKER)
-    bounds = [total * j // n for j in range(n + 1)]
+def run_groups(pool_of, program, ptrs, meta, trap, total: int, cores: int) -> None:
+    """Run groups [0, total) of `program` on this thread, or split over `cores` threads when the
+    program's measured time per group says the launch takes INLINE_NS or more. A program's first
+    launch runs chunks here until they are done or have taken INLINE_NS (its first group is slow:
+    cold code), then splits the rest. Every launch measures the time per group again (the time spent
+    inside the kernel, not waiting for threads), so one preempted run costs one split launch, and a
+    kernel whose work grows with a scalar argument is split once it is seen to."""
+    fn = program.fn
+    workers = min(cores, total)
+    est = program.group_ns
+    if workers > 1 and est is None:
+        step = max(1, total // (workers * CHUNKS_PER_WORKER))
+        begin, t0 = 0, time.perf_counter_ns()
+        while begin < total:
+            fn(ptrs, meta, trap, begin, min(total, begin + step))
+            begin = min(total, begin + step)
+            if time.perf_counter_ns() - t0 >= INLINE_NS:
+                break
+        busy = time.perf_counter_ns() - t0
+        if begin < total:
+            busy += run_split(pool_of(), fn, ptrs, meta, trap, total, workers, begin)
+    elif workers <= 1 or est * total < INLINE_NS:
+        t0 = time.perf_counter_ns()
+        fn(ptrs, meta, trap, 0, total)
+        busy = time.perf_counter_ns() - t0
+    else:
+        busy = run_split(pool_of(), fn, ptrs, meta, trap, total, workers)
+    program.group_ns = busy / total
+
+
+def run_split(pool, fn, ptrs, meta, trap, total: int, workers: int, begin: int = 0) -> int:
+    """Run groups [begin, total) on up to `workers` threads (this one and the pool's), which take
+    contiguous chunks of about (total - begin) / (workers * CHUNKS_PER_WORKER) groups from a shared
+    queue until none are left; returns the nanoseconds spent in the kernel, summed over the chunks.
+    The caller waits only for chunks some thread has started: a pool thread the OS has not scheduled
+    yet (its core held by another process, for a scheduler tick of ~4 ms) finds the queue empty when
+    it runs, instead of the call waiting for it (the 2-core CI machine is shared)."""
+    count = total - begin
+    n = min(count, workers * CHUNKS_PER_WORKER)
+    bounds = [begin + count * j // n for j in range(n + 1)]
     chunks = iter(range(n))            # next() on it is atomic under the GIL: each chunk runs once
-    left = [n]
+    left = [n, 0]                      # chunks not finished, nanoseconds spent in finished ones
     lock = threading.Lock()
     finished = threading.Event()
 
     def work():
         for j in chunks:
+            t0 = time.perf_counter_ns()
             fn(ptrs, meta, trap, bounds[j], bounds[j + 1])
+            spent = time.perf_counter_ns() - t0
             with lock:
                 left[0] -= 1
+                left[1] += spent
                 if not left[0]:
                     finished.set()
 
@@ -133,16 +172,18 @@ def run_split(pool, fn, ptrs, meta, trap, total: int, workers: int) -> None:
         pool.submit(work)
     work()
     finished.wait()
+    return left[1]
 
 
 class CpuProgram:
     """A loaded kernel: its name, entry symbol and callable entry point."""
 
-    __slots__ = ("name", "entry", "fn", "address")
+    __slots__ = ("name", "entry", "fn", "address", "group_ns")
 
     def __init__(self, name: str, entry: str, address: int):
         self.name, self.entry, self.address = name, entry, address
         self.fn = _ENTRY(address)
+        self.group_ns: float | None = None     # measured time per workgroup (see run_groups)
 
     def __repr__(self) -> str:
         return f"<CpuProgram {self.name} at 0x{self.address:x}>"
@@ -231,11 +272,7 @@ class CpuDevice(Device):
         if total <= 0:
             return
         ptrs, meta, trap = launch_args(buffers)
-        workers = min(self.caps.cores, total)
-        if workers <= 1:
-            program.fn(ptrs, meta, trap, 0, total)
-            return
-        run_split(self._pool(), program.fn, ptrs, meta, trap, total, workers)
+        run_groups(self._pool, program, ptrs, meta, trap, total, self.caps.cores)
 
     # -- record / replay (poot/devices/cpu_replay.py) --------------------------------------------
     def record(self):

@@ -17,11 +17,11 @@ from .base import Buffer
 
 
 class _Call:
-    __slots__ = ("fn", "ptrs", "meta", "trap", "total", "workers")
+    __slots__ = ("program", "ptrs", "meta", "trap", "total")
 
-    def __init__(self, fn, ptrs, meta, trap, total, workers):
-        self.fn, self.ptrs, self.meta, self.trap = fn, ptrs, meta, trap
-        self.total, self.workers = total, workers
+    def __init__(self, program, ptrs, meta, trap, total):
+        self.program, self.ptrs, self.meta, self.trap = program, ptrs, meta, trap
+        self.total = total
 
 
 class CpuRecording:
@@ -58,7 +58,6 @@ class CpuRecording:
     def _build(self) -> None:
         from .cpu import launch_args
 
-        cores = self.device.caps.cores
         for program, buffers, (gx, gy, gz) in self.commands:
             total = gx * gy * gz
             if total <= 0:
@@ -66,7 +65,7 @@ class CpuRecording:
             ptrs, meta, trap = launch_args(buffers)
             for k, b in enumerate(buffers[:-2]):
                 self.slots.setdefault(id(b), []).append((ptrs, k))
-            self.calls.append(_Call(program.fn, ptrs, meta, trap, total, min(cores, total)))
+            self.calls.append(_Call(program, ptrs, meta, trap, total))
         self.buffers = {id(b): b for _, bufs, _ in self.commands for b in bufs}   # keep them alive
 
     def pointer_slots(self, buf: Buffer) -> list[tuple[ctypes.Array, int]]:
@@ -93,15 +92,14 @@ class CpuRecording:
         self.run()
 
     def run(self) -> None:
-        """The recorded dispatches, with the addresses their pointer slots hold now (split over the
-        cores as `CpuDevice.dispatch` splits them)."""
-        from .cpu import run_split
+        """The recorded dispatches, with the addresses their pointer slots hold now (run inline or
+        split over the cores as `CpuDevice.dispatch` runs them)."""
+        from .cpu import run_groups
 
+        dev = self.device
+        cores = dev.caps.cores
         for c in self.calls:
-            if c.workers <= 1:
-                c.fn(c.ptrs, c.meta, c.trap, 0, c.total)
-            else:
-                run_split(self.device._pool(), c.fn, c.ptrs, c.meta, c.trap, c.total, c.workers)
+            run_groups(dev._pool, c.program, c.ptrs, c.meta, c.trap, c.total, cores)
 
     def __len__(self) -> int:
         return len(self.commands)
