@@ -142,7 +142,7 @@ def build(kernel: Kernel, target: str, tgt, key: str) -> Artifact:
             mod.verify()
         except RuntimeError as e:   # a lowering bug: never hand such IR to codegen
             raise LoweringError(f"kernel '{kernel.name}': the lowering produced invalid LLVM IR: {e}") from None
-        tgt.optimize(mod)
+        mod = tgt.optimize(mod) or mod       # the CPU target may return a rewritten module
         debug_print(4, f"--- LLVM IR {kernel.name} ({target}) ---\n{mod}")
         if debug_level() >= 5:
             debug_print(5, f"--- {target} assembly {kernel.name} ---\n{tgt.assembly(mod)}")
@@ -168,8 +168,7 @@ def llvm_ir(kernel: Kernel, target: str = "cpu", *, arch: str | None = None, opt
     with _llvm_lock:
         mod = llvm.parse_assembly(ir)
         mod.verify()
-        tgt.optimize(mod)
-        return str(mod)
+        return str(tgt.optimize(mod) or mod)
 
 
 def target_assembly(kernel: Kernel, target: str = "cpu", *, arch: str | None = None) -> str:

@@ -23,7 +23,7 @@ from ..devices import Buffer
 from ..errors import KernelTrap
 from .abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
 from .compile import compile_kernel, debug_level, debug_print
-from .kir.model import TRAP_BOUNDS, Kernel
+from .kir.model import TRAP_MESSAGES, Kernel
 
 _launch_ids = itertools.count(1)
 _lock = threading.Lock()
@@ -124,7 +124,7 @@ def check_traps(device) -> None:
     kernel = _recent.get(launch_id)
     name = kernel.name if kernel is not None else f"<launch {launch_id}>"
     site = next((t for t in kernel.traps if t.code == code), None) if kernel is not None else None
-    what = site.what if site else ("buffer index out of bounds" if code == TRAP_BOUNDS else None)
+    what = site.what if site else TRAP_MESSAGES.get(code)
     raise KernelTrap(name, code, site.where if site and site.where else None, what)
 
 

@@ -21,6 +21,7 @@ from ..fuse.plan import Plan
 from . import abi
 from .control import ControlRunner
 from .kernelgen import generate
+from .kir.model import TRAP_MESSAGES
 from .matvec import route_matvec
 
 log = logging.getLogger("poot.jit.program")
@@ -190,7 +191,7 @@ class Program:
         rec = self._by_launch_id.get(launch_id)
         name = rec.name if rec else f"launch {launch_id}"
         site = next((t for t in rec.kernel.traps if t.code == code), None) if rec else None
-        raise KernelTrap(name, code, site.where if site else None, site.what if site else None)
+        raise KernelTrap(name, code, site.where if site else None, site.what if site else TRAP_MESSAGES.get(code))
 
 
 def _trap_buffer(device: Device) -> Buffer:

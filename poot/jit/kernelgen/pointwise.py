@@ -11,7 +11,10 @@ import math
 from ...fuse.access import leaf_forms
 from ...fuse.indexing import Clamp, Coord, Div, Form, Mod, ravel, unravel
 from ..kir.builder import binary, const
+from ..kir.model import Access
 from .common import CPU_BLOCK, KernelContext, Launch, StepCode, ceil_div, groups_for
+
+STREAM_BYTES = 16 << 20    # CPU results at least this big are stored past the caches (Access.STREAM)
 
 
 def _affine(forms) -> bool:
@@ -39,7 +42,14 @@ def generate_pointwise(step, plan, style: str) -> StepCode:
     total = math.prod(shape)
     if total == 0:
         return StepCode()
-    ctx = KernelContext(step, plan, style)
+    flat = False
+    if style == "cpu":
+        probe_idx = unravel(Form.of(Coord("i", total)), shape)
+        members = _members(step, plan)
+        flat = _affine(leaf_forms(plan.producer, members, [(r, probe_idx) for r in step.outputs]))
+    # a flat loop writes each output in whole, aligned blocks: big ones bypass the caches
+    stream = flat and min(v.aval.nbytes for v in step.outputs) >= STREAM_BYTES
+    ctx = KernelContext(step, plan, style, out_access=Access.STREAM if stream else Access.WRITE)
     kb, gen = ctx.kb, ctx.gen
 
     def store_all(idx):
@@ -53,9 +63,6 @@ def generate_pointwise(step, plan, style: str) -> StepCode:
             store_all(unravel(ctx.coord("i", total, t), shape))
         return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(total, kb.workgroup[0])))])
 
-    probe_idx = unravel(Form.of(Coord("i", total)), shape)
-    members = _members(step, plan)
-    flat = _affine(leaf_forms(plan.producer, members, [(r, probe_idx) for r in step.outputs]))
     g = ctx.thread()
     if flat or len(shape) < 2:
         start = kb.let("start", binary("mul", g, CPU_BLOCK))

@@ -31,12 +31,20 @@ from ...dtypes import DType
 
 TRAP_BOUNDS = 1      # a checked buffer access out of range
 TRAP_ASSERT = 2      # first code for `assert` statements; later asserts count up from here
+TRAP_MISALIGNED = 0x7FFF0001   # a `stream` buffer whose base is not 64-byte aligned (CPU)
+TRAP_MESSAGES = {TRAP_BOUNDS: "buffer index out of bounds",
+                 TRAP_MISALIGNED: "a 'stream' buffer is not 64-byte aligned"}
 
 
 class Access(enum.Enum):
     READ = "in"
     WRITE = "out"
     READ_WRITE = "inout"
+    # written once per element, in order, and not read again soon (a large fresh result): the CPU
+    # target stores it past the caches (no read-for-ownership of the destination). Its base must be
+    # 64-byte aligned, as every buffer the CPU device allocates is; a launch on another traps with
+    # TRAP_MISALIGNED. Other targets treat it as "out".
+    STREAM = "stream"
 
     @property
     def writable(self) -> bool:

@@ -16,7 +16,9 @@ import functools
 
 import llvmlite.binding as llvm
 
+from ...kir.model import TRAP_MISALIGNED, Access
 from ..ir import Func
+from .cpu_stream import mark_streaming_stores
 
 NAME = "cpu"
 
@@ -45,6 +47,7 @@ class CpuTarget:
         self.features = features if arch is None or arch == cpu else ""
         self.triple = triple
         self._tm = None
+        self._streams: dict[str, set[str]] = {}   # entry symbol -> its `stream` buffer params
 
     @property
     def tm(self):
@@ -70,6 +73,7 @@ class CpuTarget:
         from ..workgroup import WorkgroupLowering   # not imported on a cache hit
 
         nb = len(kernel.buffers)
+        stream = [j for j, p in enumerate(kernel.buffers) if p.access is Access.STREAM]
         lw = WorkgroupLowering(kernel, module)
         f = Func()
         lw.reset_function(f)
@@ -81,17 +85,37 @@ class CpuTarget:
         for s in kernel.shared:
             lw.shared_ptrs[s.name] = f.entry_op(f"alloca [{s.size} x {_mem(s.dtype)}], align 64", hint=f"sh.{s.name}.")
         lw.emit_group()
-        params = ", ".join([f"ptr noalias %b{j}" for j in range(nb)]
+        params = ", ".join([f"ptr noalias{' align 64' if j in stream else ''} %b{j}" for j in range(nb)]
                            + ["ptr noalias readonly %meta", "ptr noalias %trap", "i32 %gx", "i32 %gy", "i32 %gz"])
         module.functions.append(f.render(f"define internal void @{symbol}.group({params}) noinline #0"))
-        module.functions.append(self._entry(kernel, symbol, nb, lw.layout.grid))
+        module.functions.append(self._entry(kernel, symbol, nb, lw.layout, stream))
+        if stream and self.triple.startswith("x86_64"):
+            module.intrinsic("llvm.x86.sse.sfence", "void", "")
+            self._streams[symbol] = {f"%b{j}" for j in stream}
 
-    def _entry(self, kernel, symbol: str, nb: int, grid_word: int) -> str:
+    def _entry(self, kernel, symbol: str, nb: int, layout, stream=()) -> str:
+        grid_word, launch_word = layout.grid, layout.launch_id
         e = Func("e")
         bufs = []
         for j in range(nb):
             p = e.op(f"getelementptr ptr, ptr %bufs, i64 {j}")
             bufs.append(e.op(f"load ptr, ptr {p}"))
+        if stream:                  # `align 64` on the group's params must hold: trap otherwise
+            low = [e.op(f"and i64 {e.op(f'ptrtoint ptr {bufs[j]} to i64')}, 63") for j in stream]
+            acc = low[0]
+            for x in low[1:]:
+                acc = e.op(f"or i64 {acc}, {x}")
+            e.cbr(e.op(f"icmp eq i64 {acc}, 0"), "aligned", "misaligned")
+            e.start("misaligned")
+            res = e.op(f"cmpxchg ptr %trap, i32 0, i32 {TRAP_MISALIGNED} monotonic monotonic")
+            e.cbr(e.op(f"extractvalue {{ i32, i1 }} {res}, 1"), "trapwon", "trapexit")
+            e.start("trapwon")          # the first trap names its launch (as Lowering.write_trap)
+            lid = e.op(f"load i32, ptr {e.op(f'getelementptr i32, ptr %meta, i64 {launch_word}')}")
+            e.emit(f"store atomic i32 {lid}, ptr {e.op('getelementptr i32, ptr %trap, i64 1')} monotonic, align 4")
+            e.br("trapexit")
+            e.start("trapexit")
+            e.term("ret void")
+            e.start("aligned")
         dims = []
         for a in range(3):
             p = e.op(f"getelementptr i32, ptr %meta, i64 {grid_word + a}")
@@ -100,7 +124,7 @@ class CpuTarget:
         nxy = e.op(f"mul i64 {dims[0]}, {dims[1]}")
         e.br("loop")
         e.start("loop")
-        g = e.op("phi i64 [ %begin, %entry ], [ %gnext, %next ]", hint="g")
+        g = e.op(f"phi i64 [ %begin, %{'aligned' if stream else 'entry'} ], [ %gnext, %next ]", hint="g")
         e.cbr(e.op(f"icmp ult i64 {g}, %end"), "body", "exit")
         e.start("body")
         code = e.op("load atomic i32, ptr %trap monotonic, align 4")
@@ -117,11 +141,14 @@ class CpuTarget:
         e.emit(f"%gnext = add nuw i64 {g}, 1")
         e.br("loop")
         e.start("exit")
+        if stream and self.triple.startswith("x86_64"):   # streamed stores are weakly ordered
+            e.emit("call void @llvm.x86.sse.sfence()")
         e.term("ret void")
         return e.render(f"define void @{symbol}(ptr %bufs, ptr %meta, ptr %trap, i64 %begin, i64 %end) #0")
 
     # -- machine code ---------------------------------------------------------------------------
-    def optimize(self, mod) -> None:
+    def optimize(self, mod):
+        """O3; returns a new module when streaming stores were marked (cpu_stream.py), else None."""
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
         pto.loop_vectorization = True
         pto.slp_vectorization = True
@@ -129,6 +156,13 @@ class CpuTarget:
         pto.loop_interleaving = True
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
+        streams = next((self._streams.pop(f.name) for f in mod.functions if f.name in self._streams), None)
+        if streams:
+            group = next(f.name for f in mod.functions if f.name.endswith(".group"))
+            text, marked = mark_streaming_stores(str(mod), group, streams)
+            if marked:
+                return llvm.parse_assembly(text)
+        return None
 
     def emit(self, mod) -> bytes:
         obj = self.tm.emit_object(mod)
