@@ -1,20 +1,18 @@
-"""Fused elementwise chains over float32 on the wgpu device, as % of its measured copy bandwidth (bytes:
+"""Fused elementwise chains over float32 on the wgpu device, as % of its copy kernel's bandwidth (bytes:
 each input read once, the output written once). `kernel`: the chain as one KIR kernel, one element per
-thread, replayed (bench_wgpu_common.py); `poot`: the same expression through the array API, end to end."""
+thread, timed by GPU timestamps (bench_wgpu_common.py); `poot`: the same expression through the array
+API, end to end by the wall clock."""
 import numpy as np
 import pytest
 
 import poot as pt
 from poot import dtypes as dt
-from poot.jit.abi import pack_meta
-from poot.jit.compile import compile_kernel
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Binary, Len
-from poot.jit.launch import trap_buffer
 
-from bench_wgpu_common import elements, need_wgpu, report, time_calls, time_replay, upload
+from bench_wgpu_common import (WG, copy_kernel_bandwidth, elements, gpu_ms, need_timestamps, need_wgpu,
+                               prepared, report, time_calls, upload)
 
-WG = 256
 CHAINS = {
     "mixed": lambda a, b, c, m: 2 * a + b * c - m.exp(a) / (1 + b * b),
     "poly": lambda a, b, c, m: a * a * a + 3 * a * b - c,
@@ -51,23 +49,23 @@ def data():
 @pytest.mark.parametrize("chain", CHAINS)
 def test_chain_kernel(benchmark, data, chain, checks):
     dev, n, host, bufs = data
-    k = chain_kernel(chain, checks)
-    program = dev.load(compile_kernel(k, "spirv"))
+    need_timestamps(dev)
     out = dev.allocate(4 * n)
     groups = -(-n // WG)
-    meta = upload(dev, pack_meta(k, [n] * 4, (), groups))
-    args = list(bufs) + [out, meta, trap_buffer(dev)]
-    ms = time_replay(dev, lambda: dev.dispatch(program, args, (groups, 1, 1)))
+    program, args = prepared(dev, chain_kernel(chain, checks), list(bufs) + [out], groups, [n] * 4)
+    ms = gpu_ms(dev, program, args, groups)
     got = np.array(dev.read(out)).view(np.float32)
     want = CHAINS[chain](*(x.astype(np.float64) for x in host), np)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     report(benchmark, dev, f"wgpu-elementwise-{chain}-{n >> 20}M-f32", f"kernel-{'checked' if checks else 'unchecked'}",
-           ms, 16 * n, extra={"groups": groups, "workgroup": WG})
+           ms, 16 * n, extra={"groups": groups, "workgroup": WG, "timing": "gpu-timestamps"},
+           ceiling=copy_kernel_bandwidth(dev))
 
 
 @pytest.mark.parametrize("chain", CHAINS)
 def test_chain_through_the_array_api(benchmark, data, chain):
     dev, n, host, _ = data
+    need_timestamps(dev)
     with pt.device("wgpu"):
         a, b, c = (pt.realize(pt.array(x)) for x in host)
         call = lambda: pt.realize(CHAINS[chain](a, b, c, pt))  # noqa: E731
@@ -75,4 +73,5 @@ def test_chain_through_the_array_api(benchmark, data, chain):
         ms = time_calls(call)
     want = CHAINS[chain](*(x.astype(np.float64) for x in host), np)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    report(benchmark, dev, f"wgpu-elementwise-{chain}-{n >> 20}M-f32", "poot", ms, 16 * n, call=call, call_ms=ms)
+    report(benchmark, dev, f"wgpu-elementwise-{chain}-{n >> 20}M-f32", "poot", ms, 16 * n, call=call, call_ms=ms,
+           extra={"timing": "wall-clock"}, ceiling=copy_kernel_bandwidth(dev))

@@ -1,22 +1,20 @@
-"""Sums over float32 on the wgpu device, as % of its measured copy bandwidth (bytes: the input read once).
+"""Sums over float32 on the wgpu device, as % of its copy kernel's bandwidth (bytes: the input read once).
 `kernel`: one KIR kernel, GPU-shaped -- each thread accumulates a strided (coalesced) slice, then a
-shared-memory tree with barriers reduces the workgroup to one partial -- replayed (bench_wgpu_common.py);
-the few partials are summed on the host. `poot`: x.sum() through the array API, end to end."""
+shared-memory tree with barriers reduces the workgroup to one partial -- timed by GPU timestamps
+(bench_wgpu_common.py); the few partials are summed on the host. `poot`: x.sum() through the array
+API, end to end by the wall clock."""
 import numpy as np
 import pytest
 
 import poot as pt
 from poot import dtypes as dt
-from poot.jit.abi import pack_meta
-from poot.jit.compile import compile_kernel
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Len
 
-from poot.jit.launch import trap_buffer
+from bench_wgpu_common import (WG, copy_kernel_bandwidth, elements, gpu_ms, need_timestamps, need_wgpu,
+                               prepared, report, time_calls, upload)
 
-from bench_wgpu_common import elements, need_wgpu, report, time_calls, time_replay, upload
-
-WG, GROUPS = 256, 1024
+GROUPS = 1024
 
 
 def partial_sums():
@@ -54,23 +52,24 @@ def data():
 
 def test_sum_kernel(benchmark, data):
     dev, n, host, xb = data
-    k = partial_sums()
-    program = dev.load(compile_kernel(k, "spirv"))
+    need_timestamps(dev)
     out = dev.allocate(4 * GROUPS)
-    meta = upload(dev, pack_meta(k, [n, GROUPS], (), GROUPS))
-    args = [xb, out, meta, trap_buffer(dev)]
-    ms = time_replay(dev, lambda: dev.dispatch(program, args, (GROUPS, 1, 1)))
+    program, args = prepared(dev, partial_sums(), [xb, out], GROUPS, [n, GROUPS])
+    ms = gpu_ms(dev, program, args, GROUPS)
     total = float(np.array(dev.read(out)).view(np.float32).astype(np.float64).sum())
     assert abs(total - float(host.astype(np.float64).sum())) <= 1e-5 * n
-    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "kernel", ms, 4 * n, extra={"groups": GROUPS, "workgroup": WG})
+    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "kernel", ms, 4 * n,
+           extra={"groups": GROUPS, "workgroup": WG, "timing": "gpu-timestamps"}, ceiling=copy_kernel_bandwidth(dev))
 
 
 def test_sum_through_the_array_api(benchmark, data):
     dev, n, host, _ = data
+    need_timestamps(dev)
     with pt.device("wgpu"):
         x = pt.realize(pt.array(host))
         call = lambda: pt.realize(x.sum())  # noqa: E731
         got = float(call().numpy())
         ms = time_calls(call)
     assert abs(got - float(host.astype(np.float64).sum())) <= 1e-4 * n
-    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "poot", ms, 4 * n, call=call, call_ms=ms)
+    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "poot", ms, 4 * n, call=call, call_ms=ms,
+           extra={"timing": "wall-clock"}, ceiling=copy_kernel_bandwidth(dev))
