@@ -24,15 +24,13 @@ import numpy as np
 import pytest
 
 import poot as pt
-from poot import devices, dtypes as dt
+from poot import devices
 from poot.errors import DeviceUnavailableError
 from poot.jit.abi import pack_meta
 from poot.jit.compile import compile_kernel
-from poot.jit.kir import builder as B
-from poot.jit.kir.model import Access, Len
 from poot.jit.launch import trap_buffer
 
-from bench_wgpu_common import ROUNDS, elements, report, time_calls, time_replay, upload
+from bench_wgpu_common import ROUNDS, copy_kernel, elements, report, time_calls, time_replay, upload
 from bench_wgpu_elementwise import CHAINS, WG, chain_kernel
 from bench_wgpu_reductions import GROUPS, partial_sums
 
@@ -55,16 +53,6 @@ def need(kind: str):
         return devices.get(kind)
     except DeviceUnavailableError as e:
         pytest.skip(f"no {kind} device: {e}")
-
-
-def copy_kernel():
-    f = dt.float32
-    kb = B.KernelBuilder("bench_copy", workgroup=(WG, 1, 1), checks=False)
-    x, o = kb.buffer("x", f, Access.READ), kb.buffer("out", f, Access.WRITE)
-    i = kb.let("i", B.index("thread", 0))
-    with kb.if_(B.lt(i, Len(o))):
-        kb.store(o, i, kb.load(x, i, f))
-    return kb.build()
 
 
 def gpu_ms(dev, dispatch, rounds: int = ROUNDS) -> list[float]:
