@@ -1,7 +1,11 @@
 """Matrix-vector products on the GPU with float32 and bfloat16 weights, at 4096 x 4096 and 14336 x 4096:
 poot vs PyTorch eager vs torch.compile, as % of the measured copy bandwidth (target >= 85%) and as the
 ratio to PyTorch eager. Bytes counted: the weights, the vector and the result, each once. The vector and
-result have the weights' dtype (a bf16 GEMV reads bf16 x and writes bf16 y, accumulating in f32)."""
+result have the weights' dtype (a bf16 GEMV reads bf16 x and writes bf16 y, accumulating in f32).
+poot's row is `poot` for the default path, `poot_asset` / `poot_generated` when POOT_GPU_GEMV forces one
+(kernelgen/gpu_gemv.py): run the file once per path to compare them."""
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -44,7 +48,9 @@ def test_gemv(benchmark, shape, dtype, impl):
         scale = np.abs(w.astype(np.float64)) @ np.abs(x.astype(np.float64))
         eps = float(ml_dtypes.finfo(w.dtype).eps)
         assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 4 * np.finfo(np.float32).eps * scale), group
-        report(benchmark, dev, group, impl, device_ms, nbytes, call=call, call_ms=call_ms,
+        forced = os.environ.get("POOT_GPU_GEMV", "auto").strip().lower()
+        label = impl if forced in ("", "auto") else f"poot_{forced}"
+        report(benchmark, dev, group, label, device_ms, nbytes, call=call, call_ms=call_ms,
                baseline_ms=eager_time(group))
         return
     torch = need_torch()

@@ -76,6 +76,7 @@ log = logging.getLogger("poot.devices.cuda")
 PINNED_ABOVE = 1 << 20        # host transfers larger than this go through pinned staging
 STAGE_BYTES = 8 << 20         # one pinned staging chunk
 STAGES = 4                    # chunks in the ring
+BUFFER_ALIGN = 16             # every kernel declares its buffers this aligned (poot/jit/llvm/gpu_entry.py)
 _RECENT = 16                  # launches remembered to name the culprit of an asynchronous fault
 # error codes after which CUDA leaves the context unusable (sticky); see the CUDA driver API docs
 _STICKY = {700: "illegal address", 702: "launch timeout", 710: "device-side assert", 714: "hardware stack error",
@@ -329,6 +330,9 @@ class CudaDevice(Device):
             if int(result[0]) == _OOM and self._pool is not None:   # what the failed try reserved goes back too
                 self._ok(self._drv.cuMemPoolTrimTo(self._pool, 0), "cuMemPoolTrimTo")
         ptr = int(self._ok(result, what))
+        if ptr % BUFFER_ALIGN:      # never seen: CUDA allocations are 256-byte aligned
+            raise DeviceError(f"{self.name}: the driver returned address {ptr:#x} {what}; poot's kernels need "
+                              f"{BUFFER_ALIGN}-byte aligned buffers (they load 16 bytes at a time)")
         buf = Buffer(self, nbytes, ptr)
         fin = weakref.finalize(buf, self._release, ptr, size)
         fin.atexit = False                     # the process exit frees the context's memory

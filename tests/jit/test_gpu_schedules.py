@@ -56,15 +56,16 @@ def test_column_reductions_match_numpy(wgpu, shape, axis):
     np.testing.assert_array_equal(got[3], ai.argmin(axis=axis))
 
 
-def test_a_long_matrix_vector_product_gets_a_workgroup_per_output():
-    (gemv,) = _launches("gemv_long")
-    assert gemv.groups[0] == 512 and "sv" in {s.name for s in gemv.kernel.shared}
+def test_a_long_matrix_vector_product_gets_lanes_per_output():
+    (gemv,) = _launches("gemv_long")                   # K = 4096 f32: 64 lanes x 16 loads of 16 bytes
+    assert gemv.groups[0] == 512 // 4 and "sv" in {s.name for s in gemv.kernel.shared}
     (naive,) = _launches("gemv")                       # K = 256: one thread per output
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
 
 
 @pytest.mark.parametrize("shape,dtype", [((300, 1000), np.float32), ((2, 3, 700), np.float32),
-                                         ((64, 1030), ml_dtypes.bfloat16)])
+                                         ((64, 1030), ml_dtypes.bfloat16), ((37, 8192), np.float32),
+                                         ((3, 5, 4100), ml_dtypes.bfloat16)])
 def test_matrix_vector_products_match_numpy(wgpu, shape, dtype):
     rng = np.random.default_rng(2)
     w = rng.standard_normal(shape).astype(np.float32).astype(dtype)
@@ -74,3 +75,61 @@ def test_matrix_vector_products_match_numpy(wgpu, shape, dtype):
     w64, x64 = w.astype(np.float64), x.astype(np.float64)
     bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
     assert got.shape == shape[:-1] and np.all(np.abs(got - w64 @ x64) <= bound)
+
+
+def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, wgpu):
+    monkeypatch.setenv("POOT_GPU_GEMV", "asset")
+    (launch,) = _launches("gemv_long")
+    assert launch.kernel.name == "gemv_f32" and launch.groups[0] * launch.kernel.workgroup[1] == 512
+    rng = np.random.default_rng(3)
+    for (n, k), dtype in (((77, 1500), np.float32), ((33, 700), ml_dtypes.bfloat16)):   # shapes no other test plans
+        w = rng.standard_normal((n, k)).astype(np.float32).astype(dtype)
+        x = rng.standard_normal(k).astype(np.float32).astype(dtype)
+        with wgpu:
+            got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
+        w64, x64 = w.astype(np.float64), x.astype(np.float64)
+        bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
+        assert np.all(np.abs(got - w64 @ x64) <= bound)
+
+
+def test_a_bad_gemv_path_is_named(monkeypatch):
+    from poot.errors import PootError
+    from poot.jit.kernelgen import gemv_path
+
+    monkeypatch.setenv("POOT_GPU_GEMV", "fastest")
+    with pytest.raises(PootError, match="POOT_GPU_GEMV is 'fastest'"):
+        gemv_path()
+
+
+@pytest.mark.parametrize("n", [1, 7, 1024, 4099, 300001])
+def test_grid_stride_pointwise_kernels_match_numpy(wgpu, n):
+    """Vector steps, the scalar tail, strided (transposed) and 16-bit inputs, each past a grid's worth."""
+    rng = np.random.default_rng(n)
+    a, b, c = (rng.random(n, dtype=np.float32) for _ in range(3))
+    m = rng.random((n, 3), dtype=np.float32)
+    h = rng.random(n).astype(np.float16)
+    with wgpu:
+        A, B, C = pt.array(a), pt.array(b), pt.array(c)
+        got = pt.realize(2 * A + B * C - pt.exp(A) / (1 + B * B), pt.array(m).T * 2 + 1, pt.array(h) * 3)
+        got = [g.numpy() for g in got]
+    a64, b64, c64 = (v.astype(np.float64) for v in (a, b, c))
+    terms = 2 * a64 + b64 * c64 + np.exp(a64)              # the error bound: a few roundings of the terms
+    np.testing.assert_array_less(np.abs(got[0] - (2 * a64 + b64 * c64 - np.exp(a64) / (1 + b64 * b64))),
+                                 4 * np.finfo(np.float32).eps * terms)
+    np.testing.assert_array_equal(got[1], m.T * 2 + 1)
+    np.testing.assert_array_equal(got[2], h * np.float16(3))
+
+
+@pytest.mark.parametrize("n", [5, 4 * 65536 + 3, 3 * 2**20 + 17])
+def test_split_sums_match_numpy(wgpu, n):
+    """Long rows: whole 16-byte blocks, the last partial piece, the per-row combine; arg-reductions too."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(np.float32)
+    a[n // 3] = 50.0
+    with wgpu:
+        x = pt.array(a)
+        got = [g.numpy() for g in pt.realize(x.sum(), x.max(), x.argmax(), (x * x).sum())]
+    eps = np.finfo(np.float32).eps
+    np.testing.assert_allclose(got[0], a.astype(np.float64).sum(), rtol=4 * eps * n ** 0.5, atol=4 * eps * n ** 0.5)
+    assert got[1] == a.max() and got[2] == a.argmax()
+    np.testing.assert_allclose(got[3], (a.astype(np.float64) ** 2).sum(), rtol=4 * eps * n ** 0.5)

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from .common import Launch, StepCode, style_of
 from .gpu_columns import generate_gpu_columns, pieces_for
-from .gpu_gemv import applies as gemv_applies, generate_gpu_gemv
+from .gpu_gemv import applies as gemv_applies, asset_applies, gemv_path, generate_asset_gemv, generate_gpu_gemv
+from .gpu_pointwise import generate_gpu_pointwise
+from .gpu_split import generate_gpu_split
 from .opaque import generate_matmul, generate_scan, generate_scatter
 from .pointwise import generate_pointwise
 from .rows import generate_row
+from .split import choose
 
 _GENERATORS = {"pointwise": generate_pointwise, "row": generate_row, "scan": generate_scan,
                "scatter": generate_scatter, "matmul": generate_matmul}
@@ -15,12 +18,19 @@ _GENERATORS = {"pointwise": generate_pointwise, "row": generate_row, "scan": gen
 def generate(step, plan, caps) -> StepCode:
     """KIR kernels for one plan step on a device with capabilities `caps`."""
     style = style_of(caps)
+    if step.kind == "pointwise" and style == "gpu":
+        return generate_gpu_pointwise(step, plan, caps)
     if step.kind == "row" and style == "gpu":
         pieces = pieces_for(step, plan)
         if pieces > 1:
             return generate_gpu_columns(step, plan, pieces)
-    if step.kind == "matmul" and style == "gpu" and gemv_applies(step):
-        return generate_gpu_gemv(step, plan)
+        if choose(step, plan, style) == "split":
+            return generate_gpu_split(step, plan)
+    if step.kind == "matmul" and style == "gpu":
+        if asset_applies(step) and gemv_path() == "asset":
+            return generate_asset_gemv(step)
+        if gemv_applies(step):
+            return generate_gpu_gemv(step, plan)
     return _GENERATORS[step.kind](step, plan, style)
 
 

@@ -3,21 +3,70 @@ output column, what `w @ x` for a vector x becomes).
 
 The generic matmul schedule gives each thread one output and walks K alone: a 4096 x 4096 GEMV then runs
 16 workgroups and reads each row of A with one thread (uncoalesced); it measured 2.8% of the H200's copy
-bandwidth. Here a workgroup owns one output: its threads stride over the row of A together (coalesced
-loads; 16-bit weights are loaded narrow and multiplied in float32), then combine their partials through
-shared memory (rows.workgroup_combine). The vector is re-read by every workgroup and stays in cache.
+bandwidth. Here `lanes` threads own one output: they stride over the row of A together (coalesced; 16-bit
+weights are loaded narrow and multiplied in float32), each taking `vector_width` consecutive elements per
+step into as many accumulators (16-byte loads of A and of the vector where K keeps the rows aligned;
+gpu_lanes.py), then the lanes of each row combine their partials in a shared-memory tree. A workgroup of
+256 threads holds 256 / lanes rows; lanes shrinks (down to 32) until each thread has ROW_STEPS 16-byte
+loads to make, so a short row does not spend more on the combine than on its loads. The vector is
+re-read by every row and stays in cache.
+
+The imported GEMV assets (kernels/contraction/gemv_{f32,bf16}.py: 64 lanes x 4 rows per workgroup,
+one element per load) take f32 and bf16 [N, K] @ [K, 1] products instead where `gemv_path` says so:
+POOT_GPU_GEMV=asset|generated forces a path; auto is the rule measured on the H200 (the generated
+schedule, faster at every size there: benchmarks/results/cuda-h200.md).
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
+
 from ... import dtypes as dt
+from ...errors import PootError
 from ...fuse.indexing import unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Index
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, groups_for
+from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from .gpu_lanes import fold_pairwise, lane_loop, vector_width
 from .opaque import _batch
-from .rows import workgroup_combine
 
 MIN_K = 2 * GPU_WORKGROUP    # shorter rows keep one thread per output
+ROW_STEPS = 16               # 16-byte loads per thread and row at the least
+MIN_LANES = 32
+ASSETS = {dt.float32: "gemv_f32", dt.bfloat16: "gemv_bf16"}
+AUTO_PATH = "generated"
+
+
+def gemv_path() -> str:
+    mode = os.environ.get("POOT_GPU_GEMV", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "asset", "generated"):
+        raise PootError(f"POOT_GPU_GEMV is '{mode}'; use auto, asset or generated")
+    return AUTO_PATH if mode == "auto" else mode
+
+
+def asset_applies(step) -> bool:
+    """An [N, K] @ [K, 1] product of one dtype that a GEMV asset computes."""
+    a, b = (v.aval for v in step.eqn.inputs)
+    out = step.eqn.out.aval
+    return (a.ndim == 2 and b.ndim == 2 and b.shape[1] == 1 and a.size > 0 and out.dtype in ASSETS
+            and a.dtype is out.dtype and b.dtype is out.dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _asset(name: str):
+    from ..kernel.assets import load_asset
+
+    return load_asset(name)
+
+
+def generate_asset_gemv(step) -> StepCode:
+    """One launch of the committed GEMV asset: w, x, y bound to A, the vector and the result."""
+    a, b = step.eqn.inputs
+    kernel = _asset(ASSETS[step.eqn.out.aval.dtype])
+    rows = kernel.workgroup[1]
+    bindings = [("var", a), ("var", b), ("var", step.eqn.out)]
+    return StepCode([Launch(kernel, bindings, groups_for(ceil_div(a.aval.shape[0], rows)))])
 
 
 def applies(step) -> bool:
@@ -26,39 +75,50 @@ def applies(step) -> bool:
     return out.shape[-1] == 1 and a.aval.shape[-1] >= MIN_K and out.size > 0 and dt.is_float(out.dtype)
 
 
-class _Sum:
-    """The part of rows.Reduction that workgroup_combine uses: a sum in the accumulator dtype."""
-
-    is_arg = False
-
-    def __init__(self, acc):
-        self.acc = acc
-
-    def combine(self, a, b):
-        return binary("add", a, b)
-
-
 def generate_gpu_gemv(step, plan) -> StepCode:
     e = step.eqn
     a, b = e.inputs
     out = e.out.aval
-    K = a.aval.shape[-1]
+    n, K = out.size, a.aval.shape[-1]
     acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
+    vec = vector_width([a.aval.dtype, b.aval.dtype])
+    lanes = GPU_WORKGROUP
+    while lanes > MIN_LANES and K < lanes * vec * ROW_STEPS:
+        lanes //= 2
+    rows = GPU_WORKGROUP // lanes
     ctx = KernelContext(step, plan, "gpu")
     kb, gen = ctx.kb, ctx.gen
-    row = kb.let("row", cast(Index("group", 0), ctx.idt))
-    lane = kb.let("lane", cast(Index("local", 0), ctx.idt))
-    idx = unravel(ctx.coord("i", out.size, row), out.shape)
-    acc = kb.local("acc", acc_t, const(0, acc_t))
-    with kb.for_("kk", lane, K, step=GPU_WORKGROUP, dtype=ctx.idt) as kk:
+    local = kb.let("local", cast(Index("local", 0), ctx.idt))
+    lane = kb.let("lane", binary("rem", local, lanes)) if rows > 1 else local
+    row = kb.let("row", binary("add", binary("mul", cast(Index("group", 0), ctx.idt), rows),
+                                binary("div", local, lanes)) if rows > 1 else cast(Index("group", 0), ctx.idt))
+    idx = unravel(ctx.coord("i", n, row), out.shape)
+    accs = [kb.local("acc", acc_t, const(0, acc_t)) for _ in range(vec)]
+
+    def term(kk, slot):
         gen.push()
         kf = ctx.coord("kk", K, kk)
         ai = _batch(idx[:-2], out.shape[:-2], a.aval.shape[:-2]) + [idx[-2], kf]
         bi = _batch(idx[:-2], out.shape[:-2], b.aval.shape[:-2]) + [kf, idx[-1]]
         prod = binary("mul", cast(gen.value(a, ai), acc_t), cast(gen.value(b, bi), acc_t))
-        kb.assign(acc, binary("add", acc, prod))
+        kb.assign(accs[slot], binary("add", accs[slot], prod))
         gen.pop()
-    total, _ = workgroup_combine(ctx, _Sum(acc_t), acc, None, lane, GPU_WORKGROUP)
-    with kb.if_(binary("eq", lane, 0)):
-        kb.store(ctx.out_names[0], row, cast(total, out.dtype))
-    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(out.size))])
+
+    partial_rows = n % rows != 0
+    with kb.if_(binary("lt", row, n)) if partial_rows else contextlib.nullcontext():
+        lane_loop(ctx, lane, lanes, vec, 0, K, term)
+    sums = kb.shared("sv", acc_t, GPU_WORKGROUP)    # each row's lanes side by side: a tree per row
+    kb.store(sums, local, fold_pairwise(accs, lambda x, y: binary("add", x, y)))
+    kb.barrier()
+    s = lanes // 2
+    while s >= 1:
+        with kb.if_(binary("lt", lane, s)):
+            kb.store(sums, local, binary("add", kb.load(sums, local, acc_t),
+                                         kb.load(sums, binary("add", local, s), acc_t)))
+        kb.barrier()
+        s //= 2
+    done = binary("eq", lane, 0)
+    with kb.if_(binary("and", done, binary("lt", row, n)) if partial_rows else done):
+        kb.store(ctx.out_names[0], row, cast(kb.load(sums, local, acc_t), out.dtype))
+    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(n, rows)))])
+

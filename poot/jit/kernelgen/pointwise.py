@@ -3,7 +3,8 @@
 CPU: workgroups of one thread, each handling a block of CPU_BLOCK elements with an inner loop LLVM
 vectorizes. When every load index is affine in the flat position the loop runs over the flat index;
 otherwise (transposes, broadcasts, pads) it runs over the last dimension inside a row, so the inner
-loop stays affine and the row's div/mod happens once per row. GPU: one thread per element."""
+loop stays affine and the row's div/mod happens once per row. GPUs have their own schedule
+(gpu_pointwise.py)."""
 from __future__ import annotations
 
 import math
@@ -56,12 +57,6 @@ def generate_pointwise(step, plan, style: str) -> StepCode:
         linear = ctx.gen.index(ravel(idx, shape))
         for name, root in zip(ctx.out_names, step.outputs):
             kb.store(name, linear, gen.value(root, idx))
-
-    if style == "gpu":
-        t = ctx.thread()
-        with kb.if_(binary("lt", t, total)):
-            store_all(unravel(ctx.coord("i", total, t), shape))
-        return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(total, kb.workgroup[0])))])
 
     g = ctx.thread()
     if flat or len(shape) < 2:

@@ -1,9 +1,9 @@
 """Reduction schedules for the shapes one-row-per-workgroup serves badly.
 
-- Split (CPU and GPU): few rows, each very long (`x.sum()` over 1e8 elements). The row is cut into P
-  pieces reduced in parallel into a temporary of partials, then a second launch combines the P
-  partials per row and applies the epilogue. Only for reductions that do not read one another and
-  steps without row-wide results.
+- Split: few rows, each very long (`x.sum()` over 1e8 elements). The row is cut into P pieces reduced
+  in parallel into a temporary of partials, then a second launch combines the P partials per row and
+  applies the epilogue. Only for reductions that do not read one another and steps without row-wide
+  results. `choose` decides for CPUs and GPUs; GPUs have their own kernels (gpu_split.py).
 - Columns (CPU): the reduced axes do not hold the innermost axis (`x.sum(axis=0)`). A workgroup owns a
   block of consecutive rows and walks the reduced positions in the outer loop, keeping the block's
   accumulators in a temporary, so the inner loop runs over contiguous memory and vectorizes. With
@@ -18,10 +18,11 @@ from ...fuse.indexing import ravel, unravel
 from ..kir.builder import binary, cast, const, select
 from ..kir.model import Index, Load
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .rows import Reduction, accumulate, full_index, layout, workgroup_combine
+from .rows import Reduction, accumulate, full_index, layout
 
 SPLIT_PIECE_CPU = 1 << 16        # elements per partial on the CPU
 SPLIT_PIECE_GPU = GPU_WORKGROUP * 64
+MAX_PIECES = 4096                # partials per row at most
 COLUMN_BLOCK = 8192              # kept positions per CPU workgroup in the column schedule: whole
                                  # rows of a 4096-wide array are read in order (blocks of 256 that
                                  # stride over the rows measured ~1.7x slower on one core)
@@ -63,33 +64,27 @@ def choose(step, plan, style: str) -> str:
 
 
 def generate_split(step, plan, style: str) -> StepCode:
+    """The CPU split: a workgroup of one thread per (row, piece), then one thread per row combining."""
     shape, axes, kept, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
-    piece = SPLIT_PIECE_CPU if style == "cpu" else SPLIT_PIECE_GPU
-    chunk = ceil_div(K, min(ceil_div(K, piece), 4096))
+    chunk = ceil_div(K, min(ceil_div(K, SPLIT_PIECE_CPU), MAX_PIECES))
     P = ceil_div(K, chunk)
-    lanes = None if style == "cpu" else GPU_WORKGROUP
     code = StepCode()
     # launch 1: partials[row * P + piece]
     part = KernelContext(step, plan, style, name=step.name + "_part", with_outputs=False)
     kb, gen = part.kb, part.gen
-    reds = [Reduction(e, part, style == "cpu") for e in step.reductions]
+    reds = [Reduction(e, part, True) for e in step.reductions]
     slots = _temps(part, reds, code, nrows * P)
     g = kb.let("g", cast(Index("group", 0), part.idt))
     row = kb.let("row", binary("div", g, P))
     j0 = kb.let("j0", binary("mul", binary("rem", g, P), chunk))
     j1 = kb.let("j1", binary("min", binary("add", j0, chunk), const(K, part.idt)))
     row_idx = unravel(part.coord("row", nrows, row), kept_shape)
-    lane = kb.let("lane", cast(Index("local", 0), part.idt)) if lanes else None
     for red, (vals, idxs) in zip(reds, slots):
-        start = binary("add", j0, lane) if lanes else j0
-        acc, best = accumulate(part, red, row_idx, start, j1, lanes or 1)
-        if lanes:
-            acc, best = workgroup_combine(part, red, acc, best, lane, lanes)
-        with (kb.if_(binary("eq", lane, 0)) if lanes else _nullcontext()):
-            kb.store(vals, g, acc)
-            if idxs:
-                kb.store(idxs, g, best)
+        acc, best = accumulate(part, red, row_idx, j0, j1, 1)
+        kb.store(vals, g, acc)
+        if idxs:
+            kb.store(idxs, g, best)
     code.launches.append(Launch(part.build(), part.bindings, groups_for(nrows * P)))
     # launch 2: combine the partials of each row, then the epilogue
     comb = KernelContext(step, plan, style, name=step.name + "_comb")
@@ -97,26 +92,24 @@ def generate_split(step, plan, style: str) -> StepCode:
     rslots = [(comb.temp_buffer(f"p{k}", red.acc, 2 * k), comb.temp_buffer(f"pi{k}", comb.idt, 2 * k + 1)
                if red.is_arg else None) for k, red in enumerate(reds)]
     row = comb.thread()
-    with (kb.if_(binary("lt", row, nrows)) if style != "cpu" else _nullcontext()):
-        row_form = comb.coord("row", nrows, row)
-        for red, (vals, idxs) in zip(reds, rslots):
-            red = Reduction(red.e, comb, False)
-            acc = kb.local("acc", red.acc, red.identity())
-            best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
-            with kb.for_("p", 0, P, dtype=comb.idt) as p:
-                at = binary("add", binary("mul", row, P), p)
-                v = kb.let("v", Load(vals, at, red.acc))
-                if red.is_arg:
-                    take = kb.let("take", red.better(acc, v))
-                    kb.assign(acc, select(take, v, acc))
-                    kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
-                else:
-                    kb.assign(acc, red.combine(acc, v))
-            gen.reduced[red.e.out.id] = kb.let("red", red.finalize(acc, best))
-        for name, r in zip(comb.out_names, step.outputs):
-            kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
-    wg = kb.workgroup[0]
-    code.launches.append(Launch(comb.build(), comb.bindings, groups_for(ceil_div(nrows, wg))))
+    row_form = comb.coord("row", nrows, row)
+    for red, (vals, idxs) in zip(reds, rslots):
+        red = Reduction(red.e, comb, False)
+        acc = kb.local("acc", red.acc, red.identity())
+        best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
+        with kb.for_("p", 0, P, dtype=comb.idt) as p:
+            at = binary("add", binary("mul", row, P), p)
+            v = kb.let("v", Load(vals, at, red.acc))
+            if red.is_arg:
+                take = kb.let("take", red.better(acc, v))
+                kb.assign(acc, select(take, v, acc))
+                kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
+            else:
+                kb.assign(acc, red.combine(acc, v))
+        gen.reduced[red.e.out.id] = kb.let("red", red.finalize(acc, best))
+    for name, r in zip(comb.out_names, step.outputs):
+        kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
+    code.launches.append(Launch(comb.build(), comb.bindings, groups_for(nrows)))
     return code
 
 
@@ -134,14 +127,6 @@ def _temps(ctx, reds, code: StepCode, n: int):
             idxs = ctx.temp_buffer(f"ti{k}", ctx.idt, 2 * k + 1)
         slots.append((vals, idxs))
     return slots
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def generate_columns(step, plan, style: str) -> StepCode:

@@ -4,7 +4,9 @@ and attributes.
 
     <cc> void ENTRY(ptr addrspace(1) b0, ..., ptr addrspace(1) meta, ptr addrspace(1) trap)
 
-Buffers are `noalias` global pointers (written buffers must not alias other params), shared arrays
+Buffers are `noalias` global pointers (written buffers must not alias other params), 16-byte aligned
+(each is a whole device allocation, and the devices check their allocator's alignment), so the
+load-store vectorizer merges a thread's consecutive element accesses into 16-byte ones; shared arrays
 addrspace(3) globals. The physical grid holds at least the logical number of workgroups (abi.fold_grid):
 the entry linearizes its physical workgroup id, returns at once when it is past the logical grid
 (uniform per workgroup, before any barrier), and otherwise decomposes it over the logical grid read
@@ -46,7 +48,7 @@ def emit_gpu_kernel(lw, symbol: str, physical, local_id) -> tuple[Func, str]:
         lw.ids[("local", a)] = local_id(f, a) if kernel.workgroup[a] > 1 else "0"
     lw.stmts(kernel.body)
     f.term("ret void")
-    params = ", ".join([f"ptr addrspace(1) noalias %b{j}" for j in range(len(kernel.buffers))]
+    params = ", ".join([f"ptr addrspace(1) noalias align 16 %b{j}" for j in range(len(kernel.buffers))]
                        + ["ptr addrspace(1) noalias readonly %meta", "ptr addrspace(1) noalias %trap"])
     return f, params
 

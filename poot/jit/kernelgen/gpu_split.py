@@ -1,0 +1,100 @@
+"""GPU split reductions: few rows, each very long (`x.sum()` over 256M elements; split.choose picks it).
+
+Launch 1: each row is cut into P pieces of whole loop steps (P from the shape alone), one workgroup
+per (row, piece); its threads walk the piece `vector_width` consecutive elements at a time into that
+many accumulators (gpu_lanes.lane_loop: 16-byte loads, two per input in flight), fold them pairwise, and
+combine the 256 partials in shared memory. Arg-reductions keep one element per step (the index rule).
+Launch 2: one workgroup per row combines its P partials, the threads striding over them, then through
+shared memory, and thread 0 applies the epilogue. (One thread walking the 4096 partials, one L2 read after
+another, was the slow part of the 256M-element sum: 0.348 ms before this and the 16-byte loads, 0.256 after.)
+The order of every combine is fixed, so a result is the same on every run and every GPU.
+"""
+from __future__ import annotations
+
+import math
+
+from ...fuse.indexing import unravel
+from ..kir.builder import binary, cast, const, select
+from ..kir.model import Index, Load
+from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from .gpu_lanes import UNROLL, fold_pairwise, lane_loop, vector_width
+from .rows import Reduction, accumulate, full_index, layout, workgroup_combine
+from .split import MAX_PIECES, SPLIT_PIECE_GPU, _temps
+
+
+def generate_gpu_split(step, plan) -> StepCode:
+    shape, axes, kept, kept_shape, red_shape = layout(step)
+    nrows, K = math.prod(kept_shape), math.prod(red_shape)
+    if nrows == 0:
+        return StepCode()
+    vec = vector_width([v.aval.dtype for v in step.inputs])
+    block = GPU_WORKGROUP * vec * UNROLL
+    chunk = ceil_div(ceil_div(K, min(ceil_div(K, SPLIT_PIECE_GPU), MAX_PIECES)), block) * block
+    P = ceil_div(K, chunk)
+    code = StepCode()
+    part = KernelContext(step, plan, "gpu", name=step.name + "_part", with_outputs=False)
+    kb = part.kb
+    reds = [Reduction(e, part, False) for e in step.reductions]
+    slots = _temps(part, reds, code, nrows * P)
+    g = kb.let("g", cast(Index("group", 0), part.idt))
+    row = kb.let("row", binary("div", g, P))
+    j0 = kb.let("j0", binary("mul", binary("rem", g, P), chunk))
+    j1 = kb.let("j1", binary("min", binary("add", j0, chunk), const(K, part.idt)))
+    row_idx = unravel(part.coord("row", nrows, row), kept_shape)
+    lane = kb.let("lane", cast(Index("local", 0), part.idt))
+    for red, (vals, idxs) in zip(reds, slots):
+        if red.is_arg:
+            acc, best = accumulate(part, red, row_idx, binary("add", j0, lane), j1, GPU_WORKGROUP)
+        else:
+            acc, best = _lane_partial(part, red, row_idx, lane, vec, j0, j1), None
+        acc, best = workgroup_combine(part, red, acc, best, lane, GPU_WORKGROUP)
+        with kb.if_(binary("eq", lane, 0)):
+            kb.store(vals, g, acc)
+            if idxs:
+                kb.store(idxs, g, best)
+    code.launches.append(Launch(part.build(), part.bindings, groups_for(nrows * P)))
+
+    comb = KernelContext(step, plan, "gpu", name=step.name + "_comb")
+    kb, gen = comb.kb, comb.gen
+    row = kb.let("row", cast(Index("group", 0), comb.idt))
+    lane = kb.let("lane", cast(Index("local", 0), comb.idt))
+    row_form = comb.coord("row", nrows, row)
+    for k, red in enumerate(reds):
+        red = Reduction(red.e, comb, False)
+        vals = comb.temp_buffer(f"p{k}", red.acc, 2 * k)
+        idxs = comb.temp_buffer(f"pi{k}", comb.idt, 2 * k + 1) if red.is_arg else None
+        acc = kb.local("acc", red.acc, red.identity())
+        best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
+        with kb.for_("p", lane, P, step=GPU_WORKGROUP, dtype=comb.idt) as p:   # each thread in piece order
+            at = binary("add", binary("mul", row, P), p)
+            v = kb.let("v", Load(vals, at, red.acc))
+            if red.is_arg:
+                take = kb.let("take", red.better(acc, v))
+                kb.assign(acc, select(take, v, acc))
+                kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
+            else:
+                kb.assign(acc, red.combine(acc, v))
+        total, where = workgroup_combine(comb, red, acc, best, lane, GPU_WORKGROUP)
+        gen.reduced[red.e.out.id] = kb.let("red", red.finalize(total, where))
+    with kb.if_(binary("eq", lane, 0)):
+        for name, r in zip(comb.out_names, step.outputs):
+            kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
+    code.launches.append(Launch(comb.build(), comb.bindings, groups_for(nrows)))
+    return code
+
+
+def _lane_partial(ctx, red, row_idx, lane, vec, j0, j1):
+    """This thread's partial of a non-arg reduction over [j0, j1) of the row: `vec` accumulators."""
+    kb, gen = ctx.kb, ctx.gen
+    shape, axes, kept, _, red_shape = layout(ctx.step)
+    K = math.prod(red_shape)
+    accs = [kb.local("acc", red.acc, red.identity()) for _ in range(vec)]
+
+    def body(j, slot):
+        gen.push()
+        idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, j), red_shape))
+        kb.assign(accs[slot], red.combine(accs[slot], cast(gen.value(red.e.inputs[0], idx), red.acc)))
+        gen.pop()
+
+    lane_loop(ctx, lane, GPU_WORKGROUP, vec, j0, j1, body)
+    return kb.let("lacc", fold_pairwise(accs, red.combine))
