@@ -18,7 +18,7 @@ import re
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import LoweringError
 from . import cache, limits
@@ -94,7 +94,8 @@ def compile_kernel(kernel: Kernel, target: str = "cpu", *, arch: str | None = No
     """Compile `kernel` for `target` (cached in memory and on disk). Raises KIRError for a kernel the
     verifier rejects, CompileLimitError past a compile limit, LoweringError for a target problem."""
     tgt = get_target(target, arch)
-    text = to_json(kernel)
+    # the key ignores the name: same-bodied kernels (the steps of a stencil) share one compile
+    text = to_json(replace(kernel, name=""))
     key = cache.cache_key(text, target, tgt.identity)
     if use_cache:
         art = cache.memory_get(key)

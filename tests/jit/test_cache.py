@@ -47,6 +47,24 @@ def test_memory_then_disk_hits(cache_dir):
     assert cache.cache_info()["disk_hits"] == d0 + 1 and a2.data == a1.data and a2.entry == a1.entry
 
 
+def test_kernels_differing_only_in_name_share_one_compile(cache_dir):
+    """The steps of a stencil are one kernel body under several names: compiled once, and each
+    still runs (the artifact's entry symbol is the first one's)."""
+    import dataclasses
+
+    k = add_kernel()
+    first = compile_kernel(k)
+    misses = cache.cache_info()["misses"]
+    other = compile_kernel(dataclasses.replace(k, name="add_again"))
+    assert other is first and cache.cache_info()["misses"] == misses
+    assert compile_kernel(add_kernel(wg=32)).key != first.key          # another body: another key
+    a, b = np.arange(64, dtype=np.float32), np.ones(64, np.float32)
+    c = np.zeros(64, np.float32)
+    dev = devices.get("cpu")
+    launch(dev, dataclasses.replace(k, name="add_again"), [dev.wrap(a), dev.wrap(b), dev.wrap(c)], (), 1)
+    assert np.array_equal(c, a + 1)
+
+
 def test_cache_directory_is_private(cache_dir):
     compile_kernel(add_kernel())
     assert stat.S_IMODE(os.stat(cache_dir).st_mode) == 0o700
