@@ -26,11 +26,12 @@ import threading
 TRIPLE = "spirv1.6-unknown-vulkan1.3-compute"
 EXTENSIONS = "+SPV_EXT_shader_atomic_float_add"
 MAX_COMPILES = 64
+NO_GVN = "; poot: without NewGVN"    # first line of a request to optimize without it (see compile_spirv)
 TIMEOUT_S = 120
 
 
 # --- the worker side (no poot imports: it starts fast) ---------------------------------------------
-def _optimize(llvm, mod, tm) -> None:
+def _optimize(llvm, mod, tm, gvn: bool = True) -> None:
     """A light pipeline: inline mathlib, promote locals to SSA, fold constants, number values, drop
     dead code. No instcombine: it rewrites shared-array GEPs into a form the SPIR-V backend cannot select
     for logical addressing (an assertion abort). simplifycfg only first, while locals are still in
@@ -41,9 +42,10 @@ def _optimize(llvm, mod, tm) -> None:
     mpm.add_always_inliner_pass()
     mpm.run(mod, pb)
     fpm = llvm.create_new_function_pass_manager()
-    for add in (fpm.add_simplify_cfg_pass, fpm.add_sroa_pass, fpm.add_sccp_pass, fpm.add_new_gvn_pass,
-                fpm.add_aggressive_dce_pass):
-        add()
+    for add in (fpm.add_simplify_cfg_pass, fpm.add_sroa_pass, fpm.add_sccp_pass,
+                fpm.add_new_gvn_pass if gvn else None, fpm.add_aggressive_dce_pass):
+        if add is not None:
+            add()
     for fn in mod.functions:
         if not fn.is_declaration:
             fpm.run(fn, pb)
@@ -149,7 +151,7 @@ def worker_main() -> None:
             mod = llvm.parse_assembly(ir)
             mod.verify()
             tm = target.create_target_machine(opt=2)
-            _optimize(llvm, mod, tm)
+            _optimize(llvm, mod, tm, gvn=not ir.startswith(NO_GVN))
             mod = llvm.parse_assembly(_opaque_operands(str(mod), ir))
             mod.verify()
             emit_tm = target.create_target_machine(opt=2)
@@ -231,8 +233,17 @@ _worker = _Worker()
 
 
 def compile_spirv(ir: str, name: str = "?") -> bytes:
-    """Optimized SPIR-V (LLVM's output, before the naga post-pass) for LLVM IR text."""
-    return _worker.compile(ir, name)
+    """Optimized SPIR-V (LLVM's output, before the naga post-pass) for LLVM IR text. NewGVN can fail
+    to converge and abort ("Seem to have processed the same Value a lot": a full_iota_take gather of
+    add.at); such a kernel is compiled again without it."""
+    from ...errors import LoweringError
+
+    try:
+        return _worker.compile(ir, name)
+    except LoweringError as e:
+        if "NewGVN" not in str(e):
+            raise
+    return _worker.compile(f"{NO_GVN}\n{ir}", name)
 
 
 def restart() -> None:
