@@ -41,7 +41,7 @@ from .base import Buffer, Capabilities, Device, PerThread
 from .vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
 from .vulkan_setup import (CAPABILITY_FEATURES, create_instance, import_vulkan, open_device, open_pipeline_cache,
                            pick_physical_device, pipeline_cache_path, save_pipeline_cache)
-from .wgpu_adapter import fold_grid, spirv_capabilities
+from .wgpu_adapter import dispatch_grid, spirv_capabilities
 
 log = logging.getLogger("poot.devices.vulkan")
 
@@ -382,20 +382,6 @@ class VulkanDevice(VulkanMemory, Device):
         self._set_pools.clear()
         self._sets.clear()
 
-    def physical_grid(self, program: VulkanProgram, grid) -> tuple[int, int, int]:
-        g = (tuple(int(x) for x in grid) + (1, 1))[:3] if not isinstance(grid, int) else (int(grid), 1, 1)
-        limits = self.info["max_workgroups"]
-        if g[0] <= limits[0] and g[1] <= limits[1] and g[2] <= limits[2]:
-            return g
-        physical = fold_grid(g, min(limits))
-        if not program.folds_grid:
-            raise DeviceError(f"vulkan: kernel '{program.name}' needs a grid of {g} workgroups, over this device's "
-                              f"{limits} per dimension, and does not rebuild a folded grid")
-        if math.prod(physical) >= 2**32:
-            raise DeviceError(f"vulkan: a folded grid of {math.prod(physical):,} workgroups is beyond the 32-bit "
-                              "linear workgroup id poot's kernels use")
-        return physical
-
     @_locked
     def dispatch(self, program: VulkanProgram, buffers: list[Buffer], grid) -> None:
         """Run `program` over `grid` workgroups with `buffers` (the kernel's, then meta and trap)."""
@@ -407,7 +393,7 @@ class VulkanDevice(VulkanMemory, Device):
         for b in buffers:
             if b.device is not self or b.handle is None:
                 self._check(b)
-        physical = self.physical_grid(program, grid)
+        physical = dispatch_grid("vulkan", program, grid, self.info["max_workgroups"])
         if self._recording is not None:
             if math.prod(physical):
                 self._recording.add(program, buffers, physical)

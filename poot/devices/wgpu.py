@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
 from .base import Buffer, Capabilities, Device, PerThread
-from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, fold_grid, import_wgpu, pick_adapter,
+from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, dispatch_grid, import_wgpu, pick_adapter,
                            spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
@@ -337,15 +337,7 @@ class WgpuDevice(Device):
             raise DeviceError(f"wgpu: {program!r} is not a program loaded on this device")
         for b in buffers:
             self._check(b)
-        limit = self.caps.extra["max_workgroups_per_dimension"]
-        physical = fold_grid(grid, limit)
-        if physical != (tuple(int(g) for g in grid) + (1, 1))[:3]:
-            if not program.folds_grid:
-                raise DeviceError(f"wgpu: kernel '{program.name}' needs a grid of {tuple(grid)} workgroups, over "
-                                  f"this adapter's {limit:,} per dimension, and does not rebuild a folded grid")
-            if math.prod(physical) >= 2**32:
-                raise DeviceError(f"wgpu: a folded grid of {math.prod(physical):,} workgroups is beyond the "
-                                  "32-bit linear workgroup id poot's kernels use")
+        physical = dispatch_grid("wgpu", program, grid, (self.caps.extra["max_workgroups_per_dimension"],) * 3)
         pipeline = self._pipeline(program, len(buffers))
         group = self._bind_group(buffers)
         traps = self._trap is not None and any(b is self._trap for b in buffers)

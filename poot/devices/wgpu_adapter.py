@@ -2,6 +2,7 @@
 a logical one (folding past the per-dimension cap) and the adapter features a SPIR-V program needs."""
 from __future__ import annotations
 
+import math
 import os
 import struct
 
@@ -38,6 +39,24 @@ def fold_grid(grid, limit: int = 65535) -> tuple[int, int, int]:
     py = -(-total // (limit * pz))
     px = -(-total // (py * pz))
     return px, py, pz
+
+
+def dispatch_grid(device: str, program, grid, limits) -> tuple[int, int, int]:
+    """The grid `device` dispatches for `grid` (an int or 1-3 dimensions): unchanged within `limits`
+    workgroups per dimension, else folded, which only a program that rebuilds its logical grid
+    (`program.folds_grid`: poot's SPIR-V does) may be, to fewer than 2**32 workgroups."""
+    g = (int(grid), 1, 1) if isinstance(grid, int) else (tuple(int(x) for x in grid) + (1, 1))[:3]
+    if min(g) >= 0 and all(x <= lim for x, lim in zip(g, limits)):
+        return g
+    physical = fold_grid(g, min(limits))
+    if not program.folds_grid:
+        cap = f"{limits[0]:,}" if len(set(limits)) == 1 else str(tuple(limits))
+        raise DeviceError(f"{device}: kernel '{program.name}' needs a grid of {g} workgroups, over this device's "
+                          f"{cap} per dimension, and does not rebuild a folded grid")
+    if math.prod(physical) >= 2**32:
+        raise DeviceError(f"{device}: a folded grid of {math.prod(physical):,} workgroups is beyond the 32-bit "
+                          "linear workgroup id poot's kernels use")
+    return physical
 
 
 def spirv_capabilities(data: bytes) -> set[int]:
@@ -88,5 +107,5 @@ def pick_adapter(wgpu):
                                       _BACKEND_RANK[a.info.get("backend_type")]))
 
 
-__all__ = ["fold_grid", "spirv_capabilities", "import_wgpu", "pick_adapter", "FEATURES", "LIMITS",
+__all__ = ["fold_grid", "dispatch_grid", "spirv_capabilities", "import_wgpu", "pick_adapter", "FEATURES", "LIMITS",
            "CAPABILITY_FEATURES"]
