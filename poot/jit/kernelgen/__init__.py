@@ -30,7 +30,7 @@ def generate(step, plan, caps) -> StepCode:
         if asset_applies(step) and gemv_path() == "asset":
             return generate_asset_gemv(step)
         if gemv_applies(step):
-            return generate_gpu_gemv(step, plan)
+            return generate_gpu_gemv(step, plan, caps)
     return _GENERATORS[step.kind](step, plan, style)
 
 
