@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 
 from ...fuse.indexing import unravel
-from ..kir.builder import binary, const, select
-from ..kir.model import Load
+from ..kir.builder import binary, const
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
 from .rows import Reduction, accumulate, layout
+from .split import fold_partials
 
 TARGET_THREADS = 1 << 18     # threads launch 1 aims for: enough loads in flight on a large GPU
 MIN_PIECE = 64               # reduced positions per piece at least
@@ -74,17 +74,8 @@ def generate_gpu_columns(step, plan, pieces: int) -> StepCode:
         row_form = comb.coord("row", nrows, row)
         for red, (vals, idxs) in zip(reds, rslots):
             red = Reduction(red.e, comb, False)
-            acc = kb.local("acc", red.acc, red.identity())
-            best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
-            with kb.for_("p", 0, pieces, dtype=comb.idt) as p:   # pieces in order: the first best wins ties
-                at = binary("add", binary("mul", p, nrows), row)
-                v = kb.let("v", Load(vals, at, red.acc))
-                if red.is_arg:
-                    take = kb.let("take", red.better(acc, v))
-                    kb.assign(acc, select(take, v, acc))
-                    kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
-                else:
-                    kb.assign(acc, red.combine(acc, v))
+            acc, best = fold_partials(comb, red, vals, idxs, 0, pieces, 1,   # pieces in order: the first best wins ties
+                                      lambda p: binary("add", binary("mul", p, nrows), row))
             gen.reduced[red.e.out.id] = kb.let("red", red.finalize(acc, best))
         for name, r in zip(comb.out_names, step.outputs):
             kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 
 from ...fuse.indexing import unravel
-from ..kir.builder import binary, cast, const, select
-from ..kir.model import Index, Load
+from ..kir.builder import binary, cast, const
+from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
 from .gpu_lanes import UNROLL, fold_pairwise, lane_loop, vector_width
 from .rows import Reduction, accumulate, full_index, layout, workgroup_combine
-from .split import MAX_PIECES, SPLIT_PIECE_GPU, _temps
+from .split import MAX_PIECES, SPLIT_PIECE_GPU, _temps, fold_partials
 
 
 def generate_gpu_split(step, plan) -> StepCode:
@@ -63,17 +63,8 @@ def generate_gpu_split(step, plan) -> StepCode:
         red = Reduction(red.e, comb, False)
         vals = comb.temp_buffer(f"p{k}", red.acc, 2 * k)
         idxs = comb.temp_buffer(f"pi{k}", comb.idt, 2 * k + 1) if red.is_arg else None
-        acc = kb.local("acc", red.acc, red.identity())
-        best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
-        with kb.for_("p", lane, P, step=GPU_WORKGROUP, dtype=comb.idt) as p:   # each thread in piece order
-            at = binary("add", binary("mul", row, P), p)
-            v = kb.let("v", Load(vals, at, red.acc))
-            if red.is_arg:
-                take = kb.let("take", red.better(acc, v))
-                kb.assign(acc, select(take, v, acc))
-                kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
-            else:
-                kb.assign(acc, red.combine(acc, v))
+        acc, best = fold_partials(comb, red, vals, idxs, lane, P, GPU_WORKGROUP,   # each thread in piece order
+                                  lambda p: binary("add", binary("mul", row, P), p))
         total, where = workgroup_combine(comb, red, acc, best, lane, GPU_WORKGROUP)
         gen.reduced[red.e.out.id] = kb.let("red", red.finalize(total, where))
     with kb.if_(binary("eq", lane, 0)):

@@ -95,22 +95,30 @@ def generate_split(step, plan, style: str) -> StepCode:
     row_form = comb.coord("row", nrows, row)
     for red, (vals, idxs) in zip(reds, rslots):
         red = Reduction(red.e, comb, False)
-        acc = kb.local("acc", red.acc, red.identity())
-        best = kb.local("arg", comb.idt, const(0, comb.idt)) if red.is_arg else None
-        with kb.for_("p", 0, P, dtype=comb.idt) as p:
-            at = binary("add", binary("mul", row, P), p)
-            v = kb.let("v", Load(vals, at, red.acc))
-            if red.is_arg:
-                take = kb.let("take", red.better(acc, v))
-                kb.assign(acc, select(take, v, acc))
-                kb.assign(best, select(take, Load(idxs, at, comb.idt), best))
-            else:
-                kb.assign(acc, red.combine(acc, v))
+        acc, best = fold_partials(comb, red, vals, idxs, 0, P, 1, lambda p: binary("add", binary("mul", row, P), p))
         gen.reduced[red.e.out.id] = kb.let("red", red.finalize(acc, best))
     for name, r in zip(comb.out_names, step.outputs):
         kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
     code.launches.append(Launch(comb.build(), comb.bindings, groups_for(nrows)))
     return code
+
+
+def fold_partials(ctx, red, vals, idxs, start, stop, step: int, at):
+    """Fold the partials vals[at(p)] for p in range(start, stop, step) into fresh accumulators, in that
+    order (arg-reductions take their index from idxs[at(p)]; the first best wins ties)."""
+    kb = ctx.kb
+    acc = kb.local("acc", red.acc, red.identity())
+    best = kb.local("arg", ctx.idt, const(0, ctx.idt)) if red.is_arg else None
+    with kb.for_("p", start, stop, step=step, dtype=ctx.idt) as p:
+        i = at(p)
+        v = kb.let("v", Load(vals, i, red.acc))
+        if red.is_arg:
+            take = kb.let("take", red.better(acc, v))
+            kb.assign(acc, select(take, v, acc))
+            kb.assign(best, select(take, Load(idxs, i, ctx.idt), best))
+        else:
+            kb.assign(acc, red.combine(acc, v))
+    return acc, best
 
 
 def _temps(ctx, reds, code: StepCode, n: int):
