@@ -32,14 +32,13 @@ from ...fuse.indexing import unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import fold_pairwise, lane_loop, vector_width
+from .gpu_lanes import fold_pairwise, lane_loop, multiprocessors, vector_width
 from .opaque import _batch
 
 MIN_K = 2 * GPU_WORKGROUP    # shorter rows keep one thread per output
 ROW_STEPS = 16               # 16-byte loads per thread and row at the least
 MIN_LANES = 32
 RESIDENT_GROUPS = 8           # 256-thread workgroups one multiprocessor holds at once (2048 threads)
-DEFAULT_CORES = 64
 ASSETS = {dt.float32: "gemv_f32", dt.bfloat16: "gemv_bf16"}
 AUTO_PATH = "generated"
 
@@ -92,7 +91,7 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     while lanes > MIN_LANES and K < lanes * vec * ROW_STEPS:
         lanes //= 2
     rows = GPU_WORKGROUP // lanes
-    if ceil_div(n, rows) > (caps.cores or DEFAULT_CORES) * RESIDENT_GROUPS:
+    if ceil_div(n, rows) > multiprocessors(caps) * RESIDENT_GROUPS:
         lanes, rows = GPU_WORKGROUP, 1
     ctx = KernelContext(step, plan, "gpu")
     kb, gen = ctx.kb, ctx.gen

@@ -17,6 +17,14 @@ MAX_VECTOR = 8
 UNROLL = 2           # blocks per loop step: two 16-byte loads per buffer in flight per thread
 
 
+UNKNOWN_CORES = 128  # multiprocessors assumed where the device does not count them (wgpu, vulkan say 1)
+
+
+def multiprocessors(caps) -> int:
+    """The device's multiprocessor count for sizing grids; UNKNOWN_CORES where it reports none or 1."""
+    return caps.cores if caps.cores and caps.cores > 1 else UNKNOWN_CORES
+
+
 def vector_width(dtypes) -> int:
     """Elements per 16-byte access of the narrowest of `dtypes` (bool and 8-bit types capped at 8)."""
     narrowest = min((d.itemsize for d in dtypes), default=4)

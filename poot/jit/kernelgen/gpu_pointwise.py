@@ -19,11 +19,10 @@ from ...fuse.access import leaf_forms
 from ...fuse.indexing import Coord, Form, ravel, unravel
 from ..kir.builder import binary, const
 from .common import KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import vector_width
+from .gpu_lanes import multiprocessors, vector_width
 from .pointwise import _affine, _members
 
 GROUPS_PER_CORE = 32          # workgroups per multiprocessor (256 threads each): a few waves of full occupancy
-DEFAULT_CORES = 64            # when the device does not say how many multiprocessors it has
 MAX_UNROLLED_OPS = 512        # equations x vector width: longer chains take fewer elements per step
 
 
@@ -42,7 +41,7 @@ def generate_gpu_pointwise(step, plan, caps) -> StepCode:
         vec //= 2
     units = total // vec
     wg = kb.workgroup[0]
-    groups = max(1, min(ceil_div(units, wg), (caps.cores or DEFAULT_CORES) * GROUPS_PER_CORE))
+    groups = max(1, min(ceil_div(units, wg), multiprocessors(caps) * GROUPS_PER_CORE))
     t = ctx.thread()
 
     def store_at(i):
