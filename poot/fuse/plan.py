@@ -25,8 +25,8 @@ Buffer budget: a Vulkan device binds only so many storage buffers per kernel (la
 adapters 8). With `max_buffers` a step binds at most that many (its inputs, its outputs, and two
 partials per reduction of a row step, which a split reduction may add): a step of many roots that
 binds more is cut into several, and a root whose closure loads too many values gets part of that
-closure materialized (the widest sub-expression that fits, repeatedly). One equation that alone reads more values (a concatenate
-of many arrays) cannot be split here; the device then refuses its kernel by name.
+closure materialized (the widest sub-expression that fits, repeatedly). One equation that alone reads
+more values (a concatenate of many arrays) cannot be split here; the device then refuses its kernel.
 """
 from __future__ import annotations
 
