@@ -48,6 +48,10 @@ log = logging.getLogger("poot.devices.vulkan")
 MAX_PENDING = 128                 # commands recorded before the pending command buffer is submitted
 SETS_PER_POOL = 1024              # descriptor sets per pool of the cache
 MAX_CACHED_SETS = 16384
+# VK_ERROR_OUT_OF_POOL_MEMORY and VK_ERROR_FRAGMENTATION: the `vulkan` bindings (1.3.275) spell these two
+# constants without their minus sign, so the codes a driver returns raise a bare KeyError (NVIDIA's does
+# when a pool is full; lavapipe's pools grow)
+POOL_FULL_RESULTS = (-1000069000, -1000161000)
 WHOLE = (1 << 64) - 1             # VK_WHOLE_SIZE
 SPIRV_TARGET_ENV = "vulkan1.3"    # the SPIR-V consumer this device asks poot.jit for
 _SPIRV_BINDING = 33               # SPIR-V Decoration Binding
@@ -352,7 +356,9 @@ class VulkanDevice(VulkanMemory, Device):
         alloc = vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, pSetLayouts=[program.set_layout])
         try:
             ds = vk.vkAllocateDescriptorSets(self._dev, alloc)[0]
-        except (vk.VkErrorOutOfPoolMemory, vk.VkErrorFragmentedPool):
+        except (vk.VkErrorOutOfPoolMemory, vk.VkErrorFragmentedPool, KeyError) as e:
+            if isinstance(e, KeyError) and e.args[0] not in POOL_FULL_RESULTS:
+                raise
             if not cached:
                 raise DeviceError("vulkan: a recording's descriptor pool is full") from None
             self._set_pools.append(self.descriptor_pool(SETS_PER_POOL))

@@ -107,7 +107,10 @@ def test_a_kernel_runs_as_llvm_emits_it_and_matches_numpy(dev):
     x = np.random.default_rng(0).standard_normal(100_003).astype(np.float32)
     y = np.zeros_like(x)
     scale(pt.Context("vulkan"), x, y, 2.5)
-    np.testing.assert_allclose(y, 2.5 * x + 1.0, rtol=1e-6)
+    # Vulkan lets a driver contract x * 2.5 + 1.0 into one fma (NVIDIA's does): one rounding of each
+    # term's size, not of the (cancelling) result's
+    eps = np.finfo(np.float32).eps
+    assert np.all(np.abs(y - (2.5 * x + 1.0)) <= eps * (2.5 * np.abs(x) + 1.0))
     art = scale.compile("spirv", arch="vulkan1.3")
     naga = scale.compile("spirv")
     assert art.data != naga.data            # a different consumer: no naga post-pass

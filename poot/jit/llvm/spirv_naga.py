@@ -468,8 +468,8 @@ OP_I_SUB, OP_I_MUL, OP_S_DIV, OP_S_REM = 130, 132, 135, 138
 
 
 def spell_signed_remainders(header: list[int], insts: list[list[int]]) -> list[list[int]]:
-    """OpSRem comes out as an unsigned remainder on NVIDIA's Vulkan driver behind naga (-5 rem 30 gave
-    11, 2**32 - 5 rem 30), where OpSDiv is right; so spell it `a - (a / b) * b` (the lowering has made
+    """OpSRem comes out as an unsigned remainder on NVIDIA's Vulkan driver, behind naga or not (-5 rem 30
+    gave 11, 2**32 - 5 rem 30), where OpSDiv is right; so spell it `a - (a / b) * b` (the lowering has made
     b nonzero and ruled out INT_MIN / -1 already). Runs before sign_integer_operands signs the SDiv."""
     def fresh() -> int:
         header[3] += 1
