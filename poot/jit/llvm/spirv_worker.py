@@ -106,18 +106,23 @@ def _opaque_operands(ir: str, source: str) -> str:
     bits = {"float": 32, "double": 64}
     count = [0]
 
+    def opaque(ty, v):
+        """Lines that turn `v` into an equal value the driver cannot see through, and that value's name."""
+        count[0] += 1
+        k, w = count[0], bits[ty]
+        return (f"  %poot.o{k} = bitcast {ty} {v} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
+                f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n"), f"%poot.f{k}"
+
     def hide(m):
         head, ty, a, b = m.groups()
-        count[0] += 1
-        k, w = count[0], bits[ty]
-        return (f"  %poot.o{k} = bitcast {ty} {a} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
-                f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n{head}{ty} %poot.f{k}, {b}")
+        lines, name = opaque(ty, a)
+        return f"{lines}{head}{ty} {name}, {b}"
+
     def hide_divisor(m):
         head, ty, a, b = m.groups()
-        count[0] += 1
-        k, w = count[0], bits[ty]
-        return (f"  %poot.o{k} = bitcast {ty} {b} to i{w}\n  %poot.x{k} = xor i{w} %poot.o{k}, %poot.z{w}\n"
-                f"  %poot.f{k} = bitcast i{w} %poot.x{k} to {ty}\n{head}{ty} {a}, %poot.f{k}")
+        lines, name = opaque(ty, b)
+        return f"{lines}{head}{ty} {a}, {name}"
+
     ir = ir[:at] + zero + ir[at:]
     return _FDIV0.sub(hide_divisor, _FSUB.sub(hide, ir))
 
