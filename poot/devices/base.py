@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from ..errors import DeviceError
+
 
 @dataclass
 class Capabilities:
@@ -86,6 +88,17 @@ class Device:
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         raise NotImplementedError
+
+    def _copy_bytes(self, dst: Buffer, src: Buffer, nbytes) -> int:
+        """`nbytes` as an int once both buffers are live buffers of this device (the backend's `_check`)
+        large enough for it; the check every GPU device's `copy` starts with."""
+        self._check(dst)
+        self._check(src)
+        nbytes = int(nbytes)
+        if nbytes < 0 or nbytes > min(dst.nbytes, src.nbytes):
+            raise DeviceError(f"{self.name}: copy of {nbytes:,} bytes between buffers of {src.nbytes:,} and "
+                              f"{dst.nbytes:,}")
+        return nbytes
 
     # programs
     def load(self, artifact):

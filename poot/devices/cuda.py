@@ -62,7 +62,6 @@ import ctypes
 import gc
 import hashlib
 import logging
-import re
 import threading
 import weakref
 
@@ -70,6 +69,8 @@ import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, OutOfMemoryError
 from .base import Buffer, Capabilities, Device, PerThread
+from .cuda_ptx import check_target, max_ptx_isa, ptx_entries
+from .grid import dispatch_grid
 
 log = logging.getLogger("poot.devices.cuda")
 
@@ -109,53 +110,6 @@ def _error_text(drv, err) -> str:
 
 def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB ({n:,} bytes)"
-
-
-def max_ptx_isa(driver_version: int) -> tuple[int, int]:
-    """The newest PTX ISA a driver of `driver_version` (e.g. 12040 for 12.4) compiles."""
-    major, minor = driver_version // 1000, driver_version % 1000 // 10
-    if major >= 13:
-        return 9, minor
-    if major == 12:
-        return 8, {6: 5, 7: 6, 8: 7, 9: 8}.get(minor, min(minor, 8))
-    return (7, minor) if major == 11 else (6, 0)
-
-
-def grid3(groups) -> tuple[int, int, int]:
-    """`groups` (an int or 1 to 3 extents) as three non-negative ints."""
-    g = (int(groups),) if isinstance(groups, (int, np.integer)) else tuple(int(x) for x in groups)
-    if not 1 <= len(g) <= 3 or min(g) < 0:
-        raise DeviceError(f"cuda: bad grid {groups!r}: 1 to 3 non-negative extents")
-    return g + (1,) * (3 - len(g))
-
-
-def fold_grid(groups, limits) -> tuple[int, int, int]:
-    """A physical grid within `limits` per dimension holding at least prod(groups) workgroups (the same
-    fold as poot.jit.abi.fold_grid; devices import no other layer)."""
-    g = grid3(groups)
-    if g[0] <= limits[0] and g[1] <= limits[1] and g[2] <= limits[2]:
-        return g
-    total = g[0] * g[1] * g[2]
-    px = min(total, limits[0])
-    py = min(-(-total // px), limits[1])
-    pz = -(-total // (px * py))
-    if pz > limits[2]:
-        raise DeviceError(f"cuda: a grid of {g} ({total:,} workgroups) exceeds what the device can run "
-                          f"({limits[0]:,} x {limits[1]:,} x {limits[2]:,})")
-    return px, py, pz
-
-
-_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)([^{]*)\{", re.S)
-
-
-def ptx_entries(ptx: str) -> dict[str, tuple[list[str], tuple[int, ...] | None]]:
-    """{entry name: (param type names, .reqntid block shape or None)} of a PTX module."""
-    out = {}
-    for m in _ENTRY.finditer(ptx):
-        params = [p.split()[1] for p in m.group(2).split(",") if p.strip().startswith(".param")]
-        req = re.search(r"\.reqntid\s+([\d,\s]+)", m.group(3))
-        out[m.group(1)] = (params, tuple(int(x) for x in req.group(1).split(",")) if req else None)
-    return out
 
 
 class CudaProgram:
@@ -441,12 +395,7 @@ class CudaDevice(Device):
             self._recent.clear()
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        self._check(dst)
-        self._check(src)
-        nbytes = int(nbytes)
-        if nbytes < 0 or nbytes > min(dst.nbytes, src.nbytes):
-            raise DeviceError(f"{self.name}: copy of {nbytes:,} bytes between buffers of {src.nbytes:,} and "
-                              f"{dst.nbytes:,}")
+        nbytes = self._copy_bytes(dst, src, nbytes)
         if self._recording is not None:
             if nbytes:
                 self._recording.add(None, [src, dst], (nbytes, 0, 0))
@@ -483,7 +432,7 @@ class CudaDevice(Device):
         if any(p not in (".u64", ".b64", ".s64") for p in params):
             raise DeviceError(f"{self.name}: kernel '{name}' takes parameters {params}; poot's CUDA launch ABI "
                               "passes one 64-bit pointer per buffer (scalars travel in the meta buffer)")
-        self._check_target(ptx, name)
+        check_target(ptx, name, self.name, self.gpu, self.caps.extra)
         self._current()
         drv = self._drv
         err, module = drv.cuModuleLoadData(ptx.encode() + b"\0")
@@ -509,18 +458,6 @@ class CudaDevice(Device):
         log.debug("%s: loaded %r", self.name, program)
         return program
 
-    def _check_target(self, ptx: str, name: str) -> None:
-        arch = self.caps.extra["arch"]
-        m = re.search(r"^\s*\.target\s+sm_(\d+)(a?)", ptx, re.M)
-        if m and (int(m.group(1)) > int(arch[3:]) or (m.group(2) and m.group(1) != arch[3:])):
-            raise DeviceError(f"{self.name}: kernel '{name}' was compiled for sm_{m.group(1)}{m.group(2)}, which "
-                              f"this {self.gpu} ({arch}) cannot run; compile it with arch='{arch}'")
-        v = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", ptx, re.M)
-        if v and (int(v.group(1)), int(v.group(2))) > max_ptx_isa(self.caps.extra["driver_version"]):
-            raise DeviceError(f"{self.name}: kernel '{name}' is PTX ISA {v.group(1)}.{v.group(2)}, newer than this "
-                              f"driver compiles (<= {self.caps.extra['max_ptx_isa']}); compile for an older PTX ISA "
-                              "or update the NVIDIA driver")
-
     def dispatch(self, program: CudaProgram, buffers: list[Buffer], groups) -> None:
         """Launch `program` over `groups` workgroups with `buffers` (the kernel's buffers, meta, trap)."""
         if type(program) is not CudaProgram:
@@ -537,11 +474,8 @@ class CudaDevice(Device):
         if type(groups) is tuple and len(groups) == 3 and groups[0] <= lim[0] and groups[1] <= lim[1] \
                 and groups[2] <= lim[2]:
             grid = groups
-        else:
-            grid = fold_grid(groups, lim)
-            if not program.folds_grid and grid != grid3(groups):
-                raise DeviceError(f"{self.name}: kernel '{program.name}' needs a grid of {tuple(groups)} workgroups, "
-                                  f"beyond this GPU's {lim}, and does not rebuild a folded grid")
+        else:            # PTX linearizes the physical group id in 64 bits: no cap on a folded grid
+            grid = dispatch_grid(self.name, program, groups, lim, max_groups=None)
         if self._recording is not None:
             if grid[0] * grid[1] * grid[2]:
                 self._recording.add(program, buffers, grid)

@@ -41,7 +41,8 @@ from .base import Buffer, Capabilities, Device, PerThread
 from .vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
 from .vulkan_setup import (CAPABILITY_FEATURES, create_instance, import_vulkan, open_device, open_pipeline_cache,
                            pick_physical_device, pipeline_cache_path, save_pipeline_cache)
-from .wgpu_adapter import dispatch_grid, spirv_capabilities
+from .grid import dispatch_grid
+from .wgpu_adapter import spirv_capabilities
 
 log = logging.getLogger("poot.devices.vulkan")
 

@@ -228,12 +228,7 @@ class VulkanMemory:
 
     @_locked
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        self._check(dst)
-        self._check(src)
-        nbytes = int(nbytes)
-        if nbytes < 0 or nbytes > min(dst.nbytes, src.nbytes):
-            raise DeviceError(f"vulkan: copy of {nbytes:,} bytes between buffers of {src.nbytes:,} and "
-                              f"{dst.nbytes:,}")
+        nbytes = self._copy_bytes(dst, src, nbytes)
         if self._recording is not None:
             if nbytes:
                 self._recording.add(None, [src, dst], (nbytes, 0, 0))

@@ -38,7 +38,8 @@ import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
 from .base import Buffer, Capabilities, Device, PerThread
-from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, dispatch_grid, import_wgpu, pick_adapter,
+from .grid import dispatch_grid
+from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
                            spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
@@ -233,11 +234,7 @@ class WgpuDevice(Device):
         return raw[offset - start: offset - start + nbytes]
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        self._check(dst)
-        self._check(src)
-        nbytes = int(nbytes)
-        if nbytes < 0 or nbytes > min(dst.nbytes, src.nbytes):
-            raise DeviceError(f"wgpu: copy of {nbytes:,} bytes between buffers of {src.nbytes:,} and {dst.nbytes:,}")
+        nbytes = self._copy_bytes(dst, src, nbytes)
         # copies move whole words; rounding up is harmless when it only reaches dst's own padding
         whole = _round4(nbytes) if nbytes % 4 == 0 or nbytes == dst.nbytes else nbytes & ~3
         if self._recording is not None:

@@ -1,8 +1,7 @@
-"""Finding a wgpu adapter, and what a device needs to know before it dispatches: the physical grid for
-a logical one (folding past the per-dimension cap) and the adapter features a SPIR-V program needs."""
+"""Finding a wgpu adapter, and the adapter features a SPIR-V program needs (the physical grid for a
+logical one is poot/devices/grid.py's)."""
 from __future__ import annotations
 
-import math
 import os
 import struct
 
@@ -21,42 +20,6 @@ CAPABILITY_FEATURES = {9: ("shader-f16", "float16"), 10: ("shader-f64", "float64
                         6033: ("shader-float32-atomic", "float32 atomic add")}
 _ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1}
-
-
-def fold_grid(grid, limit: int = 65535) -> tuple[int, int, int]:
-    """The physical grid for a logical one: unchanged when every dimension fits `limit`, else the
-    logical groups laid out linearly over (PX, PY, PZ) with few surplus groups (< PY*PZ)."""
-    gx, gy, gz = (tuple(int(g) for g in grid) + (1, 1))[:3]
-    if min(gx, gy, gz) < 0:
-        raise DeviceError(f"wgpu: negative grid {grid}")
-    if max(gx, gy, gz) <= limit:
-        return gx, gy, gz
-    total = gx * gy * gz
-    if total > limit ** 3:
-        raise DeviceError(f"wgpu: a grid of {total:,} workgroups exceeds what {limit:,} workgroups per "
-                          f"dimension in 3 dimensions can address ({limit ** 3:,})")
-    pz = -(-total // (limit * limit))
-    py = -(-total // (limit * pz))
-    px = -(-total // (py * pz))
-    return px, py, pz
-
-
-def dispatch_grid(device: str, program, grid, limits) -> tuple[int, int, int]:
-    """The grid `device` dispatches for `grid` (an int or 1-3 dimensions): unchanged within `limits`
-    workgroups per dimension, else folded, which only a program that rebuilds its logical grid
-    (`program.folds_grid`: poot's SPIR-V does) may be, to fewer than 2**32 workgroups."""
-    g = (int(grid), 1, 1) if isinstance(grid, int) else (tuple(int(x) for x in grid) + (1, 1))[:3]
-    if min(g) >= 0 and all(x <= lim for x, lim in zip(g, limits)):
-        return g
-    physical = fold_grid(g, min(limits))
-    if not program.folds_grid:
-        cap = f"{limits[0]:,}" if len(set(limits)) == 1 else str(tuple(limits))
-        raise DeviceError(f"{device}: kernel '{program.name}' needs a grid of {g} workgroups, over this device's "
-                          f"{cap} per dimension, and does not rebuild a folded grid")
-    if math.prod(physical) >= 2**32:
-        raise DeviceError(f"{device}: a folded grid of {math.prod(physical):,} workgroups is beyond the 32-bit "
-                          "linear workgroup id poot's kernels use")
-    return physical
 
 
 def spirv_capabilities(data: bytes) -> set[int]:
@@ -107,5 +70,5 @@ def pick_adapter(wgpu):
                                       _BACKEND_RANK[a.info.get("backend_type")]))
 
 
-__all__ = ["fold_grid", "dispatch_grid", "spirv_capabilities", "import_wgpu", "pick_adapter", "FEATURES", "LIMITS",
+__all__ = ["spirv_capabilities", "import_wgpu", "pick_adapter", "FEATURES", "LIMITS",
            "CAPABILITY_FEATURES"]

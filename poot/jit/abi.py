@@ -20,7 +20,7 @@ use the read-only path): a buffer that the kernel writes must not be bound to tw
 another param's buffer. Read-only params may share a buffer.
 
 Grid folding. A launch has a logical grid (gx, gy, gz) of workgroups. A GPU device whose per-dimension
-limits are smaller may run a *physical* grid from `fold_grid`, of at least gx*gy*gz groups; the kernel
+limits are smaller may run a *physical* grid (poot/devices/grid.py fold_grid), of at least gx*gy*gz groups; the kernel
 computes its linear physical group id, decomposes it over the logical grid read from meta, and groups
 beyond the logical count exit at once (uniformly for the whole workgroup, before any barrier).
 The CPU runs the logical grid linearized: its entry takes a half-open range of linear group ids.
@@ -146,20 +146,5 @@ def normalize_grid(groups) -> tuple[int, int, int]:
     return g
 
 
-def fold_grid(groups, limits=(2**31 - 1, 65535, 65535)) -> tuple[int, int, int]:
-    """A physical grid within `limits` per dimension holding at least prod(groups) workgroups."""
-    g = normalize_grid(groups)
-    if all(x <= lim for x, lim in zip(g, limits)):
-        return g
-    total = g[0] * g[1] * g[2]
-    px = min(total, limits[0])
-    py = min(-(-total // px), limits[1])
-    pz = -(-total // (px * py))
-    if pz > limits[2]:
-        raise LaunchError(f"grid {g} ({total} workgroups) exceeds what the device can run "
-                          f"({limits[0]} x {limits[1]} x {limits[2]})")
-    return (px, py, pz)
-
-
-__all__ = ["MetaLayout", "meta_layout", "pack_meta", "meta_words", "scalar_bits", "fold_grid", "normalize_grid",
+__all__ = ["MetaLayout", "meta_layout", "pack_meta", "meta_words", "scalar_bits", "normalize_grid",
            "TRAP_WORDS", "TRAP_CODE_WORD", "TRAP_LAUNCH_WORD", "MAX_ELEMENTS", "LaunchError"]

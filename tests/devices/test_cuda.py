@@ -46,31 +46,15 @@ def test_the_test_kernels_assemble_with_ptxas(arch, tmp_path):
         assert r.returncode == 0, f"{name}: {r.stderr}"
 
 
-def test_fold_grid_keeps_fitting_grids_and_folds_the_rest():
-    from poot.devices.cuda import fold_grid
-
-    lim = (2**31 - 1, 65535, 65535)
-    assert fold_grid((10, 20, 30), lim) == (10, 20, 30) and fold_grid(7, lim) == (7, 1, 1)
-    px, py, pz = fold_grid((3, 70000, 1), lim)
-    assert px * py * pz >= 210000 and py <= 65535 and pz <= 65535
-    small = (100, 10, 10)
-    g = fold_grid((50, 50, 1), small)
-    assert g[0] <= 100 and g[1] <= 10 and g[2] <= 10 and g[0] * g[1] * g[2] >= 2500
-    with pytest.raises(DeviceError, match="exceeds what the device can run"):
-        fold_grid((100, 100, 100), small)
-    with pytest.raises(DeviceError, match="bad grid"):
-        fold_grid((1, -1), lim)
-
-
 def test_ptx_isa_follows_the_driver_version():
-    from poot.devices.cuda import max_ptx_isa
+    from poot.devices.cuda_ptx import max_ptx_isa
 
     assert max_ptx_isa(13000) == (9, 0) and max_ptx_isa(12040) == (8, 4) and max_ptx_isa(12060) == (8, 5)
     assert max_ptx_isa(12080) == (8, 7) and max_ptx_isa(11080) == (7, 8)
 
 
 def test_ptx_entries_reads_params_and_block_shape():
-    from poot.devices.cuda import ptx_entries
+    from poot.devices.cuda_ptx import ptx_entries
 
     ptx = (".version 8.0\n.target sm_80\n.visible .entry k(\n .param .u64 .ptr .global .align 1 k_0,\n"
            " .param .u64 k_1\n)\n.reqntid 64, 2, 1\n{\n ret;\n}\n.visible .entry j()\n{\n ret;\n}\n")

@@ -264,19 +264,6 @@ def test_large_grids_are_folded_and_every_logical_group_runs_once(dev, grid):
     np.testing.assert_array_equal(download(dev, out, np.uint32), np.arange(total, dtype=np.uint32))
 
 
-def test_fold_grid_stays_within_the_limit_with_little_surplus():
-    from poot.devices.wgpu_adapter import fold_grid
-
-    assert fold_grid((10, 20, 30)) == (10, 20, 30)
-    for grid in [(262_144,), (65_536, 1, 1), (65_535 * 65_535 + 1,), (1000, 1000, 1000)]:
-        p = fold_grid(grid)
-        total = int(np.prod(grid))
-        assert max(p) <= 65_535 and int(np.prod(p)) >= total
-        assert int(np.prod(p)) - total < p[1] * p[2]
-    with pytest.raises(DeviceError, match="exceeds"):
-        fold_grid((65_535 ** 3 + 1,))
-
-
 def test_grid_over_the_cap_is_refused_for_a_program_that_does_not_fold(dev, add_program):
     bufs = [dev.allocate(4) for _ in range(4)]
     with pytest.raises(DeviceError, match="65,535 per dimension"):

@@ -5,7 +5,7 @@ import pytest
 from poot import devices, dtypes as dt
 from poot.errors import CompileLimitError
 from poot.jit import limits
-from poot.jit.abi import LaunchError, fold_grid, meta_layout, pack_meta
+from poot.jit.abi import meta_layout, pack_meta
 from poot.jit.compile import compile_kernel
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, ScalarParam, BufferParam, Kernel, Return
@@ -62,13 +62,3 @@ def test_meta_layout_aligns_64_bit_scalars():
     assert words[:3].tolist() == [5, 6, 0xFF]
     assert words[4:6].view(np.float64)[0] == 1.5 and words[6] == 7
     assert words[7:11].tolist() == [3, 2, 1, 9]
-
-
-def test_fold_grid_fits_device_limits():
-    assert fold_grid((1000, 1, 1)) == (1000, 1, 1)
-    px, py, pz = fold_grid((300_000, 1, 1), limits=(65535, 65535, 65535))
-    assert max(px, py, pz) <= 65535 and px * py * pz >= 300_000
-    px, py, pz = fold_grid((70_000, 70_000, 1), limits=(65535, 65535, 65535))
-    assert px * py * pz >= 70_000 ** 2 and max(px, py, pz) <= 65535
-    with pytest.raises(LaunchError, match="exceeds"):
-        fold_grid((2**32 - 1, 2**32 - 1, 1), limits=(65535, 65535, 65535))

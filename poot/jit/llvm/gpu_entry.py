@@ -7,8 +7,8 @@ and attributes.
 Buffers are `noalias` global pointers (written buffers must not alias other params), 16-byte aligned
 (each is a whole device allocation, and the devices check their allocator's alignment), so the
 load-store vectorizer merges a thread's consecutive element accesses into 16-byte ones; shared arrays
-addrspace(3) globals. The physical grid holds at least the logical number of workgroups (abi.fold_grid):
-the entry linearizes its physical workgroup id, returns at once when it is past the logical grid
+addrspace(3) globals. The physical grid holds at least the logical number of workgroups
+(poot/devices/grid.py fold_grid): the entry linearizes its physical workgroup id, returns at once when it is past the logical grid
 (uniform per workgroup, before any barrier), and otherwise decomposes it over the logical grid read
 from meta.
 """

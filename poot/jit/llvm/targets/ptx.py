@@ -6,7 +6,7 @@ Entry ABI (poot/jit/abi.py):
     ptx_kernel void ENTRY(ptr addrspace(1) b0, ..., ptr addrspace(1) meta, ptr addrspace(1) trap)
 
 launched with blockDim = the kernel's workgroup and a physical grid of at least the logical number of
-workgroups (abi.fold_grid). The entry linearizes its physical block id, returns at once when it is
+workgroups (poot/devices/grid.py fold_grid). The entry linearizes its physical block id, returns at once when it is
 past the logical grid (uniform per block, before any barrier), and otherwise decomposes it over the
 logical grid read from meta. Buffers are `noalias` global pointers (written buffers must not alias
 other params), shared arrays are addrspace(3) globals, barriers are `bar.sync 0`
@@ -48,6 +48,11 @@ def ptx_feature(arch: str) -> str:
 class _PtxLowering(Lowering):
     def on_barrier(self) -> None:
         self.f.emit(f"call void {self.m.intrinsic('llvm.nvvm.barrier0', 'void', '')}()")
+
+    def shuffle_word(self, w: str, mask: int) -> str:
+        """shfl.sync.bfly.b32 over the whole warp (membermask -1, clamp 31: the 32-lane segment)."""
+        return self.intr("llvm.nvvm.shfl.sync.bfly.i32", "i32",
+                         [("i32", "-1"), ("i32", w), ("i32", str(mask)), ("i32", "31")])
 
 
 class PtxTarget:

@@ -16,7 +16,7 @@ What differs from the other targets, and why:
   (shift and mask) and written with two word atomics (and, then or: other threads own the other
   bytes of the word); shared arrays of them take a word per element. float16 is native `half` (the
   device asks for the adapter's shader-f16).
-- The grid is folded (poot/devices/wgpu.py fold_grid): the entry linearizes its physical workgroup
+- The grid is folded (poot/devices/grid.py fold_grid): the entry linearizes its physical workgroup
   id over NumWorkgroups, leaves at once past the logical group count (uniform per workgroup, before
   any barrier) and unflattens the rest over the logical grid from meta.
 - Barriers are `llvm.spv.group.memory.barrier.with.group.sync`; the post-pass gives them workgroup
