@@ -65,6 +65,41 @@ def _thread_values(obj) -> threading.local:
     return values
 
 
+class Recording:
+    """What every GPU device's `record()` returns: a context manager that captures the dispatches and copies
+    of its own thread while open (the device keeps it in a PerThread `_recording`), then is closed for
+    good; `finish()` turns the commands into the backend's replayable form when the block ends cleanly."""
+
+    def __init__(self, device: "Device"):
+        self.device = device
+        self.commands: list = []
+        self.closed = False
+
+    def __enter__(self):
+        dev = self.device
+        if dev._recording is not None:
+            raise DeviceError(f"{dev.name}: a recording is already open on this device")
+        if self.closed:
+            raise DeviceError(f"{dev.name}: this recording is closed; start a new one with record()")
+        dev._recording = self
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.device._recording = None
+        self.closed = True
+        if exc_type is None and self.commands:
+            self.finish()
+
+    def finish(self) -> None:
+        """Build what replay runs (a CUDA graph, a command buffer); nothing by default."""
+
+    def replay(self, rebind=None) -> None:
+        self.device.replay(self, rebind)
+
+    def __len__(self) -> int:
+        return len(self.commands)
+
+
 class Device:
     """Base class; each backend overrides what it supports."""
 

@@ -13,6 +13,7 @@ import ctypes
 import weakref
 
 from ..errors import DeviceError
+from . import base
 from .base import Buffer
 from .cuda import EXITING
 
@@ -28,41 +29,22 @@ class Command:
         self.current = tuple(b.handle for b in buffers)     # the addresses the graph node holds now
 
 
-class Recording:
+class Recording(base.Recording):
     """Dispatches and copies captured by `CudaDevice.record()`; a CUDA graph once closed."""
 
     def __init__(self, device):
-        self.device, self.commands = device, []
+        super().__init__(device)
         self.uses: dict[int, tuple[Buffer, list[int]]] = {}     # id(buffer) -> (buffer, command indices)
         self.rebound: set[int] = set()                          # commands whose node holds other buffers
         self.graph = self.exec = None
-        self.closed = False
 
     def add(self, program, buffers, grid) -> None:
         for b in buffers:
             self.uses.setdefault(id(b), (b, []))[1].append(len(self.commands))
         self.commands.append(Command(program, list(buffers), grid))
 
-    def __enter__(self) -> "Recording":
-        dev = self.device
-        if dev._recording is not None:
-            raise DeviceError(f"{dev.name}: a recording is already open on this device")
-        if self.closed:
-            raise DeviceError(f"{dev.name}: this recording is closed; start a new one with record()")
-        dev._recording = self
-        return self
-
-    def __exit__(self, exc_type, *exc) -> None:
-        self.device._recording = None
-        self.closed = True
-        if exc_type is None and self.commands:
-            instantiate(self.device, self)
-
-    def replay(self, rebind=None) -> None:
-        self.device.replay(self, rebind)
-
-    def __len__(self) -> int:
-        return len(self.commands)
+    def finish(self) -> None:
+        instantiate(self.device, self)
 
     def __repr__(self) -> str:
         return f"<cuda recording of {len(self.commands)} commands on {self.device.name}>"

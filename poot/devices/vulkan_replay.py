@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 
 from ..errors import DeviceError
+from . import base
 
 MAX_VARIANTS = 8
 
@@ -32,14 +33,12 @@ class _Variant:
         self.cmd, self.pool, self.keys = cmd, pool, keys
 
 
-class VulkanRecording:
+class VulkanRecording(base.Recording):
     def __init__(self, device):
-        self.device = device
-        self.commands: list[tuple] = []         # (program or None for a copy, buffers, grid or (nbytes, 0, 0))
+        super().__init__(device)      # commands: (program or None for a copy, buffers, grid or (nbytes, 0, 0))
         self.buffers: list = []                 # every buffer used, once, in first-use order
         self._seen: set[int] = set()
         self.variants: collections.OrderedDict = collections.OrderedDict()
-        self.closed = False
 
     def add(self, program, buffers, grid) -> None:
         for b in buffers:
@@ -48,24 +47,9 @@ class VulkanRecording:
                 self.buffers.append(b)
         self.commands.append((program, tuple(buffers), tuple(grid)))
 
-    def __enter__(self) -> "VulkanRecording":
-        dev = self.device
-        if dev._recording is not None:
-            raise DeviceError("vulkan: a recording is already open on this device")
-        if self.closed:
-            raise DeviceError("vulkan: this recording is closed; start a new one with record()")
-        dev._recording = self
-        return self
-
-    def __exit__(self, exc_type, *exc) -> None:
-        self.device._recording = None
-        self.closed = True
-        if exc_type is None and self.commands:
-            with self.device._lock:
-                self._variant({})               # recorded now, once: the first replay only submits it
-
-    def __len__(self) -> int:
-        return len(self.commands)
+    def finish(self) -> None:
+        with self.device._lock:
+            self._variant({})                   # recorded now, once: the first replay only submits it
 
     def __repr__(self) -> str:
         return f"<vulkan recording of {len(self.commands)} commands, {len(self.variants)} variants>"

@@ -37,6 +37,7 @@ import weakref
 import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
+from . import base
 from .base import Buffer, Capabilities, Device, PerThread
 from .grid import dispatch_grid
 from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
@@ -62,28 +63,13 @@ class WgpuProgram:
         return f"<wgpu program {self.name}>"
 
 
-class Recording:
+class Recording(base.Recording):
     """Dispatches and copies captured by `WgpuDevice.record()`, replayed by `WgpuDevice.replay()`."""
 
     def __init__(self, device: "WgpuDevice"):
-        self.device = device
-        self.commands: list[tuple] = []        # ("dispatch", pipeline, bind group, grid) | ("copy", ...)
+        super().__init__(device)               # commands: ("dispatch", pipeline, bind group, grid) | ("copy", ...)
         self.buffers: list[Buffer] = []        # kept alive and checked at replay
         self.trap_programs: list[WgpuProgram] = []
-        self.closed = False
-
-    def __enter__(self) -> "Recording":
-        if self.device._recording is not None:
-            raise DeviceError("wgpu: a recording is already open on this device")
-        self.device._recording = self
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.device._recording = None
-        self.closed = True
-
-    def replay(self, rebind=None) -> None:
-        self.device.replay(self, rebind)
 
 
 class WgpuDevice(Device):
