@@ -43,18 +43,28 @@ BINARY = frozenset({"pow", "atan2", "hypot"})
 class _B:
     """A builder for one mathlib function of type `ty` ('float' or 'double')."""
 
-    def __init__(self, m: Module, ty: str):
-        self.m, self.ty = m, ty
+    def __init__(self, m: Module, ty: str, lanes: int = 0):
+        """`lanes` > 0: every value is a <lanes x ty> vector (mathvec.py's variants; the methods the
+        trigonometric functions use, and no `call`)."""
+        self.m, self.ety, self.lanes = m, ty, lanes
         self.dbl = ty == "double"
         self.bits = 64 if self.dbl else 32
-        self.it = f"i{self.bits}"
+        self.ty, self.it, self.i1 = self.vt(ty), self.vt(f"i{self.bits}"), self.vt("i1")
         self.mant = 52 if self.dbl else 23
         self.bias = 1023 if self.dbl else 127
         self.f = Func("m")
         self.sfx = "f64" if self.dbl else "f32"
 
+    def vt(self, scalar: str) -> str:
+        return f"<{self.lanes} x {scalar}>" if self.lanes else scalar
+
+    def splat(self, lit, scalar: str) -> str:
+        """A literal of type `scalar` as an operand of this builder's shape (registers unchanged)."""
+        lit = str(lit)
+        return f"splat ({scalar} {lit})" if self.lanes and not lit.startswith(("%", "splat")) else lit
+
     def k(self, v: float) -> str:
-        return float_const(v if self.dbl or math.isnan(v) else float(np.float32(v)))
+        return self.splat(float_const(v if self.dbl or math.isnan(v) else float(np.float32(v))), self.ety)
 
     def o(self, text: str) -> str:
         return self.f.op(text)
@@ -65,17 +75,19 @@ class _B:
     def div(self, a, b): return self.o(f"fdiv {self.ty} {a}, {b}")
     def neg(self, a): return self.o(f"fneg {self.ty} {a}")
     def cmp(self, pred, a, b): return self.o(f"fcmp {pred} {self.ty} {a}, {b}")
-    def and_(self, a, b): return self.o(f"and i1 {a}, {b}")
-    def or_(self, a, b): return self.o(f"or i1 {a}, {b}")
-    def not_(self, a): return self.o(f"xor i1 {a}, true")
+    def and_(self, a, b): return self.o(f"and {self.i1} {a}, {b}")
+    def or_(self, a, b): return self.o(f"or {self.i1} {a}, {b}")
+    def not_(self, a): return self.o(f"xor {self.i1} {a}, {self.splat('true', 'i1')}")
 
     def sel(self, c, a, b, ty=None):
-        ty = ty or self.ty
-        return self.o(f"select i1 {c}, {ty} {a}, {ty} {b}")
+        ety = ty or self.ety
+        vty = self.vt(ety)
+        return self.o(f"select {self.i1} {c}, {vty} {self.splat(a, ety)}, {vty} {self.splat(b, ety)}")
 
     def intr(self, name, *args, ret=None):
         ret = ret or self.ty
-        fn = self.m.intrinsic(f"llvm.{name}.{self.sfx}", ret, ", ".join(self.ty for _ in args))
+        sfx = f"v{self.lanes}{self.sfx}" if self.lanes else self.sfx
+        fn = self.m.intrinsic(f"llvm.{name}.{sfx}", ret, ", ".join(self.ty for _ in args))
         return self.o(f"call {ret} {fn}(" + ", ".join(f"{self.ty} {a}" for a in args) + ")")
 
     def fma(self, a, b, c): return self.intr("fma", a, b, c)
@@ -87,15 +99,15 @@ class _B:
 
     def bits_of(self, a): return self.o(f"bitcast {self.ty} {a} to {self.it}")
     def from_bits(self, i): return self.o(f"bitcast {self.it} {i} to {self.ty}")
-    def i(self, op, a, b): return self.o(f"{op} {self.it} {a}, {b}")
+    def i(self, op, a, b): return self.o(f"{op} {self.it} {a}, {self.splat(b, f'i{self.bits}')}")
 
     def to_int(self, a):
         """An integral-valued float known to lie within +-2**30 (or NaN, taken as 0) as an integer.
         A plain fptosi to i32 on a NaN-free value: it vectorizes (one vcvttps2dq), where fptosi.sat
         is scalarized on x86 and an unguarded NaN would make the result poison."""
         safe = self.sel(self.cmp("ord", a, a), a, self.k(0.0))
-        i = self.o(f"fptosi {self.ty} {safe} to i32")
-        return self.o(f"sext i32 {i} to i64") if self.dbl else i
+        i = self.o(f"fptosi {self.ty} {safe} to {self.vt('i32')}")
+        return self.o(f"sext {self.vt('i32')} {i} to {self.it}") if self.dbl else i
 
     def to_float(self, i): return self.o(f"sitofp {self.it} {i} to {self.ty}")
 
@@ -141,7 +153,7 @@ class _B:
     def isinf(self, x): return self.cmp("oeq", self.fabs(x), self.k(_INF))
 
     def signbit(self, x):
-        return self.o(f"icmp slt {self.it} {self.bits_of(x)}, 0")
+        return self.o(f"icmp slt {self.it} {self.bits_of(x)}, {self.splat(0, f'i{self.bits}')}")
 
 
 # --- exp family ------------------------------------------------------------------------------------
@@ -323,18 +335,18 @@ def _sincos_f32(b, x):
     """float sin/cos: the reduction in double (exact for |x| <= 2**50, as for double), r rounded to
     float with its rounding error kept as a first-order correction, then float polynomials (Taylor to
     r**9 / r**10: truncation < 2**-28 on |r| <= pi/4); about half the work of computing in double."""
-    d = _B(b.m, "double")
+    d = _B(b.m, "double", b.lanes)
     d.f = b.f
-    xd = b.o(f"fpext float {x} to double")
+    xd = b.o(f"fpext {b.ty} {x} to {d.ty}")
     n = d.rint(d.mul(xd, d.k(0.6366197723675814)))
     nn = d.neg(n)
     r = d.fma(nn, d.k(C.PIO2[0]), xd)
     r = d.fma(nn, d.k(C.PIO2[1]), r)
     r = d.fma(nn, d.k(C.PIO2[2]), r)
     q = d.sub(n, d.mul(d.k(4.0), d.floor(d.mul(n, d.k(0.25)))))
-    q = b.o(f"fptrunc double {q} to float")
-    rf = b.o(f"fptrunc double {r} to float")
-    lo = b.o(f"fptrunc double {d.sub(r, b.o(f'fpext float {rf} to double'))} to float")  # r - rf
+    q = b.o(f"fptrunc {d.ty} {q} to {b.ty}")
+    rf = b.o(f"fptrunc {d.ty} {r} to {b.ty}")
+    lo = b.o(f"fptrunc {d.ty} {d.sub(r, b.o(f'fpext {b.ty} {rf} to {d.ty}'))} to {b.ty}")  # r - rf
     z = b.mul(rf, rf)
     sn = b.add(rf, b.fma(b.mul(rf, z), b.horner(z, _SIN_P[:4]), lo))      # sin(rf + lo) ~ .. + lo
     cs = b.add(b.k(1.0), b.fma(z, b.horner(z, [-0.5] + _COS_P[:4]), b.mul(b.neg(lo), rf)))
@@ -528,6 +540,11 @@ def require(module: Module, op: str, ty: str) -> str:
     if name in defined:
         return name
     defined.add(name)
+    if ty == "float" and module.math_lanes:
+        from . import mathvec
+
+        if op in mathvec.OPS:
+            return mathvec.require(module, op, module.math_lanes)
     nargs = 2 if op in BINARY else 1
     params = ", ".join(f"{ty} %a{i}" for i in range(nargs))
     args = [f"%a{i}" for i in range(nargs)]

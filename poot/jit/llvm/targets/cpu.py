@@ -66,10 +66,19 @@ class CpuTarget:
         """What the artifact depends on besides the kernel (part of the cache key)."""
         return f"{self.triple}/{self.arch}/{self.features}"
 
+    @property
+    def math_lanes(self) -> tuple[int, ...]:
+        """Widths of mathlib's vector variants (mathvec.py) the loop vectorizer may pick (x86-64)."""
+        if not self.triple.startswith("x86_64"):
+            return ()
+        feats = set(self.features.split(","))
+        return (4, 8, 16) if "+avx512f" in feats else (4, 8) if "+avx" in feats else (4,)
+
     # -- IR -------------------------------------------------------------------------------------
     def build_module(self, kernel, module, symbol: str) -> None:
         feats = f' "target-features"="{self.features}"' if self.features else ""
         module.fn_attrs = f'"target-cpu"="{self.arch}"{feats}'
+        module.math_lanes = self.math_lanes
         from ..workgroup import WorkgroupLowering   # not imported on a cache hit
 
         nb = len(kernel.buffers)
@@ -156,6 +165,10 @@ class CpuTarget:
         pto.loop_interleaving = True
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
+        if any(f.name.startswith("poot.") and ".v" in f.name for f in mod.functions):
+            inline = llvm.create_new_module_pass_manager()     # the vector variants the vectorizer
+            inline.add_always_inliner_pass()                   # called (mathvec.py)
+            inline.run(mod, pb)
         streams = next((self._streams.pop(f.name) for f in mod.functions if f.name in self._streams), None)
         if streams:
             group = next(f.name for f in mod.functions if f.name.endswith(".group"))

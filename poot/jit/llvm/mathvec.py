@@ -1,0 +1,103 @@
+"""Float sin/cos for the CPU with vector variants: a float-only reduction for the common case, the exact
+one (mathlib's, in double) only where an argument needs it.
+
+The branch-free mathlib functions must compute the slow exact reduction for every lane, since a
+vectorized loop evaluates both sides of a select. Here `@poot.sin.f32` is a non-inlined scalar function
+carrying "vector-function-abi-variant" names of `<N x float>` twins: LLVM's loop vectorizer calls
+those, and each twin takes the fast path for the whole vector, branching (once per vector) to the
+exact path when any lane has |x| > FAST_BOUND (or is inf or NaN), whose results those lanes take.
+After O3 the CPU target inlines the twins (targets/cpu.py). The scalar function (remainder loops,
+unvectorized code) branches per element the same way: a result depends on its argument only, never
+on its neighbours or on whether its loop was vectorized.
+
+Fast path (|x| <= FAST_BOUND): n = rint(x*2/pi); r = x - n*pi/2 by Cody-Waite in float, pi/2 as three
+floats with FMAs (as NumPy's AVX-512 sinf); mathlib's float polynomials; the quadrant from n's low
+bits as a swap and a sign flip.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import mathcoeffs as C
+from . import mathlib
+from .ir import Module
+from .mathlib import _B
+
+OPS = frozenset({"sin", "cos"})
+FAST_BOUND = 71476.0625          # NumPy's float Cody-Waite bound: the 3-float reduction is exact-enough below
+
+
+def _pio2_floats() -> tuple[float, float, float]:
+    """pi/2 as three floats, split off mathcoeffs' three-double pi/2 (the differences are exact)."""
+    d0, d1, _ = C.PIO2
+    p1 = float(np.float32(d0))
+    p2 = float(np.float32(d0 - p1))
+    return p1, p2, float(np.float32((d0 - p1 - p2) + d1))
+
+
+PIO2_F = _pio2_floats()        # 0x1.921fb6p0, -0x1.777a5cp-25, -0x1.ee59dap-50
+
+
+def _fast(b: _B, x, op: str):
+    """sin or cos of x for |x| <= FAST_BOUND (and NaN), float only."""
+    n = b.rint(b.mul(x, b.k(0.6366197723675814)))
+    nn = b.neg(n)
+    r1 = b.fma(nn, b.k(PIO2_F[0]), x)             # exact below FAST_BOUND
+    t = b.mul(nn, b.k(PIO2_F[1]))
+    t_lo = b.fma(nn, b.k(PIO2_F[1]), b.neg(t))     # n*P2 = t + t_lo exactly
+    r, e = b.two_sum(r1, t)
+    lo = b.fma(nn, b.k(PIO2_F[2]), b.add(e, t_lo))   # x - n*pi/2 = r + lo (to ~2**-48 relative)
+    q = b.o(f"fptosi {b.ty} {n} to {b.it}")        # poison for NaN: those take the exact path
+    if op == "cos":
+        q = b.i("add", q, 1)
+    z = b.mul(r, r)
+    s = b.add(r, b.fma(b.mul(r, z), b.horner(z, mathlib._SIN_P[:4]), lo))    # sin(r + lo) ~ .. + lo
+    c = b.add(b.k(1.0), b.fma(z, b.horner(z, [-0.5] + mathlib._COS_P[:4]), b.mul(b.neg(lo), r)))
+    odd = b.o(f"icmp ne {b.it} {b.i('and', q, 1)}, {b.splat(0, 'i32')}")
+    res = b.sel(odd, c, s)
+    flip = b.i("shl", b.i("and", q, 2), 30)                 # quadrants 2, 3: negate
+    res = b.from_bits(b.i("xor", b.bits_of(res), flip))
+    return b.keep_zero(x, res) if op == "sin" else res
+
+
+def _exact(b: _B, x, op: str):
+    return mathlib._sin(b, x) if op == "sin" else mathlib._cos(b, x)
+
+
+def _body(b: _B, x, op: str):
+    """Fast path, then (one branch) the exact one when a lane (or the scalar) is beyond FAST_BOUND."""
+    fast = _fast(b, x, op)
+    big = b.cmp("ugt", b.fabs(x), b.k(FAST_BOUND))   # unordered: NaN takes the exact path (NaN there too)
+    anybig = big
+    if b.lanes:
+        fn = b.m.intrinsic(f"llvm.vector.reduce.or.v{b.lanes}i1", "i1", b.i1)
+        anybig = b.o(f"call i1 {fn}({b.i1} {big})")
+    here = b.f.blocks[-1][0]
+    b.f.cbr(anybig, "exact", "done")
+    b.f.start("exact")
+    slow = _exact(b, x, op)
+    if b.lanes:     # each lane as the scalar function computes it: a result never depends on its neighbours
+        slow = b.sel(big, slow, fast)
+    there = b.f.blocks[-1][0]
+    b.f.br("done")
+    b.f.start("done")
+    return b.o(f"phi {b.ty} [ {fast}, %{here} ], [ {slow}, %{there} ]")
+
+
+def require(module: Module, op: str, lanes: tuple[int, ...]) -> str:
+    """Define `@poot.<op>.f32` (noinline, with vector variants of the given widths) once."""
+    name = f"poot.{op}.f32"
+    variants = ",".join(f"_ZGV_LLVM_N{n}v_{name}({name}.v{n})" for n in lanes)
+    b = _B(module, "float")
+    b.f.term(f"ret float {_body(b, '%a0', op)}")
+    module.functions.append(b.f.render(f'define internal float @{name}(float %a0) noinline willreturn speculatable '
+                                       f'memory(none) "vector-function-abi-variant"="{variants}" #0'))
+    for n in lanes:
+        v = _B(module, "float", n)
+        v.f.term(f"ret {v.ty} {_body(v, '%a0', op)}")
+        module.functions.append(v.f.render(f"define internal {v.ty} @{name}.v{n}({v.ty} %a0) #1"))
+        module.used.append(f"@{name}.v{n}")            # kept until the vectorizer calls it
+    return "@" + name
+
+
+__all__ = ["require", "OPS", "FAST_BOUND"]
