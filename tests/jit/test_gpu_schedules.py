@@ -1,6 +1,7 @@
-"""GPU-only schedules, checked against NumPy on a real GPU adapter (wgpu: lavapipe in CI; CUDA runs the
-same kernels): column reductions cut into pieces (kernelgen/gpu_columns.py) and matrix-vector products
-with one workgroup per output (kernelgen/gpu_gemv.py)."""
+"""GPU-only schedules, checked against NumPy on each real GPU device present (wgpu: lavapipe in CI; CUDA
+where a GPU is, combining with warp shuffles there): column reductions cut into pieces
+(kernelgen/gpu_columns.py), split reductions, grid-stride pointwise kernels and matrix-vector products
+with lanes per output (kernelgen/gpu_gemv.py), also under each forced GEMV schedule."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -28,21 +29,21 @@ def test_a_wide_column_sum_is_cut_into_pieces_and_a_row_sum_is_not():
     assert not any(launch.kernel.name.endswith("_cols") for launch in _launches("softmax_columns"))
 
 
-@pytest.fixture(scope="module")
-def wgpu():
+@pytest.fixture(scope="module", params=["wgpu", "cuda"])
+def gpu(request):
     try:
-        return pt.device("wgpu")
+        return pt.device(request.param)
     except DeviceUnavailableError as e:
-        pytest.skip(f"no wgpu adapter here: {e}")
+        pytest.skip(f"no {request.param} device here: {e}")
 
 
 @pytest.mark.parametrize("shape,axis", [((4096, 37), 0), ((5, 300, 64), 1), ((20000, 3), 0)])
-def test_column_reductions_match_numpy(wgpu, shape, axis):
+def test_column_reductions_match_numpy(gpu, shape, axis):
     rng = np.random.default_rng(1)
     a = rng.standard_normal(shape).astype(np.float32)
     a[(2,) + (0,) * (len(shape) - 1)] = np.nan        # the first NaN wins argmax, in every piece order
     ai = rng.integers(-50, 50, shape).astype(np.int32)  # many ties: the first index wins
-    with wgpu:
+    with gpu:
         x, xi = pt.array(a), pt.array(ai)
         got = pt.realize(x.sum(axis=axis), x.argmax(axis=axis), xi.sum(axis=axis), xi.argmin(axis=axis),
                          x.mean(axis=axis))
@@ -58,7 +59,7 @@ def test_column_reductions_match_numpy(wgpu, shape, axis):
 
 def test_a_long_matrix_vector_product_gets_lanes_per_output():
     (gemv,) = _launches("gemv_long")                   # K = 4096 f32: 64 lanes x 16 loads of 16 bytes
-    assert gemv.groups[0] == 512 // 4 and "sv" in {s.name for s in gemv.kernel.shared}
+    assert gemv.groups[0] == 512 // 4 and gemv.kernel.shared     # two warps per row: a shared round
     (naive,) = _launches("gemv")                       # K = 256: one thread per output
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
 
@@ -66,18 +67,34 @@ def test_a_long_matrix_vector_product_gets_lanes_per_output():
 @pytest.mark.parametrize("shape,dtype", [((300, 1000), np.float32), ((2, 3, 700), np.float32),
                                          ((64, 1030), ml_dtypes.bfloat16), ((37, 8192), np.float32),
                                          ((3, 5, 4100), ml_dtypes.bfloat16)])
-def test_matrix_vector_products_match_numpy(wgpu, shape, dtype):
+def test_matrix_vector_products_match_numpy(gpu, shape, dtype):
     rng = np.random.default_rng(2)
     w = rng.standard_normal(shape).astype(np.float32).astype(dtype)
     x = rng.standard_normal(shape[-1]).astype(np.float32).astype(dtype)
-    with wgpu:
+    with gpu:
         got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
     w64, x64 = w.astype(np.float64), x.astype(np.float64)
     bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
     assert got.shape == shape[:-1] and np.all(np.abs(got - w64 @ x64) <= bound)
 
 
-def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, wgpu):
+@pytest.mark.parametrize("k,schedule", enumerate(["32,8,2", "32,4,4", "64,4,2", "128,2,1", "256,1,3", "32,1,1"]))
+def test_each_forced_gemv_schedule_matches_numpy(monkeypatch, gpu, k, schedule):
+    """POOT_GPU_GEMV_SCHEDULE: rows past the last whole workgroup, K not a multiple of a step; a shape
+    per schedule, as compiled programs are cached by graph."""
+    monkeypatch.setenv("POOT_GPU_GEMV_SCHEDULE", schedule)
+    rng = np.random.default_rng(k)
+    for n, K, dtype in ((301 + k, 1000 + 8 * k, np.float32), (37 + k, 8200 + 8 * k, ml_dtypes.bfloat16)):
+        w = rng.standard_normal((n, K)).astype(np.float32).astype(dtype)
+        x = rng.standard_normal(K).astype(np.float32).astype(dtype)
+        with gpu:
+            got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
+        w64, x64 = w.astype(np.float64), x.astype(np.float64)
+        bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
+        assert np.all(np.abs(got - w64 @ x64) <= bound), (schedule, n, K)
+
+
+def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, gpu):
     monkeypatch.setenv("POOT_GPU_GEMV", "asset")
     (launch,) = _launches("gemv_long")
     assert launch.kernel.name == "gemv_f32" and launch.groups[0] * launch.kernel.workgroup[1] == 512
@@ -85,7 +102,7 @@ def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, wgpu):
     for (n, k), dtype in (((77, 1500), np.float32), ((33, 700), ml_dtypes.bfloat16)):   # shapes no other test plans
         w = rng.standard_normal((n, k)).astype(np.float32).astype(dtype)
         x = rng.standard_normal(k).astype(np.float32).astype(dtype)
-        with wgpu:
+        with gpu:
             got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
         w64, x64 = w.astype(np.float64), x.astype(np.float64)
         bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
@@ -102,13 +119,13 @@ def test_a_bad_gemv_path_is_named(monkeypatch):
 
 
 @pytest.mark.parametrize("n", [1, 7, 1024, 4099, 300001])
-def test_grid_stride_pointwise_kernels_match_numpy(wgpu, n):
+def test_grid_stride_pointwise_kernels_match_numpy(gpu, n):
     """Vector steps, the scalar tail, strided (transposed) and 16-bit inputs, each past a grid's worth."""
     rng = np.random.default_rng(n)
     a, b, c = (rng.random(n, dtype=np.float32) for _ in range(3))
     m = rng.random((n, 3), dtype=np.float32)
     h = rng.random(n).astype(np.float16)
-    with wgpu:
+    with gpu:
         A, B, C = pt.array(a), pt.array(b), pt.array(c)
         got = pt.realize(2 * A + B * C - pt.exp(A) / (1 + B * B), pt.array(m).T * 2 + 1, pt.array(h) * 3)
         got = [g.numpy() for g in got]
@@ -121,12 +138,12 @@ def test_grid_stride_pointwise_kernels_match_numpy(wgpu, n):
 
 
 @pytest.mark.parametrize("n", [5, 4 * 65536 + 3, 3 * 2**20 + 17])
-def test_split_sums_match_numpy(wgpu, n):
+def test_split_sums_match_numpy(gpu, n):
     """Long rows: whole 16-byte blocks, the last partial piece, the per-row combine; arg-reductions too."""
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n).astype(np.float32)
     a[n // 3] = 50.0
-    with wgpu:
+    with gpu:
         x = pt.array(a)
         got = [g.numpy() for g in pt.realize(x.sum(), x.max(), x.argmax(), (x * x).sum())]
     eps = np.finfo(np.float32).eps

@@ -134,6 +134,10 @@ def _misc():
     out["gemv"] = g.graph(g.op("matmul", g.input((512, 256)), g.input((256, 1))))
     g = _G()
     out["gemv_long"] = g.graph(g.op("matmul", g.input((512, 4096)), g.input((4096, 1))))
+    g = _G()
+    out["gemv_bf16_long"] = g.graph(g.op("matmul", g.input((512, 4096), BF16), g.input((4096, 1), BF16)))
+    g = _G()
+    out["gemv_tall"] = g.graph(g.op("matmul", g.input((14336, 4096)), g.input((4096, 1))))
     return out
 
 

@@ -25,7 +25,8 @@ def generate(step, plan, caps) -> StepCode:
         if pieces > 1:
             return generate_gpu_columns(step, plan, pieces)
         if choose(step, plan, style) == "split":
-            return generate_gpu_split(step, plan)
+            return generate_gpu_split(step, plan, caps)
+        return generate_row(step, plan, style, caps)
     if step.kind == "matmul" and style == "gpu":
         if asset_applies(step) and gemv_path() == "asset":
             return generate_asset_gemv(step)

@@ -32,7 +32,7 @@ from ...fuse.indexing import unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import fold_pairwise, lane_loop, multiprocessors, vector_width
+from .gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, multiprocessors, shuffles, vector_width
 from .opaque import _batch
 
 MIN_K = 2 * GPU_WORKGROUP    # shorter rows keep one thread per output
@@ -41,6 +41,7 @@ MIN_LANES = 32
 RESIDENT_GROUPS = 8           # 256-thread workgroups one multiprocessor holds at once (2048 threads)
 ASSETS = {dt.float32: "gemv_f32", dt.bfloat16: "gemv_bf16"}
 AUTO_PATH = "generated"
+SCHEDULE_ENV = "POOT_GPU_GEMV_SCHEDULE"
 
 
 def gemv_path() -> str:
@@ -80,6 +81,30 @@ def applies(step) -> bool:
     return out.shape[-1] == 1 and a.aval.shape[-1] >= MIN_K and out.size > 0 and dt.is_float(out.dtype)
 
 
+def schedule(n: int, K: int, vec: int, caps) -> tuple[int, int, int]:
+    """(lanes per row, rows per workgroup, blocks per loop step) for an n-row GEMV over rows of K;
+    POOT_GPU_GEMV_SCHEDULE="lanes,rows,unroll" forces one (to measure variants in one run)."""
+    forced = os.environ.get(SCHEDULE_ENV, "").strip().lower()
+    if forced and forced != "auto":
+        try:
+            lanes, rows, unroll = (int(x) for x in forced.split(","))
+        except ValueError:
+            lanes = rows = unroll = 0
+        threads = lanes * rows
+        if (lanes < MIN_LANES or lanes & (lanes - 1) or rows < 1 or threads > 1024 or threads % MIN_LANES
+                or not 1 <= unroll <= 8):
+            raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,rows,unroll': lanes a power of two >= 32, "
+                            "lanes * rows <= 1024 threads, unroll 1..8 (or auto)")
+        return lanes, rows, unroll
+    lanes = GPU_WORKGROUP
+    while lanes > MIN_LANES and K < lanes * vec * ROW_STEPS:
+        lanes //= 2
+    rows = GPU_WORKGROUP // lanes
+    if ceil_div(n, rows) > multiprocessors(caps) * RESIDENT_GROUPS:
+        lanes, rows = GPU_WORKGROUP, 1
+    return lanes, rows, UNROLL
+
+
 def generate_gpu_gemv(step, plan, caps) -> StepCode:
     e = step.eqn
     a, b = e.inputs
@@ -87,13 +112,9 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     n, K = out.size, a.aval.shape[-1]
     acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
     vec = vector_width([a.aval.dtype, b.aval.dtype])
-    lanes = GPU_WORKGROUP
-    while lanes > MIN_LANES and K < lanes * vec * ROW_STEPS:
-        lanes //= 2
-    rows = GPU_WORKGROUP // lanes
-    if ceil_div(n, rows) > multiprocessors(caps) * RESIDENT_GROUPS:
-        lanes, rows = GPU_WORKGROUP, 1
-    ctx = KernelContext(step, plan, "gpu")
+    lanes, rows, unroll = schedule(n, K, vec, caps)
+    threads = lanes * rows
+    ctx = KernelContext(step, plan, "gpu", workgroup=(threads, 1, 1))
     kb, gen = ctx.kb, ctx.gen
     local = kb.let("local", cast(Index("local", 0), ctx.idt))
     lane = kb.let("lane", binary("rem", local, lanes)) if rows > 1 else local
@@ -102,9 +123,9 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     idx = unravel(ctx.coord("i", n, row), out.shape)
     accs = [kb.local("acc", acc_t, const(0, acc_t)) for _ in range(vec)]
 
-    def term(kk, slot):
+    def term(base, slot):
         gen.push()
-        kf = ctx.coord("kk", K, kk)
+        kf = ctx.coord("kk", K, base) + slot       # the slot added last: see lane_loop
         ai = _batch(idx[:-2], out.shape[:-2], a.aval.shape[:-2]) + [idx[-2], kf]
         bi = _batch(idx[:-2], out.shape[:-2], b.aval.shape[:-2]) + [kf, idx[-1]]
         prod = binary("mul", cast(gen.value(a, ai), acc_t), cast(gen.value(b, bi), acc_t))
@@ -113,9 +134,38 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
 
     partial_rows = n % rows != 0
     with kb.if_(binary("lt", row, n)) if partial_rows else contextlib.nullcontext():
-        lane_loop(ctx, lane, lanes, vec, 0, K, term)
-    sums = kb.shared("sv", acc_t, GPU_WORKGROUP)    # each row's lanes side by side: a tree per row
-    kb.store(sums, local, fold_pairwise(accs, lambda x, y: binary("add", x, y)))
+        lane_loop(ctx, lane, lanes, vec, 0, K, term, unroll=unroll)
+    total = kb.let("rs", fold_pairwise(accs, lambda x, y: binary("add", x, y)))
+    combine = _shuffle_rows if shuffles(caps) else _tree_rows
+    total = combine(ctx, total, local, lane, lanes, threads, acc_t)
+    done = binary("eq", lane, 0)
+    with kb.if_(binary("and", done, binary("lt", row, n)) if partial_rows else done):
+        kb.store(ctx.out_names[0], row, cast(total, out.dtype))
+    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(n, rows)))])
+
+
+def _shuffle_rows(ctx, total, local, lane, lanes, threads, acc_t):
+    """Each row's sum by a warp butterfly; rows wider than a warp add their warps' sums through shared
+    memory (one barrier). A row of one warp needs no shared memory and no barrier."""
+    kb = ctx.kb
+    (total,) = butterfly(kb, (total,), lambda own, other: (binary("add", own[0], other[0]),))
+    warps = lanes // WARP
+    if warps == 1:
+        return total
+    sums = kb.shared("sw", acc_t, threads // WARP)
+    with kb.if_(binary("eq", binary("rem", local, WARP), 0)):
+        kb.store(sums, binary("div", local, WARP), total)
+    kb.barrier()
+    first = kb.let("w0", binary("mul", binary("div", local, lanes), warps))
+    return kb.let("rt", fold_pairwise([kb.load(sums, binary("add", first, w) if w else first, acc_t)
+                                       for w in range(warps)], lambda x, y: binary("add", x, y)))
+
+
+def _tree_rows(ctx, total, local, lane, lanes, threads, acc_t):
+    """Each row's sum by a shared-memory tree over its lanes (targets without shuffles)."""
+    kb = ctx.kb
+    sums = kb.shared("sv", acc_t, threads)    # each row's lanes side by side: a tree per row
+    kb.store(sums, local, total)
     kb.barrier()
     s = lanes // 2
     while s >= 1:
@@ -124,8 +174,4 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
                                          kb.load(sums, binary("add", local, s), acc_t)))
         kb.barrier()
         s //= 2
-    done = binary("eq", lane, 0)
-    with kb.if_(binary("and", done, binary("lt", row, n)) if partial_rows else done):
-        kb.store(ctx.out_names[0], row, cast(kb.load(sums, local, acc_t), out.dtype))
-    return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(n, rows)))])
-
+    return kb.load(sums, local, acc_t)

@@ -7,10 +7,20 @@ run LLVM's load-store vectorizer; the kernel entry declares every buffer 16-byte
 because each is a whole device allocation). The consecutive elements go to separate accumulators in a
 reduction, so their adds do not wait on one another. Nothing here changes what is computed: the order
 of every sum is fixed by the shape alone.
+
+Combines across threads use warp shuffles where the target has them (`shuffles(caps)`: PTX and AMDGCN,
+whose subgroups hold 32 consecutive threads or more): a butterfly of ShuffleXor over each 32 lanes,
+then one shared-memory round across the warps, instead of a shared-memory tree of log2(lanes)
+barrier rounds. SPIR-V keeps the tree: a Vulkan subgroup may be narrower than 32 (lavapipe's is 8 or
+16) and poot's SPIR-V path has no subgroup op; the CPU runs one thread per row.
 """
 from __future__ import annotations
 
-from ..kir.builder import binary, const
+from ..kir.builder import binary, const, shuffle_xor
+from ..kir.model import SHUFFLE_LANES
+
+SHUFFLE_TARGETS = frozenset({"ptx", "amdgcn"})
+WARP = SHUFFLE_LANES
 
 VECTOR_BYTES = 16
 MAX_VECTOR = 8
@@ -25,6 +35,24 @@ def multiprocessors(caps) -> int:
     return caps.cores if caps.cores and caps.cores > 1 else UNKNOWN_CORES
 
 
+def shuffles(caps) -> bool:
+    """Whether combines on this device may exchange values by ShuffleXor (see the module docstring)."""
+    return caps is not None and caps.target in SHUFFLE_TARGETS and caps.subgroup_size >= WARP
+
+
+def butterfly(kb, values, combine, lanes: int = WARP):
+    """Combine `values` (a tuple of expressions: a value, or a value and its index) over each aligned run
+    of `lanes` threads (a power of two <= 32) with ShuffleXor; every thread of the run ends with the
+    same result when `combine(own, other)` is commutative (partners combine the same two halves)."""
+    values = tuple(kb.let("bv", v) for v in values)
+    m = lanes // 2
+    while m >= 1:
+        other = tuple(kb.let("bx", shuffle_xor(v, m)) for v in values)
+        values = tuple(kb.let("bv", v) for v in combine(values, other))
+        m //= 2
+    return values
+
+
 def vector_width(dtypes) -> int:
     """Elements per 16-byte access of the narrowest of `dtypes` (bool and 8-bit types capped at 8)."""
     narrowest = min((d.itemsize for d in dtypes), default=4)
@@ -33,9 +61,12 @@ def vector_width(dtypes) -> int:
 
 def lane_loop(ctx, lane, lanes: int, vec: int, j0, j1, body, unroll: int = UNROLL) -> None:
     """Cover positions [j0, j1) with `lanes` threads: steps of `unroll` blocks of lanes * vec positions,
-    each thread taking `vec` consecutive ones per block (`body(j, slot)` with slot 0..vec-1; the
-    blocks of a step are separate loads, in flight together), then the positions left after the last
-    whole step strided by lanes (`body(j, 0)`). j0 must be a multiple of vec for the 16-byte access."""
+    each thread taking `vec` consecutive ones per block (`body(base, slot)` for position base + slot,
+    slot 0..vec-1; the blocks of a step are separate loads, in flight together), then the positions
+    left after the last whole step strided by lanes (`body(j, 0)`). j0 must be a multiple of vec for the
+    16-byte access. A body should add the slot last (an index `(row * K + base) + slot`): LLVM then
+    sees the vec accesses as one base plus constants and merges them; `row * K + (base + slot)`
+    came out as a scalar, a 2-wide and a 4-wide load for 8 bf16 (the first block of each step)."""
     kb, idt = ctx.kb, ctx.idt
     j0 = const(j0, idt) if isinstance(j0, int) else j0
     j1 = const(j1, idt) if isinstance(j1, int) else j1
@@ -48,7 +79,7 @@ def lane_loop(ctx, lane, lanes: int, vec: int, j0, j1, body, unroll: int = UNROL
             for u in range(unroll):
                 at = binary("add", jb, u * block) if u else jb
                 for v in range(vec):
-                    body(binary("add", at, v) if v else at, v)
+                    body(at, v)
     with kb.for_("jt", binary("add", tail, lane), j1, step=lanes, dtype=idt) as jt:
         body(jt, 0)
 

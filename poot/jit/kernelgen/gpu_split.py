@@ -3,7 +3,8 @@
 Launch 1: each row is cut into P pieces of whole loop steps (P from the shape alone), one workgroup
 per (row, piece); its threads walk the piece `vector_width` consecutive elements at a time into that
 many accumulators (gpu_lanes.lane_loop: 16-byte loads, two per input in flight), fold them pairwise, and
-combine the 256 partials in shared memory. Arg-reductions keep one element per step (the index rule).
+combine the 256 partials (warp shuffles, then one shared round, where gpu_lanes.shuffles allows; else a
+shared-memory tree). Arg-reductions keep one element per step (the index rule).
 Launch 2: one workgroup per row combines its P partials, the threads striding over them, then through
 shared memory, and thread 0 applies the epilogue. (One thread walking the 4096 partials, one L2 read after
 another, was the slow part of the 256M-element sum: 0.348 ms before this and the 16-byte loads, 0.256 after.)
@@ -17,12 +18,12 @@ from ...fuse.indexing import unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import UNROLL, fold_pairwise, lane_loop, vector_width
+from .gpu_lanes import UNROLL, fold_pairwise, lane_loop, shuffles, vector_width
 from .rows import Reduction, accumulate, full_index, layout, workgroup_combine
 from .split import MAX_PIECES, SPLIT_PIECE_GPU, _temps, fold_partials
 
 
-def generate_gpu_split(step, plan) -> StepCode:
+def generate_gpu_split(step, plan, caps=None) -> StepCode:
     shape, axes, kept, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
     if nrows == 0:
@@ -42,12 +43,13 @@ def generate_gpu_split(step, plan) -> StepCode:
     j1 = kb.let("j1", binary("min", binary("add", j0, chunk), const(K, part.idt)))
     row_idx = unravel(part.coord("row", nrows, row), kept_shape)
     lane = kb.let("lane", cast(Index("local", 0), part.idt))
+    shuffle = shuffles(caps)
     for red, (vals, idxs) in zip(reds, slots):
         if red.is_arg:
             acc, best = accumulate(part, red, row_idx, binary("add", j0, lane), j1, GPU_WORKGROUP)
         else:
             acc, best = _lane_partial(part, red, row_idx, lane, vec, j0, j1), None
-        acc, best = workgroup_combine(part, red, acc, best, lane, GPU_WORKGROUP)
+        acc, best = workgroup_combine(part, red, acc, best, lane, GPU_WORKGROUP, shuffle)
         with kb.if_(binary("eq", lane, 0)):
             kb.store(vals, g, acc)
             if idxs:
@@ -65,7 +67,7 @@ def generate_gpu_split(step, plan) -> StepCode:
         idxs = comb.temp_buffer(f"pi{k}", comb.idt, 2 * k + 1) if red.is_arg else None
         acc, best = fold_partials(comb, red, vals, idxs, lane, P, GPU_WORKGROUP,   # each thread in piece order
                                   lambda p: binary("add", binary("mul", row, P), p))
-        total, where = workgroup_combine(comb, red, acc, best, lane, GPU_WORKGROUP)
+        total, where = workgroup_combine(comb, red, acc, best, lane, GPU_WORKGROUP, shuffle)
         gen.reduced[red.e.out.id] = kb.let("red", red.finalize(total, where))
     with kb.if_(binary("eq", lane, 0)):
         for name, r in zip(comb.out_names, step.outputs):
@@ -81,9 +83,9 @@ def _lane_partial(ctx, red, row_idx, lane, vec, j0, j1):
     K = math.prod(red_shape)
     accs = [kb.local("acc", red.acc, red.identity()) for _ in range(vec)]
 
-    def body(j, slot):
+    def body(base, slot):
         gen.push()
-        idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, j), red_shape))
+        idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, base) + slot, red_shape))
         kb.assign(accs[slot], red.combine(accs[slot], cast(gen.value(red.e.inputs[0], idx), red.acc)))
         gen.pop()
 

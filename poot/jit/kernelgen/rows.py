@@ -5,7 +5,8 @@ the CPU a transcendental one is stored into the output by the reduction's pass i
 
 CPU: one workgroup of one thread per row; the reduction loops accumulate with reassociable ops so
 LLVM vectorizes them. GPU: when A holds the innermost axis, one workgroup per row, its threads
-striding over the row and combining partials in shared memory; otherwise one thread per row (the
+striding over the row and combining partials by warp shuffles and one shared round where the target
+has shuffles (gpu_lanes.shuffles), else a shared-memory tree; otherwise one thread per row (the
 rows are then the contiguous axis, so neighbouring threads read neighbouring elements).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ...graph.ops import OPS
 from ..kir.builder import binary, cast, const, select, unary
 from ..kir.model import Access, Index, Load
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
+from .gpu_lanes import WARP, butterfly, fold_pairwise, shuffles
 
 
 class Reduction:
@@ -171,7 +173,7 @@ def full_index(shape, axes, kept, row_idx, red_idx):
     return full
 
 
-def generate_row(step, plan, style: str) -> StepCode:
+def generate_row(step, plan, style: str, caps=None) -> StepCode:
     shape, axes, kept, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
     if nrows == 0:
@@ -193,7 +195,8 @@ def generate_row(step, plan, style: str) -> StepCode:
     if cooperative:
         ctx = KernelContext(step, plan, style)
         row = ctx.kb.let("row", cast(Index("group", 0), ctx.idt))
-        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=GPU_WORKGROUP)
+        _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=GPU_WORKGROUP,
+                  shuffle=shuffles(caps))
         return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(nrows))])
     ctx = KernelContext(step, plan, style)
     row = ctx.thread()
@@ -202,9 +205,9 @@ def generate_row(step, plan, style: str) -> StepCode:
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(nrows, GPU_WORKGROUP)))])
 
 
-def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes, stash=None):
+def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes, stash=None, shuffle=False):
     """Emit one row's work. `lanes`: None for one thread per row, else the workgroup's threads
-    cooperate over the row (GPU). `stash`: see `stashes`."""
+    cooperate over the row (GPU; `shuffle`: combine with warp shuffles). `stash`: see `stashes`."""
     stash = stash or {}
     kb, gen = ctx.kb, ctx.gen
     row_form = ctx.coord("row", nrows, row)
@@ -221,7 +224,7 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
         into = ctx.out_names[stash[e.out.id]] if e.out.id in stash else None
         acc, best = accumulate(ctx, red, row_idx, start, const(K, ctx.idt), lanes or 1, stash_to=into)
         if lanes:
-            acc, best = workgroup_combine(ctx, red, acc, best, lane, lanes)
+            acc, best = workgroup_combine(ctx, red, acc, best, lane, lanes, shuffle)
         gen.reduced[e.out.id] = kb.let("red", red.finalize(acc, best))
     full_roots = [(n, r) for n, r in zip(ctx.out_names, ctx.step.outputs) if r.aval.shape == shape]
     row_roots = [(n, r) for n, r in zip(ctx.out_names, ctx.step.outputs) if r.aval.shape != shape]
@@ -251,8 +254,12 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
             gen.pop()
 
 
-def workgroup_combine(ctx, red, acc, best, lane, lanes):
-    """Tree-combine each thread's partial through shared memory; every thread gets the result."""
+def workgroup_combine(ctx, red, acc, best, lane, lanes, shuffle: bool = False):
+    """Combine each thread's partial across the workgroup's `lanes` threads; every thread gets the
+    result. `shuffle` (gpu_lanes.shuffles): a warp butterfly, then one shared round across the warps;
+    else a shared-memory tree."""
+    if shuffle and lanes % WARP == 0:
+        return _shuffle_combine(ctx, red, acc, best, lane, lanes)
     kb = ctx.kb
     vals = kb.shared("sv", red.acc, lanes)
     idxs = kb.shared("si", ctx.idt, lanes) if red.is_arg else None
@@ -264,24 +271,50 @@ def workgroup_combine(ctx, red, acc, best, lane, lanes):
     while s >= 1:
         with kb.if_(binary("lt", lane, s)):
             other = binary("add", lane, s)
-            a = kb.let("ca", kb.load(vals, lane, red.acc))
-            b = kb.let("cb", kb.load(vals, other, red.acc))
+            own = (kb.let("ca", kb.load(vals, lane, red.acc)),)
+            far = (kb.let("cb", kb.load(vals, other, red.acc)),)
             if idxs:
-                ia = kb.let("ia", kb.load(idxs, lane, ctx.idt))
-                ib = kb.let("ib", kb.load(idxs, other, ctx.idt))
-                # the lower index wins ties (NaN ties too), so the first occurrence is kept
-                tie = binary("eq", a, b)
-                if dt.is_float(red.acc):
-                    tie = binary("or", tie, binary("and", unary("isnan", a), unary("isnan", b)))
-                take = kb.let("tk", binary("or", red.better(a, b),
-                                           binary("and", tie, binary("lt", ib, ia))))
-                kb.store(vals, lane, select(take, b, a))
-                kb.store(idxs, lane, select(take, ib, ia))
-            else:
-                kb.store(vals, lane, red.combine(a, b))
+                own += (kb.let("ia", kb.load(idxs, lane, ctx.idt)),)
+                far += (kb.let("ib", kb.load(idxs, other, ctx.idt)),)
+            for arr, v in zip((vals, idxs), _pair(ctx, red, own, far)):
+                kb.store(arr, lane, v)
         kb.barrier()
         s //= 2
     out = kb.let("wr", kb.load(vals, const(0, ctx.idt), red.acc))
     out_idx = kb.let("wi", kb.load(idxs, const(0, ctx.idt), ctx.idt)) if idxs else None
     kb.barrier()   # the shared arrays are reused by the next reduction
     return out, out_idx
+
+
+def _pair(ctx, red, own, other):
+    """(value,) or (value, index) of `own` combined with `other`; for arg-reductions the better one, the
+    lower index winning ties (NaN ties too) so the first occurrence is kept. Commutative."""
+    if not red.is_arg:
+        return (red.combine(own[0], other[0]),)
+    (a, ia), (b, ib) = own, other
+    tie = binary("eq", a, b)
+    if dt.is_float(red.acc):
+        tie = binary("or", tie, binary("and", unary("isnan", a), unary("isnan", b)))
+    take = ctx.kb.let("tk", binary("or", red.better(a, b), binary("and", tie, binary("lt", ib, ia))))
+    return select(take, b, a), select(take, ib, ia)
+
+
+def _shuffle_combine(ctx, red, acc, best, lane, lanes):
+    kb = ctx.kb
+
+    def combine(own, other):
+        return tuple(kb.let("cv", v) for v in _pair(ctx, red, own, other))
+    own = butterfly(kb, (acc, best) if red.is_arg else (acc,), combine)
+    warps = lanes // WARP
+    if warps > 1:
+        arrays = [kb.shared("sv", red.acc, warps)] + ([kb.shared("si", ctx.idt, warps)] if red.is_arg else [])
+        with kb.if_(binary("eq", binary("rem", lane, WARP), 0)):
+            for arr, v in zip(arrays, own):
+                kb.store(arr, binary("div", lane, WARP), v)
+        kb.barrier()
+        types = (red.acc, ctx.idt)
+        parts = [tuple(kb.load(arr, const(w, ctx.idt), t) for arr, t in zip(arrays, types)) for w in range(warps)]
+        own = fold_pairwise(parts, combine)
+        kb.barrier()   # the shared arrays are reused by the next reduction
+    out = kb.let("wr", own[0])
+    return out, (kb.let("wi", own[1]) if red.is_arg else None)

@@ -9,7 +9,7 @@ from ... import dtypes as dt
 from ...dtypes import DType
 from .model import (COMPARE_OPS, PREDICATE_UNARY, Access, Assign, AtomicAdd, Barrier, Binary,
                     Bitcast, Break, BufferParam, Cast, Const, Continue, Expr, Fma, For, If, Index,
-                    Kernel, Load, Local, Read, Return, ScalarParam, Select, SharedArray, Store, Trap,
+                    Kernel, Load, Local, Read, Return, ScalarParam, Select, SharedArray, ShuffleXor, Store, Trap,
                     TrapSite, Unary, While)
 
 
@@ -97,6 +97,10 @@ def select(cond: Expr, a, b) -> Select:
 
 def fma(a: Expr, b: Expr, c: Expr) -> Fma:
     return Fma(a, b, c, a.dtype)
+
+
+def shuffle_xor(x: Expr, mask: int) -> ShuffleXor:
+    return ShuffleXor(x, mask, x.dtype)
 
 
 def index(kind: str, axis: int = 0) -> Index:

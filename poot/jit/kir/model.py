@@ -19,6 +19,11 @@ Semantics every target implements (the emulator in `poot.jit.kernel` is the exec
   runtime raises poot.KernelTrap at the next synchronize.
 - Barriers synchronize the workgroup and order shared and buffer memory; they are only legal in
   control flow that every thread of the workgroup takes the same way (the verifier checks it).
+- `ShuffleXor(x, mask)` is x as the thread whose local x index is (this thread's) ^ mask holds it: a
+  subgroup exchange inside each aligned run of 32 threads (a warp), for combines without shared
+  memory or barriers. Legal only in a workgroup (32k, 1, 1) and where a Barrier would be (every thread
+  evaluates it together). Lowered on PTX and AMDGCN; elsewhere lowering raises NotBuiltError, and
+  kernel generation uses it only where `caps` allow (kernelgen/gpu_lanes.py `shuffles`).
 """
 from __future__ import annotations
 
@@ -179,6 +184,17 @@ class Bitcast:
     dtype: DType
 
 
+SHUFFLE_LANES = 32   # threads one ShuffleXor exchanges within (masks 1..31)
+
+
+@dataclass(frozen=True)
+class ShuffleXor:
+    """`x` of the thread whose local x index is this thread's ^ `mask` (a constant in 1..31)."""
+    x: "Expr"
+    mask: int
+    dtype: DType
+
+
 INDEX_KINDS = ("thread", "local", "group", "group_size", "num_groups")
 
 
@@ -190,7 +206,7 @@ class Index:
     dtype: DType = dt.uint32
 
 
-Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index]
+Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index, ShuffleXor]
 
 
 # --- statements ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ... import dtypes as dt
 from ...errors import KIRError
 from .model import (Access, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast,
                     Const, Continue, Fma, For, If, Index, Kernel, Len, Load, Local, Read, Return,
-                    ScalarParam, Select, SharedArray, Store, Trap, TrapSite, Unary, While)
+                    ScalarParam, Select, SharedArray, ShuffleXor, Store, Trap, TrapSite, Unary, While)
 
 FORMAT, VERSION = "poot-kir", 1
 
@@ -38,6 +38,7 @@ _EXPRS = {
     Cast: ("cast", (("x", "x", "e"),)),
     Bitcast: ("bitcast", (("x", "x", "e"),)),
     Index: ("index", (("kind", "kind", "p"), ("axis", "axis", "p"))),
+    ShuffleXor: ("shuffle_xor", (("x", "x", "e"), ("mask", "mask", "p"))),
 }
 _STMTS = {
     Assign: ("assign", (("name", "name", "p"), ("value", "value", "e"))),

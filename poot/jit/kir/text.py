@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from .model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
-                    Continue, Fma, For, If, Index, Kernel, Len, Load, Read, Return, Select, Store,
-                    Trap, Unary, While)
+                    Continue, Fma, For, If, Index, Kernel, Len, Load, Read, Return, Select, ShuffleXor,
+                    Store, Trap, Unary, While)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "and": "&", "or": "|", "xor": "^",
           "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -56,6 +56,8 @@ def format_expr(e) -> str:
         return f"{e.dtype.short}({format_expr(e.x)})"
     if isinstance(e, Bitcast):
         return f"bitcast[{e.dtype.short}]({format_expr(e.x)})"
+    if isinstance(e, ShuffleXor):
+        return f"shuffle_xor({format_expr(e.x)}, {e.mask})"
     return f"<{type(e).__name__}?>"
 
 

@@ -1,22 +1,53 @@
 """Uniformity analysis: which values may differ between the threads of a workgroup, and the first
-Barrier reached under control flow that does. The verifier refuses such a kernel; the kernel importer
-uses the same analysis to name the barrier's source line."""
+Barrier (or statement evaluating a ShuffleXor) reached under control flow that does. The verifier
+refuses such a kernel; the kernel importer uses the same analysis to name the barrier's source line."""
 from __future__ import annotations
 
-from .model import AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Read, Return, While
+from .model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Read, Return,
+                    ShuffleXor, Store, While)
 
 
 def divergent_barrier(body) -> Barrier | None:
     """The first Barrier of `body` under thread-dependent control flow (or after a possibly-divergent
     return or loop exit), or None. Iterates to a fixed point: a local assigned from a divergent value
     later in a loop makes earlier uses divergent too."""
+    return _settle(body).found
+
+
+def divergent_shuffle(body):
+    """The first statement of `body` that evaluates a ShuffleXor under thread-dependent control flow
+    (its partner thread may not evaluate it), or None."""
+    return _settle(body).shuffle
+
+
+def _settle(body) -> "_Walk":
     walk = _Walk()
     while True:
         before = len(walk.divergent)
-        walk.returned, walk.found = False, None
+        walk.returned, walk.found, walk.shuffle = False, None, None
         walk.block(body, False)
         if len(walk.divergent) == before:
-            return walk.found
+            return walk
+
+
+def has_shuffle(e) -> bool:
+    """Whether expression `e` contains a ShuffleXor."""
+    if isinstance(e, ShuffleXor):
+        return True
+    return any(has_shuffle(getattr(e, f)) for f in ("x", "a", "b", "c", "cond", "index") if hasattr(e, f))
+
+
+def _own_exprs(s) -> tuple:
+    """The expressions statement `s` evaluates itself (not those of nested blocks)."""
+    if isinstance(s, Assign):
+        return (s.value,)
+    if isinstance(s, (Store, AtomicAdd)):
+        return (s.index, s.value)
+    if isinstance(s, (If, While)):
+        return (s.cond,)
+    if isinstance(s, For):
+        return (s.start, s.stop)
+    return ()
 
 
 class _Walk:
@@ -24,6 +55,7 @@ class _Walk:
         self.divergent: set[str] = set()
         self.returned = False
         self.found: Barrier | None = None
+        self.shuffle = None
 
     def div(self, e) -> bool:
         """Whether expression `e` may differ between the threads of a workgroup."""
@@ -59,6 +91,9 @@ class _Walk:
     def block(self, body, div: bool) -> None:
         for s in body:
             div = div or self.returned
+            evaluated_div = div or (isinstance(s, While) and self.loop_div(s))
+            if evaluated_div and self.shuffle is None and any(map(has_shuffle, _own_exprs(s))):
+                self.shuffle = s
             if isinstance(s, Assign):
                 if div or self.div(s.value):
                     self.divergent.add(s.name)

@@ -25,6 +25,10 @@ are stable (tests and tools match on them):
   bad-index-type            a buffer index that is not an integer
   atomic-unsupported-type   AtomicAdd on a dtype other than int32/uint32/int64/uint64/float32
   bad-trap-code             a Trap code outside 1..2**31-1
+  bad-shuffle               a ShuffleXor mask that is no int in 1..31
+  shuffle-workgroup         a ShuffleXor in a kernel whose workgroup is not (32k, 1, 1) (a subgroup
+                            exchange needs whole warps of consecutive threads)
+  shuffle-divergent         a ShuffleXor evaluated under divergent control (as for barriers)
 
 Uniformity: a value is *divergent* when it may differ between the threads of one workgroup: it
 depends on the `thread` or `local` index, on an AtomicAdd result, on a Load at a divergent index, or
@@ -45,8 +49,8 @@ from ...errors import KIRError
 from .model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNARY, INDEX_KINDS,
                     PREDICATE_UNARY, UNARY_OPS, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break,
                     BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load,
-                    Read, Return, ScalarParam, Select, Store, Trap, Unary, While)
-from .uniformity import divergent_barrier
+                    Read, Return, ScalarParam, Select, SHUFFLE_LANES, ShuffleXor, Store, Trap, Unary, While)
+from .uniformity import divergent_barrier, divergent_shuffle
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
 MAX_WORKGROUP_SIZE = 1024
@@ -147,12 +151,24 @@ class _Verifier:
             if dt.is_bool(e.dtype) or dt.is_bool(e.x.dtype) or e.dtype.bits != e.x.dtype.bits:
                 self.fail("invalid-operand-type",
                           f"bitcast {e.x.dtype.name} -> {e.dtype.name} needs two non-bool types of one width")
+        elif isinstance(e, ShuffleXor):
+            self._shuffle(e)
         elif isinstance(e, Index):
             if e.kind not in INDEX_KINDS or e.axis not in (0, 1, 2):
                 self.fail("unknown-op", f"index {e.kind!r} axis {e.axis!r}")
             self._same(e.dtype, dt.uint32, f"index {e.kind}")
         else:
             self.fail("unknown-op", f"unknown expression node {type(e).__name__}")
+
+    def _shuffle(self, e: ShuffleXor) -> None:
+        self.expr(e.x)
+        self._same(e.dtype, e.x.dtype, "shuffle_xor result")
+        if not isinstance(e.mask, int) or isinstance(e.mask, bool) or not 1 <= e.mask < SHUFFLE_LANES:
+            self.fail("bad-shuffle", f"shuffle_xor mask {e.mask!r} must be an int in 1..{SHUFFLE_LANES - 1}")
+        wx, wy, wz = self.k.workgroup
+        if wx % SHUFFLE_LANES or wy != 1 or wz != 1:
+            self.fail("shuffle-workgroup", f"shuffle_xor needs a workgroup of ({SHUFFLE_LANES}k, 1, 1) threads, "
+                      f"this kernel has {tuple(self.k.workgroup)}")
 
     def _const(self, e: Const) -> None:
         v, t = e.value, e.dtype
@@ -297,6 +313,9 @@ class _Verifier:
             self.fail("barrier-divergent", "barrier under control flow that depends on the thread/local index "
                       "(or after a possibly-divergent return or loop exit); every thread of the workgroup "
                       "must reach the same barriers")
+        if divergent_shuffle(self.k.body) is not None:
+            self.fail("shuffle-divergent", "shuffle_xor under control flow that depends on the thread/local index "
+                      "(or after a possibly-divergent return or loop exit): its partner thread may not evaluate it")
 
 
 __all__ = ["verify", "ATOMIC_DTYPES", "MAX_WORKGROUP_SIZE"]

@@ -21,10 +21,10 @@ Rules the IR follows (KIR semantics, model.py):
 from __future__ import annotations
 
 from ... import dtypes as dt
-from ...errors import LoweringError
+from ...errors import LoweringError, NotBuiltError
 from ..kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
                          Continue, Fma, For, If, Index, Kernel, Len, Load, Read, Return, Select,
-                         Store, Trap, TRAP_BOUNDS, Unary, While)
+                         ShuffleXor, Store, Trap, TRAP_BOUNDS, Unary, While)
 from . import mathlib
 from .convert import Conversions, _sfx
 from .ir import Func, Module, const, float_const, int_const, mem_type, reg_type
@@ -87,6 +87,11 @@ class Lowering(Conversions):
 
     def on_barrier(self) -> None:
         raise LoweringError("this target has no workgroup barrier")
+
+    def shuffle_word(self, w: str, mask: int) -> str:
+        """The i32 `w` of the thread whose local x index is this one's ^ `mask` (ShuffleXor)."""
+        raise NotBuiltError("shuffle_xor (a subgroup exchange) is built for the PTX and AMDGCN targets only; "
+                            "kernel generation uses it only there (kernelgen/gpu_lanes.py shuffles)")
 
     # -- helpers --------------------------------------------------------------------------------
     def op(self, text: str) -> str:
@@ -191,6 +196,22 @@ class Lowering(Conversions):
         v, src, dst = self.expr(e.x), e.x.dtype, e.dtype
         bits = self.to_bits(v, src) if dt.is_float(src) else v
         return self.from_bits(bits, dst) if dt.is_float(dst) else bits
+
+    def _e_ShuffleXor(self, e: ShuffleXor) -> str:
+        """Exchanged as i32 words: 16-bit floats live in float registers, narrow ints and bools widen."""
+        v, ty = self.expr(e.x), reg_type(e.dtype)
+        if ty in ("double", "i64"):
+            w = self.op(f"bitcast double {v} to i64") if ty == "double" else v
+            lo = self.shuffle_word(self.op(f"trunc i64 {w} to i32"), e.mask)
+            hi = self.shuffle_word(self.op(f"trunc i64 {self.op(f'lshr i64 {w}, 32')} to i32"), e.mask)
+            hi = self.op(f"shl i64 {self.op(f'zext i32 {hi} to i64')}, 32")
+            r = self.op(f"or i64 {hi}, {self.op(f'zext i32 {lo} to i64')}")
+            return self.op(f"bitcast i64 {r} to double") if ty == "double" else r
+        if ty == "float":
+            return self.op(f"bitcast i32 {self.shuffle_word(self.op(f'bitcast float {v} to i32'), e.mask)} to float")
+        if ty == "i32":
+            return self.shuffle_word(v, e.mask)
+        return self.op(f"trunc i32 {self.shuffle_word(self.op(f'zext {ty} {v} to i32'), e.mask)} to {ty}")
 
     def _e_Unary(self, e: Unary) -> str:
         x, t = self.expr(e.x), e.x.dtype

@@ -67,6 +67,13 @@ class _AmdgcnLowering(Lowering):
         slot = self.f.entry_op(f"alloca {ty}, align 4, addrspace(5)", hint=hint)
         return self.f.entry_op(f"addrspacecast ptr addrspace(5) {slot} to ptr", hint=hint)
 
+    def shuffle_word(self, w: str, mask: int) -> str:
+        """ds_bpermute from lane (lane ^ mask) of the wave (a 32-aligned partner stays in a wave32/64)."""
+        lo = self.intr("llvm.amdgcn.mbcnt.lo", "i32", [("i32", "-1"), ("i32", "0")])
+        lane = self.intr("llvm.amdgcn.mbcnt.hi", "i32", [("i32", "-1"), ("i32", lo)])
+        addr = self.op(f"shl i32 {self.op(f'xor i32 {lane}, {mask}')}, 2")
+        return self.intr("llvm.amdgcn.ds.bpermute", "i32", [("i32", addr), ("i32", w)])
+
     def on_barrier(self) -> None:
         self.f.emit('fence syncscope("workgroup") release')
         self.f.emit(f"call void {self.m.intrinsic('llvm.amdgcn.s.barrier', 'void', '')}()")
