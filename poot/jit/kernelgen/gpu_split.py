@@ -18,8 +18,8 @@ from ...fuse.indexing import unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import UNROLL, fold_pairwise, lane_loop, shuffles, vector_width
-from .rows import Reduction, accumulate, full_index, layout, workgroup_combine
+from .gpu_lanes import UNROLL, shuffles, vector_width
+from .rows import Reduction, accumulate, lane_partial, layout, workgroup_combine
 from .split import MAX_PIECES, SPLIT_PIECE_GPU, _temps, fold_partials
 
 
@@ -48,7 +48,7 @@ def generate_gpu_split(step, plan, caps=None) -> StepCode:
         if red.is_arg:
             acc, best = accumulate(part, red, row_idx, binary("add", j0, lane), j1, GPU_WORKGROUP)
         else:
-            acc, best = _lane_partial(part, red, row_idx, lane, vec, j0, j1), None
+            acc, best = lane_partial(part, red, row_idx, lane, GPU_WORKGROUP, vec, j0, j1), None
         acc, best = workgroup_combine(part, red, acc, best, lane, GPU_WORKGROUP, shuffle)
         with kb.if_(binary("eq", lane, 0)):
             kb.store(vals, g, acc)
@@ -74,20 +74,3 @@ def generate_gpu_split(step, plan, caps=None) -> StepCode:
             kb.store(name, row, gen.value(r, unravel(row_form, r.aval.shape)))
     code.launches.append(Launch(comb.build(), comb.bindings, groups_for(nrows)))
     return code
-
-
-def _lane_partial(ctx, red, row_idx, lane, vec, j0, j1):
-    """This thread's partial of a non-arg reduction over [j0, j1) of the row: `vec` accumulators."""
-    kb, gen = ctx.kb, ctx.gen
-    shape, axes, kept, _, red_shape = layout(ctx.step)
-    K = math.prod(red_shape)
-    accs = [kb.local("acc", red.acc, red.identity()) for _ in range(vec)]
-
-    def body(base, slot):
-        gen.push()
-        idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, base) + slot, red_shape))
-        kb.assign(accs[slot], red.combine(accs[slot], cast(gen.value(red.e.inputs[0], idx), red.acc)))
-        gen.pop()
-
-    lane_loop(ctx, lane, GPU_WORKGROUP, vec, j0, j1, body)
-    return kb.let("lacc", fold_pairwise(accs, red.combine))

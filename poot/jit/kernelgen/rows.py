@@ -19,7 +19,7 @@ from ...graph.ops import OPS
 from ..kir.builder import binary, cast, const, select, unary
 from ..kir.model import Access, Index, Load
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
-from .gpu_lanes import WARP, butterfly, fold_pairwise, shuffles
+from .gpu_lanes import WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
 
 
 class Reduction:
@@ -215,14 +215,16 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
     reassoc = ctx.style == "cpu"
     lane = kb.let("lane", cast(Index("local", 0), ctx.idt)) if lanes else None
 
-    def row_loop(name):
-        start = lane if lanes else const(0, ctx.idt)
-        return kb.for_(name, start, const(K, ctx.idt), step=lanes or 1, dtype=ctx.idt)
+    # cooperating lanes take `vec` consecutive positions per step (16-byte accesses, gpu_lanes.lane_loop)
+    vec = vector_width([v.aval.dtype for v in ctx.step.inputs + ctx.step.outputs]) if lanes else 1
     for e in ctx.step.reductions:
         red = Reduction(e, ctx, reassoc)
         start = lane if lanes else const(0, ctx.idt)
         into = ctx.out_names[stash[e.out.id]] if e.out.id in stash else None
-        acc, best = accumulate(ctx, red, row_idx, start, const(K, ctx.idt), lanes or 1, stash_to=into)
+        if lanes and not red.is_arg:
+            acc, best = lane_partial(ctx, red, row_idx, lane, lanes, vec, 0, K), None
+        else:
+            acc, best = accumulate(ctx, red, row_idx, start, const(K, ctx.idt), lanes or 1, stash_to=into)
         if lanes:
             acc, best = workgroup_combine(ctx, red, acc, best, lane, lanes, shuffle)
         gen.reduced[e.out.id] = kb.let("red", red.finalize(acc, best))
@@ -240,9 +242,9 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
         else:
             emit_row_roots()
     if full_roots:
-        with row_loop("k") as k:
+        def emit_full_roots(base, slot):
             gen.push()
-            idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("k", K, k), red_shape))
+            idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("k", K, base) + slot, red_shape))
             linear = gen.index(ravel(idx, shape))
             for e in ctx.step.reductions:       # stashed values are read back, not recomputed
                 if e.out.id in stash:
@@ -252,6 +254,29 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
             for name, r in full_roots:
                 kb.store(name, linear, gen.value(r, idx))
             gen.pop()
+        if lanes:
+            lane_loop(ctx, lane, lanes, vec, 0, K, emit_full_roots)
+        else:
+            with kb.for_("k", const(0, ctx.idt), const(K, ctx.idt), dtype=ctx.idt) as k:
+                emit_full_roots(k, 0)
+
+
+def lane_partial(ctx, red, row_idx, lane, lanes: int, vec: int, j0, j1):
+    """This thread's partial of a non-arg reduction over positions [j0, j1) of the row, `lanes` threads
+    striding together (gpu_lanes.lane_loop): `vec` accumulators, folded pairwise."""
+    kb, gen = ctx.kb, ctx.gen
+    shape, axes, kept, _, red_shape = layout(ctx.step)
+    K = math.prod(red_shape)
+    accs = [kb.local("acc", red.acc, red.identity()) for _ in range(vec)]
+
+    def body(base, slot):
+        gen.push()
+        idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord("j", K, base) + slot, red_shape))
+        kb.assign(accs[slot], red.combine(accs[slot], cast(gen.value(red.e.inputs[0], idx), red.acc)))
+        gen.pop()
+
+    lane_loop(ctx, lane, lanes, vec, j0, j1, body)
+    return kb.let("lacc", fold_pairwise(accs, red.combine))
 
 
 def workgroup_combine(ctx, red, acc, best, lane, lanes, shuffle: bool = False):
