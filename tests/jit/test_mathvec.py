@@ -17,7 +17,7 @@ from poot.jit.compile import llvm_ir
 from poot.jit.kernelgen import generate
 from poot.jit.llvm import mathlib
 from poot.jit.llvm.mathvec import FAST_BOUND
-from poot.jit.llvm.targets.cpu import CpuTarget
+from poot.jit.llvm.targets.cpu import MAX_INLINED_VARIANT_CALLS, CpuTarget
 
 from fuse.graphs import G
 from kir_samples import unary_kernel
@@ -125,6 +125,19 @@ def test_the_cpu_loop_runs_the_vector_variant_and_gpu_targets_keep_the_inlined_f
     for target in ("ptx", "spirv"):
         ir = llvm_ir(unary_kernel("sin"), target, optimized=False)
         assert "vector-function-abi-variant" not in ir and "poot.sin.f32.v" not in ir
+
+
+@pytest.mark.parametrize("n", [1, 17, 1000, 4096])
+def test_small_constant_sizes_stay_small_and_right(n):
+    """A short constant-trip loop is fully unrolled around the variant calls: those stay calls
+    (inlining 62 copies of sin made codegen 10x slower), and every size gives the same bits."""
+    g = G()
+    (step,) = (plan := plan_fusion(g.graph(g.op("sin", g.input((n,)))))).kernel_steps
+    (launch,) = generate(step, plan, devices.get("cpu").caps).launches
+    group = _group_ir(launch.kernel)
+    assert len(re.findall(r"^exact[\w.]*:", group, re.M)) <= MAX_INLINED_VARIANT_CALLS
+    x = np.random.default_rng(n).uniform(-9e4, 9e4, n).astype(np.float32)
+    assert np.array_equal(vector_op("sin", x).view(np.int32), run_op("sin", x).view(np.int32))
 
 
 def test_float64_keeps_its_branch_free_function():

@@ -124,7 +124,6 @@ class Module:
         self.attributes: list[str] = []
         self.fn_attrs = ""            # target attributes every function carries ("target-cpu"=...)
         self.math_lanes: tuple[int, ...] = ()   # vector widths of mathlib's CPU variants (mathvec.py)
-        self.used: list[str] = []     # unreferenced functions the optimizer must keep (llvm.compiler.used)
 
     def declare(self, name: str, text: str) -> str:
         self.decls.setdefault(name, text)
@@ -139,9 +138,7 @@ class Module:
         head = [f'target datalayout = "{self.datalayout}"', f'target triple = "{self.triple}"', ""]
         attrs = [f"attributes #0 = {{ nounwind {self.fn_attrs} }}",
                  f"attributes #1 = {{ alwaysinline nounwind willreturn memory(none) {self.fn_attrs} }}"]
-        used = [f"@llvm.compiler.used = appending global [{len(self.used)} x ptr] "
-                f"[{', '.join('ptr ' + u for u in self.used)}], section \"llvm.metadata\""] if self.used else []
-        return "\n".join(head + self.globals + used + [""] + sorted(self.decls.values()) + [""]
+        return "\n".join(head + self.globals + [""] + sorted(self.decls.values()) + [""]
                           + self.functions + attrs + self.attributes) + "\n"
 
 

@@ -540,11 +540,13 @@ def require(module: Module, op: str, ty: str) -> str:
     if name in defined:
         return name
     defined.add(name)
-    if ty == "float" and module.math_lanes:
+    impl = _IMPL[op]
+    if ty == "float" and module.math_lanes:       # the CPU's own float versions
         from . import mathvec
 
         if op in mathvec.OPS:
             return mathvec.require(module, op, module.math_lanes)
+        impl = mathvec.CPU_FLOAT.get(op, impl)
     nargs = 2 if op in BINARY else 1
     params = ", ".join(f"{ty} %a{i}" for i in range(nargs))
     args = [f"%a{i}" for i in range(nargs)]
@@ -555,7 +557,7 @@ def require(module: Module, op: str, ty: str) -> str:
         r = b.o(f"call double {fn}(" + ", ".join(f"double {w}" for w in wide) + ")")
         res = b.o(f"fptrunc double {r} to float")
     else:
-        res = _IMPL[op](b, *args)
+        res = impl(b, *args)
     b.f.term(f"ret {ty} {res}")
     module.functions.append(b.f.render(f"define internal {ty} {name}({params}) #1"))
     return name

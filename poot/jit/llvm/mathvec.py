@@ -84,6 +84,27 @@ def _body(b: _B, x, op: str):
     return b.o(f"phi {b.ty} [ {fast}, %{here} ], [ {slow}, %{there} ]")
 
 
+def _tanh(b: _B, x):
+    """float tanh as mathlib's (e**2|x| - 1) / (e**2|x| + 1) with expm1 inlined, less what the CPU
+    does not need: one clamp (2|x| <= 18 needs no second), no NaN guard before fptosi (a NaN's
+    poison is selected away by nan_through), no zero test (copysign keeps -0.0), a degree-8
+    polynomial (the r**9 term is < 2**-31 of the result on |r| <= ln2/2)."""
+    ax = b.fabs(x)
+    ax = b.sel(b.cmp("ogt", ax, b.k(9.0)), b.k(9.0), ax)
+    y = b.add(ax, ax)
+    n = b.rint(b.mul(y, b.k(1.4426950408889634)))
+    nn = b.neg(n)
+    r = b.fma(nn, b.k(0.6931471824645996), y)
+    r = b.fma(nn, b.k(-1.9046542121259336e-09), r)
+    p = b.fma(b.mul(r, r), b.horner(r, mathlib._INV_FACT[2:9]), r)
+    t = b.pow2(b.o(f"fptosi {b.ty} {n} to {b.it}"))
+    em1 = b.fma(t, p, b.sub(t, b.k(1.0)))
+    return b.nan_through(x, b.copysign(b.div(em1, b.add(em1, b.k(2.0))), x))
+
+
+CPU_FLOAT = {"tanh": _tanh}      # scalar float functions the CPU uses instead of mathlib's
+
+
 def require(module: Module, op: str, lanes: tuple[int, ...]) -> str:
     """Define `@poot.<op>.f32` (noinline, with vector variants of the given widths) once."""
     name = f"poot.{op}.f32"
@@ -95,8 +116,9 @@ def require(module: Module, op: str, lanes: tuple[int, ...]) -> str:
     for n in lanes:
         v = _B(module, "float", n)
         v.f.term(f"ret {v.ty} {_body(v, '%a0', op)}")
-        module.functions.append(v.f.render(f"define internal {v.ty} @{name}.v{n}({v.ty} %a0) #1"))
-        module.used.append(f"@{name}.v{n}")            # kept until the vectorizer calls it
+        # not internal: O3 would delete it before the vectorizer calls it; the CPU target makes it
+        # internal afterwards (targets/cpu.py)
+        module.functions.append(v.f.render(f"define {v.ty} @{name}.v{n}({v.ty} %a0) #1"))
     return "@" + name
 
 

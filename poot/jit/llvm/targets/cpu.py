@@ -13,6 +13,7 @@ are written must not alias any other param), with its work items run as loops sp
 from __future__ import annotations
 
 import functools
+import re
 
 import llvmlite.binding as llvm
 
@@ -21,6 +22,8 @@ from ..ir import Func
 from .cpu_stream import mark_streaming_stores
 
 NAME = "cpu"
+MAX_INLINED_VARIANT_CALLS = 16
+_VARIANT = re.compile(r"poot\.\w+\.f32\.v\d+")
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,7 +75,7 @@ class CpuTarget:
         if not self.triple.startswith("x86_64"):
             return ()
         feats = set(self.features.split(","))
-        return (4, 8, 16) if "+avx512f" in feats else (4, 8) if "+avx" in feats else (4,)
+        return (16,) if "+avx512f" in feats else (8,) if "+avx" in feats else (4,)
 
     # -- IR -------------------------------------------------------------------------------------
     def build_module(self, kernel, module, symbol: str) -> None:
@@ -165,10 +168,17 @@ class CpuTarget:
         pto.loop_interleaving = True
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
-        if any(f.name.startswith("poot.") and ".v" in f.name for f in mod.functions):
-            inline = llvm.create_new_module_pass_manager()     # the vector variants the vectorizer
-            inline.add_always_inliner_pass()                   # called (mathvec.py)
-            inline.run(mod, pb)
+        variants = [f for f in mod.functions if _VARIANT.fullmatch(f.name)]
+        if variants:         # mathvec.py's vector variants: inline the calls the vectorizer made, then drop them
+            for f in variants:
+                f.linkage = "internal"
+            late = llvm.create_new_module_pass_manager()
+            # ... unless a loop with a small constant trip count was fully unrolled around the calls:
+            # 62 inlined copies of sin took codegen 10x longer than the kernel was worth
+            if len(re.findall(rf"call [^\n]*@{_VARIANT.pattern}\(", str(mod))) <= MAX_INLINED_VARIANT_CALLS:
+                late.add_always_inliner_pass()
+            late.add_global_dead_code_eliminate_pass()
+            late.run(mod, pb)
         streams = next((self._streams.pop(f.name) for f in mod.functions if f.name in self._streams), None)
         if streams:
             group = next(f.name for f in mod.functions if f.name.endswith(".group"))
