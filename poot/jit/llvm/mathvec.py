@@ -1,18 +1,20 @@
-"""Float sin/cos for the CPU with vector variants: a float-only reduction for the common case, the exact
-one (mathlib's, in double) only where an argument needs it.
+"""The CPU's own float sin, cos (with vector variants) and tanh. sin/cos: a float-only reduction for
+the common case, the exact one (mathlib's, in double) only where an argument needs it.
 
 The branch-free mathlib functions must compute the slow exact reduction for every lane, since a
 vectorized loop evaluates both sides of a select. Here `@poot.sin.f32` is a non-inlined scalar function
 carrying "vector-function-abi-variant" names of `<N x float>` twins: LLVM's loop vectorizer calls
 those, and each twin takes the fast path for the whole vector, branching (once per vector) to the
 exact path when any lane has |x| > FAST_BOUND (or is inf or NaN), whose results those lanes take.
-After O3 the CPU target inlines the twins (targets/cpu.py). The scalar function (remainder loops,
-unvectorized code) branches per element the same way: a result depends on its argument only, never
-on its neighbours or on whether its loop was vectorized.
+The twins have default linkage, so that O3 keeps them until the vectorizer calls them; after O3
+the CPU target makes them internal, inlines them and drops them (targets/cpu.py). The scalar
+function (remainder loops, unvectorized code) branches per element the same way: a result depends
+on its argument only, never on its neighbours or on whether its loop was vectorized.
 
-Fast path (|x| <= FAST_BOUND): n = rint(x*2/pi); r = x - n*pi/2 by Cody-Waite in float, pi/2 as three
-floats with FMAs (as NumPy's AVX-512 sinf); mathlib's float polynomials; the quadrant from n's low
-bits as a swap and a sign flip.
+Fast path (|x| <= FAST_BOUND): n = rint(x*2/pi); r + lo = x - n*pi/2 by Cody-Waite in float, pi/2 as
+three floats with FMAs, the rounding error of the second product kept in lo (without it: 1.48 ulp);
+mathlib's float polynomials with lo as a first-order correction; the quadrant from n's low bits as
+a swap and a sign flip. GPU targets keep mathlib's functions (Module.math_lanes is empty there).
 """
 from __future__ import annotations
 
