@@ -49,7 +49,7 @@ class SpirvLowering(Lowering):
         self.handles: dict[str, tuple[str, str, bool]] = {}     # name -> (handle, element type, writable)
         self.barriers = any(map(has_barrier, kernel.body))
         self.traps = kernel.checks or any(isinstance(n, Trap) for n in walk(kernel.body))
-        self.trapped = None
+        self.trapped = self.trap_code = None
 
     # -- traps without early exits ----------------------------------------------------------------
     # LLVM's SPIR-V structurizer emits invalid SPIR-V (merge blocks out of place) for early returns out
@@ -57,10 +57,16 @@ class SpirvLowering(Lowering):
     # end the thread: it records the trap and sets `trapped`, and from then on the thread's stores and
     # atomics are skipped (each sits in a one-armed `if`, the shape the structurizer handles). The
     # thread runs on with no effect, reaching every barrier; loads stay in bounds (index clamped).
+    # A trap site only keeps the thread's first code in a local; the thread reports it to the trap
+    # buffer once, at the end of the kernel (report_trap). Atomics at every site made lavapipe's
+    # compiler (llvmpipe, which compiles at the first dispatch, in every process) take ~20 s on a
+    # gather kernel with a few hundred bound checks; local stores are folded into selects.
     def init_flags(self) -> None:
         if self.traps:
             self.trapped = self.f.entry_op("alloca i1", hint="trapped")
+            self.trap_code = self.f.entry_op("alloca i32", hint="trapcode")
             self.f.emit(f"store i1 false, ptr {self.trapped}")
+            self.f.emit(f"store i32 0, ptr {self.trap_code}")
 
     def on_trap_exit(self) -> None:
         self.f.emit(f"store i1 true, ptr {self.trapped}")
@@ -325,15 +331,30 @@ class SpirvLowering(Lowering):
 
     # -- traps, barriers, casts -----------------------------------------------------------------
     def write_trap(self, code: int) -> None:
-        """Ticket 0 of word 2 or-s code and launch id into words 0 and 1 (others or in zeros): no
-        `cmpxchg` (it aborts the SPIR-V backend) and no branch."""
+        """The thread's first trap code is kept (reported by report_trap)."""
+        before = self.op(f"load i1, ptr {self.trapped}")
+        kept = self.op(f"load i32, ptr {self.trap_code}")
+        self.f.emit(f"store i32 {self.op(f'select i1 {before}, i32 {kept}, i32 {code}')}, ptr {self.trap_code}")
+        self.on_trap_exit()
+
+    def report_trap(self) -> None:
+        """At the end of the kernel, a thread that trapped takes a ticket from word 2; ticket 0 or-s its
+        code and the launch id into words 0 and 1 (others or in zeros): no `cmpxchg` (it aborts the
+        SPIR-V backend)."""
+        if self.trapped is None:
+            return
         def rmw(op: str, word: int, value: str) -> str:
             return self.op(f'atomicrmw {op} ptr addrspace(11) {self.pointer("$trap", str(word))}, i32 {value} '
                            f'syncscope("device") monotonic')
+        report, done = self.f.label("report"), self.f.label("reported")
+        self.f.cbr(self.op(f"load i1, ptr {self.trapped}"), report, done)
+        self.f.start(report)
         first = self.op(f"icmp eq i32 {rmw('add', TRAP_TICKET_WORD, '1')}, 0")
+        code = self.op(f"load i32, ptr {self.trap_code}")
         rmw("or", 0, self.op(f"select i1 {first}, i32 {code}, i32 0"))
         rmw("or", 1, self.op(f"select i1 {first}, i32 {self.meta_word(self.layout.launch_id)}, i32 0"))
-        self.on_trap_exit()
+        self.f.br(done)
+        self.f.start(done)
 
     def on_barrier(self) -> None:
         fn = self.m.intrinsic("llvm.spv.group.memory.barrier.with.group.sync", "void", "")

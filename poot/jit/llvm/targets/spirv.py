@@ -22,8 +22,9 @@ What differs from the other targets, and why:
 - Barriers are `llvm.spv.group.memory.barrier.with.group.sync`; the post-pass gives them workgroup
   and buffer memory semantics. Atomics carry syncscope("device") on buffers, ("workgroup") on shared
   memory (Vulkan forbids the default CrossDevice scope); float add uses SPV_EXT_shader_atomic_float_add.
-- `cmpxchg` on a resource pointer aborts LLVM 22's SPIR-V backend, so a trap takes a ticket from a
-  counter (trap word 2, `atomicrmw add`); the thread holding ticket 0 puts code and launch id in.
+- `cmpxchg` on a resource pointer aborts LLVM 22's SPIR-V backend, so a thread that trapped takes a
+  ticket from a counter (trap word 2, `atomicrmw add`) once, at the end of the kernel (its first code
+  kept in a local until then); the thread holding ticket 0 puts code and launch id in.
 - Control flow stays in the shapes LLVM's SPIR-V structurizer gets right (one-armed and two-armed
   selections, loops with break): a trap does not end the thread but stops its stores and atomics
   (so every thread still reaches every barrier), and Return statements are folded into the structure
@@ -134,6 +135,7 @@ class SpirvTarget:
             lw.ids[("group", a)] = ids[a]
             lw.ids[("local", a)] = builtin("thread.id.in.group", a) if kernel.workgroup[a] > 1 else "0"
         lw.stmts(kernel.body)
+        lw.report_trap()
         f.br("exit")
         f.start("exit")
         f.term("ret void")
