@@ -22,6 +22,10 @@ CHAINS = {
     "poly": ("a*a*a + 3*a*b - c", lambda a, b, c, m: a * a * a + 3 * a * b - c),
     "transcendental": ("sin(a)*cos(b) + tanh(c)",
                        lambda a, b, c, m: m.sin(a) * m.cos(b) + m.tanh(c)),
+    # the transcendental chain's parts alone (one read, one write each)
+    "sin": ("sin(a)", lambda a, b, c, m: m.sin(a)),
+    "cos": ("cos(a)", lambda a, b, c, m: m.cos(a)),
+    "tanh": ("tanh(a)", lambda a, b, c, m: m.tanh(a)),
 }
 
 
