@@ -3,7 +3,8 @@ poot vs PyTorch eager vs torch.compile, as % of the measured copy bandwidth (tar
 ratio to PyTorch eager. Bytes counted: the weights, the vector and the result, each once. The vector and
 result have the weights' dtype (a bf16 GEMV reads bf16 x and writes bf16 y, accumulating in f32).
 poot's row is `poot` for the default path, `poot_asset` / `poot_generated` when POOT_GPU_GEMV forces one
-(kernelgen/gpu_gemv.py): run the file once per path to compare them."""
+(kernelgen/gpu_gemv.py): run the file once per path to compare them; each record names the
+POOT_GPU_GEMV_SCHEDULE it ran under ("auto" unless forced)."""
 import os
 
 import ml_dtypes
@@ -50,8 +51,9 @@ def test_gemv(benchmark, shape, dtype, impl):
         assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 4 * np.finfo(np.float32).eps * scale), group
         forced = os.environ.get("POOT_GPU_GEMV", "auto").strip().lower()
         label = impl if forced in ("", "auto") else f"poot_{forced}"
+        schedule = os.environ.get("POOT_GPU_GEMV_SCHEDULE", "auto").strip() or "auto"
         report(benchmark, dev, group, label, device_ms, nbytes, call=call, call_ms=call_ms,
-               baseline_ms=eager_time(group))
+               baseline_ms=eager_time(group), extra={"gemv_schedule": schedule})
         return
     torch = need_torch()
     tdt = getattr(torch, DTYPES[dtype][2])

@@ -78,7 +78,7 @@ def test_matrix_vector_products_match_numpy(gpu, shape, dtype):
     assert got.shape == shape[:-1] and np.all(np.abs(got - w64 @ x64) <= bound)
 
 
-@pytest.mark.parametrize("k,schedule", enumerate(["32,8,2", "32,4,4", "64,4,2", "128,2,1", "256,1,3", "32,1,1"]))
+@pytest.mark.parametrize("k,schedule", list(enumerate(["32,8,2", "32,4,4", "64,4,2", "128,2,1", "256,1,3", "32,1,1", "32,4,2,3", "64,2,1,4"])))
 def test_each_forced_gemv_schedule_matches_numpy(monkeypatch, gpu, k, schedule):
     """POOT_GPU_GEMV_SCHEDULE: rows past the last whole workgroup, K not a multiple of a step; a shape
     per schedule, as compiled programs are cached by graph."""

@@ -87,6 +87,7 @@ def test_ptx_shuffles_are_shfl_sync_bfly_and_assemble(dtype, tmp_path):
 
 
 def test_amdgcn_shuffles_are_ds_bpermute():
+    pytest.importorskip("ziglang", reason="linking a HSACO needs the ziglang wheel's ld.lld (pip install 'poot[rocm]')")
     from poot.jit.llvm.lower import lower_to_llvm
     from poot.jit.llvm.targets.amdgcn import AmdgcnTarget
 
@@ -119,17 +120,17 @@ def _gemv_kernel(monkeypatch, value, case="gemv_long"):
 
 
 @pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
-@pytest.mark.parametrize("value", ["32,8,2", "32,4,4", "64,4,2", "256,1,2", "128,2,1"])
+@pytest.mark.parametrize("value", ["32,8,2", "32,4,4", "64,4,2", "256,1,2", "128,2,1", "32,4,2,4", "64,2,1,3"])
 def test_forced_gemv_schedules_assemble(monkeypatch, value, tmp_path):
-    lanes, rows, _ = (int(v) for v in value.split(","))
+    lanes, teams, _, per = ([int(v) for v in value.split(",")] + [1])[:4]
     launch = _gemv_kernel(monkeypatch, value)
-    assert launch.kernel.workgroup == (lanes * rows, 1, 1) and launch.groups[0] == -(-512 // rows)
+    assert launch.kernel.workgroup == (lanes * teams, 1, 1) and launch.groups[0] == -(-512 // (teams * per))
     text = format_kernel(launch.kernel)
     assert ("barrier()" in text) is (lanes > 32), text     # a warp per row combines without a barrier
     _assemble(launch.kernel, "sm_90", tmp_path)
 
 
-@pytest.mark.parametrize("value", ["32", "16,8,2", "48,2,2", "64,32,2", "32,8,0", "fast"])
+@pytest.mark.parametrize("value", ["32", "16,8,2", "48,2,2", "64,32,2", "32,8,0", "32,8,2,9", "32,8,2,1,1", "fast"])
 def test_a_bad_gemv_schedule_is_named(monkeypatch, value):
     with pytest.raises(PootError, match="POOT_GPU_GEMV_SCHEDULE"):
         _gemv_kernel(monkeypatch, value)

@@ -81,28 +81,29 @@ def applies(step) -> bool:
     return out.shape[-1] == 1 and a.aval.shape[-1] >= MIN_K and out.size > 0 and dt.is_float(out.dtype)
 
 
-def schedule(n: int, K: int, vec: int, caps) -> tuple[int, int, int]:
-    """(lanes per row, rows per workgroup, blocks per loop step) for an n-row GEMV over rows of K;
-    POOT_GPU_GEMV_SCHEDULE="lanes,rows,unroll" forces one (to measure variants in one run)."""
+def schedule(n: int, K: int, vec: int, caps) -> tuple[int, int, int, int]:
+    """(lanes per row, teams per workgroup, blocks per loop step, rows per team) for an n-row GEMV over
+    rows of K; POOT_GPU_GEMV_SCHEDULE="lanes,teams,unroll[,rows]" forces one (to measure variants in one
+    run; set it before a shape's first call: programs are cached by graph)."""
     forced = os.environ.get(SCHEDULE_ENV, "").strip().lower()
     if forced and forced != "auto":
         try:
-            lanes, rows, unroll = (int(x) for x in forced.split(","))
+            lanes, teams, unroll, per = ([int(x) for x in forced.split(",")] + [1])[:4]
         except ValueError:
-            lanes = rows = unroll = 0
-        threads = lanes * rows
-        if (lanes < MIN_LANES or lanes & (lanes - 1) or rows < 1 or threads > 1024 or threads % MIN_LANES
-                or not 1 <= unroll <= 8):
-            raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,rows,unroll': lanes a power of two >= 32, "
-                            "lanes * rows <= 1024 threads, unroll 1..8 (or auto)")
-        return lanes, rows, unroll
+            lanes = teams = unroll = per = 0
+        threads = lanes * teams
+        if (len(forced.split(",")) not in (3, 4) or lanes < MIN_LANES or lanes & (lanes - 1) or teams < 1
+                or threads > 1024 or threads % MIN_LANES or not 1 <= unroll <= 8 or not 1 <= per <= 8):
+            raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,teams,unroll[,rows]': lanes a power of two "
+                            ">= 32, lanes * teams <= 1024 threads, unroll 1..8, rows per team 1..8 (or auto)")
+        return lanes, teams, unroll, per
     lanes = GPU_WORKGROUP
     while lanes > MIN_LANES and K < lanes * vec * ROW_STEPS:
         lanes //= 2
-    rows = GPU_WORKGROUP // lanes
-    if ceil_div(n, rows) > multiprocessors(caps) * RESIDENT_GROUPS:
-        lanes, rows = GPU_WORKGROUP, 1
-    return lanes, rows, UNROLL
+    teams = GPU_WORKGROUP // lanes
+    if ceil_div(n, teams) > multiprocessors(caps) * RESIDENT_GROUPS:
+        lanes, teams = GPU_WORKGROUP, 1
+    return lanes, teams, UNROLL, 1
 
 
 def generate_gpu_gemv(step, plan, caps) -> StepCode:
@@ -112,35 +113,41 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     n, K = out.size, a.aval.shape[-1]
     acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
     vec = vector_width([a.aval.dtype, b.aval.dtype])
-    lanes, rows, unroll = schedule(n, K, vec, caps)
-    threads = lanes * rows
+    lanes, teams, unroll, per = schedule(n, K, vec, caps)
+    threads, rows = lanes * teams, teams * per
     ctx = KernelContext(step, plan, "gpu", workgroup=(threads, 1, 1))
     kb, gen = ctx.kb, ctx.gen
     local = kb.let("local", cast(Index("local", 0), ctx.idt))
-    lane = kb.let("lane", binary("rem", local, lanes)) if rows > 1 else local
-    row = kb.let("row", binary("add", binary("mul", cast(Index("group", 0), ctx.idt), rows),
-                                binary("div", local, lanes)) if rows > 1 else cast(Index("group", 0), ctx.idt))
-    idx = unravel(ctx.coord("i", n, row), out.shape)
-    accs = [kb.local("acc", acc_t, const(0, acc_t)) for _ in range(vec)]
+    lane = kb.let("lane", binary("rem", local, lanes)) if teams > 1 else local
+    group = cast(Index("group", 0), ctx.idt)
+    team = binary("add", binary("mul", group, teams), binary("div", local, lanes)) if teams > 1 else group
+    first = kb.let("row", binary("mul", team, per) if per > 1 else team)
+    partial_rows = n % rows != 0
+    # a team's rows past the last one load the last row (no branch in the loop) and store nothing
+    rows_of = [first] + [kb.let("row", binary("add", first, r)) for r in range(1, per)]
+    loads_of = [kb.let("lrow", binary("min", r, n - 1)) if partial_rows and k else r for k, r in enumerate(rows_of)]
+    idxs = [unravel(ctx.coord(f"i{k}", n, r), out.shape) for k, r in enumerate(loads_of)]
+    accs = [[kb.local("acc", acc_t, const(0, acc_t)) for _ in range(vec)] for _ in range(per)]
 
     def term(base, slot):
         gen.push()
         kf = ctx.coord("kk", K, base) + slot       # the slot added last: see lane_loop
-        ai = _batch(idx[:-2], out.shape[:-2], a.aval.shape[:-2]) + [idx[-2], kf]
-        bi = _batch(idx[:-2], out.shape[:-2], b.aval.shape[:-2]) + [kf, idx[-1]]
-        prod = binary("mul", cast(gen.value(a, ai), acc_t), cast(gen.value(b, bi), acc_t))
-        kb.assign(accs[slot], binary("add", accs[slot], prod))
+        for idx, acc in zip(idxs, accs):           # one load of the vector serves the team's rows
+            ai = _batch(idx[:-2], out.shape[:-2], a.aval.shape[:-2]) + [idx[-2], kf]
+            bi = _batch(idx[:-2], out.shape[:-2], b.aval.shape[:-2]) + [kf, idx[-1]]
+            prod = binary("mul", cast(gen.value(a, ai), acc_t), cast(gen.value(b, bi), acc_t))
+            kb.assign(acc[slot], binary("add", acc[slot], prod))
         gen.pop()
 
-    partial_rows = n % rows != 0
-    with kb.if_(binary("lt", row, n)) if partial_rows else contextlib.nullcontext():
+    with kb.if_(binary("lt", first, n)) if partial_rows else contextlib.nullcontext():
         lane_loop(ctx, lane, lanes, vec, 0, K, term, unroll=unroll)
-    total = kb.let("rs", fold_pairwise(accs, lambda x, y: binary("add", x, y)))
     combine = _shuffle_rows if shuffles(caps) else _tree_rows
-    total = combine(ctx, total, local, lane, lanes, threads, acc_t)
-    done = binary("eq", lane, 0)
-    with kb.if_(binary("and", done, binary("lt", row, n)) if partial_rows else done):
-        kb.store(ctx.out_names[0], row, cast(total, out.dtype))
+    for row, acc in zip(rows_of, accs):
+        total = kb.let("rs", fold_pairwise(acc, lambda x, y: binary("add", x, y)))
+        total = combine(ctx, total, local, lane, lanes, threads, acc_t)
+        done = binary("eq", lane, 0)
+        with kb.if_(binary("and", done, binary("lt", row, n)) if partial_rows else done):
+            kb.store(ctx.out_names[0], row, cast(total, out.dtype))
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(n, rows)))])
 
 
