@@ -7,6 +7,8 @@ its name. Every function exists for float and double. The functions in NATIVE_F3
 expm1, tanh, sinh, cosh, erf, sin, cos: the ones hot in array code) compute in float with float
 coefficients (sin/cos reduce their argument in double);
 the other float versions widen to double, compute there and round once (results within ~0.5 ulp).
+On the CPU (Module.math_lanes set) float sin/cos/tanh come from mathvec.py instead: sin/cos as
+non-inlined functions with vector variants that branch once per vector to this file's exact path.
 
 Methods (double):
 - exp/exp2: n = round(x*log2 e); Cody-Waite reduction with FMA; degree-13 Taylor polynomial on

@@ -71,7 +71,8 @@ class CpuTarget:
 
     @property
     def math_lanes(self) -> tuple[int, ...]:
-        """Widths of mathlib's vector variants (mathvec.py) the loop vectorizer may pick (x86-64)."""
+        """Width of the vector variants of float sin/cos (mathvec.py): the widest float vector (x86-64;
+        other hosts keep mathlib's inlined functions). One width: each one costs compile time."""
         if not self.triple.startswith("x86_64"):
             return ()
         feats = set(self.features.split(","))
