@@ -140,6 +140,20 @@ def test_small_constant_sizes_stay_small_and_right(n):
     assert np.array_equal(vector_op("sin", x).view(np.int32), run_op("sin", x).view(np.int32))
 
 
+@pytest.mark.parametrize("arch", ["skylake-avx512", "znver4", "haswell", "x86-64"])
+def test_every_x86_cpu_gets_a_variant_of_the_width_its_vectorizer_picks(arch):
+    """Intel's AVX-512 parts vectorize with 8 lanes, Zen 4 with 16, SSE with 4: a width without a
+    variant would cost one scalar call per lane (8 per vector on skylake-avx512 with 16 only)."""
+    if not CpuTarget().math_lanes:
+        pytest.skip("vector variants are built for x86-64 hosts only")
+    g = G()
+    (step,) = (plan := plan_fusion(g.graph(g.op("sin", g.input((100_000,)))))).kernel_steps
+    (launch,) = generate(step, plan, devices.get("cpu").caps).launches
+    group = next(f for f in llvm_ir(launch.kernel, "cpu", arch=arch).split("\ndefine ") if ".group(" in f.split("\n")[0])
+    assert len(re.findall(r"call [^@]*@poot\.sin\.f32\(", group)) <= 1       # the scalar remainder at most
+    assert re.search(r"<(4|8|16) x float> @llvm\.fma", group)
+
+
 def test_float64_keeps_its_branch_free_function():
     ir = llvm_ir(unary_kernel("sin", dt.float64), "cpu", optimized=False)
     assert "vector-function-abi-variant" not in ir
