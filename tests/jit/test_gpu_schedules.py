@@ -58,8 +58,10 @@ def test_column_reductions_match_numpy(gpu, shape, axis):
 
 
 def test_a_long_matrix_vector_product_gets_lanes_per_output():
-    (gemv,) = _launches("gemv_long")                   # K = 4096 f32: 64 lanes x 16 loads of 16 bytes
-    assert gemv.groups[0] == 512 // 4 and gemv.kernel.shared     # two warps per row: a shared round
+    (gemv,) = _launches("gemv_long")                   # K = 4096 f32: a row per 256 lanes, 4 loads of 16 bytes each
+    assert gemv.groups[0] == 512 and gemv.kernel.shared          # 8 warps per row: a shared round
+    (narrow,) = _launches("gemv_bf16_long")            # small bf16: warps of 4 rows, 8 warps per workgroup
+    assert narrow.groups[0] == 512 // 32 and not narrow.kernel.shared
     (naive,) = _launches("gemv")                       # K = 256: one thread per output
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
 

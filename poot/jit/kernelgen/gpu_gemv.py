@@ -3,17 +3,20 @@ output column, what `w @ x` for a vector x becomes).
 
 The generic matmul schedule gives each thread one output and walks K alone: a 4096 x 4096 GEMV then runs
 16 workgroups and reads each row of A with one thread (uncoalesced); it measured 2.8% of the H200's copy
-bandwidth. Here `lanes` threads own one output: they stride over the row of A together (coalesced; 16-bit
-weights are loaded narrow and multiplied in float32), each taking `vector_width` consecutive elements per
-step into as many accumulators (16-byte loads of A and of the vector where K keeps the rows aligned;
-gpu_lanes.py), then the lanes of each row combine their partials in a shared-memory tree. A workgroup of
-256 threads holds 256 / lanes rows; lanes shrinks (down to 32) until each thread has ROW_STEPS 16-byte
-loads to make, so a short row does not spend more on the combine than on its loads -- unless that grid
-would need more than one wave of resident workgroups (RESIDENT_GROUPS per multiprocessor), where the
-last, partly filled wave costs more: then one row per workgroup. Measured on the H200 (132 SMs), each
-shape's better of the two: 4096 x 4096 f32 4 rows 47.7% of copy bandwidth (1 row: 37.2%), 14336 x 4096
-f32 1 row 83.2% (4 rows: 76.0%), 4096 x 4096 bf16 8 rows 40.2% (1 row: 28.9%), 14336 x 4096 bf16
-1 row 62.7% (8 rows: 61.9%). The vector is re-read by every row and stays in cache.
+bandwidth. Here a team of `lanes` threads owns `rows` outputs (usually 1): they stride over the rows of A
+together (coalesced; 16-bit weights are loaded narrow and multiplied in float32), each taking
+`vector_width` consecutive elements per step into as many accumulators per row (16-byte loads of A and
+of the vector where K keeps the rows aligned; gpu_lanes.py), then each row's lanes combine their
+partials: a warp butterfly, and one shared round for teams wider than a warp (gpu_lanes.shuffles; a
+shared-memory tree on SPIR-V). One load of the vector serves a team's rows; the vector stays in cache.
+
+The schedule (lanes, teams per workgroup, blocks per step, rows per team), measured on the H200 (session
+14 sweep, benchmarks/results/cuda-h200.md): one row per 256-thread workgroup, two blocks per step --
+the fastest or as fast as any at 4096 x 4096 f32 and 14336 x 4096 in both dtypes -- with lanes halved
+(teams filling the workgroup) while a thread would not get one whole step of a row; for
+16-bit weights of at most SMALL_NARROW elements, warps carrying 4 rows each, one block per step (4096 x
+4096 bf16: 75% of copy bandwidth launched back to back, against 61% for one row per 64 lanes). These
+are four shapes on one GPU: POOT_GPU_GEMV_SCHEDULE forces any other.
 
 The imported GEMV assets (kernels/contraction/gemv_{f32,bf16}.py: 64 lanes x 4 rows per workgroup,
 one element per load) take f32 and bf16 [N, K] @ [K, 1] products instead where `gemv_path` says so:
@@ -32,13 +35,12 @@ from ...fuse.indexing import unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, multiprocessors, shuffles, vector_width
+from .gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
 from .opaque import _batch
 
 MIN_K = 2 * GPU_WORKGROUP    # shorter rows keep one thread per output
-ROW_STEPS = 16               # 16-byte loads per thread and row at the least
 MIN_LANES = 32
-RESIDENT_GROUPS = 8           # 256-thread workgroups one multiprocessor holds at once (2048 threads)
+SMALL_NARROW = 1 << 24       # 16-bit weight elements up to which warps carry 4 rows (a 4096 x 4096 bf16 GEMV)
 ASSETS = {dt.float32: "gemv_f32", dt.bfloat16: "gemv_bf16"}
 AUTO_PATH = "generated"
 SCHEDULE_ENV = "POOT_GPU_GEMV_SCHEDULE"
@@ -81,10 +83,11 @@ def applies(step) -> bool:
     return out.shape[-1] == 1 and a.aval.shape[-1] >= MIN_K and out.size > 0 and dt.is_float(out.dtype)
 
 
-def schedule(n: int, K: int, vec: int, caps) -> tuple[int, int, int, int]:
+def schedule(n: int, K: int, vec: int, narrow: bool) -> tuple[int, int, int, int]:
     """(lanes per row, teams per workgroup, blocks per loop step, rows per team) for an n-row GEMV over
-    rows of K; POOT_GPU_GEMV_SCHEDULE="lanes,teams,unroll[,rows]" forces one (to measure variants in one
-    run; set it before a shape's first call: programs are cached by graph)."""
+    rows of K (`narrow`: 16-bit weights; see the module docstring). POOT_GPU_GEMV_SCHEDULE=
+    "lanes,teams,unroll[,rows]" forces one, to measure variants in one run (set it before a shape's
+    first call: programs are cached by graph)."""
     forced = os.environ.get(SCHEDULE_ENV, "").strip().lower()
     if forced and forced != "auto":
         try:
@@ -97,13 +100,12 @@ def schedule(n: int, K: int, vec: int, caps) -> tuple[int, int, int, int]:
             raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,teams,unroll[,rows]': lanes a power of two "
                             ">= 32, lanes * teams <= 1024 threads, unroll 1..8, rows per team 1..8 (or auto)")
         return lanes, teams, unroll, per
+    if narrow and n * K <= SMALL_NARROW and K >= WARP * vec:
+        return WARP, GPU_WORKGROUP // WARP, 1, 4
     lanes = GPU_WORKGROUP
-    while lanes > MIN_LANES and K < lanes * vec * ROW_STEPS:
+    while lanes > MIN_LANES and K < lanes * vec * UNROLL:
         lanes //= 2
-    teams = GPU_WORKGROUP // lanes
-    if ceil_div(n, teams) > multiprocessors(caps) * RESIDENT_GROUPS:
-        lanes, teams = GPU_WORKGROUP, 1
-    return lanes, teams, UNROLL, 1
+    return lanes, GPU_WORKGROUP // lanes, UNROLL, 1
 
 
 def generate_gpu_gemv(step, plan, caps) -> StepCode:
@@ -113,7 +115,7 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     n, K = out.size, a.aval.shape[-1]
     acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
     vec = vector_width([a.aval.dtype, b.aval.dtype])
-    lanes, teams, unroll, per = schedule(n, K, vec, caps)
+    lanes, teams, unroll, per = schedule(n, K, vec, a.aval.dtype.itemsize == 2)
     threads, rows = lanes * teams, teams * per
     ctx = KernelContext(step, plan, "gpu", workgroup=(threads, 1, 1))
     kb, gen = ctx.kb, ctx.gen
