@@ -88,3 +88,26 @@ def test_a_64_bit_atomic_add_is_refused_naming_the_missing_capability(arch):
         with pytest.raises(LoweringError, match=f"atomic add on {dtype.name} needs the SPIR-V capability Int64Atomics"):
             compile_kernel(suite.S.atomic_sum_kernel(dtype), "spirv", arch=arch)
     assert compile_kernel(suite.S.atomic_sum_kernel(dt.int32), "spirv", arch=arch).data[:4] == b"\x03\x02\x23\x07"
+
+
+def test_the_consumers_share_llvms_emission_and_each_module_names_its_entry(tmp_path, monkeypatch):
+    """Both consumers lower a kernel to the same LLVM IR: the second one (here, or in another process on
+    the same POOT_CACHE_DIR) takes LLVM's SPIR-V from the disk cache and applies only its post-pass."""
+    from poot.jit import cache
+    from poot.jit.llvm.spirv_naga import OP_ENTRY_POINT, _string, opcode, parse
+    from poot.jit.llvm.targets import spirv
+
+    monkeypatch.setenv("POOT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("POOT_DISK_CACHE", raising=False)
+    cache.cache_clear(memory=True, disk=False)
+    calls = []
+    worker = spirv.compile_spirv
+    monkeypatch.setattr(spirv, "compile_spirv", lambda ir, name="?": calls.append(name) or worker(ir, name))
+    kernel = suite.S.reduce_shared_kernel(64)
+    naga, raw = compile_kernel(kernel, "spirv"), compile_kernel(kernel, "spirv", arch="vulkan1.3")
+    assert len(calls) == 1 and naga.entry != raw.entry
+    for art in (naga, raw):
+        names = [_string(ins, 3) for ins in parse(art.data)[1] if opcode(ins) == OP_ENTRY_POINT]
+        assert names == [art.entry.encode()]
+    spirv_val(raw.data, kernel.name)
+    cache.cache_clear(memory=True, disk=False)

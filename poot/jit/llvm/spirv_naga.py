@@ -159,6 +159,28 @@ def duplicate_ids(data: bytes) -> set[int]:
     return dups
 
 
+def _string(ins: list[int], start: int) -> bytes:
+    return struct.pack(f"<{len(ins) - start}I", *ins[start:]).split(b"\0", 1)[0]
+
+
+def _string_as_words(text: bytes) -> list[int]:
+    padded = text + b"\0" * (4 - len(text) % 4)
+    return list(struct.unpack(f"<{len(padded) // 4}I", padded))
+
+
+def rename_entry(data: bytes, old: str, new: str) -> bytes:
+    """The module with its entry point (OpEntryPoint and the function's OpName) `old` called `new`."""
+    header, insts = parse(bytes(data))
+    was, now = old.encode(), _string_as_words(new.encode())
+    for k, ins in enumerate(insts):
+        op = opcode(ins)
+        if op == OP_ENTRY_POINT and _string(ins, 3) == was:
+            insts[k] = ins[:3] + now + ins[3 + _string_words(ins, 3):]
+        elif op == OP_NAME and _string(ins, 2) == was:
+            insts[k] = ins[:2] + now
+    return assemble(header, insts)
+
+
 # --- the fixes -------------------------------------------------------------------------------
 def drop_dead_declarations(insts: list[list[int]]) -> list[list[int]]:
     """Remove unreferenced Function-scope variables, types and constants (to a fixpoint) with their
@@ -503,4 +525,4 @@ def fix_for_naga(data: bytes) -> bytes:
     return assemble(header, insts)
 
 
-__all__ = ["fix_for_naga", "duplicate_ids", "parse", "assemble", "opcode", "BARRIER_SEMANTICS", "POST_PASS_VERSION"]
+__all__ = ["fix_for_naga", "duplicate_ids", "rename_entry", "parse", "assemble", "opcode", "BARRIER_SEMANTICS", "POST_PASS_VERSION"]

@@ -35,6 +35,8 @@ What differs from the other targets, and why:
 - Codegen runs in a worker process (spirv_worker.py): the backend corrupts ids across modules in one
   process and aborts on IR it cannot select. The worker also hides the left operand of each float
   subtraction from Mesa's float algebra, which otherwise erases mathlib's error-free transformations.
+  Its output (before the post-pass) is cached on disk by the IR, which is the same for both consumers:
+  the second one compiles a kernel with only its post-pass (llvm_spirv).
 
 Known limits on wgpu: drivers may contract a*b+c (naga drops NoContraction, so `add_nocontract` is not
 honoured there) and Mesa computes a/b as a*(1/b) (within ~1 ulp); a kernel binds at most the adapter's
@@ -51,10 +53,11 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from ....errors import LoweringError
+from ... import cache
 from ..ir import Func
 from ..spirv_intrinsics import redirect_intrinsics
 from ..spirv_lowering import SpirvLowering, storage_type
-from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga
+from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga, rename_entry
 from ..spirv_returns import eliminate_returns
 from ..spirv_vulkan import TARGET_ENV, fix_for_vulkan
 from ..spirv_widen import widen_narrow_ints
@@ -75,6 +78,27 @@ def _sources_digest() -> str:
     here = Path(__file__).resolve()
     files = [here, *sorted(here.parent.parent.glob("spirv_*.py"))]
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
+
+
+SHARED_ENTRY = "poot_entry"     # the entry symbol LLVM compiles under; each artifact's own name is put back after
+
+
+def llvm_spirv(ir: str, name: str) -> bytes:
+    """LLVM's SPIR-V for `ir` (before either consumer's post-pass), from the disk cache where another
+    process compiled the same IR: the two consumers lower a kernel to the same IR (the entry symbol aside,
+    so it is compiled as SHARED_ENTRY), and LLVM's emission is most of a cold compile."""
+    key = cache.cache_key(ir, "spirv-llvm", f"{TRIPLE}/{EXTENSIONS}")
+    hit = cache.disk_get(key)
+    if hit is not None:
+        return hit[1]
+    for _ in (0, 1):
+        raw = compile_spirv(ir, name)
+        dups = duplicate_ids(raw)
+        if not dups:
+            cache.disk_put(key, {"target": "spirv-llvm", "name": name, "entry": SHARED_ENTRY, "text": False}, raw)
+            return raw
+        restart_worker()                    # a worker gone bad: try once more in a fresh one
+    raise LoweringError(f"kernel '{name}': LLVM's SPIR-V backend defined ids {sorted(dups)[:5]} twice")
 
 
 class SpirvTarget:
@@ -155,13 +179,12 @@ class SpirvTarget:
         ir = str(mod)
         entry = re.search(r"define void @([\w.$]+)\(\)", ir)
         name = entry.group(1) if entry else "?"
-        for _ in (0, 1):
-            raw = compile_spirv(ir, name)
-            dups = duplicate_ids(raw)
-            if not dups:
-                return fix_for_vulkan(raw) if self.arch else fix_for_naga(raw)
-            restart_worker()                    # a worker gone bad: try once more in a fresh one
-        raise LoweringError(f"kernel '{name}': LLVM's SPIR-V backend defined ids {sorted(dups)[:5]} twice")
+        if entry:
+            raw = rename_entry(llvm_spirv(re.sub(rf"@{re.escape(name)}\b", f"@{SHARED_ENTRY}", ir), name),
+                               SHARED_ENTRY, name)
+        else:
+            raw = llvm_spirv(ir, name)
+        return fix_for_vulkan(raw) if self.arch else fix_for_naga(raw)
 
     def assembly(self, mod) -> str:
         spv = self.emit(mod)
