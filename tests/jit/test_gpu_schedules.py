@@ -66,34 +66,33 @@ def test_a_long_matrix_vector_product_gets_lanes_per_output():
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
 
 
-@pytest.mark.parametrize("shape,dtype", [((300, 1000), np.float32), ((2, 3, 700), np.float32),
-                                         ((64, 1030), ml_dtypes.bfloat16), ((37, 8192), np.float32),
-                                         ((3, 5, 4100), ml_dtypes.bfloat16)])
-def test_matrix_vector_products_match_numpy(gpu, shape, dtype):
-    rng = np.random.default_rng(2)
+def check_gemv(gpu, rng, shape, dtype, what=""):
+    """w @ x on `gpu` for random w of `shape`, within a few float32 roundings of each term of NumPy's."""
     w = rng.standard_normal(shape).astype(np.float32).astype(dtype)
     x = rng.standard_normal(shape[-1]).astype(np.float32).astype(dtype)
     with gpu:
         got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
     w64, x64 = w.astype(np.float64), x.astype(np.float64)
     bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
-    assert got.shape == shape[:-1] and np.all(np.abs(got - w64 @ x64) <= bound)
+    assert got.shape == shape[:-1] and np.all(np.abs(got - w64 @ x64) <= bound), (what, shape)
 
 
-@pytest.mark.parametrize("k,schedule", list(enumerate(["32,8,2", "32,4,4", "64,4,2", "128,2,1", "256,1,3", "32,1,1", "32,4,2,3", "64,2,1,4"])))
+@pytest.mark.parametrize("shape,dtype", [((300, 1000), np.float32), ((2, 3, 700), np.float32),
+                                         ((64, 1030), ml_dtypes.bfloat16), ((37, 8192), np.float32),
+                                         ((3, 5, 4100), ml_dtypes.bfloat16)])
+def test_matrix_vector_products_match_numpy(gpu, shape, dtype):
+    check_gemv(gpu, np.random.default_rng(2), shape, dtype)
+
+
+@pytest.mark.parametrize("k,schedule", list(enumerate(["32,8,2", "32,4,4", "64,4,2", "128,2,1", "256,1,3", "32,1,1",
+                                                        "32,4,2,3", "64,2,1,4"])))
 def test_each_forced_gemv_schedule_matches_numpy(monkeypatch, gpu, k, schedule):
     """POOT_GPU_GEMV_SCHEDULE: rows past the last whole workgroup, K not a multiple of a step; a shape
     per schedule, as compiled programs are cached by graph."""
     monkeypatch.setenv("POOT_GPU_GEMV_SCHEDULE", schedule)
     rng = np.random.default_rng(k)
-    for n, K, dtype in ((301 + k, 1000 + 8 * k, np.float32), (37 + k, 8200 + 8 * k, ml_dtypes.bfloat16)):
-        w = rng.standard_normal((n, K)).astype(np.float32).astype(dtype)
-        x = rng.standard_normal(K).astype(np.float32).astype(dtype)
-        with gpu:
-            got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
-        w64, x64 = w.astype(np.float64), x.astype(np.float64)
-        bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
-        assert np.all(np.abs(got - w64 @ x64) <= bound), (schedule, n, K)
+    check_gemv(gpu, rng, (301 + k, 1000 + 8 * k), np.float32, schedule)
+    check_gemv(gpu, rng, (37 + k, 8200 + 8 * k), ml_dtypes.bfloat16, schedule)
 
 
 def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, gpu):
@@ -101,14 +100,8 @@ def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, gpu):
     (launch,) = _launches("gemv_long")
     assert launch.kernel.name == "gemv_f32" and launch.groups[0] * launch.kernel.workgroup[1] == 512
     rng = np.random.default_rng(3)
-    for (n, k), dtype in (((77, 1500), np.float32), ((33, 700), ml_dtypes.bfloat16)):   # shapes no other test plans
-        w = rng.standard_normal((n, k)).astype(np.float32).astype(dtype)
-        x = rng.standard_normal(k).astype(np.float32).astype(dtype)
-        with gpu:
-            got = (pt.array(w) @ pt.array(x)).numpy().astype(np.float64)
-        w64, x64 = w.astype(np.float64), x.astype(np.float64)
-        bound = float(ml_dtypes.finfo(dtype).eps) * np.abs(w64 @ x64) + 4 * np.finfo(np.float32).eps * (np.abs(w64) @ np.abs(x64))
-        assert np.all(np.abs(got - w64 @ x64) <= bound)
+    check_gemv(gpu, rng, (77, 1500), np.float32, "asset")           # shapes no other test plans
+    check_gemv(gpu, rng, (33, 700), ml_dtypes.bfloat16, "asset")
 
 
 def test_a_bad_gemv_path_is_named(monkeypatch):
