@@ -5,33 +5,34 @@ the plain test command covers both devices without running every suite twice in 
 imported-kernel suite (tests/test_import_run.py) and the SPIR-V kernel suites (test_wgpu_spirv*.py,
 test_vulkan_spirv.py) take the devices in this process already.
 
-Cost. Nearly all of a child's time is lavapipe building pipelines (~50 ms each, one per distinct
-kernel, and kernels bake in their shapes) and, with a cold cache, LLVM emitting SPIR-V. The children
-start together and run one per core (this process only waits), and all share one POOT_CACHE_DIR.
+Cost. Nearly all of a child's time is compiling: LLVM emitting SPIR-V, the post-pass, and lavapipe
+(llvmpipe compiles a shader at its first dispatch, in every process), once per distinct kernel (kernels
+bake in their shapes). The children share one POOT_CACHE_DIR, where LLVM's SPIR-V is cached by its IR,
+which both consumers share: the wgpu children run first and the vulkan ones mostly find it there. The
+children start in SUITES order (the longest first), one per core; this process only waits.
 
-What is left out of the plain run, and why (POOT_GPU_SUITES=full runs all of it):
-- test_parity_indexing (FULL_ONLY): ~9 minutes per device with a cold cache on lavapipe (many distinct
-  gather/scatter kernels, each a pipeline); by hand on wgpu: 63 passed in 390 s;
-- test_parity_elementwise runs every op and special case, but the dtype-by-dtype matrix only for
-  ELEMENTWISE_DTYPES (one dtype of each storage class the SPIR-V target treats differently: bool and
-  8-bit ints in packed words, 32-bit native, 64-bit, float16, bfloat16 words, float64) and
-  mixed-dtype promotion only for pairs of those: the whole file takes ~9 minutes per device on
-  lavapipe, which CI's 25-minute budget cannot hold twice;
-- tests/scripts heat_stencil (slow on every device from a planning blowup, [B]'s, since fixed: worth
-  adding back once timed on lavapipe);
-- measured (this machine, 2 cores shared with other runs at a load of ~7, cold POOT_CACHE_DIR and Mesa
-  cache): all 22 children, indexing included, took 31 CPU-minutes over 50 wall-minutes; the two
-  indexing children were the longest (vulkan 1041 s of wall, wgpu cut at the 1500 s timeout).
-- EXCLUDE: per-device exclusions, each with its reason.
-Run one suite in full by hand: POOT_TEST_DEVICES=wgpu python -m pytest tests/trace/test_parity_elementwise.py
+Everything runs in the plain run: every parity suite (indexing and the whole elementwise dtype matrix
+included), the scripts and the kernel semantics suite. Measured (this machine, 2 cores shared with two
+other agents' full test runs, load average ~5, cold POOT_CACHE_DIR and Mesa cache; child wall seconds,
+before the unary suite was split in two):
+  wgpu:   elementwise unary 708, binary 225, rest 98, reductions 183, indexing 172, nn_linalg 95,
+          movement 63, array 55, creation 49, scripts 24, kernel_semantics 5   (1677 s);
+  vulkan: elementwise unary 171, binary 62, rest 28, reductions 55, indexing 59, nn_linalg 30,
+          movement 23, array 16, creation 18, scripts 7, kernel_semantics 2    (471 s).
+Each child's CPU seconds are printed beside its wall time (wait4), the figure to budget CI by.
+EXCLUDE: per-device exclusions, each with its reason (none today).
+Run one suite by hand: POOT_TEST_DEVICES=wgpu python -m pytest tests/trace/test_parity_elementwise.py
 """
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import pytest
 
@@ -40,30 +41,21 @@ from poot.errors import DeviceUnavailableError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEVICES = ("wgpu", "vulkan")
-ELEMENTWISE_DTYPES = ("bool", "int8", "int32", "uint64", "float16", "bfloat16", "float32", "float64")
-_MATRIX = " or ".join(f"-{d}]" for d in ELEMENTWISE_DTYPES)
-_PAIRS = " or ".join(f"-{a}-{b}]" for a in ELEMENTWISE_DTYPES for b in ELEMENTWISE_DTYPES)
-SUITES = {
-    "array": ["tests/trace/test_array.py", "tests/trace/test_errors.py", "tests/trace/test_lazy.py",
-              "tests/trace/test_jit.py", "tests/trace/test_control.py", "tests/trace/test_properties.py"],
-    "creation": ["tests/trace/test_parity_creation.py"],
+SUITES = {   # the longest first: the children are started in this order, each device's in turn
+    "elementwise_unary_ints": ["tests/trace/test_parity_elementwise.py", "-k", "unary and not float"],
+    "elementwise_unary_floats": ["tests/trace/test_parity_elementwise.py", "-k", "unary and float"],
+    "elementwise_binary": ["tests/trace/test_parity_elementwise.py", "-k", "binary"],
+    "elementwise_rest": ["tests/trace/test_parity_elementwise.py", "-k", "not unary and not binary"],
     "movement": ["tests/trace/test_parity_movement.py"],
-    "indexing": ["tests/trace/test_parity_indexing.py"],
     "reductions": ["tests/trace/test_parity_reductions.py"],
     "nn_linalg": ["tests/trace/test_parity_nn.py", "tests/trace/test_parity_linalg.py"],
-    "elementwise_unary": ["tests/trace/test_parity_elementwise.py", "-k", f"unary and ({_MATRIX})"],
-    "elementwise_binary": ["tests/trace/test_parity_elementwise.py", "-k", f"binary and ({_MATRIX})"],
-    "elementwise_rest": ["tests/trace/test_parity_elementwise.py", "-k",
-                         f"not unary and not binary and (not mixed_dtypes or {_PAIRS})"],
-    "scripts": ["tests/scripts/test_scripts.py", "-k", "not heat_stencil"],
+    "indexing": ["tests/trace/test_parity_indexing.py"],
+    "creation": ["tests/trace/test_parity_creation.py"],
+    "array": ["tests/trace/test_array.py", "tests/trace/test_errors.py", "tests/trace/test_lazy.py",
+              "tests/trace/test_jit.py", "tests/trace/test_control.py", "tests/trace/test_properties.py"],
+    "scripts": ["tests/scripts/test_scripts.py"],
     "kernel_semantics": ["tests/test_kernel_semantics.py"],
 }
-FULL = os.environ.get("POOT_GPU_SUITES") == "full"
-if FULL:
-    SUITES.update({k: [SUITES[k][0]] for k in ("elementwise_unary", "elementwise_binary")},
-                  elementwise_rest=["tests/trace/test_parity_elementwise.py", "-k", "not unary and not binary"],
-                  scripts=["tests/scripts/test_scripts.py"])
-FULL_ONLY = {"indexing"}
 EXCLUDE: dict[tuple[str, str], tuple[str, str]] = {   # (device, suite) -> (-k expression, why)
 }
 CHILD_TIMEOUT_S = 1500
@@ -81,20 +73,41 @@ def _command(device: str, suite: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark", "-rfEs", *args]
 
 
-def _run(device: str, suite: str) -> tuple[subprocess.CompletedProcess, float]:
+@dataclass
+class Child:
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    cpu_s: float          # user + system of the child and what it waited for (its SPIR-V worker)
+
+
+def _run(device: str, suite: str) -> Child:
+    """One child pytest; its CPU time comes from wait4, so it reads the same on a busy machine."""
     env = dict(os.environ, POOT_TEST_DEVICES=device, POOT_KERNEL_DEVICES=device, CI="true")
     t0 = time.perf_counter()
-    r = subprocess.run(_command(device, suite), cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=CHILD_TIMEOUT_S)
-    return r, time.perf_counter() - t0
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(_command(device, suite), cwd=ROOT, env=env, stdout=out, stderr=err)
+        timer = threading.Timer(CHILD_TIMEOUT_S, p.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)    # reaped here: Popen must not wait again
+        text = [f.seek(0) or f.read().decode(errors="replace") for f in (out, err)]
+    if p.returncode == -9:
+        text[1] += f"\nchild killed after {CHILD_TIMEOUT_S} s"
+    return Child(p.returncode, *text, time.perf_counter() - t0, usage.ru_utime + usage.ru_stime)
 
 
 @pytest.fixture(scope="module")
 def children(request):
     """Start the child run of every (device, suite) this session selected, one per core; each test
     then waits for its own."""
-    wanted = [(it.callspec.params["device_name"], it.callspec.params["suite"]) for it in request.session.items
-              if it.originalname == "test_suite_passes_on_device" and hasattr(it, "callspec")]
+    wanted = sorted(((it.callspec.params["device_name"], it.callspec.params["suite"]) for it in request.session.items
+                     if it.originalname == "test_suite_passes_on_device" and hasattr(it, "callspec")),
+                    key=lambda job: (DEVICES.index(job[0]), list(SUITES).index(job[1])))
     pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
     jobs = {job: pool.submit(_run, *job) for job in wanted if _available(job[0]) is None}
     yield jobs
@@ -116,14 +129,14 @@ def _available(device: str) -> str | None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("suite", sorted(SUITES if FULL else set(SUITES) - FULL_ONLY))
+@pytest.mark.parametrize("suite", sorted(SUITES))
 @pytest.mark.parametrize("device_name", DEVICES)
 def test_suite_passes_on_device(children, device_name, suite):
     why = _available(device_name)
     if why is not None:
         pytest.skip(f"no {device_name} device here: {why}")
-    r, seconds = children[device_name, suite].result()
+    r = children[device_name, suite].result()
     tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-    print(f"{device_name} {suite}: {tail} (child {seconds:.0f} s)")
+    print(f"{device_name} {suite}: {tail} (child {r.wall_s:.0f} s wall, {r.cpu_s:.0f} s CPU)")
     assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "unavailable here" not in r.stdout, r.stdout[-2000:]   # ran, on the device
