@@ -12,13 +12,13 @@ which both consumers share: the wgpu children run first and the vulkan ones most
 children start in SUITES order (the longest first), one per core; this process only waits.
 
 Everything runs in the plain run: every parity suite (indexing and the whole elementwise dtype matrix
-included), the scripts and the kernel semantics suite. Measured (this machine, 2 cores shared with two
-other agents' full test runs, load average ~5, cold POOT_CACHE_DIR and Mesa cache; child wall seconds,
-before the unary suite was split in two):
-  wgpu:   elementwise unary 708, binary 225, rest 98, reductions 183, indexing 172, nn_linalg 95,
-          movement 63, array 55, creation 49, scripts 24, kernel_semantics 5   (1677 s);
-  vulkan: elementwise unary 171, binary 62, rest 28, reductions 55, indexing 59, nn_linalg 30,
-          movement 23, array 16, creation 18, scripts 7, kernel_semantics 2    (471 s).
+included), the scripts and the kernel semantics suite. Measured (this machine, 2 cores shared with
+another agent's run, load average ~2.5, cold POOT_CACHE_DIR and Mesa cache): 24 passed in 638 s wall,
+1139 CPU-s; child CPU seconds:
+  wgpu:   unary ints 190, unary floats 85, binary 64, rest 39, indexing 89, reductions 73,
+          nn_linalg 49, array 30, movement 28, creation 26, scripts 13, kernel_semantics 3   (689 s);
+  vulkan: unary ints 107, unary floats 45, binary 43, rest 30, indexing 61, reductions 59,
+          nn_linalg 33, array 17, movement 24, creation 20, scripts 8, kernel_semantics 2    (449 s).
 Each child's CPU seconds are printed beside its wall time (wait4), the figure to budget CI by.
 EXCLUDE: per-device exclusions, each with its reason (none today).
 Run one suite by hand: POOT_TEST_DEVICES=wgpu python -m pytest tests/trace/test_parity_elementwise.py
@@ -44,15 +44,15 @@ DEVICES = ("wgpu", "vulkan")
 SUITES = {   # the longest first: the children are started in this order, each device's in turn
     "elementwise_unary_ints": ["tests/trace/test_parity_elementwise.py", "-k", "unary and not float"],
     "elementwise_unary_floats": ["tests/trace/test_parity_elementwise.py", "-k", "unary and float"],
-    "elementwise_binary": ["tests/trace/test_parity_elementwise.py", "-k", "binary"],
-    "elementwise_rest": ["tests/trace/test_parity_elementwise.py", "-k", "not unary and not binary"],
-    "movement": ["tests/trace/test_parity_movement.py"],
-    "reductions": ["tests/trace/test_parity_reductions.py"],
-    "nn_linalg": ["tests/trace/test_parity_nn.py", "tests/trace/test_parity_linalg.py"],
     "indexing": ["tests/trace/test_parity_indexing.py"],
-    "creation": ["tests/trace/test_parity_creation.py"],
+    "reductions": ["tests/trace/test_parity_reductions.py"],
+    "elementwise_binary": ["tests/trace/test_parity_elementwise.py", "-k", "binary"],
+    "nn_linalg": ["tests/trace/test_parity_nn.py", "tests/trace/test_parity_linalg.py"],
+    "elementwise_rest": ["tests/trace/test_parity_elementwise.py", "-k", "not unary and not binary"],
     "array": ["tests/trace/test_array.py", "tests/trace/test_errors.py", "tests/trace/test_lazy.py",
               "tests/trace/test_jit.py", "tests/trace/test_control.py", "tests/trace/test_properties.py"],
+    "movement": ["tests/trace/test_parity_movement.py"],
+    "creation": ["tests/trace/test_parity_creation.py"],
     "scripts": ["tests/scripts/test_scripts.py"],
     "kernel_semantics": ["tests/test_kernel_semantics.py"],
 }
