@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..errors import DeviceError
-from .base import Buffer, Capabilities, Device
+from .base import Buffer, Capabilities, Device, PerThread
 from .cpu_pool import HostPool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -75,13 +75,6 @@ def _address(handle: np.ndarray) -> int:
     return addr
 
 
-class _OpenRecording(threading.local):
-    """The recording open on this thread: only this thread's dispatches are captured (another
-    thread's eager work must run, not land in a recording that replays it later on freed buffers)."""
-    open = None
-
-
-RECORDING = _OpenRecording()
 _ENGINE_LOCK = threading.Lock()
 
 
@@ -193,6 +186,7 @@ _ALIGN = 64
 
 class CpuDevice(Device):
     name = "cpu"
+    _recording = PerThread()          # the CpuRecording open on this thread (poot/devices/cpu_replay.py)
 
     def __init__(self):
         self.caps = Capabilities(name="cpu", target="cpu", max_workgroup_size=1,
@@ -263,8 +257,8 @@ class CpuDevice(Device):
 
     def dispatch(self, program: CpuProgram, buffers: list, grid) -> None:
         """Run `program` over `grid` workgroups; `buffers` = kernel buffers + [meta, trap]."""
-        rec = RECORDING.open
-        if rec is not None and rec.device is self:
+        rec = self._recording
+        if rec is not None:
             rec.add(program, buffers, grid)
             return
         gx, gy, gz = grid

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ..errors import DeviceError
+from . import base
 from .base import Buffer
 
 
@@ -24,36 +24,19 @@ class _Call:
         self.total = total
 
 
-class CpuRecording:
+class CpuRecording(base.Recording):
     def __init__(self, device):
-        self.device = device
-        self.commands: list[tuple] = []
+        super().__init__(device)
         self.calls: list[_Call] = []
         self.slots: dict[int, list[tuple[ctypes.Array, int]]] = {}   # id(buffer) -> pointer slots
         self.rebound: set[int] = set()       # ids of recorded buffers whose slots hold others now
-        self.closed = False
+        self.buffers: dict[int, Buffer] = {}
 
     def add(self, program, buffers: list[Buffer], grid) -> None:
         self.commands.append((program, list(buffers), grid))
 
-    def __enter__(self) -> "CpuRecording":
-        dev = self.device
-        from .cpu import RECORDING
-
-        if RECORDING.open is not None:
-            raise DeviceError(f"{dev.name}: a recording is already open on this thread")
-        if self.closed:
-            raise DeviceError(f"{dev.name}: this recording is closed; start a new one with record()")
-        RECORDING.open = self
-        return self
-
-    def __exit__(self, exc_type, *exc) -> None:
-        from .cpu import RECORDING
-
-        RECORDING.open = None
-        self.closed = True
-        if exc_type is None:
-            self._build()
+    def finish(self) -> None:
+        self._build()
 
     def _build(self) -> None:
         from .cpu import launch_args
@@ -100,9 +83,6 @@ class CpuRecording:
         cores = dev.caps.cores
         for c in self.calls:
             run_groups(dev._pool, c.program, c.ptrs, c.meta, c.trap, c.total, cores)
-
-    def __len__(self) -> int:
-        return len(self.commands)
 
     def __repr__(self) -> str:
         return f"<cpu recording of {len(self.commands)} dispatches>"
