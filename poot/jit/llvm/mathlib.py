@@ -31,138 +31,22 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from ...errors import NotBuiltError
 from . import mathcoeffs as C
-from .ir import Func, Module, float_const
+from .ir import Module
+from .mathbuild import MathBuilder
 
 _INF, _NAN = float("inf"), float("nan")
 NATIVE_F32 = frozenset({"exp", "exp2", "log", "expm1", "tanh", "sinh", "cosh", "erf", "sin", "cos"})
 BINARY = frozenset({"pow", "atan2", "hypot"})
 
 
-class _B:
-    """A builder for one mathlib function of type `ty` ('float' or 'double')."""
-
-    def __init__(self, m: Module, ty: str, lanes: int = 0):
-        """`lanes` > 0: every value is a <lanes x ty> vector (mathvec.py's variants; the methods the
-        trigonometric functions use, and no `call`)."""
-        self.m, self.ety, self.lanes = m, ty, lanes
-        self.dbl = ty == "double"
-        self.bits = 64 if self.dbl else 32
-        self.ty, self.it, self.i1 = self.vt(ty), self.vt(f"i{self.bits}"), self.vt("i1")
-        self.mant = 52 if self.dbl else 23
-        self.bias = 1023 if self.dbl else 127
-        self.f = Func("m")
-        self.sfx = "f64" if self.dbl else "f32"
-
-    def vt(self, scalar: str) -> str:
-        return f"<{self.lanes} x {scalar}>" if self.lanes else scalar
-
-    def splat(self, lit, scalar: str) -> str:
-        """A literal of type `scalar` as an operand of this builder's shape (registers unchanged)."""
-        lit = str(lit)
-        return f"splat ({scalar} {lit})" if self.lanes and not lit.startswith(("%", "splat")) else lit
-
-    def k(self, v: float) -> str:
-        return self.splat(float_const(v if self.dbl or math.isnan(v) else float(np.float32(v))), self.ety)
-
-    def o(self, text: str) -> str:
-        return self.f.op(text)
-
-    def add(self, a, b): return self.o(f"fadd {self.ty} {a}, {b}")
-    def sub(self, a, b): return self.o(f"fsub {self.ty} {a}, {b}")
-    def mul(self, a, b): return self.o(f"fmul {self.ty} {a}, {b}")
-    def div(self, a, b): return self.o(f"fdiv {self.ty} {a}, {b}")
-    def neg(self, a): return self.o(f"fneg {self.ty} {a}")
-    def cmp(self, pred, a, b): return self.o(f"fcmp {pred} {self.ty} {a}, {b}")
-    def and_(self, a, b): return self.o(f"and {self.i1} {a}, {b}")
-    def or_(self, a, b): return self.o(f"or {self.i1} {a}, {b}")
-    def not_(self, a): return self.o(f"xor {self.i1} {a}, {self.splat('true', 'i1')}")
-
-    def sel(self, c, a, b, ty=None):
-        ety = ty or self.ety
-        vty = self.vt(ety)
-        return self.o(f"select {self.i1} {c}, {vty} {self.splat(a, ety)}, {vty} {self.splat(b, ety)}")
-
-    def intr(self, name, *args, ret=None):
-        ret = ret or self.ty
-        sfx = f"v{self.lanes}{self.sfx}" if self.lanes else self.sfx
-        fn = self.m.intrinsic(f"llvm.{name}.{sfx}", ret, ", ".join(self.ty for _ in args))
-        return self.o(f"call {ret} {fn}(" + ", ".join(f"{self.ty} {a}" for a in args) + ")")
-
-    def fma(self, a, b, c): return self.intr("fma", a, b, c)
-    def fabs(self, a): return self.intr("fabs", a)
-    def rint(self, a): return self.intr("roundeven", a)
-    def floor(self, a): return self.intr("floor", a)
-    def sqrt(self, a): return self.intr("sqrt", a)
-    def copysign(self, a, b): return self.intr("copysign", a, b)
-
-    def bits_of(self, a): return self.o(f"bitcast {self.ty} {a} to {self.it}")
-    def from_bits(self, i): return self.o(f"bitcast {self.it} {i} to {self.ty}")
-    def i(self, op, a, b): return self.o(f"{op} {self.it} {a}, {self.splat(b, f'i{self.bits}')}")
-
-    def to_int(self, a):
-        """An integral-valued float known to lie within +-2**30 (or NaN, taken as 0) as an integer.
-        A plain fptosi to i32 on a NaN-free value: it vectorizes (one vcvttps2dq), where fptosi.sat
-        is scalarized on x86 and an unguarded NaN would make the result poison."""
-        safe = self.sel(self.cmp("ord", a, a), a, self.k(0.0))
-        i = self.o(f"fptosi {self.ty} {safe} to {self.vt('i32')}")
-        return self.o(f"sext {self.vt('i32')} {i} to {self.it}") if self.dbl else i
-
-    def to_float(self, i): return self.o(f"sitofp {self.it} {i} to {self.ty}")
-
-    def horner(self, x, coeffs):
-        p = self.k(coeffs[-1])
-        for c in reversed(coeffs[:-1]):
-            p = self.fma(p, x, self.k(c))
-        return p
-
-    def clamp(self, x, lo, hi):
-        """x limited to [lo, hi], NaN kept."""
-        x = self.sel(self.cmp("ogt", x, self.k(hi)), self.k(hi), x)
-        return self.sel(self.cmp("olt", x, self.k(lo)), self.k(lo), x)
-
-    def call(self, op, *args):
-        fn = require(self.m, op, self.ty)
-        return self.o(f"call {self.ty} {fn}(" + ", ".join(f"{self.ty} {a}" for a in args) + ")")
-
-    def pow2(self, n_int):
-        """2**n as a float, for n in the normal exponent range."""
-        e = self.i("add", n_int, self.bias)
-        return self.from_bits(self.i("shl", e, self.mant))
-
-    def scale(self, p, n):
-        """p * 2**n for integral-valued float n with |n| up to ~2 * the exponent range."""
-        ni = self.to_int(n)
-        n1 = self.i("ashr", ni, 1)
-        n2 = self.i("sub", ni, n1)
-        return self.mul(self.mul(p, self.pow2(n1)), self.pow2(n2))
-
-    def two_sum(self, a, b):
-        s = self.add(a, b)
-        bb = self.sub(s, a)
-        err = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
-        return s, err
-
-    def is_zero(self, x): return self.cmp("oeq", x, self.k(0.0))
-    def keep_zero(self, x, r): return self.sel(self.is_zero(x), x, r)   # f(±0) = ±0
-    def isnan(self, x): return self.cmp("uno", x, x)
-    # f(NaN) = NaN said outright: Vulkan drivers may assume no NaN in a clamp's compare-and-select
-    # (NVIDIA's ran exp(NaN) as exp(89) = inf), while isnan stays exact (OpIsNan)
-    def nan_through(self, x, r): return self.sel(self.isnan(x), x, r)
-    def isinf(self, x): return self.cmp("oeq", self.fabs(x), self.k(_INF))
-
-    def signbit(self, x):
-        return self.o(f"icmp slt {self.it} {self.bits_of(x)}, {self.splat(0, f'i{self.bits}')}")
-
-
 # --- exp family ------------------------------------------------------------------------------------
 _INV_FACT = [1.0 / math.factorial(k) for k in range(16)]
 
 
-def _exp_core(b: _B, x, lo=None, base2=False):
+def _exp_core(b: MathBuilder, x, lo=None, base2=False):
     if base2:
         xc = b.clamp(x, -1076.0, 1025.0) if b.dbl else b.clamp(x, -151.0, 129.0)
         n = b.rint(xc)
@@ -212,7 +96,7 @@ _LOG_P = [2.0 / (2 * k + 3) for k in range(11)]          # 2/3, 2/5, ..., 2/23
 LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # fdlibm: e*LN2_HI exact
 
 
-def _log_dd(b: _B, x):
+def _log_dd(b: MathBuilder, x):
     """log(x) = H + L for finite x > 0 (double only)."""
     tiny = b.cmp("olt", x, b.k(2.2250738585072014e-308))
     xs = b.sel(tiny, b.mul(x, b.k(2.0 ** 54)), x)
@@ -237,7 +121,7 @@ def _log_dd(b: _B, x):
     return h, low
 
 
-def _log_special(b: _B, x, res):
+def _log_special(b: MathBuilder, x, res):
     res = b.sel(b.is_zero(x), b.k(-_INF), res)
     res = b.sel(b.cmp("olt", x, b.k(0.0)), b.k(_NAN), res)
     res = b.sel(b.cmp("oeq", x, b.k(_INF)), x, res)
@@ -337,7 +221,7 @@ def _sincos_f32(b, x):
     """float sin/cos: the reduction in double (exact for |x| <= 2**50, as for double), r rounded to
     float with its rounding error kept as a first-order correction, then float polynomials (Taylor to
     r**9 / r**10: truncation < 2**-28 on |r| <= pi/4); about half the work of computing in double."""
-    d = _B(b.m, "double", b.lanes)
+    d = MathBuilder(b.m, "double", b.lanes)
     d.f = b.f
     xd = b.o(f"fpext {b.ty} {x} to {d.ty}")
     n = d.rint(d.mul(xd, d.k(0.6366197723675814)))
@@ -552,7 +436,7 @@ def require(module: Module, op: str, ty: str) -> str:
     nargs = 2 if op in BINARY else 1
     params = ", ".join(f"{ty} %a{i}" for i in range(nargs))
     args = [f"%a{i}" for i in range(nargs)]
-    b = _B(module, ty)
+    b = MathBuilder(module, ty)
     if ty == "float" and op not in NATIVE_F32:
         wide = [b.o(f"fpext float {a} to double") for a in args]
         fn = require(module, op, "double")

@@ -23,7 +23,7 @@ import numpy as np
 from . import mathcoeffs as C
 from . import mathlib
 from .ir import Module
-from .mathlib import _B
+from .mathbuild import MathBuilder
 
 OPS = frozenset({"sin", "cos"})
 FAST_BOUND = 71476.0625          # NumPy's AVX-512 sinf bound; the fast path's accuracy below it is tested
@@ -40,7 +40,7 @@ def _pio2_floats() -> tuple[float, float, float]:
 PIO2_F = _pio2_floats()        # 0x1.921fb6p0, -0x1.777a5cp-25, -0x1.ee59dap-50
 
 
-def _fast(b: _B, x, op: str):
+def _fast(b: MathBuilder, x, op: str):
     """sin or cos of x for |x| <= FAST_BOUND (and NaN), float only."""
     n = b.rint(b.mul(x, b.k(0.6366197723675814)))
     nn = b.neg(n)
@@ -62,11 +62,11 @@ def _fast(b: _B, x, op: str):
     return b.keep_zero(x, res) if op == "sin" else res
 
 
-def _exact(b: _B, x, op: str):
+def _exact(b: MathBuilder, x, op: str):
     return mathlib._sin(b, x) if op == "sin" else mathlib._cos(b, x)
 
 
-def _body(b: _B, x, op: str):
+def _body(b: MathBuilder, x, op: str):
     """Fast path, then (one branch) the exact one when a lane (or the scalar) is beyond FAST_BOUND."""
     fast = _fast(b, x, op)
     big = b.cmp("ugt", b.fabs(x), b.k(FAST_BOUND))   # unordered: NaN takes the exact path (NaN there too)
@@ -86,7 +86,7 @@ def _body(b: _B, x, op: str):
     return b.o(f"phi {b.ty} [ {fast}, %{here} ], [ {slow}, %{there} ]")
 
 
-def _tanh(b: _B, x):
+def _tanh(b: MathBuilder, x):
     """float tanh as mathlib's (e**2|x| - 1) / (e**2|x| + 1) with expm1 inlined, less what the CPU
     does not need: one clamp (2|x| <= 18 needs no second), no NaN guard before fptosi (a NaN's
     poison is selected away by nan_through), no zero test (copysign keeps -0.0), and Taylor terms to
@@ -111,12 +111,12 @@ def require(module: Module, op: str, lanes: tuple[int, ...]) -> str:
     """Define `@poot.<op>.f32` (noinline, with vector variants of the given widths) once."""
     name = f"poot.{op}.f32"
     variants = ",".join(f"_ZGV_LLVM_N{n}v_{name}({name}.v{n})" for n in lanes)
-    b = _B(module, "float")
+    b = MathBuilder(module, "float")
     b.f.term(f"ret float {_body(b, '%a0', op)}")
     module.functions.append(b.f.render(f'define internal float @{name}(float %a0) noinline willreturn speculatable '
                                        f'memory(none) "vector-function-abi-variant"="{variants}" #0'))
     for n in lanes:
-        v = _B(module, "float", n)
+        v = MathBuilder(module, "float", n)
         v.f.term(f"ret {v.ty} {_body(v, '%a0', op)}")
         # not internal: O3 would delete it before the vectorizer calls it; the CPU target makes it
         # internal afterwards (targets/cpu.py)

@@ -16,7 +16,7 @@ barrier-free statement that targets a loop containing a barrier is lowered at wo
 """
 from __future__ import annotations
 
-from ..kir.model import Barrier, Break, Continue, For, If, Return, Trap, While
+from ..kir.model import Barrier, Break, Continue, For, If, Return, While
 from .ir import reg_type
 from .lower import Lowering
 
