@@ -83,22 +83,51 @@ def gpu_ms(dev, program, args, groups: int, rounds: int = GPU_ROUNDS) -> list[fl
     """GPU milliseconds of each of `rounds` dispatches of `program` over `args` (meta and trap included)
     and `groups` workgroups: one compute pass per dispatch, timestamps at its start and end (resolved in
     nanoseconds, as WebGPU specifies)."""
-    from poot.devices.wgpu_adapter import fold_grid
+    return launches_gpu_ms(dev, [(program, args, (groups, 1, 1))], rounds)
+
+
+def poot_launches(dev, call) -> list[tuple]:
+    """The dispatches one `call()` (a poot realize on `dev`) makes, as (program, buffers, groups), captured
+    while they run as usual; the buffers poot freed after the call are replaced by new ones of their size
+    (intermediates: each is written by an earlier launch of the list before a later one reads it)."""
+    seen, dispatch = [], dev.dispatch
+
+    def spy(program, buffers, groups):
+        seen.append((program, list(buffers), groups))
+        dispatch(program, buffers, groups)
+
+    dev.dispatch = spy
+    try:
+        call()
+    finally:
+        del dev.dispatch
+    fresh: dict = {}
+    return [(p, [b if b.handle is not None else fresh.setdefault(id(b), dev.allocate(b.nbytes)) for b in bufs], g)
+            for p, bufs, g in seen]
+
+
+def launches_gpu_ms(dev, launches, rounds: int = GPU_ROUNDS) -> list[float]:
+    """GPU milliseconds of each of `rounds` runs of `launches` [(program, buffers, groups)], all of one
+    round in one compute pass with timestamps at its start and end (WebGPU orders the dispatches' storage
+    accesses within a pass)."""
+    from poot.devices.grid import dispatch_grid
 
     need_timestamps(dev)
     w, d = dev._wgpu, dev._dev
     dev.synchronize()
-    grid = fold_grid((groups, 1, 1), dev.caps.extra["max_workgroups_per_dimension"])
-    pipeline, group = dev._pipeline(program, len(args)), dev._bind_group(args)
+    cap = (dev.caps.extra["max_workgroups_per_dimension"],) * 3
+    bound = [(dev._pipeline(p, len(bufs)), dev._bind_group(bufs), dispatch_grid("wgpu", p, g, cap))
+             for p, bufs, g in launches]
     queries = d.create_query_set(type=w.QueryType.timestamp, count=2 * rounds)
     stamps = d.create_buffer(size=16 * rounds, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
     enc = d.create_command_encoder()
     for r in range(rounds):
         p = enc.begin_compute_pass(timestamp_writes={"query_set": queries, "beginning_of_pass_write_index": 2 * r,
                                                      "end_of_pass_write_index": 2 * r + 1})
-        p.set_pipeline(pipeline)
-        p.set_bind_group(0, group)
-        p.dispatch_workgroups(*grid)
+        for pipeline, group, grid in bound:
+            p.set_pipeline(pipeline)
+            p.set_bind_group(0, group)
+            p.dispatch_workgroups(*grid)
         p.end()
     enc.resolve_query_set(queries, 0, 2 * rounds, stamps, 0)
     d.queue.submit([enc.finish()])
@@ -176,18 +205,30 @@ def copy_bandwidth(dev) -> float:
 def report(benchmark, dev, group, impl, times_ms, nbytes, *, call=None, call_ms=None, extra=None, ceiling=None):
     """Record `times_ms` of moving `nbytes` against `ceiling` bytes/s (default: the device's wall-clock
     buffer copy, copy_bandwidth); the % figure is of the median time."""
-    mid = statistics.median(times_ms)
-    ceiling = ceiling or copy_bandwidth(dev)
-    rec = {"group": group, "impl": impl, "adapter": dev.info.get("device"), "backend": dev.info.get("backend_type"),
-           "ms_min": min(times_ms), "ms_median": mid, "rounds": len(times_ms), "bytes": nbytes,
-           "bytes_per_s": nbytes / (mid * 1e-3), "pct_of_copy_bandwidth": 100 * nbytes / (mid * 1e-3) / ceiling,
-           "ceiling_bytes_per_s": ceiling}
+    extra = dict(extra or {})
     if call_ms is not None:
-        rec["call_ms_min"], rec["call_ms_median"] = min(call_ms), statistics.median(call_ms)
-    rec.update(extra or {})
+        extra["call_ms_min"], extra["call_ms_median"] = min(call_ms), statistics.median(call_ms)
+    rec = _record(dev, group, impl, times_ms, nbytes, ceiling or copy_bandwidth(dev), extra)
     benchmark.group = group
     benchmark.extra_info.update(rec)
     benchmark.pedantic(call or (lambda: None), rounds=3 if call else 1, iterations=1)
+    return rec
+
+
+def report_poot_kernels(dev, group, launches, nbytes):
+    """Record, as impl `poot-kernels`, the GPU time of the kernels one poot call launched (poot_launches)
+    against the copy kernel's bandwidth (a row beside the test's own; no pytest-benchmark entry)."""
+    ms = launches_gpu_ms(dev, launches)
+    return _record(dev, group, "poot-kernels", ms, nbytes, copy_kernel_bandwidth(dev),
+                   {"timing": "gpu-timestamps", "kernels": [p.name for p, _, _ in launches]})
+
+
+def _record(dev, group, impl, times_ms, nbytes, ceiling, extra) -> dict:
+    mid = statistics.median(times_ms)
+    rec = {"group": group, "impl": impl, "adapter": dev.info.get("device"), "backend": dev.info.get("backend_type"),
+           "ms_min": min(times_ms), "ms_median": mid, "rounds": len(times_ms), "bytes": nbytes,
+           "bytes_per_s": nbytes / (mid * 1e-3), "pct_of_copy_bandwidth": 100 * nbytes / (mid * 1e-3) / ceiling,
+           "ceiling_bytes_per_s": ceiling, **extra}
     record(rec)
     print(f"\n{group} {impl}: {mid:.3f} ms (median), {rec['bytes_per_s'] / 1e9:.1f} GB/s = "
           f"{rec['pct_of_copy_bandwidth']:.1f}% of copy bandwidth")

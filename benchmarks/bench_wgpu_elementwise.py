@@ -1,7 +1,8 @@
 """Fused elementwise chains over float32 on the wgpu device, as % of its copy kernel's bandwidth (bytes:
 each input read once, the output written once). `kernel`: the chain as one KIR kernel, one element per
 thread, timed by GPU timestamps (bench_wgpu_common.py); `poot`: the same expression through the array
-API, end to end by the wall clock."""
+API, end to end by the wall clock; `poot-kernels`: the kernels that call launches (poot's own generated
+ones), by GPU timestamps."""
 import numpy as np
 import pytest
 
@@ -10,8 +11,8 @@ from poot import dtypes as dt
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Binary, Len
 
-from bench_wgpu_common import (WG, copy_kernel_bandwidth, elements, gpu_ms, need_timestamps, need_wgpu,
-                               prepared, report, time_calls, upload)
+from bench_wgpu_common import (WG, copy_kernel_bandwidth, elements, gpu_ms, need_timestamps, need_wgpu, poot_launches,
+                               prepared, report, report_poot_kernels, time_calls, upload)
 
 CHAINS = {
     "mixed": lambda a, b, c, m: 2 * a + b * c - m.exp(a) / (1 + b * b),
@@ -71,7 +72,10 @@ def test_chain_through_the_array_api(benchmark, data, chain):
         call = lambda: pt.realize(CHAINS[chain](a, b, c, pt))  # noqa: E731
         got = call().numpy()
         ms = time_calls(call)
+        launches = poot_launches(dev, call)
     want = CHAINS[chain](*(x.astype(np.float64) for x in host), np)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    report(benchmark, dev, f"wgpu-elementwise-{chain}-{n >> 20}M-f32", "poot", ms, 16 * n, call=call, call_ms=ms,
+    group = f"wgpu-elementwise-{chain}-{n >> 20}M-f32"
+    report(benchmark, dev, group, "poot", ms, 16 * n, call=call, call_ms=ms,
            extra={"timing": "wall-clock"}, ceiling=copy_kernel_bandwidth(dev))
+    report_poot_kernels(dev, group, launches, 16 * n)

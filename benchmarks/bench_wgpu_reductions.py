@@ -2,7 +2,8 @@
 `kernel`: one KIR kernel, GPU-shaped -- each thread accumulates a strided (coalesced) slice, then a
 shared-memory tree with barriers reduces the workgroup to one partial -- timed by GPU timestamps
 (bench_wgpu_common.py); the few partials are summed on the host. `poot`: x.sum() through the array
-API, end to end by the wall clock."""
+API, end to end by the wall clock; `poot-kernels`: the kernels that sum launches (poot's split reduction), by
+GPU timestamps."""
 import numpy as np
 import pytest
 
@@ -11,8 +12,8 @@ from poot import dtypes as dt
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Len
 
-from bench_wgpu_common import (WG, copy_kernel_bandwidth, elements, gpu_ms, need_timestamps, need_wgpu,
-                               prepared, report, time_calls, upload)
+from bench_wgpu_common import (WG, copy_kernel_bandwidth, elements, gpu_ms, need_timestamps, need_wgpu, poot_launches,
+                               prepared, report, report_poot_kernels, time_calls, upload)
 
 GROUPS = 1024
 
@@ -70,6 +71,9 @@ def test_sum_through_the_array_api(benchmark, data):
         call = lambda: pt.realize(x.sum())  # noqa: E731
         got = float(call().numpy())
         ms = time_calls(call)
+        launches = poot_launches(dev, call)
     assert abs(got - float(host.astype(np.float64).sum())) <= 1e-4 * n
-    report(benchmark, dev, f"wgpu-sum-{n >> 20}M-f32", "poot", ms, 4 * n, call=call, call_ms=ms,
+    group = f"wgpu-sum-{n >> 20}M-f32"
+    report(benchmark, dev, group, "poot", ms, 4 * n, call=call, call_ms=ms,
            extra={"timing": "wall-clock"}, ceiling=copy_kernel_bandwidth(dev))
+    report_poot_kernels(dev, group, launches, 4 * n)
