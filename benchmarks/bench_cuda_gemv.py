@@ -2,7 +2,9 @@
 poot vs PyTorch eager vs torch.compile, as % of the measured copy bandwidth (target >= 85%) and as the
 ratio to PyTorch eager. Bytes counted: the weights, the vector and the result, each once. The vector and
 result have the weights' dtype (a bf16 GEMV reads bf16 x and writes bf16 y, accumulating in f32).
-poot's row is `poot` for the default path, `poot_asset` / `poot_generated` when POOT_GPU_GEMV forces one
+poot's row is `poot` for the default path (one GEMV per realize: the GPU idles while the host submits it),
+`poot_5_per_call` five GEMVs with five vectors in one realize, timed per GEMV as PyTorch is (five back-to-back
+calls between two events; the weights stay the same, as in PyTorch's loop), and `poot_asset` / `poot_generated` when POOT_GPU_GEMV forces one
 (kernelgen/gpu_gemv.py): run the file once per path to compare them; each record names the
 POOT_GPU_GEMV_SCHEDULE it ran under ("auto" unless forced)."""
 import os
@@ -30,7 +32,7 @@ def host(shape, dtype):
     return _host[key]
 
 
-@pytest.mark.parametrize("impl", ["torch", "torch_compile", "poot"])
+@pytest.mark.parametrize("impl", ["torch", "torch_compile", "poot", "poot_5_per_call"])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_gemv(benchmark, shape, dtype, impl):
@@ -39,18 +41,23 @@ def test_gemv(benchmark, shape, dtype, impl):
     dev = need_cuda()
     w, x = host(shape, dtype)
     nbytes = w.nbytes + x.nbytes + n * w.itemsize
-    if impl == "poot":
+    if impl.startswith("poot"):
+        per = 5 if impl == "poot_5_per_call" else 1
+        xs = [x] + [np.roll(x, i) for i in range(1, per)]
         with pt.device("cuda"):
-            pw, px = pt.realize(pt.array(w)), pt.realize(pt.array(x))
-            call = lambda: pt.realize(pw @ px)  # noqa: E731
-            got = call().numpy().astype(np.float64)
+            pw, pxs = pt.realize(pt.array(w)), [pt.realize(pt.array(v)) for v in xs]
+            call = lambda: pt.realize(*[pw @ v for v in pxs])  # noqa: E731
+            got = call()
+            got = [r.numpy().astype(np.float64) for r in (got if per > 1 else [got])]
             device_ms, call_ms = time_poot(dev, call)
-        ref = w.astype(np.float64) @ x.astype(np.float64)
-        scale = np.abs(w.astype(np.float64)) @ np.abs(x.astype(np.float64))
+        device_ms, call_ms = [t / per for t in device_ms], [t / per for t in call_ms]
         eps = float(ml_dtypes.finfo(w.dtype).eps)
-        assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 4 * np.finfo(np.float32).eps * scale), group
+        for v, r in zip(xs, got):
+            ref = w.astype(np.float64) @ v.astype(np.float64)
+            scale = np.abs(w.astype(np.float64)) @ np.abs(v.astype(np.float64))
+            assert np.all(np.abs(r - ref) <= eps * np.abs(ref) + 4 * np.finfo(np.float32).eps * scale), group
         forced = os.environ.get("POOT_GPU_GEMV", "auto").strip().lower()
-        label = impl if forced in ("", "auto") else f"poot_{forced}"
+        label = impl if forced in ("", "auto") else f"{impl}_{forced}"
         schedule = os.environ.get("POOT_GPU_GEMV_SCHEDULE", "auto").strip() or "auto"
         report(benchmark, dev, group, label, device_ms, nbytes, call=call, call_ms=call_ms,
                baseline_ms=eager_time(group), extra={"gemv_schedule": schedule})

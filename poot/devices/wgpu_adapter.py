@@ -8,7 +8,8 @@ import struct
 from ..errors import DeviceError, DeviceUnavailableError
 
 # requested where the adapter has them; timestamp-query lets benchmarks time kernels on the GPU
-FEATURES = ("shader-f16", "shader-f64", "shader-int64", "shader-i16", "shader-float32-atomic", "timestamp-query")
+FEATURES = ("shader-f16", "shader-f64", "shader-int64", "shader-i16", "shader-float32-atomic", "timestamp-query",
+            "timestamp-query-inside-encoders")      # the last: benchmarks time buffer copies by GPU timestamps
 LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
            "max-bindings-per-bind-group", "max-compute-workgroup-storage-size",
            "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
