@@ -69,7 +69,6 @@ import numpy as np
 
 from ..errors import DeviceError, DeviceUnavailableError, OutOfMemoryError
 from .base import Buffer, Capabilities, Device, PerThread
-from .cuda_hot import open_hot_path
 from .cuda_ptx import check_target, max_ptx_isa, ptx_entries
 from .grid import dispatch_grid
 
@@ -117,13 +116,12 @@ class CudaProgram:
     """A loaded kernel: its module, function, block shape and what the launch needs."""
 
     __slots__ = ("name", "entry", "module", "function", "workgroup", "nparams", "dynamic_shared", "folds_grid",
-                 "attributes", "arg_types", "handle")
+                 "attributes", "arg_types")
 
     def __init__(self, *fields):
         for slot, value in zip(self.__slots__, fields):
             setattr(self, slot, value)
         self.arg_types = (ctypes.c_void_p,) * self.nparams
-        self.handle = int(self.function)          # the CUfunction as an int, for the hot path
 
     def __repr__(self) -> str:
         return f"<cuda program {self.name} block={self.workgroup} {self.attributes}>"
@@ -182,9 +180,6 @@ class CudaDevice(Device):
             except DeviceError as e:                 # e.g. a virtualized GPU: plain allocations still work
                 log.warning("%s: no memory pool (%s); using cuMemAlloc", self.name, e)
                 self.caps.extra["memory_pools"] = False
-        self._hot = open_hot_path()       # launches and pool allocations through ctypes (cuda_hot.py)
-        self._stream_handle = int(self.stream)
-        self._pool_handle = int(self._pool) if self._pool is not None else 0
         self._programs: dict[tuple, CudaProgram] = {}
         self._finalizers: dict[int, weakref.finalize] = {}
         self._in_use = 0
@@ -211,11 +206,6 @@ class CudaDevice(Device):
         return result[1] if len(result) == 2 else result[1:] or None
 
     def _error(self, err, what: str) -> DeviceError:
-        if type(err) is int:                   # from the hot path (cuda_hot.py)
-            try:
-                err = self._drv.CUresult(err)
-            except ValueError:
-                pass
         code, text = int(err), _error_text(self._drv, err)
         if code == _OOM:
             return OutOfMemoryError(f"{self.name}: out of device memory {what} ({text}){self._memory_note()}")
@@ -269,12 +259,9 @@ class CudaDevice(Device):
         return pool
 
     def _alloc(self, nbytes: int):
-        """(err, address) of an allocation of `nbytes` (err a CUresult, or an int from the hot path)."""
         drv = self._drv
         if self._pool is None:
             return drv.cuMemAlloc(nbytes)
-        if self._hot is not None:
-            return self._hot.alloc(nbytes, self._pool_handle, self._stream_handle)
         return drv.cuMemAllocFromPoolAsync(nbytes, self._pool, self.stream)
 
     def allocate(self, nbytes: int) -> Buffer:
@@ -315,12 +302,7 @@ class CudaDevice(Device):
         try:
             self._current()
             drv = self._drv
-            if self._pool is None:
-                self._ok(drv.cuMemFree(ptr), "freeing")
-            elif self._hot is not None:
-                self._ok((self._hot.free(ptr, self._stream_handle),), "freeing")
-            else:
-                self._ok(drv.cuMemFreeAsync(ptr, self.stream), "freeing")
+            self._ok(drv.cuMemFree(ptr) if self._pool is None else drv.cuMemFreeAsync(ptr, self.stream), "freeing")
         except DeviceError as e:               # runs from the garbage collector: log, never raise
             log.warning("%s", e)
 
@@ -502,12 +484,9 @@ class CudaDevice(Device):
             return
         self._current()
         wg = program.workgroup
-        if self._hot is not None:
-            err = self._hot.launch(program.handle, grid, wg, program.dynamic_shared, self._stream_handle, ptrs)
-        else:
-            err, = self._drv.cuLaunchKernel(program.function, grid[0], grid[1], grid[2], wg[0], wg[1], wg[2],
-                                            program.dynamic_shared, self.stream, (tuple(ptrs), program.arg_types), 0)
-        if err != 0:
+        err, = self._drv.cuLaunchKernel(program.function, grid[0], grid[1], grid[2], wg[0], wg[1], wg[2],
+                                        program.dynamic_shared, self.stream, (tuple(ptrs), program.arg_types), 0)
+        if int(err) != 0:
             raise self._error(err, f"launching kernel '{program.name}' over a grid of {grid} blocks of {wg} "
                                    f"threads ({program.attributes['registers']} registers per thread)")
         self._recent.append((program.name, grid, wg))

@@ -121,25 +121,6 @@ def test_add_kernel(dev, kit, n):
     assert np.array_equal(f32(dev, bc), a + b)        # one f32 add: exact
 
 
-def test_the_ctypes_hot_path_launches_and_allocates_as_cuda_python_does(dev, kit, monkeypatch):
-    """cuda_hot.py (ctypes into libcuda) and cuda-python's wrappers: same results, same errors."""
-    assert dev._hot is not None, "libcuda could not be opened through ctypes: every launch pays cuda-python's cost"
-    n = 5000
-    a, b = np.arange(n, dtype=np.float32), np.full(n, 0.5, np.float32)
-    prog = dev.load(kit.artifact("poot_test_add", workgroup=(256, 1, 1)))
-    groups = (-(-n // 256), 1, 1)
-    results = []
-    for hot in (dev._hot, None):
-        monkeypatch.setattr(dev, "_hot", hot)
-        ba, bb, bc = upload(dev, a), upload(dev, b), dev.allocate(4 * n)
-        dev.dispatch(prog, [ba, bb, bc, upload(dev, kit.meta([n] * 3, groups)), upload(dev, np.zeros(4, np.uint32))],
-                     groups)
-        results.append(f32(dev, bc))
-        dev.free(bc)                              # freed on the stream by this path, as allocated
-    assert np.array_equal(results[0], a + b) and np.array_equal(results[1], a + b)
-    assert "CUDA_ERROR_INVALID_VALUE" in str(dev._error(1, "launching kernel 'k'"))   # the hot path's int codes
-
-
 def test_program_for_the_gpu_arch_is_cached(dev, kit):
     art = kit.artifact("poot_test_add", arch=dev.caps.extra["arch"])
     assert dev.load(art) is dev.load(art)
