@@ -2,11 +2,12 @@
 poot vs PyTorch eager vs torch.compile, as % of the measured copy bandwidth (target >= 85%) and as the
 ratio to PyTorch eager. Bytes counted: the weights, the vector and the result, each once. The vector and
 result have the weights' dtype (a bf16 GEMV reads bf16 x and writes bf16 y, accumulating in f32).
-poot's row is `poot` for the default path (one GEMV per realize: the GPU idles while the host submits it),
-`poot_5_per_call` five GEMVs with five vectors in one realize, timed per GEMV as PyTorch is (five back-to-back
-calls between two events; the weights stay the same, as in PyTorch's loop), and `poot_asset` / `poot_generated` when POOT_GPU_GEMV forces one
-(kernelgen/gpu_gemv.py): run the file once per path to compare them; each record names the
-POOT_GPU_GEMV_SCHEDULE it ran under ("auto" unless forced)."""
+poot's rows: `poot`, one GEMV per realize (the GPU idles while the host submits the launch: about 8 us per
+cuLaunchKernel on the H200 host, longer than a 4096^2 bf16 GEMV runs); `poot_jit_5`, a jitted function of
+five GEMVs with five vectors, replayed as one CUDA graph and timed per GEMV (PyTorch is timed over five
+back-to-back calls; the weights stay the same in both). `poot_asset` / `poot_generated` (and
+`poot_jit_5_asset`...) when POOT_GPU_GEMV forces one path (kernelgen/gpu_gemv.py): run the file once per path to
+compare them; each record names the POOT_GPU_GEMV_SCHEDULE it ran under ("auto" unless forced)."""
 import os
 
 import ml_dtypes
@@ -32,7 +33,7 @@ def host(shape, dtype):
     return _host[key]
 
 
-@pytest.mark.parametrize("impl", ["torch", "torch_compile", "poot", "poot_5_per_call"])
+@pytest.mark.parametrize("impl", ["torch", "torch_compile", "poot", "poot_jit_5"])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_gemv(benchmark, shape, dtype, impl):
@@ -42,13 +43,16 @@ def test_gemv(benchmark, shape, dtype, impl):
     w, x = host(shape, dtype)
     nbytes = w.nbytes + x.nbytes + n * w.itemsize
     if impl.startswith("poot"):
-        per = 5 if impl == "poot_5_per_call" else 1
+        per = 5 if impl == "poot_jit_5" else 1
         xs = [x] + [np.roll(x, i) for i in range(1, per)]
         with pt.device("cuda"):
             pw, pxs = pt.realize(pt.array(w)), [pt.realize(pt.array(v)) for v in xs]
-            call = lambda: pt.realize(*[pw @ v for v in pxs])  # noqa: E731
-            got = call()
-            got = [r.numpy().astype(np.float64) for r in (got if per > 1 else [got])]
+            if per == 1:
+                call = lambda: [pt.realize(pw @ pxs[0])]  # noqa: E731
+            else:
+                five = pt.jit(lambda m, *vs: tuple(m @ v for v in vs))
+                call = lambda: pt.realize(*five(pw, *pxs))  # noqa: E731
+            got = [r.numpy().astype(np.float64) for r in call()]
             device_ms, call_ms = time_poot(dev, call)
         device_ms, call_ms = [t / per for t in device_ms], [t / per for t in call_ms]
         eps = float(ml_dtypes.finfo(w.dtype).eps)

@@ -55,15 +55,8 @@ print("launch:", prog.name, grid, prog.workgroup, len(bufs), "buffers")
 sync = dev.synchronize
 words = [0] * (bufs[-2].nbytes // 4)
 print(f"meta buffer (allocate + write {len(words)} words): {per_call_us(lambda: L._meta_buffer(dev, words), sync=sync):.1f} us")
-hot = dev._hot
-print("hot path:", hot)
-for label in ("hot path", "cuda-python"):
-    dev._hot = hot if label == "hot path" else None
-    with pt.device("cuda"):
-        print(f"[{label}] dev.dispatch: {per_call_us(lambda: dev.dispatch(prog, bufs, grid), sync=sync):.1f} us; "
-              f"allocate + free 64 KiB: {per_call_us(lambda: dev.free(dev.allocate(1 << 16)), sync=sync):.1f} us; "
-              f"realize: {per_call_us(call, 500):.1f} us")
-dev._hot = hot
+print(f"dev.dispatch: {per_call_us(lambda: dev.dispatch(prog, bufs, grid), sync=sync):.1f} us; "
+      f"allocate + free 64 KiB: {per_call_us(lambda: dev.free(dev.allocate(1 << 16)), sync=sync):.1f} us")
 drv, wg = dev._drv, prog.workgroup
 ptrs = tuple(b.handle for b in bufs)
 
@@ -82,13 +75,7 @@ print(f"trap check (read 4 words): {per_call_us(lambda: L.check_traps(dev)):.1f}
 from bench_cuda_common import _Events  # noqa: E402
 
 ev = _Events(dev)
-def cuda_python_dispatch():
-    dev._hot = None
-    dev.dispatch(prog, bufs, grid)
-    dev._hot = hot
-
-
-for label, fn in (("dispatch", lambda: dev.dispatch(prog, bufs, grid)), ("cuda-python dispatch", cuda_python_dispatch),
+for label, fn in (("dispatch", lambda: dev.dispatch(prog, bufs, grid)),
                   ("raw void**", raw(ctypes.addressof(pointers)))):
     one, five = [], []
     for _ in range(20):

@@ -5,13 +5,14 @@ sum, under the committed schedule and with the grid-stride loop's grid or the 16
 import os
 import statistics
 import sys
+import types
 
 import numpy as np
 
 import poot as pt
 from poot import devices
 from poot.jit import execute
-from poot.jit.kernelgen import gpu_pointwise
+from poot.jit.kernelgen import gpu_lanes, gpu_pointwise, gpu_split
 
 from bench_wgpu_common import copy_kernel, launches_gpu_ms, poot_launches, prepared, upload
 
@@ -50,12 +51,14 @@ def poot_case(kind, dev, arrays, expr):
     return launches
 
 
-VARIANTS = {
+WIDE = lambda dtypes, caps=None: gpu_lanes.vector_width(dtypes)  # noqa: E731  16 bytes on every device
+NARROW = lambda dtypes, caps=None: gpu_lanes.vector_width(dtypes, types.SimpleNamespace(vector_store_bytes=4))  # noqa: E731
+VARIANTS = {   # (module, attribute) -> value
     "committed": {},
-    "grid x8": {"GROUPS_PER_CORE": gpu_pointwise.GROUPS_PER_CORE * 8},
-    "one unit per thread": {"GROUPS_PER_CORE": 1 << 20},
-    "scalar": {"vector_width": lambda dtypes: 1},
-    "scalar, one per thread": {"vector_width": lambda dtypes: 1, "GROUPS_PER_CORE": 1 << 20},
+    "16-byte": {(gpu_pointwise, "vector_width"): WIDE, (gpu_split, "vector_width"): WIDE},
+    "4-byte": {(gpu_pointwise, "vector_width"): NARROW, (gpu_split, "vector_width"): NARROW},
+    "4-byte, grid x4": {(gpu_pointwise, "vector_width"): NARROW, (gpu_split, "vector_width"): NARROW,
+                        (gpu_pointwise, "GROUPS_PER_CORE"): gpu_pointwise.GROUPS_PER_CORE * 4},
 }
 
 for kind in ("wgpu", "vulkan"):
@@ -73,20 +76,18 @@ for kind in ("wgpu", "vulkan"):
     with pt.device(kind):
         arrays = [pt.realize(pt.array(h)) for h in HOST]
     for label, patch in VARIANTS.items():
-        saved = {k: getattr(gpu_pointwise, k) for k in patch}
-        for k, v in patch.items():
-            setattr(gpu_pointwise, k, v)
+        saved = {k: getattr(*k) for k in patch}
+        for (module, name), v in patch.items():
+            setattr(module, name, v)
         try:
             for case, expr, nbytes in (("neg", lambda a, b, c: -a, 8 * N),
                                        ("mixed", lambda a, b, c: 2 * a + b * c - pt.exp(a) / (1 + b * b), 16 * N),
                                        ("sum", lambda a, b, c: a.sum(), 4 * N)):
-                if case == "sum" and label != "committed":
-                    continue
                 launches = poot_case(kind, dev, arrays, expr)
                 ms = timed(kind, dev, launches)
                 print(f"{kind} poot {case} [{label}]: {ms:.3f} ms = {nbytes / ms / 1e6:.0f} GB/s; "
                       f"{[(p.name, g) for p, _, g in launches]}")
         finally:
-            for k, v in saved.items():
-                setattr(gpu_pointwise, k, v)
+            for (module, name), v in saved.items():
+                setattr(module, name, v)
     sys.stdout.flush()

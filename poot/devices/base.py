@@ -25,6 +25,7 @@ class Capabilities:
     int64: bool = True
     cores: int = 1
     max_buffers: int = 1 << 20                 # buffers one kernel may bind, meta and trap included (wgpu: 8-32)
+    vector_store_bytes: int = 16               # widest store per thread of GPU pointwise kernels (gpu_lanes.py)
     extra: dict = field(default_factory=dict)
 
 
