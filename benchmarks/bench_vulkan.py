@@ -19,6 +19,7 @@ inputs are made once for all tests, and results are checked against NumPy on eve
 element (float64 references of 64M elements took longer than the GPU work: the H200 run fits 90 s).
 """
 import os
+import time
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ from poot.jit.abi import pack_meta
 from poot.jit.compile import compile_kernel
 from poot.jit.launch import trap_buffer
 
-from bench_wgpu_common import ROUNDS, copy_kernel, elements, report, time_calls, time_replay, upload
+from bench_wgpu_common import ROUNDS, WARM_UP_MS, copy_kernel, elements, report, time_calls, time_replay, upload
 from bench_wgpu_elementwise import CHAINS, WG, chain_kernel
 from bench_wgpu_reductions import GROUPS, partial_sums
 
@@ -57,6 +58,11 @@ def need(kind: str):
 
 def gpu_ms(dev, dispatch, rounds: int = ROUNDS) -> list[float]:
     """GPU milliseconds of each of `rounds` runs of `dispatch()` (one kernel), from timestamp queries."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < WARM_UP_MS / 1e3:   # raise the GPU's clocks first (bench_wgpu_common)
+        for _ in range(20):
+            dispatch()
+        dev.synchronize()
     old = os.environ.get("POOT_DEBUG")
     os.environ["POOT_DEBUG"] = "1"
     try:
