@@ -130,6 +130,45 @@ def time_torch(torch, call, rounds=ROUNDS, reps=5, warmup=3):
     return out
 
 
+def graph_ms_poot(dev, call, reps=20, rounds=ROUNDS):
+    """Milliseconds per launch of the kernels one `call()` launches, `reps` copies of them captured in one CUDA
+    graph and replayed between two events: the GPU-side rate, unbounded by the host's ~8 us per launch."""
+    seen, dispatch = [], dev.dispatch
+    dev.dispatch = lambda p, b, g: (seen.append((p, list(b), g)), dispatch(p, b, g))
+    try:
+        keep = call()
+    finally:
+        del dev.dispatch
+    with dev.record() as graph:
+        for _ in range(reps):
+            for launch in seen:
+                dev.dispatch(*launch)
+    dev.replay(graph)
+    ev, out = _Events(dev), []
+    for _ in range(rounds):
+        ev.record(ev.start)
+        dev.replay(graph)
+        ev.record(ev.end)
+        out.append(ev.ms(ev.start, ev.end) / reps)
+    del keep
+    return out
+
+
+def graph_ms_torch(torch, fn, reps=20, rounds=ROUNDS):
+    """Milliseconds per call of `fn()`, `reps` calls captured in one torch.cuda.CUDAGraph and replayed."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(reps):
+            fn()
+    return [t / reps for t in time_torch(torch, graph.replay, rounds=rounds, reps=1, warmup=2)]
+
+
 _copy_cache: dict = {}
 
 

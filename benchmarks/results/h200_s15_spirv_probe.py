@@ -5,6 +5,7 @@ sum, under the committed schedule and with the grid-stride loop's grid or the 16
 import os
 import statistics
 import sys
+import time
 import types
 
 import numpy as np
@@ -22,6 +23,11 @@ HOST = [rng.random(N, dtype=np.float32) for _ in range(3)]
 
 
 def vulkan_ms(dev, launches, rounds=9):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.5:      # raise the clocks first (bench_wgpu_common.launches_gpu_ms)
+        for p, b, g in launches * 20:
+            dev.dispatch(p, b, g)
+        dev.synchronize()
     os.environ["POOT_DEBUG"] = "1"
     try:
         out = []
@@ -60,6 +66,8 @@ VARIANTS = {   # (module, attribute) -> value
     "4-byte, grid x4": {(gpu_pointwise, "vector_width"): NARROW, (gpu_split, "vector_width"): NARROW,
                         (gpu_pointwise, "GROUPS_PER_CORE"): gpu_pointwise.GROUPS_PER_CORE * 4},
 }
+if os.environ.get("PROBE_PIECES"):   # only the sum, with fewer pieces (partials) per row
+    VARIANTS = {f"{p} pieces": {(gpu_split, "MAX_PIECES"): p} for p in (4096, 2048, 1024, 512, 256)}
 
 for kind in ("wgpu", "vulkan"):
     try:
@@ -83,6 +91,8 @@ for kind in ("wgpu", "vulkan"):
             for case, expr, nbytes in (("neg", lambda a, b, c: -a, 8 * N),
                                        ("mixed", lambda a, b, c: 2 * a + b * c - pt.exp(a) / (1 + b * b), 16 * N),
                                        ("sum", lambda a, b, c: a.sum(), 4 * N)):
+                if os.environ.get("PROBE_PIECES") and case != "sum":
+                    continue
                 launches = poot_case(kind, dev, arrays, expr)
                 ms = timed(kind, dev, launches)
                 print(f"{kind} poot {case} [{label}]: {ms:.3f} ms = {nbytes / ms / 1e6:.0f} GB/s; "

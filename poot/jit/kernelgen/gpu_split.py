@@ -7,7 +7,8 @@ combine the 256 partials (warp shuffles, then one shared round, where gpu_lanes.
 shared-memory tree). Arg-reductions keep one element per step (the index rule).
 Launch 2: one workgroup per row combines its P partials, the threads striding over them, then through
 shared memory, and thread 0 applies the epilogue. (One thread walking the 4096 partials, one L2 read after
-another, was the slow part of the 256M-element sum: 0.348 ms before this and the 16-byte loads, 0.256 after.)
+another, was the slow part of the 256M-element sum: 0.348 ms before this and the 16-byte loads, 0.256 after;
+at most MAX_PIECES_GPU partials per row since.)
 The order of every combine is fixed, so a result is the same on every run and every GPU.
 """
 from __future__ import annotations
@@ -20,7 +21,11 @@ from ..kir.model import Index
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
 from .gpu_lanes import UNROLL, shuffles, vector_width
 from .rows import Reduction, accumulate, lane_partial, layout, workgroup_combine
-from .split import MAX_PIECES, SPLIT_PIECE_GPU, _temps, fold_partials
+from .split import SPLIT_PIECE_GPU, _temps, fold_partials
+
+# partials per row at most: 512 pieces of a 64M-element sum on the H200 took wgpu 0.076 ms against 0.091 with
+# 4096 (raw Vulkan 0.078 / 0.080; h200_s15_spirv_probe.py): fewer partials shorten the combine launch
+MAX_PIECES_GPU = 512
 
 
 def generate_gpu_split(step, plan, caps=None) -> StepCode:
@@ -30,7 +35,7 @@ def generate_gpu_split(step, plan, caps=None) -> StepCode:
         return StepCode()
     vec = vector_width([v.aval.dtype for v in step.inputs])
     block = GPU_WORKGROUP * vec * UNROLL
-    chunk = ceil_div(ceil_div(K, min(ceil_div(K, SPLIT_PIECE_GPU), MAX_PIECES)), block) * block
+    chunk = ceil_div(ceil_div(K, min(ceil_div(K, SPLIT_PIECE_GPU), MAX_PIECES_GPU)), block) * block
     P = ceil_div(K, chunk)
     code = StepCode()
     part = KernelContext(step, plan, "gpu", name=step.name + "_part", with_outputs=False)

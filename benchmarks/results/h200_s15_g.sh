@@ -1,0 +1,27 @@
+# Session 15, last H200 call (at most 9 minutes): the CUDA split sum under several piece counts, the CUDA
+# GEMV (with CUDA-graph rows) and reduction benchmarks, the wgpu sum benchmark, the CUDA device tests alone,
+# the whole parity and kernel suites on cuda, then on wgpu and raw Vulkan side by side until the time is
+# spent (SIGINT makes pytest print its summary). Carry [".whl", ".gl"].
+end=$((SECONDS+520)); left() { echo $(( end - SECONDS - $1 )); }
+for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD:$PWD/benchmarks XDG_RUNTIME_DIR=/tmp POOT_CACHE_DIR=/tmp/pootcache PYTHONUNBUFFERED=1
+timeout 60 python3 benchmarks/results/h200_s15_pieces.py > $OUT/pieces.txt 2>&1
+B="-p no:cacheprovider --benchmark-group-by=group --benchmark-columns=min,median,rounds -s -rfE --tb=short"
+POOT_BENCH_OUT=$OUT/cuda-h200.json timeout 150 python3 -m pytest -q $B benchmarks/bench_cuda_gemv.py \
+    benchmarks/bench_cuda_reductions.py > $OUT/bench_cuda.txt 2>&1
+POOT_BENCH_OUT=$OUT/wgpu-h200.json timeout 40 python3 -m pytest -q $B benchmarks/bench_wgpu_reductions.py \
+    > $OUT/bench_wgpu.txt 2>&1
+P="python3 -m pytest -q -p no:cacheprovider -p no:benchmark -rfE --tb=short --timeout 120"
+timeout -s INT 40 $P tests/devices/test_cuda.py > $OUT/cuda_device.txt 2>&1
+S="tests/trace tests/scripts tests/test_import_run.py tests/test_macro_kernel.py tests/test_kernel_semantics.py
+   tests/devices/test_grid.py tests/jit/test_gpu_schedules.py"
+POOT_CACHE_DIR=/tmp/cache_cuda POOT_TEST_DEVICES=cuda POOT_KERNEL_DEVICES=cuda timeout -s INT 120 \
+    $P -n 16 $S tests/jit/test_ptx.py tests/jit/test_kir_shuffle.py > $OUT/parity_cuda_full.txt 2>&1
+for d in wgpu vulkan; do
+  POOT_CACHE_DIR=/tmp/cache_$d POOT_TEST_DEVICES=$d POOT_KERNEL_DEVICES=$d timeout -s INT $(left 5) \
+      $P -n 8 $S > $OUT/parity_$d.txt 2>&1 &
+done; wait
+cat $OUT/pieces.txt; grep -h "TB/s\|GB/s" $OUT/bench_cuda.txt $OUT/bench_wgpu.txt
+tail -n 2 $OUT/cuda_device.txt; for d in cuda_full wgpu vulkan; do grep -h "^FAILED\|^ERROR" $OUT/parity_$d.txt | head -8
+  tail -n 1 $OUT/parity_$d.txt; done
