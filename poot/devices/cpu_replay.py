@@ -14,6 +14,7 @@ import ctypes
 
 from . import base
 from .base import Buffer
+from .cpu import buffer_address, launch_args, run_groups
 
 
 class _Call:
@@ -39,8 +40,6 @@ class CpuRecording(base.Recording):
         self._build()
 
     def _build(self) -> None:
-        from .cpu import launch_args
-
         for program, buffers, (gx, gy, gz) in self.commands:
             total = gx * gy * gz
             if total <= 0:
@@ -58,8 +57,6 @@ class CpuRecording(base.Recording):
 
     def replay(self, rebind: dict | None = None) -> None:
         """Run the recorded dispatches in order, with `rebind[recorded] = other` buffers."""
-        from .cpu import buffer_address
-
         slots = self.slots
         now = {id(old): new for old, new in rebind.items()} if rebind else {}
         if self.rebound:    # buffers rebound last time and not now get their recorded one back
@@ -77,8 +74,6 @@ class CpuRecording(base.Recording):
     def run(self) -> None:
         """The recorded dispatches, with the addresses their pointer slots hold now (run inline or
         split over the cores as `CpuDevice.dispatch` runs them)."""
-        from .cpu import run_groups
-
         dev = self.device
         cores = dev.caps.cores
         for c in self.calls:

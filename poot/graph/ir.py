@@ -74,11 +74,11 @@ class Graph:
     def key(self) -> tuple:
         """A hashable structural key (independent of variable ids)."""
         num: dict[int, int] = {v.id: i for i, v in enumerate(self.inputs)}
-        parts: list = [tuple((v.aval.shape, v.aval.dtype.name) for v in self.inputs)]
-        for e in self.eqns:
+        parts: list = [tuple([(v.aval.shape, v.aval.dtype.name) for v in self.inputs])]
+        for e in self.eqns:      # on every realize of a cached graph: list comprehensions, no _freeze({})
             num[e.out.id] = len(num)
-            parts.append((e.op, tuple(num[v.id] for v in e.inputs), _freeze(e.params),
-                           e.out.aval.shape, e.out.aval.dtype.name))
+            parts.append((e.op, tuple([num[v.id] for v in e.inputs]), _freeze(e.params) if e.params else (),
+                          e.out.aval.shape, e.out.aval.dtype.name))
         parts.append(tuple(num[v.id] for v in self.outputs))
         return tuple(parts)
 

@@ -44,12 +44,12 @@ MAX_PROGRAMS = 1024          # compiled programs kept per process (least recentl
 def compiled_program(graph: Graph, device: Device):
     """The Program for `graph` on `device`, planned and compiled on first use, then cached by the
     graph's structure (shapes, dtypes, ops, parameters)."""
-    from ..fuse.plan import plan_fusion
-    from .program import Program
-
     key = (device.name, graph.key())
     prog = _PROGRAMS.get(key)
     if prog is None:
+        from ..fuse.plan import plan_fusion
+        from .program import Program
+
         prog = Program(plan_fusion(graph, device.caps.max_buffers - abi.ABI_BUFFERS), device)
         _PROGRAMS[key] = prog
         if len(_PROGRAMS) > MAX_PROGRAMS:

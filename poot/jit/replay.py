@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from ..devices.cpu import buffer_address
 from . import abi
 
 
@@ -156,8 +157,6 @@ class CpuReplay(Replay):
         if not self.lock.acquire(blocking=False):
             return None
         try:
-            from ..devices.cpu import buffer_address
-
             for buf, slots in zip(inputs, self.input_slots):
                 addr = buffer_address(buf)
                 for ptrs, k in slots:
