@@ -4,11 +4,12 @@ One thread per element spent more on its own start (reading the grid from meta, 
 bounds) than on a short chain, and a grid of a million 256-thread workgroups kept the block scheduler
 busy. Here the grid is a fixed number of workgroups per multiprocessor and each thread walks the flat
 positions by the grid's size. Where every load index is affine in the flat position, a thread takes
-`vector_width` consecutive elements per step (16-byte loads and stores, gpu_lanes.py) and the elements
-past the last whole vector are a scalar tail; otherwise (broadcasts through div/mod, transposes) one
-element per step. Indices are int32 unless an array needs int64 (KernelContext). A chain holding a loop
-of its own (an integer power) keeps one thread per element: wgpu's SPIR-V translator (naga) rejected
-that loop over 8- and 16-bit integers nested in the grid-stride loop.
+`vector_width` consecutive elements per step (16-byte loads and stores, gpu_lanes.py; 4-byte on wgpu,
+whose Capabilities.vector_store_bytes says why) and the elements past the last whole vector are a scalar
+tail; otherwise (broadcasts through div/mod, transposes) one element per step. Indices are int32 unless
+an array needs int64 (KernelContext). A chain holding a loop of its own (an integer power) keeps one
+thread per element: wgpu's SPIR-V translator (naga) rejected that loop over 8- and 16-bit integers
+nested in the grid-stride loop.
 """
 from __future__ import annotations
 
