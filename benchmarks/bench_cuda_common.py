@@ -133,15 +133,12 @@ def time_torch(torch, call, rounds=ROUNDS, reps=5, warmup=3):
 def graph_ms_poot(dev, call, reps=20, rounds=ROUNDS):
     """Milliseconds per launch of the kernels one `call()` launches, `reps` copies of them captured in one CUDA
     graph and replayed between two events: the GPU-side rate, unbounded by the host's ~8 us per launch."""
-    seen, dispatch = [], dev.dispatch
-    dev.dispatch = lambda p, b, g: (seen.append((p, list(b), g)), dispatch(p, b, g))
-    try:
-        keep = call()
-    finally:
-        del dev.dispatch
+    from bench_wgpu_common import poot_launches     # device-neutral: captures dev.dispatch
+
+    launches = poot_launches(dev, call)
     with dev.record() as graph:
         for _ in range(reps):
-            for launch in seen:
+            for launch in launches:
                 dev.dispatch(*launch)
     dev.replay(graph)
     ev, out = _Events(dev), []
@@ -150,7 +147,6 @@ def graph_ms_poot(dev, call, reps=20, rounds=ROUNDS):
         dev.replay(graph)
         ev.record(ev.end)
         out.append(ev.ms(ev.start, ev.end) / reps)
-    del keep
     return out
 
 

@@ -7,9 +7,10 @@ cuLaunchKernel on the H200 host, longer than a 4096^2 bf16 GEMV runs); `poot_jit
 five GEMVs with five vectors, replayed as one CUDA graph and timed per GEMV (PyTorch is timed over five
 back-to-back calls; the weights stay the same in both). `poot_graph` / `torch_graph`: 20 of the GEMV's
 launches captured in one CUDA graph and replayed (bench_cuda_common.graph_ms_*), the kernels' own rate; at
-4096^2 bf16 the 33.5 MB of weights fit the H200's 50 MB L2, so repeated launches read them from there. `poot_asset` / `poot_generated` (and
-`poot_jit_5_asset`...) when POOT_GPU_GEMV forces one path (kernelgen/gpu_gemv.py): run the file once per path to
-compare them; each record names the POOT_GPU_GEMV_SCHEDULE it ran under ("auto" unless forced)."""
+4096^2 bf16 the 33.5 MB of weights fit the H200's 50 MB L2, so repeated launches read them from there.
+`poot_asset` / `poot_generated` (and `poot_jit_5_asset`...) when POOT_GPU_GEMV forces one path
+(kernelgen/gpu_gemv.py): run the file once per path to compare them; each record names the
+POOT_GPU_GEMV_SCHEDULE it ran under ("auto" unless forced)."""
 import os
 
 import ml_dtypes
@@ -76,7 +77,8 @@ def test_gemv(benchmark, shape, dtype, impl):
     tw = torch.from_numpy(w.astype(np.float32)).to("cuda", tdt)
     tx = torch.from_numpy(x.astype(np.float32)).to("cuda", tdt)
     f = compiled(torch, lambda a, b: a @ b) if impl == "torch_compile" else (lambda a, b: a @ b)
-    ms = graph_ms_torch(torch, lambda: f(tw, tx)) if impl == "torch_graph" else time_torch(torch, lambda: f(tw, tx), reps=20)
+    run = lambda: f(tw, tx)  # noqa: E731
+    ms = graph_ms_torch(torch, run) if impl == "torch_graph" else time_torch(torch, run, reps=20)
     if impl == "torch":
         eager_time(group, min(ms))
     report(benchmark, dev, group, impl, ms, nbytes, call=lambda: (f(tw, tx), torch.cuda.synchronize()),

@@ -117,34 +117,41 @@ def launches_gpu_ms(dev, launches, rounds: int = GPU_ROUNDS, warm: bool = True) 
     from poot.devices.grid import dispatch_grid
 
     need_timestamps(dev)
-    w, d = dev._wgpu, dev._dev
     warm_up = 0
     if warm:
         first = statistics.median(launches_gpu_ms(dev, launches, 3, warm=False))
         warm_up = min(20000, int(WARM_UP_MS / max(first, 1e-3)))
-    dev.synchronize()
     cap = (dev.caps.extra["max_workgroups_per_dimension"],) * 3
     bound = [(dev._pipeline(p, len(bufs)), dev._bind_group(bufs), dispatch_grid("wgpu", p, g, cap))
              for p, bufs, g in launches]
+
+    def dispatch_all(compute_pass, times: int = 1):
+        for _ in range(times):
+            for pipeline, group, grid in bound:
+                compute_pass.set_pipeline(pipeline)
+                compute_pass.set_bind_group(0, group)
+                compute_pass.dispatch_workgroups(*grid)
+        compute_pass.end()
+
+    def encode(enc, queries):
+        if warm_up:
+            dispatch_all(enc.begin_compute_pass(), warm_up)
+        for r in range(rounds):
+            dispatch_all(enc.begin_compute_pass(timestamp_writes={
+                "query_set": queries, "beginning_of_pass_write_index": 2 * r, "end_of_pass_write_index": 2 * r + 1}))
+
+    return _timestamped_ms(dev, rounds, encode)
+
+
+def _timestamped_ms(dev, rounds: int, encode) -> list[float]:
+    """Milliseconds between timestamps 2r and 2r + 1 of a query set, for r < rounds, after one submission of
+    what `encode(encoder, query_set)` records (resolved in nanoseconds, as WebGPU specifies)."""
+    w, d = dev._wgpu, dev._dev
+    dev.synchronize()
     queries = d.create_query_set(type=w.QueryType.timestamp, count=2 * rounds)
     stamps = d.create_buffer(size=16 * rounds, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
     enc = d.create_command_encoder()
-    if warm_up:
-        p = enc.begin_compute_pass()
-        for _ in range(warm_up):
-            for pipeline, group, grid in bound:
-                p.set_pipeline(pipeline)
-                p.set_bind_group(0, group)
-                p.dispatch_workgroups(*grid)
-        p.end()
-    for r in range(rounds):
-        p = enc.begin_compute_pass(timestamp_writes={"query_set": queries, "beginning_of_pass_write_index": 2 * r,
-                                                     "end_of_pass_write_index": 2 * r + 1})
-        for pipeline, group, grid in bound:
-            p.set_pipeline(pipeline)
-            p.set_bind_group(0, group)
-            p.dispatch_workgroups(*grid)
-        p.end()
+    encode(enc, queries)
     enc.resolve_query_set(queries, 0, 2 * rounds, stamps, 0)
     d.queue.submit([enc.finish()])
     ns = np.frombuffer(d.queue.read_buffer(stamps), np.uint64).astype(np.float64)
@@ -204,21 +211,15 @@ def buffer_copy_ms(dev, src, dst, nbytes: int, rounds: int = GPU_ROUNDS) -> list
     """GPU milliseconds of each of `rounds` buffer-to-buffer copies of `nbytes`, between encoder timestamps."""
     from wgpu.backends.wgpu_native.extras import write_timestamp
 
-    w, d = dev._wgpu, dev._dev
-    dev.synchronize()
-    queries = d.create_query_set(type=w.QueryType.timestamp, count=2 * rounds)
-    stamps = d.create_buffer(size=16 * rounds, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
-    enc = d.create_command_encoder()
-    for _ in range(rounds * 10):             # warm-up copies first, as in launches_gpu_ms
-        enc.copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, nbytes)
-    for r in range(rounds):
-        write_timestamp(enc, queries, 2 * r)
-        enc.copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, nbytes)
-        write_timestamp(enc, queries, 2 * r + 1)
-    enc.resolve_query_set(queries, 0, 2 * rounds, stamps, 0)
-    d.queue.submit([enc.finish()])
-    ns = np.frombuffer(d.queue.read_buffer(stamps), np.uint64).astype(np.float64)
-    return list((ns[1::2] - ns[::2]) / 1e6)
+    def encode(enc, queries):
+        for _ in range(rounds * 10):             # warm-up copies first, as in launches_gpu_ms
+            enc.copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, nbytes)
+        for r in range(rounds):
+            write_timestamp(enc, queries, 2 * r)
+            enc.copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, nbytes)
+            write_timestamp(enc, queries, 2 * r + 1)
+
+    return _timestamped_ms(dev, rounds, encode)
 
 
 def time_calls(call, rounds: int = ROUNDS) -> list[float]:
