@@ -6,7 +6,6 @@ import os
 import statistics
 import sys
 import time
-import types
 
 import numpy as np
 
@@ -58,7 +57,7 @@ def poot_case(kind, dev, arrays, expr):
 
 
 WIDE = lambda dtypes, caps=None: gpu_lanes.vector_width(dtypes)  # noqa: E731  16 bytes on every device
-NARROW = lambda dtypes, caps=None: gpu_lanes.vector_width(dtypes, types.SimpleNamespace(vector_store_bytes=4))  # noqa: E731
+NARROW = lambda dtypes, caps=None: gpu_lanes.vector_width(dtypes, 4)  # noqa: E731
 VARIANTS = {   # (module, attribute) -> value
     "committed": {},
     "16-byte": {(gpu_pointwise, "vector_width"): WIDE, (gpu_split, "vector_width"): WIDE},

@@ -53,13 +53,12 @@ def butterfly(kb, values, combine, lanes: int = WARP):
     return values
 
 
-def vector_width(dtypes, caps=None) -> int:
-    """Elements per 16-byte access of the narrowest of `dtypes` (bool and 8-bit types capped at 8); with
-    `caps`, for a kernel whose stores take that width too: at most the device's `caps.vector_store_bytes`
-    (wgpu: 4, see its Capabilities)."""
+def vector_width(dtypes, access_bytes: int = VECTOR_BYTES) -> int:
+    """Elements per access of at most `access_bytes` (16; a kernel whose stores take that width passes the
+    device's Capabilities.vector_store_bytes, 4 on wgpu) of the narrowest of `dtypes` (bool and 8-bit
+    types capped at 8)."""
     narrowest = min((d.itemsize for d in dtypes), default=4)
-    width = min(VECTOR_BYTES, caps.vector_store_bytes) if caps is not None else VECTOR_BYTES
-    return max(1, min(MAX_VECTOR, width // max(narrowest, 1)))
+    return max(1, min(MAX_VECTOR, min(access_bytes, VECTOR_BYTES) // max(narrowest, 1)))
 
 
 def lane_loop(ctx, lane, lanes: int, vec: int, j0, j1, body, unroll: int = UNROLL) -> None:

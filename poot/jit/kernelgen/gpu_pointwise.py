@@ -37,7 +37,7 @@ def generate_gpu_pointwise(step, plan, caps) -> StepCode:
     members = _members(step, plan)
     probe = unravel(Form.of(Coord("i", total)), shape)
     flat = _affine(leaf_forms(plan.producer, members, [(r, probe) for r in step.outputs]))
-    vec = vector_width([v.aval.dtype for v in step.inputs + step.outputs], caps) if flat else 1
+    vec = vector_width([v.aval.dtype for v in step.inputs + step.outputs], caps.vector_store_bytes) if flat else 1
     while vec > 1 and vec * len(members) > MAX_UNROLLED_OPS:
         vec //= 2
     units = total // vec
