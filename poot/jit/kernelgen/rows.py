@@ -179,6 +179,7 @@ def generate_row(step, plan, style: str, caps=None) -> StepCode:
     if nrows == 0:
         return StepCode()
     from .split import choose, generate_columns, generate_split
+    from .streams import generate_row_blocks, row_blocks_apply
 
     strategy = choose(step, plan, style)
     if strategy == "split":
@@ -186,6 +187,8 @@ def generate_row(step, plan, style: str, caps=None) -> StepCode:
     if strategy == "columns":
         return generate_columns(step, plan, style)
     cooperative = style == "gpu" and (len(shape) - 1) in axes and K > 32
+    if style == "cpu" and row_blocks_apply(step, nrows):
+        return generate_row_blocks(step, plan, style, nrows, K)
     if style == "cpu":
         stash = stashes(step, plan)
         ctx = KernelContext(step, plan, style, out_access=Access.READ_WRITE if stash else Access.WRITE)

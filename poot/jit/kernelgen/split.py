@@ -18,7 +18,9 @@ from ...fuse.indexing import ravel, unravel
 from ..kir.builder import binary, cast, const, select
 from ..kir.model import Index, Load
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from .gpu_lanes import fold_pairwise
 from .rows import Reduction, accumulate, full_index, layout
+from .streams import STREAMS, accumulate_parts
 
 SPLIT_PIECE_CPU = 1 << 16        # elements per partial on the CPU
 SPLIT_PIECE_GPU = GPU_WORKGROUP * 64
@@ -81,7 +83,10 @@ def generate_split(step, plan, style: str) -> StepCode:
     j1 = kb.let("j1", binary("min", binary("add", j0, chunk), const(K, part.idt)))
     row_idx = unravel(part.coord("row", nrows, row), kept_shape)
     for red, (vals, idxs) in zip(reds, slots):
-        acc, best = accumulate(part, red, row_idx, j0, j1, 1)
+        if red.is_arg:
+            acc, best = accumulate(part, red, row_idx, j0, j1, 1)
+        else:
+            acc, best = accumulate_parts(part, red, row_idx, j0, j1), None
         kb.store(vals, g, acc)
         if idxs:
             kb.store(idxs, g, best)
@@ -179,23 +184,35 @@ def generate_columns(step, plan, style: str) -> StepCode:
             kb.store(vals, slot(), red.identity())
             if idxs:
                 kb.store(idxs, slot(), const(0, ctx.idt))
-        with kb.for_("j", j0, j1, dtype=ctx.idt) as j:
-            gen.push()
-            red_idx = unravel(ctx.coord("j", K, j), red_shape)
-            with rows_loop():
+        def fold_pass(start, stop, width: int):
+            """Fold positions [start, stop), `width` per pass over the block (streams.py)."""
+            with kb.for_("j", start, stop, step=width, dtype=ctx.idt) as j:
                 gen.push()
-                v = kb.let("v", cast(gen.value(red.e.inputs[0], full_index(shape, axes, kept, row_idx, red_idx)),
-                                     red.acc))
-                at = slot()
-                cur = kb.let("cur", Load(vals, at, red.acc))
-                if red.is_arg:
-                    take = kb.let("take", red.better(cur, v))
-                    kb.store(vals, at, select(take, v, cur))
-                    kb.store(idxs, at, select(take, j, Load(idxs, at, ctx.idt)))
-                else:
-                    kb.store(vals, at, red.combine(cur, v))
+                red_idxs = [unravel(ctx.coord(f"j{s}", K, binary("add", j, s) if s else j), red_shape)
+                            for s in range(width)]
+                with rows_loop():
+                    gen.push()
+                    vs = [cast(gen.value(red.e.inputs[0], full_index(shape, axes, kept, row_idx, ri)), red.acc)
+                          for ri in red_idxs]
+                    v = kb.let("v", fold_pairwise(vs, red.combine) if width > 1 else vs[0])
+                    at = slot()
+                    cur = kb.let("cur", Load(vals, at, red.acc))
+                    if red.is_arg:
+                        take = kb.let("take", red.better(cur, v))
+                        kb.store(vals, at, select(take, v, cur))
+                        kb.store(idxs, at, select(take, j, Load(idxs, at, ctx.idt)))
+                    else:
+                        kb.store(vals, at, red.combine(cur, v))
+                    gen.pop()
                 gen.pop()
-            gen.pop()
+
+        if red.is_arg:
+            fold_pass(j0, j1, 1)
+        else:
+            jm = kb.let("jm", binary("add", j0, binary("mul", binary("div", binary("sub", j1, j0), STREAMS),
+                                                             STREAMS)))
+            fold_pass(j0, jm, STREAMS)
+            fold_pass(jm, j1, 1)
         if pieces == 1:
             gen.reduced[red.e.out.id] = red.finalize(Load(vals, r, red.acc), Load(idxs, r, ctx.idt) if idxs else None)
     if pieces == 1:
