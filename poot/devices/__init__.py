@@ -25,6 +25,9 @@ def parse_name(name: str) -> tuple[str, int]:
 
 def get(name: str = "cpu") -> Device:
     """The device called `name` (created on first use). Raises DeviceUnavailableError saying why."""
+    dev = _DEVICES.get(name)         # a canonical name ("cpu", "cuda:0") is its registry key
+    if dev is not None:
+        return dev
     kind, idx = parse_name(name)
     key = kind if kind in ("cpu", "wgpu", "vulkan") else f"{kind}:{idx}"
     dev = _DEVICES.get(key)

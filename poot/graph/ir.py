@@ -72,15 +72,13 @@ class Graph:
         self.inputs, self.eqns, self.outputs = list(inputs), list(eqns), list(outputs)
 
     def key(self) -> tuple:
-        """A hashable structural key (independent of variable ids)."""
-        num: dict[int, int] = {v.id: i for i, v in enumerate(self.inputs)}
-        parts: list = [tuple([(v.aval.shape, v.aval.dtype.name) for v in self.inputs])]
-        for e in self.eqns:      # on every realize of a cached graph: list comprehensions, no _freeze({})
-            num[e.out.id] = len(num)
-            parts.append((e.op, tuple([num[v.id] for v in e.inputs]), _freeze(e.params) if e.params else (),
-                          e.out.aval.shape, e.out.aval.dtype.name))
-        parts.append(tuple(num[v.id] for v in self.outputs))
-        return tuple(parts)
+        """A hashable structural key (independent of variable ids): see `structural_key`."""
+        num: dict[int, int] = {v.id: ~i for i, v in enumerate(self.inputs)}
+        parts: list = []
+        for j, e in enumerate(self.eqns):
+            num[e.out.id] = j
+            parts.append(eqn_key(e.op, tuple([num[v.id] for v in e.inputs]), e.params, e.out.aval))
+        return structural_key([v.aval for v in self.inputs], parts, [num[v.id] for v in self.outputs])
 
     def users(self) -> dict[int, list[Eqn]]:
         """Map from a variable id to the equations that read it."""
@@ -124,6 +122,18 @@ class Graph:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def eqn_key(op: str, input_numbers: tuple, params: dict, aval: Aval) -> tuple:
+    """One equation's part of a structural key. Values are numbered ~k for the k-th graph input and
+    j for the j-th equation's output, so a walk over lazy nodes (trace/lazy.walk) numbers them in the
+    order it meets them and gets the key of the graph it would build, without building it."""
+    return (op, input_numbers, _freeze(params) if params else (), aval.shape, aval.dtype.name)
+
+
+def structural_key(input_avals, eqn_parts: list, output_numbers) -> tuple:
+    """What `Graph.key()` returns: input shapes and dtypes, the equations' parts, the outputs."""
+    return (tuple([(a.shape, a.dtype.name) for a in input_avals]), *eqn_parts, tuple(output_numbers))
 
 
 def _freeze(x):

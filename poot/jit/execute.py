@@ -45,7 +45,7 @@ def compiled_program(graph: Graph, device: Device):
     """The Program for `graph` on `device`, planned and compiled on first use, then cached by the
     graph's structure (shapes, dtypes, ops, parameters)."""
     key = (device.name, graph.key())
-    prog = _PROGRAMS.get(key)
+    prog = _cached(key)
     if prog is None:
         from ..fuse.plan import plan_fusion
         from .program import Program
@@ -54,7 +54,12 @@ def compiled_program(graph: Graph, device: Device):
         _PROGRAMS[key] = prog
         if len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)
-    else:
+    return prog
+
+
+def _cached(key: tuple):
+    prog = _PROGRAMS.get(key)
+    if prog is not None:
         _PROGRAMS.move_to_end(key)
     return prog
 
@@ -68,6 +73,16 @@ def execute(graph: Graph, inputs: list[Buffer], device: Device | str) -> list[Bu
         pos = {v.id: i for i, v in enumerate(graph.inputs)}
         return [inputs[pos[v.id]] for v in graph.outputs]
     return run_program(compiled_program(graph, device), inputs)
+
+
+def execute_keyed(key: tuple, build, inputs: list[Buffer], device: Device | str) -> list[Buffer]:
+    """`execute(build(), inputs, device)` for a graph of structural key `key` (Graph.key()): a program
+    cached under it runs without the graph being built (the tracer's realize of a repeated chain)."""
+    if not isinstance(device, str):
+        prog = _cached((device.name, key))
+        if prog is not None:
+            return run_program(prog, inputs)
+    return execute(build(), inputs, device)
 
 
 # programs whose buffers total at most this replay a recording (CPU); a recording holds its buffers,

@@ -21,7 +21,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..errors import DTypeError, PootError, TracerError
 from ..graph import OPS, Aval, Eqn, Graph, Var
-from ..jit.execute import execute, numpy_to_buffer
+from ..graph.ir import eqn_key, structural_key
+from ..jit.execute import execute_keyed, numpy_to_buffer
 from . import context as _dev
 
 MAX_PENDING_DEPTH = 1000
@@ -212,7 +213,7 @@ def shared_constant(value, dtype: dt.DType, device: str) -> Node:
     equation: the value then lives in a buffer, not in the graph's structure, so `x * 0.5` and
     `x * 0.25` share one compiled program. Leaves are immutable, so equal scalars share one (a small
     bounded cache)."""
-    key = (value, type(value), dtype, device)
+    key = (value, type(value), dtype.name, device)     # a name hashes in C, a DType in Python
     n = _shared.get(key)
     if n is None:
         if len(_shared) >= 512:
@@ -241,47 +242,71 @@ def from_buffer(buf, aval: Aval, device: str) -> Node:
 
 
 # --- graphs and realization ---------------------------------------------------------------------
+class Walk:
+    """The pending equations below some roots, met once each in post-order (inputs first).
+    `leaves`: the graph inputs in order (a realized buffer or an abstract placeholder, and, under
+    `inside`, any node outside it; leaves sharing one buffer and aval are one input); `nodes`: the
+    equation nodes in order; `key`: the structural key of the graph they make (graph.ir.eqn_key:
+    input k is numbered ~k, equation j is j), so a cached program is found without building it."""
+
+    __slots__ = ("leaves", "nodes", "key")
+
+    def __init__(self, roots, inside: set | None = None):
+        num: dict[int, int] = {}
+        buf_num: dict = {}
+        leaves: list[Node] = []
+        nodes: list[Node] = []
+        parts: list = []
+        stack = list(reversed(roots))
+        while stack:                    # iterative: chains of any depth work
+            n = stack[-1]
+            k = id(n)
+            if k in num:
+                stack.pop()
+                continue
+            if n.op is None or (inside is not None and k not in inside):
+                stack.pop()
+                same = buf_num.get(id(n.buf)) if n.buf is not None else None   # (aval, number)
+                if same is not None and (same[0] is n.aval or same[0] == n.aval):
+                    i = same[1]
+                else:
+                    i = ~len(leaves)
+                    leaves.append(n)
+                    if n.buf is not None and same is None:
+                        buf_num[id(n.buf)] = (n.aval, i)
+                num[k] = i
+                continue
+            waiting = False
+            for i in reversed(n.inputs):
+                if id(i) not in num:
+                    stack.append(i)
+                    waiting = True
+            if waiting:
+                continue
+            stack.pop()
+            num[k] = len(nodes)
+            nodes.append(n)
+            parts.append(eqn_key(n.op, tuple([num[id(i)] for i in n.inputs]), n.params, n.aval))
+        self.leaves, self.nodes = leaves, nodes
+        self.key = structural_key([n.aval for n in leaves], parts, [num[id(r)] for r in roots])
+
+    def graph(self) -> Graph:
+        inputs = [Var(n.aval) for n in self.leaves]
+        outs: list[Var] = []
+        eqns = []
+        for n, part in zip(self.nodes, self.key[1:-1]):
+            v = Var(n.aval)
+            eqns.append(Eqn(n.op, tuple([inputs[~k] if k < 0 else outs[k] for k in part[1]]), n.params, v,
+                            _where_text(n.where)))
+            outs.append(v)
+        return Graph(inputs, eqns, [inputs[~k] if k < 0 else outs[k] for k in self.key[-1]])
+
+
 def build_graph(roots, inside: set | None = None) -> tuple[Graph, list[Node]]:
-    """The Graph computing `roots` from their leaves, built iteratively (no recursion: chains of any
-    depth work). Returns it with the leaf Nodes in the order of `graph.inputs`; a leaf is a realized
-    buffer or an abstract placeholder, and, when `inside` (node ids, see `scope`) is given, any node
-    not in it. Leaves sharing one buffer and aval become one input."""
-    var_of: dict[int, Var] = {}
-    buf_var: dict = {}
-    inputs: list[Var] = []
-    leaves: list[Node] = []
-    eqns: list[Eqn] = []
-    stack = list(reversed(roots))
-    while stack:
-        n = stack[-1]
-        k = id(n)
-        if k in var_of:
-            stack.pop()
-            continue
-        if n.op is None or (inside is not None and k not in inside):
-            stack.pop()
-            key = (id(n.buf), n.aval) if n.buf is not None else None
-            v = buf_var.get(key) if key is not None else None
-            if v is None:
-                v = Var(n.aval)
-                inputs.append(v)
-                leaves.append(n)
-                if key is not None:
-                    buf_var[key] = v
-            var_of[k] = v
-            continue
-        waiting = False
-        for i in reversed(n.inputs):
-            if id(i) not in var_of:
-                stack.append(i)
-                waiting = True
-        if waiting:
-            continue
-        stack.pop()
-        v = var_of[k] = Var(n.aval)
-        eqns.append(Eqn(n.op, tuple([var_of[id(i)] for i in n.inputs]), n.params, v,
-                        _where_text(n.where)))
-    return Graph(inputs, eqns, [var_of[id(r)] for r in roots]), leaves
+    """The Graph computing `roots` from their leaves, with the leaf Nodes in the order of
+    `graph.inputs` (see `Walk`; `inside`: node ids, see `scope`)."""
+    w = Walk(roots, inside)
+    return w.graph(), w.leaves
 
 
 _where_texts: dict = {}
@@ -332,11 +357,11 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
     for dev, group in groups.items():
         roots = [_as_bits(n) if n.aval.dtype is dt.bfloat16 and _bf16_needs_bits(dev) else n
                  for n in group]
-        graph, leaves = build_graph(roots)
-        for leaf in leaves:
+        w = Walk(roots)
+        for leaf in w.leaves:
             if leaf.buf is None:
                 refuse_if_tracing(what, leaf)
-        outs = execute(graph, [leaf.buf for leaf in leaves], _dev.executor(dev))
+        outs = execute_keyed(w.key, w.graph, [leaf.buf for leaf in w.leaves], _dev.executor(dev))
         for n, b in zip(group, outs):
             _become_leaf(n, b)
 

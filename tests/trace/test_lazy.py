@@ -18,14 +18,17 @@ from tolerance import assert_close
 
 @pytest.fixture
 def execute_calls(monkeypatch):
+    """The graphs realize runs, in order (each built from its walk, whose key must be the graph's)."""
     calls = []
-    real = lazy.execute
+    real = lazy.execute_keyed
 
-    def counting(graph, inputs, device):
+    def counting(key, build, inputs, device):
+        graph = build()
+        assert graph.key() == key
         calls.append(graph)
-        return real(graph, inputs, device)
+        return real(key, lambda: graph, inputs, device)
 
-    monkeypatch.setattr(lazy, "execute", counting)
+    monkeypatch.setattr(lazy, "execute_keyed", counting)
     return calls
 
 
