@@ -11,8 +11,9 @@ On the CPU (Module.math_lanes set) float sin/cos/tanh come from mathvec.py inste
 non-inlined functions with vector variants that branch once per vector to this file's exact path.
 
 Methods (double):
-- exp/exp2: n = round(x*log2 e); Cody-Waite reduction with FMA; degree-13 Taylor polynomial on
-  |r| <= ln2/2; 2**n applied as two exact power-of-two factors (so subnormal results round once).
+- exp/exp2: n = round(x*log2 e); Cody-Waite reduction with FMA (float: exact without one, as Vulkan
+  drivers need not fuse, `_reduce_ln2`); degree-13 Taylor polynomial on |r| <= ln2/2; 2**n applied
+  as two exact power-of-two factors (so subnormal results round once).
 - log family: x = m * 2**e, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1) carried
   as a double-double, so log x comes out as hi + lo (~2**-59 relative): log, log2, log10, log1p
   round that sum; pow uses it as exp(y * (hi + lo)) with an exact FMA product.
@@ -46,6 +47,20 @@ BINARY = frozenset({"pow", "atan2", "hypot"})
 _INV_FACT = [1.0 / math.factorial(k) for k in range(16)]
 
 
+def _reduce_ln2(b: MathBuilder, x, n):
+    """r = x - n ln 2 (Cody-Waite, ln 2 = hi + lo). Doubles: a full-width hi through two fmas (the
+    SPIR-V target makes a double fma exact itself, spirv_intrinsics._fma64). Floats: fdlibm expf's hi,
+    whose low 9 bits are zero, so n*hi and x - n*hi are exact for |n| < 512 and no fma is needed, and
+    plain subtractions, whose left operands the SPIR-V worker hides from Mesa's float algebra: lavapipe
+    computes a float Fma unfused and reassociated the two fma steps into x - n*(hi + lo), 33-62 ulps
+    off at |x| ~ 70."""
+    if b.dbl:
+        nn = b.neg(n)
+        return b.fma(nn, b.k(2.3190468138462996e-17), b.fma(nn, b.k(0.6931471805599453), x))
+    r = b.sub(x, b.mul(n, b.k(0.693145751953125)))
+    return b.sub(r, b.mul(n, b.k(1.428606765330187e-06)))
+
+
 def _exp_core(b: MathBuilder, x, lo=None, base2=False):
     if base2:
         xc = b.clamp(x, -1076.0, 1025.0) if b.dbl else b.clamp(x, -151.0, 129.0)
@@ -57,10 +72,7 @@ def _exp_core(b: MathBuilder, x, lo=None, base2=False):
     else:
         xc = b.clamp(x, -746.0, 710.0) if b.dbl else b.clamp(x, -104.0, 89.0)
         n = b.rint(b.mul(xc, b.k(1.4426950408889634)))
-        hi, low = (0.6931471805599453, 2.3190468138462996e-17) if b.dbl else (0.6931471824645996, -1.9046542121259336e-09)
-        nn = b.neg(n)
-        r = b.fma(nn, b.k(hi), xc)
-        r = b.fma(nn, b.k(low), r)
+        r = _reduce_ln2(b, xc, n)
         if lo is not None:       # x's low part (pow): meaningless once x is clamped, and huge then
             r = b.add(r, b.sel(b.cmp("oeq", xc, x), lo, b.k(0.0)))
         p = b.horner(r, _INV_FACT[: (14 if b.dbl else 8)])
@@ -82,10 +94,7 @@ def _expm1_core(b, x):
     hi_x, lo_x = (709.0, -60.0) if b.dbl else (88.0, -30.0)
     xc = b.clamp(x, lo_x, hi_x)
     n = b.rint(b.mul(xc, b.k(1.4426950408889634)))
-    nn = b.neg(n)
-    hi, low = (0.6931471805599453, 2.3190468138462996e-17) if b.dbl else (0.6931471824645996, -1.9046542121259336e-09)
-    r = b.fma(nn, b.k(hi), xc)
-    r = b.fma(nn, b.k(low), r)
+    r = _reduce_ln2(b, xc, n)
     p = b.fma(b.mul(r, r), b.horner(r, _INV_FACT[2:16] if b.dbl else _INV_FACT[2:10]), r)
     t = b.pow2(b.to_int(n))
     return b.fma(t, p, b.sub(t, b.k(1.0)))

@@ -39,7 +39,8 @@ What differs from the other targets, and why:
   the second one compiles a kernel with only its post-pass (llvm_spirv).
 
 Known limits on wgpu: drivers may contract a*b+c (naga drops NoContraction, so `add_nocontract` is not
-honoured there) and Mesa computes a/b as a*(1/b) (within ~1 ulp); a kernel binds at most the adapter's
+honoured there), need not fuse a float Fma (lavapipe does not: mathlib's float reductions are exact
+either way) and Mesa computes a/b as a*(1/b) (within ~1 ulp); a kernel binds at most the adapter's
 max-storage-buffers-per-shader-stage buffers (Capabilities.max_buffers, meta and trap included).
 """
 from __future__ import annotations
