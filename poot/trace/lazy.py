@@ -257,6 +257,19 @@ class Walk:
         leaves: list[Node] = []
         nodes: list[Node] = []
         parts: list = []
+
+        def number_leaf(n: Node) -> int:
+            same = buf_num.get(id(n.buf)) if n.buf is not None else None   # (aval, number)
+            if same is not None and (same[0] is n.aval or same[0] == n.aval):
+                i = same[1]
+            else:
+                i = ~len(leaves)
+                leaves.append(n)
+                if n.buf is not None and same is None:
+                    buf_num[id(n.buf)] = (n.aval, i)
+            num[id(n)] = i
+            return i
+
         stack = list(reversed(roots))
         while stack:                    # iterative: chains of any depth work
             n = stack[-1]
@@ -266,21 +279,17 @@ class Walk:
                 continue
             if n.op is None or (inside is not None and k not in inside):
                 stack.pop()
-                same = buf_num.get(id(n.buf)) if n.buf is not None else None   # (aval, number)
-                if same is not None and (same[0] is n.aval or same[0] == n.aval):
-                    i = same[1]
-                else:
-                    i = ~len(leaves)
-                    leaves.append(n)
-                    if n.buf is not None and same is None:
-                        buf_num[id(n.buf)] = (n.aval, i)
-                num[k] = i
+                number_leaf(n)
                 continue
-            waiting = False
-            for i in reversed(n.inputs):
+            waiting = False             # operands in order, leaves numbered on the spot: the
+            for i in n.inputs:          # depth-first order without a stack round trip per leaf
                 if id(i) not in num:
-                    stack.append(i)
-                    waiting = True
+                    if i.op is None or (inside is not None and id(i) not in inside):
+                        number_leaf(i)
+                    else:
+                        stack.append(i)
+                        waiting = True
+                        break
             if waiting:
                 continue
             stack.pop()
