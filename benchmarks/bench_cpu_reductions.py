@@ -1,11 +1,13 @@
 """(b) sum/mean/max over 1e8 float32 and along each axis of 4096x4096; (c) softmax and layer_norm
-over the rows of 4096x4096: poot vs NumPy (and, for (c), Numba loops parallel over rows)."""
+over the rows of 4096x4096: poot vs NumPy (and, for (c), Numba loops parallel over rows). The
+reductions also run as plain C loops on every core (ceiling.c, `c-ceiling`): what the memory gives,
+since a reduction reads each element once and computes almost nothing."""
 import numpy as np
 import pytest
 
 import poot as pt
 
-from conftest import need_numba
+from conftest import need_ceiling, need_numba
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +22,18 @@ def square(rng):
     return a, pt.array(a)
 
 
+def _c_full(a, op):
+    lib = need_ceiling()
+    return lambda: lib.full_reduce(a.ctypes.data, a.size, op == "max") / (a.size if op == "mean" else 1)
+
+
 @pytest.mark.parametrize("op", ["sum", "mean", "max"])
-@pytest.mark.parametrize("impl", ["poot", "numpy"])
+@pytest.mark.parametrize("impl", ["poot", "numpy", "c-ceiling"])
 def test_full_reduction(benchmark, flat, op, impl):
     benchmark.group = f"reduce-{op}-1e8-f32"
     a, pa = flat
-    run = (lambda: getattr(pa, op)().numpy()) if impl == "poot" else (lambda: getattr(a, op)())
+    run = (lambda: getattr(pa, op)().numpy()) if impl == "poot" else (lambda: getattr(a, op)()) \
+        if impl == "numpy" else _c_full(a, op)
     out = benchmark(run)
     np.testing.assert_allclose(out, getattr(a.astype(np.float64), op)(), rtol=1e-4)
 
@@ -41,14 +49,23 @@ def test_copy_bandwidth_reference(benchmark, flat, impl):
     np.testing.assert_array_equal(benchmark(run), -a)
 
 
+def _c_axis(a, axis, op):
+    lib, out = need_ceiling(), np.empty(a.shape[1 - axis], np.float32)
+
+    def run():
+        lib.axis_reduce(a.ctypes.data, a.shape[0], a.shape[1], axis, op == "max", out.ctypes.data)
+        return out
+    return run
+
+
 @pytest.mark.parametrize("axis", [0, 1])
 @pytest.mark.parametrize("op", ["sum", "max"])
-@pytest.mark.parametrize("impl", ["poot", "numpy"])
+@pytest.mark.parametrize("impl", ["poot", "numpy", "c-ceiling"])
 def test_axis_reduction(benchmark, square, axis, op, impl):
     benchmark.group = f"reduce-{op}-axis{axis}-4096x4096-f32"
     a, pa = square
     run = (lambda: getattr(pa, op)(axis=axis).numpy()) if impl == "poot" else \
-        (lambda: getattr(a, op)(axis=axis))
+        (lambda: getattr(a, op)(axis=axis)) if impl == "numpy" else _c_axis(a, axis, op)
     out = benchmark(run)
     np.testing.assert_allclose(out, getattr(a, op)(axis=axis), rtol=1e-4)
 

@@ -30,3 +30,34 @@ def need_numba():
     numba = pytest.importorskip("numba")
     numba.set_num_threads(min(THREADS, numba.config.NUMBA_NUM_THREADS))
     return numba
+
+
+_ceiling = []
+
+
+def need_ceiling():
+    """ceiling.c compiled for this CPU (gcc -O3 -march=native -fopenmp) and loaded with ctypes, once
+    per run; skips where gcc or OpenMP is missing. Its threads: THREADS, as poot's."""
+    if not _ceiling:
+        import ctypes
+        import shutil
+        import subprocess
+        import tempfile
+
+        if shutil.which("gcc") is None:
+            pytest.skip("gcc is not installed: no C ceiling")
+        out = os.path.join(tempfile.mkdtemp(), "ceiling.so")
+        src = os.path.join(os.path.dirname(__file__), "ceiling.c")
+        r = subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", src, "-o", out],
+                           capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"ceiling.c did not build: {r.stderr.strip()[:200]}")
+        os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+        lib = ctypes.CDLL(out)
+        lib.full_reduce.restype = ctypes.c_float
+        lib.full_reduce.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_int]
+        lib.axis_reduce.restype = None
+        lib.axis_reduce.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_int, ctypes.c_int,
+                                    ctypes.c_void_p]
+        _ceiling.append(lib)
+    return _ceiling[0]

@@ -52,10 +52,11 @@ def fold_streams(ctx, red, streams, count, reduced=None):
 
 def accumulate_parts(ctx, red, row_idx, j0, j1):
     """A non-arg reduction of one row over positions [j0, j1), cut into STREAMS equal parts read in
-    lockstep; the few positions past the last whole part go to the first accumulator."""
+    lockstep; the few positions past the last whole part fold into one more accumulator."""
     kb = ctx.kb
     q = kb.let("q", binary("div", binary("sub", j1, j0), STREAMS))
-    bases = [j0] + [kb.let("jb", binary("add", j0, binary("mul", q, s) if s > 1 else q)) for s in range(1, STREAMS)]
+    bases = [j0] + [kb.let("jb", binary("add", j0, binary("mul", q, s) if s > 1 else q))
+                    for s in range(1, STREAMS)]
     accs = fold_streams(ctx, red, [(row_idx, b) for b in bases], q)
     tail_start = kb.let("jt", binary("add", j0, binary("mul", q, STREAMS)))
     tail = fold_streams(ctx, red, [(row_idx, tail_start)], binary("sub", j1, tail_start))[0]
