@@ -1,15 +1,17 @@
 """The CPU device: buffers are 64-byte aligned NumPy byte arrays; programs are native code produced
-by poot's LLVM CPU target and run on a thread pool (ctypes releases the GIL during each call).
+by poot's LLVM CPU target, run on the calling thread or split over the cores (ctypes releases the GIL
+during each call).
 
 Programs: `load(artifact)` links the artifact's object code into one MCJIT engine per device (no
 recompilation: a disk-cached object loads in about a millisecond) and returns a CpuProgram wrapping
 the entry `void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`.
 `dispatch(program, buffers, grid)` takes the kernel's buffers followed by the meta and trap buffers
-(poot/jit/abi.py) and runs the linearized workgroups on one thread per core, which take contiguous
-chunks from a shared queue (`run_split`). Whether a launch is split is decided by its work, not its
-number of workgroups: each program keeps the time one of its workgroups takes (measured on its
-launches), and a launch expected to take less than INLINE_NS runs on the calling thread, as does a
-grid of one workgroup (a pool round trip costs 10-100 us on a loaded machine).
+(poot/jit/abi.py) and runs the linearized workgroups. A split launch runs on the native thread pool
+of cpu_threads.py (a split costs microseconds), or, where the platform has none, on Python threads
+taking chunks from a shared queue (a round trip costs 10-250 us). Whether a launch is split is
+decided by its work, not its number of workgroups: each program keeps the time one of its
+workgroups takes (measured on its launches), and a launch expected to take less than INLINE_NS runs
+on the calling thread, as does a grid of one workgroup.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import numpy as np
 from ..errors import DeviceError
 from .base import Buffer, Capabilities, Device, PerThread
 from .cpu_pool import HostPool
+from .cpu_threads import NativePool, start as start_native_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -101,7 +104,8 @@ def launch_args(buffers: list):
     return ptrs, meta, buffer_address(buffers[n + 1])
 
 
-CHUNKS_PER_WORKER = 8
+CHUNKS_PER_WORKER = 8            # Python-thread split: chunks per thread (each costs a GIL round trip)
+NATIVE_CHUNKS_PER_THREAD = 16    # native split: chunks per thread (a claim is one compare-and-swap)
 INLINE_NS = 30_000       # a launch expected to take less than this runs on the calling thread
 
 
@@ -125,23 +129,36 @@ def run_groups(pool_of, program, ptrs, meta, trap, total: int, cores: int) -> No
                 break
         busy = time.perf_counter_ns() - t0
         if begin < total:
-            busy += run_split(pool_of(), fn, ptrs, meta, trap, total, workers, begin)
+            busy += run_split(pool_of(), program, ptrs, meta, trap, total, workers, begin)
     elif workers <= 1 or est * total < INLINE_NS:
         t0 = time.perf_counter_ns()
         fn(ptrs, meta, trap, 0, total)
         busy = time.perf_counter_ns() - t0
     else:
-        busy = run_split(pool_of(), fn, ptrs, meta, trap, total, workers)
+        busy = run_split(pool_of(), program, ptrs, meta, trap, total, workers)
     program.group_ns = busy / total
 
 
-def run_split(pool, fn, ptrs, meta, trap, total: int, workers: int, begin: int = 0) -> int:
-    """Run groups [begin, total) on up to `workers` threads (this one and the pool's), which take
-    contiguous chunks of about (total - begin) / (workers * CHUNKS_PER_WORKER) groups from a shared
-    queue until none are left; returns the nanoseconds spent in the kernel, summed over the chunks.
-    The caller waits only for chunks some thread has started: a pool thread the OS has not scheduled
-    yet (its core held by another process, for a scheduler tick of ~4 ms) finds the queue empty when
-    it runs, instead of the call waiting for it (the 2-core CI machine is shared)."""
+def run_split(pool, program, ptrs, meta, trap, total: int, workers: int, begin: int = 0) -> int:
+    """Run groups [begin, total) on up to `workers` threads, this one included; returns the
+    nanoseconds of kernel time they spent (for a native pool: the wall time times the threads)."""
+    if isinstance(pool, NativePool):
+        threads = min(workers, pool.workers + 1)
+        chunk = max(1, (total - begin) // (threads * NATIVE_CHUNKS_PER_THREAD))
+        t0 = time.perf_counter_ns()
+        if pool.run(program.address, ptrs, meta, trap, total, begin, chunk):
+            return (time.perf_counter_ns() - t0) * threads
+        program.fn(ptrs, meta, trap, begin, total)       # another thread's launch holds the pool
+        return time.perf_counter_ns() - t0
+    return _run_split_python(pool, program.fn, ptrs, meta, trap, total, workers, begin)
+
+
+def _run_split_python(pool, fn, ptrs, meta, trap, total: int, workers: int, begin: int = 0) -> int:
+    """Without the native pool (cpu_threads.start returned None): the groups on this thread and the
+    ThreadPoolExecutor's, which take contiguous chunks of about (total - begin) / (workers *
+    CHUNKS_PER_WORKER) groups from a shared queue until none are left; returns the nanoseconds spent
+    in the kernel, summed over the chunks. The caller waits only for chunks some thread has started:
+    a pool thread the OS has not scheduled yet finds the queue empty when it runs."""
     count = total - begin
     n = min(count, workers * CHUNKS_PER_WORKER)
     bounds = [begin + count * j // n for j in range(n + 1)]
@@ -275,8 +292,15 @@ class CpuDevice(Device):
 
         return CpuRecording(self)
 
-    def _pool(self) -> ThreadPoolExecutor:
+    def _pool(self) -> NativePool | ThreadPoolExecutor:
+        """The threads launches split over: native ones (cpu_threads.py), or Python ones where the
+        platform has none."""
         pool = getattr(self, "_threads", None)
         if pool is None:
-            pool = self._threads = ThreadPoolExecutor(max(1, self.caps.cores - 1), thread_name_prefix="poot-cpu")
+            eng = self._engine()
+            with self._load_lock:
+                pool = getattr(self, "_threads", None)
+                if pool is None:
+                    pool = self._threads = start_native_pool(eng, self.caps.cores - 1) or \
+                        ThreadPoolExecutor(max(1, self.caps.cores - 1), thread_name_prefix="poot-cpu")
         return pool
