@@ -20,11 +20,15 @@ time (`run` takes a lock; a second thread finds it busy and runs its launch inli
 from __future__ import annotations
 
 import ctypes
+import logging
 import platform
 import sys
 import threading
 
-SPIN = 8192          # pause instructions a worker spins through before it sleeps (~0.1-1 ms)
+log = logging.getLogger("poot.devices.cpu")
+
+SPIN = 1024          # pause instructions a worker spins through before it sleeps (~20-150 us: the gap
+                     # between launches of one realize, not long enough to slow a BLAS call after it)
 _FUTEX = {"x86_64": 202, "aarch64": 98}
 _PAUSE = {"x86_64": "call void @llvm.x86.sse2.pause()", "aarch64": "call void @llvm.aarch64.hint(i32 1)"}
 _PAUSE_DECL = {"x86_64": "declare void @llvm.x86.sse2.pause()", "aarch64": "declare void @llvm.aarch64.hint(i32)"}
@@ -219,8 +223,12 @@ def start(engine, workers: int) -> NativePool | None:
             return None
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
     ir = _IR.format(spin=SPIN, futex=_FUTEX[arch], pause=_PAUSE[arch], pause_decl=_PAUSE_DECL[arch])
-    mod = llvm.parse_assembly(ir)
-    mod.verify()
+    try:
+        mod = llvm.parse_assembly(ir)
+        mod.verify()
+    except RuntimeError as e:           # an LLVM without this target's pause intrinsic, say
+        log.warning("poot: no native CPU thread pool (%s); launches split over Python threads", e)
+        return None
     engine.add_module(mod)
     engine.finalize_object()
     started = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(engine.get_function_address("poot_pool_start"))

@@ -112,3 +112,21 @@ def test_the_python_thread_fallback_gives_the_same_results(monkeypatch, always_s
     k = spin_kernel(16)
     for groups in [2, 17, 1000, 4097]:
         assert np.array_equal(run(k, groups, 2), expected(groups, 2, 16)), groups
+
+
+@pytest.mark.parametrize("arch,triple", [("x86_64", "x86_64-unknown-linux-gnu"),
+                                         ("aarch64", "aarch64-unknown-linux-gnu")])
+def test_the_pool_compiles_for_each_supported_architecture(arch, triple):
+    """Only the host's runs here; the other's IR must still verify and assemble."""
+    import llvmlite.binding as llvm
+
+    from poot.devices import cpu_threads as ct
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    ir = ct._IR.format(spin=ct.SPIN, futex=ct._FUTEX[arch], pause=ct._PAUSE[arch], pause_decl=ct._PAUSE_DECL[arch])
+    mod = llvm.parse_assembly(ir)
+    mod.triple = triple
+    mod.verify()
+    obj = llvm.Target.from_triple(triple).create_target_machine(opt=2).emit_object(mod)
+    assert len(obj) > 0
