@@ -126,7 +126,7 @@ class Graph:
 
 def eqn_key(op: str, input_numbers: tuple, params: dict, aval: Aval) -> tuple:
     """One equation's part of a structural key. Values are numbered ~k for the k-th graph input and
-    j for the j-th equation's output, so a walk over lazy nodes (trace/lazy.walk) numbers them in the
+    j for the j-th equation's output, so a walk over lazy nodes (trace/lazy.Walk) numbers them in the
     order it meets them and gets the key of the graph it would build, without building it."""
     return (op, input_numbers, _freeze(params) if params else (), aval.shape, aval.dtype.name)
 

@@ -258,7 +258,10 @@ class Walk:
         nodes: list[Node] = []
         parts: list = []
 
-        def number_leaf(n: Node) -> int:
+        def is_leaf(n: Node) -> bool:
+            return n.op is None or (inside is not None and id(n) not in inside)
+
+        def number_leaf(n: Node) -> None:
             same = buf_num.get(id(n.buf)) if n.buf is not None else None   # (aval, number)
             if same is not None and (same[0] is n.aval or same[0] == n.aval):
                 i = same[1]
@@ -268,7 +271,6 @@ class Walk:
                 if n.buf is not None and same is None:
                     buf_num[id(n.buf)] = (n.aval, i)
             num[id(n)] = i
-            return i
 
         stack = list(reversed(roots))
         while stack:                    # iterative: chains of any depth work
@@ -277,14 +279,14 @@ class Walk:
             if k in num:
                 stack.pop()
                 continue
-            if n.op is None or (inside is not None and k not in inside):
+            if is_leaf(n):
                 stack.pop()
                 number_leaf(n)
                 continue
             waiting = False             # operands in order, leaves numbered on the spot: the
             for i in n.inputs:          # depth-first order without a stack round trip per leaf
                 if id(i) not in num:
-                    if i.op is None or (inside is not None and id(i) not in inside):
+                    if is_leaf(i):
                         number_leaf(i)
                     else:
                         stack.append(i)
@@ -303,7 +305,7 @@ class Walk:
         inputs = [Var(n.aval) for n in self.leaves]
         outs: list[Var] = []
         eqns = []
-        for n, part in zip(self.nodes, self.key[1:-1]):
+        for n, part in zip(self.nodes, self.key[1:-1]):     # the key's middle: one part per equation
             v = Var(n.aval)
             eqns.append(Eqn(n.op, tuple([inputs[~k] if k < 0 else outs[k] for k in part[1]]), n.params, v,
                             _where_text(n.where)))

@@ -94,4 +94,3 @@ def generate_row_blocks(step, plan, style: str, nrows: int, K: int) -> StepCode:
             kb.store(name, row, gen.value(r, unravel(form, r.aval.shape)))
         gen.pop()
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(nrows, STREAMS)))])
-
