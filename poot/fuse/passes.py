@@ -152,3 +152,28 @@ def dce(graph: Graph) -> Graph:
             live.update(v.id for v in e.inputs)
     keep.reverse()
     return Graph(graph.inputs, keep, graph.outputs)
+
+
+def split_wide_concatenates(graph: Graph, limit: int) -> Graph:
+    """Each concatenate of more than `limit` operands becomes a tree of concatenates of at most
+    `limit` each (the same values in the same order). A kernel binds one buffer per value it loads,
+    and a device may bind only so many: `pt.stack` of the 40 losses a training loop kept would need
+    40; as a tree, the planner stores the inner concatenates and every kernel fits."""
+    if limit < 2 or not any(e.op == "concatenate" and len(e.inputs) > limit for e in graph.eqns):
+        return graph
+    eqns: list[Eqn] = []
+    for e in graph.eqns:
+        ins = list(e.inputs)
+        while e.op == "concatenate" and len(ins) > limit:
+            groups = [ins[k:k + limit] for k in range(0, len(ins), limit)]
+            ins = []
+            for grp in groups:
+                if len(grp) == 1:
+                    ins.append(grp[0])
+                    continue
+                out = Var(OPS["concatenate"].shape_rule([v.aval for v in grp], **e.params))
+                eqns.append(Eqn("concatenate", tuple(grp), e.params, out, e.where))
+                ins.append(out)
+        eqns.append(Eqn(e.op, tuple(ins), e.params, e.out, e.where) if len(ins) != len(e.inputs) else e)
+    return Graph(graph.inputs, eqns, list(graph.outputs))
+

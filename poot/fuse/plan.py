@@ -11,6 +11,8 @@ Kernel kinds:
   roots either of shape S (written in a pass over the row: softmax, layer_norm) or with one element per
   row (plain and nested reductions with prologue and epilogue: `((x - m)**2).mean(1)`).
 - "matmul", "scan", "scatter": one opaque op each.
+- "host": the equations of one host op (sort, eigh..., see poot.graph.host), run with NumPy by the
+  program.
 - "control": the equations of one cond/while/fori construct (one per result, see poot.graph.control),
   run by the program with its subgraphs planned as programs of their own.
 - "alias": a root that is a view of a materialized value (a reshape of contiguous data): no kernel.
@@ -25,24 +27,27 @@ Buffer budget: a Vulkan device binds only so many storage buffers per kernel (la
 adapters 8). With `max_buffers` a step binds at most that many (its inputs, its outputs, and two
 partials per reduction of a row step, which a split reduction may add): a step of many roots that
 binds more is cut into several, and a root whose closure loads too many values gets part of that
-closure materialized (the widest sub-expression that fits, repeatedly). One equation that alone reads
-more values (a concatenate of many arrays) cannot be split here; the device then refuses its kernel.
+closure materialized (the widest sub-expression that fits, repeatedly). A concatenate of more arrays
+than that becomes a tree of concatenates first (passes.split_wide_concatenates).
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 
-from ..errors import CompileLimitError
+from ..errors import CompileLimitError, InternalError
 from ..graph import Eqn, Graph, Var
+from ..graph.host import host_group
 from ..graph.ops import OPS
 from .access import ZERO, operand_index
 from .indexing import Coord, Form, ravel, unravel
-from .passes import optimize
+from .passes import optimize, split_wide_concatenates
 
 MAX_EQUATIONS = 200_000
 OPAQUE = {"matmul": "matmul", "cumsum": "scan", "cumprod": "scan", "scatter": "scatter",
           "cond": "control", "while": "control", "fori": "control"}
+OPAQUE.update({n: "host" for n, d in OPS.items() if d.kind == "host"})   # NumPy host steps (graph/host.py)
 EXPENSIVE = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
              "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "pow", "atan2",
              "hypot", "logaddexp", "div", "sqrt"}
@@ -97,6 +102,8 @@ def plan_fusion(graph: Graph, max_buffers: int | None = None) -> Plan:
         raise CompileLimitError(f"graph has {len(graph.eqns)} equations; the limit per plan is "
                                 f"{MAX_EQUATIONS} (realize intermediate results to split it)")
     g = optimize(graph)
+    if max_buffers is not None:       # an output, and at least one more buffer to combine them in
+        g = split_wide_concatenates(g, max_buffers - 2)
     return _Planner(g, max_buffers).run()
 
 
@@ -151,8 +158,9 @@ class _Planner:
                 info = self._classify(r, to_store)
                 kernels.append(info)
             to_store |= self._shared_expensive(kernels)
+            to_store -= self.materialized     # a fixpoint: stop once nothing new is to be stored
             if not to_store and self.max_buffers is not None:
-                to_store = self._narrowed(kernels)
+                to_store = self._narrowed(kernels) - self.materialized
             if not to_store:
                 break
             self.materialized |= to_store
@@ -251,7 +259,7 @@ class _Planner:
         cost = self._costs()
         store = set()
         for k in kernels:
-            if k["kind"] in ("matmul", "scan", "scatter", "control", "alias"):
+            if k["kind"] in ("matmul", "scan", "scatter", "control", "host", "alias"):
                 continue
             size = math.prod(k["shape"])
             for x in k["eqns"]:
@@ -343,20 +351,18 @@ class _Planner:
 
     # -- grouping, order, lifetimes --
     def _group(self, kernels: list[dict]) -> list[Step]:
-        # sets of roots are bit masks (bit = the root's position in `kernels`): a chain of n kernels
-        # costs n**2/64 machine words, not n**2 set entries
+        """Roots of one kind and shape share a step. Steps are numbered as they are made, and a root
+        joins a step only if every step it reads from has a smaller number: the numbering is then an
+        order the steps can run in, so no set of joins can make a cycle. (Testing only that the step's
+        own roots are not among the root's ancestors is not enough: a step that joined a root later
+        can make an older step depend on it, and two such joins made the steps of a training loop's
+        second iteration wait on each other.)"""
         steps: list[Step] = []
-        by_key: dict[tuple, int] = {}         # key -> the bits of the roots of its steps
-        bit_of = {k["root"].id: 1 << j for j, k in enumerate(kernels)}
-        ancestors: dict[int, int] = {}        # var id -> the roots it depends on
-        step_of: dict[int, Step] = {}
-        step_bits: dict[int, int] = {}        # id(step) -> the bits of its roots
+        by_key: dict[tuple, list[int]] = {}   # key -> numbers of its steps, ascending
+        step_no: dict[int, int] = {}          # root var id -> the number of its step
         for k in kernels:
             root = k["root"]
-            anc = 0
-            for leaf in k["leaves"]:
-                anc |= bit_of.get(leaf.id, 0) | ancestors.get(leaf.id, 0)
-            ancestors[root.id] = anc
+            after = max((step_no.get(v.id, -1) for v in k["leaves"]), default=-1)
             kind = k["kind"]
             key = None
             if kind == "pointwise":
@@ -365,34 +371,27 @@ class _Planner:
                 key = ("row", k["shape"], k["axes"])
             elif kind == "control":   # the results of one construct: one step
                 key = ("control", id(k["eqn"].params["region"]), tuple(v.id for v in k["leaves"]))
-            joined = None
-            free = by_key.get(key, 0) & ~anc if key is not None else 0
-            while free:                       # the oldest step of this key none of whose roots it needs
-                low = free & -free
-                s = step_of[kernels[low.bit_length() - 1]["root"].id]
-                if not step_bits[id(s)] & anc:
-                    joined = s
-                    break
-                free &= ~step_bits[id(s)]
-            if joined is not None:
-                step_bits[id(joined)] |= bit_of[root.id]
-                by_key[key] |= bit_of[root.id]
+            elif kind == "host":      # the results of one host op (eigh's values and vectors): one step
+                key = ("host", k["eqn"].op, host_group(k["eqn"].params), tuple(v.id for v in k["leaves"]))
+            numbers = by_key.get(key, []) if key is not None else []
+            j = bisect.bisect_right(numbers, after)
+            if j < len(numbers):              # the oldest step of this key that runs after its inputs
+                joined = steps[numbers[j]]
                 joined.outputs.append(root)
                 joined.inputs += [v for v in k["leaves"] if v not in joined.inputs]
                 if kind == "row":
                     joined.reductions += [r for r in k["reductions"] if r not in joined.reductions]
-                step_of[root.id] = joined
+                step_no[root.id] = numbers[j]
                 continue
             step = Step(kind=kind, outputs=[root], inputs=list(k["leaves"]),
                         shape=k.get("shape", root.aval.shape), axes=k.get("axes", ()),
                         reductions=list(k.get("reductions", [])), eqn=k.get("eqn"))
             if kind == "alias":
                 step.eqn = self.producer[root.id]
-            steps.append(step)
-            step_of[root.id] = step
-            step_bits[id(step)] = bit_of[root.id]
+            step_no[root.id] = len(steps)
             if key is not None:
-                by_key[key] = by_key.get(key, 0) | bit_of[root.id]
+                by_key.setdefault(key, []).append(len(steps))
+            steps.append(step)
         for s in steps:
             if s.kind == "row":
                 s.reductions.sort(key=lambda e: self._position(e.out.id))
@@ -441,8 +440,9 @@ class _Planner:
                     done.add(id(s))
                     pending.remove(s)
                     progressed = True
-            if not progressed:   # cannot happen: grouping never joins dependent roots
-                raise RuntimeError("fusion plan has a dependency cycle")
+            if not progressed:   # _group numbers steps in an order they can run in
+                raise InternalError("ordering the fusion plan", RuntimeError("dependency cycle"),
+                                    "\n".join(s.describe() for s in steps))
         for i, s in enumerate(order):
             ops = sorted({e.op for e in self._step_eqns(s)}, key=str)
             s.name = f"k{i}_" + "_".join(ops[:4]) if s.kind != "alias" else f"alias{i}"

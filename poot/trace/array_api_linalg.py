@@ -4,10 +4,12 @@ Two kinds of function, each docstring says which:
 - planned (lazy, fused like any other poot operation): matmul, matrix_transpose, tensordot, vecdot,
   outer, diagonal, trace, cross, vector_norm, matrix_norm for ord 'fro', 1, -1, inf, -inf, and
   matrix_power for n >= 0 (repeated squaring with matmul);
-- host fallbacks (poot has no factorization kernels): cholesky, det, eigh, eigvalsh, inv,
-  matrix_rank, pinv, qr, slogdet, solve, svd, svdvals, and what builds on them. They realize their
-  input, compute with NumPy on the host (float16/bfloat16 in float32, integers and bools in float64)
-  and return new arrays on the input's device. Inside @pt.jit they raise TracerError.
+- host steps (poot has no factorization kernels): cholesky, det, eigh, eigvalsh, inv, matrix_rank,
+  pinv, qr, slogdet, solve, svd, svdvals, and what builds on them. Each is a host op (poot.graph.host):
+  an equation the program runs with NumPy on the host (float16/bfloat16 in float32; integers and
+  bools are converted to float64 first), in place on the CPU device, with the copies shown in the
+  plan elsewhere. They work inside @pt.jit; called eagerly they run at once, so a LinAlgError is
+  raised at the call.
 Matrices are the last two axes; leading axes are a batch (a stack of matrices).
 """
 from __future__ import annotations
@@ -16,25 +18,20 @@ import math
 import operator
 from typing import NamedTuple
 
-import numpy as np
-
 from .. import dtypes as dt
-from ..errors import PootError, ShapeError, api_boundary
+from ..errors import ShapeError, api_boundary
+from ..graph.aval import broadcast_shapes
+from ..graph.host import LinAlgError
 from . import elementwise as ew, reductions as red
 from .array import Array
-from .lazy import from_numpy
+from .lazy import is_tracing, realize_nodes, record
 from .linalg import diagonal as _diagonal, matmul, tensordot, vecdot
-from .movement import arr, matrix_transpose
+from .movement import arr, broadcast_to, matrix_transpose
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
            "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError",
            "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
-
-
-class LinAlgError(PootError, np.linalg.LinAlgError):
-    """A matrix has no answer for this function (singular for inv/solve, not positive definite for
-    cholesky...). Also a NumPy LinAlgError, so code that catches NumPy's keeps working."""
 
 
 class EighResult(NamedTuple):
@@ -58,13 +55,13 @@ class SVDResult(NamedTuple):
     Vh: Array
 
 
-# --- host fallback plumbing --------------------------------------------------------------------
+# --- host step plumbing ------------------------------------------------------------------------
 def _float_dtype(d: dt.DType) -> dt.DType:
     return d if d.kind == "f" else dt.default_float
 
 
-def _matrices(op: str, x, square: bool = False):
-    """-> (x as an Array, its value on the host in the compute dtype, the result dtype)."""
+def _matrices(op: str, x, square: bool = False) -> Array:
+    """x as an Array of its result dtype (floating), its shape checked."""
     x = arr(x)
     if x.ndim < 2:
         raise ShapeError(f"linalg.{op}: needs a matrix or a stack of matrices (2 or more dimensions), "
@@ -73,155 +70,155 @@ def _matrices(op: str, x, square: bool = False):
         raise ShapeError(f"linalg.{op}: needs square matrices, got {x.aval} "
                          f"({x.shape[-2]} x {x.shape[-1]})")
     d = _float_dtype(x.dtype)
-    work = np.float32 if d.bits < 32 else d.np
-    x._realize(f"linalg.{op}()")
-    return x, x.numpy().astype(work, copy=False), d
+    return x if x.dtype is d else x.astype(d)
 
 
-def _leaf(a, d: dt.DType, device: str) -> Array:
-    return Array(from_numpy(np.asarray(a).astype(d.np, copy=False), device))
+def _host(op: str, inputs, params: dict | None = None, results: int = 1):
+    """Record host op `op`'s results; eagerly they are computed now (errors surface at the call)."""
+    params = params or {}
+    nodes = [record(op, tuple(a._node for a in inputs), {**params, "index": k} if results > 1 else params)
+             for k in range(results)]
+    if not is_tracing():
+        realize_nodes(nodes, f"linalg.{op}()")
+    out = [Array(n) for n in nodes]
+    return out if results > 1 else out[0]
 
 
-def _numpy(op: str, fn, *args, **kwargs):
-    try:
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
-    except np.linalg.LinAlgError as e:
-        raise LinAlgError(f"linalg.{op}: {e}") from None
+_HOST_DOC = (" Host step: NumPy on the host as one step of the program (works inside @pt.jit; "
+             "eagerly it runs at the call).")
 
 
-# --- host fallbacks ----------------------------------------------------------------------------
+# --- host steps --------------------------------------------------------------------------------
 @api_boundary
 def cholesky(x, /, *, upper=False):
     """Cholesky factor L (x = L @ L.mT) of symmetric positive-definite matrices; U = L.mT with
-    upper=True. Host fallback: realizes x and factors with NumPy on the host."""
-    x, a, d = _matrices("cholesky", x, square=True)
-    lower = _numpy("cholesky", np.linalg.cholesky, a)
-    return _leaf(np.swapaxes(lower, -1, -2) if upper else lower, d, x.device)
+    upper=True."""
+    return _host("cholesky", [_matrices("cholesky", x, square=True)], {"upper": bool(upper)})
 
 
 @api_boundary
 def det(x, /):
-    """Determinants of square matrices. Host fallback: realizes x and computes with NumPy."""
-    x, a, d = _matrices("det", x, square=True)
-    return _leaf(_numpy("det", np.linalg.det, a), d, x.device)
+    """Determinants of square matrices."""
+    return _host("det", [_matrices("det", x, square=True)])
 
 
 @api_boundary
 def slogdet(x, /):
-    """(sign, log|det|) of square matrices; sign 0 and logabsdet -inf for a singular one. Host
-    fallback: realizes x and computes with NumPy on the host."""
-    x, a, d = _matrices("slogdet", x, square=True)
-    sign, logabs = _numpy("slogdet", np.linalg.slogdet, a)
-    return SlogdetResult(_leaf(sign, d, x.device), _leaf(logabs, d, x.device))
+    """(sign, log|det|) of square matrices; sign 0 and logabsdet -inf for a singular one."""
+    return SlogdetResult(*_host("slogdet", [_matrices("slogdet", x, square=True)], results=2))
 
 
 @api_boundary
 def inv(x, /):
-    """Inverses of square matrices (LinAlgError for a singular one). Host fallback: realizes x and
-    inverts with NumPy on the host."""
-    x, a, d = _matrices("inv", x, square=True)
-    return _leaf(_numpy("inv", np.linalg.inv, a), d, x.device)
+    """Inverses of square matrices (LinAlgError for a singular one)."""
+    return _host("inv", [_matrices("inv", x, square=True)])
 
 
 @api_boundary
 def eigh(x, /):
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, from the lower
-    triangle. Host fallback: realizes x and computes with NumPy on the host."""
-    x, a, d = _matrices("eigh", x, square=True)
-    w, v = _numpy("eigh", np.linalg.eigh, a)
-    return EighResult(_leaf(w, d, x.device), _leaf(v, d, x.device))
+    triangle."""
+    return EighResult(*_host("eigh", [_matrices("eigh", x, square=True)], results=2))
 
 
 @api_boundary
 def eigvalsh(x, /):
-    """Eigenvalues (ascending) of symmetric matrices. Host fallback: realizes x, NumPy on the host."""
-    x, a, d = _matrices("eigvalsh", x, square=True)
-    return _leaf(_numpy("eigvalsh", np.linalg.eigvalsh, a), d, x.device)
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return _host("eigvalsh", [_matrices("eigvalsh", x, square=True)])
 
 
 @api_boundary
 def qr(x, /, *, mode="reduced"):
-    """QR factorization (mode 'reduced' or 'complete'). Host fallback: realizes x, NumPy on the host."""
+    """QR factorization (mode 'reduced' or 'complete')."""
     if mode not in ("reduced", "complete"):
         raise ShapeError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    x, a, d = _matrices("qr", x)
-    q, r = _numpy("qr", np.linalg.qr, a, mode=mode)
-    return QRResult(_leaf(q, d, x.device), _leaf(r, d, x.device))
+    return QRResult(*_host("qr", [_matrices("qr", x)], {"mode": mode}, results=2))
 
 
 @api_boundary
 def svd(x, /, *, full_matrices=True):
-    """Singular value decomposition x = U @ diag(S) @ Vh, S descending. Host fallback: realizes x
-    and decomposes with NumPy on the host."""
-    x, a, d = _matrices("svd", x)
-    u, s, vh = _numpy("svd", np.linalg.svd, a, full_matrices=full_matrices)
-    return SVDResult(_leaf(u, d, x.device), _leaf(s, d, x.device), _leaf(vh, d, x.device))
+    """Singular value decomposition x = U @ diag(S) @ Vh, S descending."""
+    return SVDResult(*_host("svd", [_matrices("svd", x)], {"full_matrices": bool(full_matrices)},
+                            results=3))
 
 
 @api_boundary
 def svdvals(x, /):
-    """Singular values, descending. Host fallback: realizes x and computes with NumPy on the host."""
-    x, a, d = _matrices("svdvals", x)
-    return _leaf(_numpy("svdvals", np.linalg.svd, a, compute_uv=False), d, x.device)
+    """Singular values, descending."""
+    return _host("svdvals", [_matrices("svdvals", x)])
 
 
-def _rtol(rtol, x, d):
-    """The relative cutoff: max(M, N) * eps by default (the standard's), else rtol broadcast
-    against the stack, as a host array with a trailing axis."""
+def _rtol(rtol, x: Array):
+    """The relative cutoff, one per matrix of the stack (x's batch shape, x's dtype): max(M, N) * eps
+    by default (the standard's), else rtol broadcast against the stack."""
+    from .creation import full
+
+    batch = x.shape[:-2]
     if rtol is None:
-        return np.asarray(max(x.shape[-2:]) * float(dt.finfo(d).eps))
-    r = rtol.numpy() if isinstance(rtol, Array) else np.asarray(rtol)
-    return r.astype(np.float64)[..., None]
+        return full(batch, max(x.shape[-2:]) * float(dt.finfo(x.dtype).eps), dtype=x.dtype,
+                    device=x.device)
+    r = arr(rtol)
+    r = r if r.dtype is x.dtype else r.astype(x.dtype)
+    try:
+        return broadcast_to(r, broadcast_shapes(r.shape, batch, op="linalg")) \
+            if r.shape != batch else r
+    except ShapeError:
+        raise ShapeError(f"linalg: rtol {r.aval} does not broadcast against the stack {x.aval}") from None
 
 
 @api_boundary
 def matrix_rank(x, /, *, rtol=None):
-    """How many singular values exceed rtol times the largest (int64). Host fallback: realizes x
-    and computes the singular values with NumPy on the host."""
-    x, a, d = _matrices("matrix_rank", x)
-    s = _numpy("matrix_rank", np.linalg.svd, a, compute_uv=False)
+    """How many singular values exceed rtol times the largest (int64). The singular values are a
+    host step (svdvals); the count is lazy."""
+    from .creation import zeros
+
+    x = _matrices("matrix_rank", x)
+    s = svdvals(x)
     if s.shape[-1] == 0:
-        return _leaf(np.zeros(s.shape[:-1], np.int64), dt.int64, x.device)
-    tol = _rtol(rtol, x, d) * s.max(axis=-1, keepdims=True)
-    return _leaf(np.count_nonzero(s > tol, axis=-1), dt.int64, x.device)
+        return zeros(s.shape[:-1], dtype=dt.int64, device=x.device)
+    tol = _rtol(rtol, x).reshape(s.shape[:-1] + (1,)) * red.max(s, axis=-1, keepdims=True)
+    return red.count_nonzero(ew.greater(s, tol), axis=-1)
 
 
 @api_boundary
 def pinv(x, /, *, rtol=None):
-    """Moore-Penrose pseudo-inverse, singular values below rtol times the largest set to zero.
-    Host fallback: realizes x and computes with NumPy on the host."""
-    x, a, d = _matrices("pinv", x)
-    rc = _rtol(rtol, x, d)
-    return _leaf(_numpy("pinv", np.linalg.pinv, a, rc[..., 0] if rc.ndim else rc), d, x.device)
+    """Moore-Penrose pseudo-inverse, singular values below rtol times the largest set to zero."""
+    x = _matrices("pinv", x)
+    rc = _rtol(rtol, x)
+    if rc.shape != x.shape[:-2]:
+        raise ShapeError(f"linalg.pinv: rtol {rc.aval} must broadcast to the stack's batch "
+                         f"{x.shape[:-2]}")
+    return _host("pinv", [x, rc])
 
 
 @api_boundary
 def solve(x1, x2, /):
     """The solution X of x1 @ X = x2 for square x1; a 1-D x2 is one vector, otherwise x2 is a
-    (stack of) matrix (batch axes broadcast). Host fallback: realizes both, NumPy on the host."""
-    a_arr, a, d1 = _matrices("solve", x1, square=True)
-    b_arr = arr(x2)
-    d = dt.result_type(d1, _float_dtype(b_arr.dtype))
-    work = np.float32 if d.bits < 32 else d.np
-    b_arr._realize("linalg.solve()")
-    b = b_arr.numpy().astype(work, copy=False)
-    a = a.astype(work, copy=False)
+    (stack of) matrix (batch axes broadcast)."""
+    a = _matrices("solve", x1, square=True)
+    b = arr(x2)
+    d = dt.result_type(a.dtype, _float_dtype(b.dtype))
+    a = a if a.dtype is d else a.astype(d)
+    b = b if b.dtype is d else b.astype(d)
     vector = b.ndim == 1
     if vector:
-        b = b[:, None]
-    if b.shape[-2] != a.shape[-1]:
-        raise ShapeError(f"linalg.solve: x2 {b_arr.aval} does not fit x1 {a_arr.aval}: it needs "
+        b = b.reshape(b.shape + (1,))
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"linalg.solve: x2 {arr(x2).aval} does not fit x1 {arr(x1).aval}: it needs "
                          f"{a.shape[-1]} rows")
     try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ShapeError(f"linalg.solve: batch axes of {a_arr.aval} and {b_arr.aval} do not "
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="linalg.solve")
+    except ShapeError:
+        raise ShapeError(f"linalg.solve: batch axes of {a.aval} and {b.aval} do not "
                          f"broadcast") from None
-    a = np.broadcast_to(a, batch + a.shape[-2:])
-    b = np.broadcast_to(b, batch + b.shape[-2:])
-    out = _numpy("solve", np.linalg.solve, a, b)
-    return _leaf(out[..., 0] if vector else out, d, a_arr.device)
+    a = broadcast_to(a, batch + a.shape[-2:])
+    b = broadcast_to(b, batch + b.shape[-2:])
+    out = _host("solve", [a, b])
+    return out[..., 0] if vector else out
+
+
+for _f in (cholesky, det, slogdet, inv, eigh, eigvalsh, qr, svd, svdvals, pinv, solve):
+    _f.__doc__ += _HOST_DOC
 
 
 # --- planned (lazy) ----------------------------------------------------------------------------
@@ -296,7 +293,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the s
 @api_boundary
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 (the standard's name)
     """Norms of the matrices in the last two axes. ord 'fro', 1, -1, inf, -inf are lazy; 2, -2 and
-    'nuc' need singular values: a host fallback through svdvals (realizes x)."""
+    'nuc' need singular values: a host step through svdvals."""
     x = _as_float(arr(x))
     if x.ndim < 2:
         raise ShapeError(f"linalg.matrix_norm: needs a matrix or a stack of matrices, got {x.aval}")
@@ -318,7 +315,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 (the standard
 @api_boundary
 def matrix_power(x, n, /):
     """x raised to the integer power n: identity for 0, repeated squaring with matmul for n > 0
-    (lazy); n < 0 inverts first (a host fallback through inv, realizes x)."""
+    (lazy); n < 0 inverts first (a host step through inv)."""
     from .creation import eye
     from .movement import broadcast_to
 

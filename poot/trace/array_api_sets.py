@@ -1,10 +1,11 @@
 """The array API standard's sorting, searching and set functions: sort, argsort, searchsorted and
 unique_all / unique_counts / unique_inverse / unique_values.
 
-poot has no sort primitive, so `sort`, `argsort` and the `unique_*` family are host fallbacks: they
-realize their input, compute with NumPy on the host and return new arrays on the input's device (each
-docstring says so). `unique_*` results have data-dependent shapes, so they could not stay lazy anyway.
-`searchsorted` stays lazy: it is a compare-and-count reduction, fused into one kernel.
+`sort`, `argsort`, a long `searchsorted` and the `unique_*` functions given `size=` are host ops
+(poot.graph.host): lazy equations that a program runs with NumPy on the host as one step, so they
+work inside @pt.jit like any operation. Without `size=`, a `unique_*` result's shape depends on the
+values: eagerly it realizes `x` and computes on the host; inside @pt.jit it raises TracerError
+(pass `size=`, as in JAX). A short `searchsorted` is a compare-and-count reduction fused into one kernel.
 """
 from __future__ import annotations
 
@@ -15,17 +16,15 @@ import numpy as np
 from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, api_boundary
 from .array import Array
-from .lazy import from_numpy
+from .lazy import from_numpy, record
 from .movement import arr, axis_of
 
 __all__ = ["sort", "argsort", "searchsorted", "unique_all", "unique_counts", "unique_inverse",
            "unique_values"]
 
-
-def _host(x: Array, what: str) -> np.ndarray:
-    """x's value on the host (realizing it; inside @pt.jit this raises TracerError)."""
-    x._realize(what)
-    return x.numpy()
+# searchsorted compares every query with every element when len(x1) * x2.size is at most this (one
+# fused kernel, on the device); above it, NumPy's binary search runs as a host step
+SEARCH_FUSED_MAX = 1 << 16
 
 
 def _leaf(a: np.ndarray, device: str, dtype: dt.DType | None = None) -> Array:
@@ -39,29 +38,23 @@ def _sortable(op: str, x: Array) -> None:
 
 @api_boundary
 def sort(x, /, *, axis=-1, descending=False, stable=True):
-    """`x` sorted along `axis` (ascending, or descending; NaNs sort last when ascending). A host
-    fallback: realizes `x`, sorts with NumPy on the host and returns a new array on x's device."""
+    """`x` sorted along `axis` (ascending, or descending; NaNs sort last when ascending). Always
+    stable. A host op: lazy, run by the program with NumPy on the host (works inside @pt.jit)."""
     x = arr(x)
     _sortable("sort", x)
     ax = axis_of(axis, x.ndim, "sort", x)
-    out = np.sort(_host(x, "sort()"), axis=ax, kind="stable")
-    return _leaf(np.flip(out, axis=ax) if descending else out, x.device, x.dtype)
+    return Array(record("sort", (x._node,), {"axis": ax, "descending": bool(descending)}))
 
 
 @api_boundary
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
     """Indices (int64) that sort `x` along `axis`; equal elements keep their order (always stable,
-    also when descending). A host fallback: realizes `x` and sorts with NumPy on the host."""
+    also when descending). A host op: lazy, run by the program with NumPy on the host (works inside
+    @pt.jit)."""
     x = arr(x)
     _sortable("argsort", x)
     ax = axis_of(axis, x.ndim, "argsort", x)
-    a = _host(x, "argsort()")
-    if not descending:
-        idx = np.argsort(a, axis=ax, kind="stable")
-    else:  # stable descending: sort the reversed array, reverse back, map positions back
-        idx = np.flip(np.argsort(np.flip(a, axis=ax), axis=ax, kind="stable"), axis=ax)
-        idx = a.shape[ax] - 1 - idx
-    return _leaf(idx.astype(np.int64), x.device)
+    return Array(record("argsort", (x._node,), {"axis": ax, "descending": bool(descending)}))
 
 
 def _less(a, v, float_kind: bool):
@@ -84,7 +77,8 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     """Where each element of `x2` would be inserted into the ascending 1-D `x1` to keep it sorted:
     the count of x1's elements below it (side='left') or not above it (side='right'), int64. NaNs
     count as the greatest values, as they sort. Lazy: one compare-and-count reduction of
-    len(x1) * x2.size comparisons (no sort, nothing realized)."""
+    len(x1) * x2.size comparisons when that is at most SEARCH_FUSED_MAX, else a host op (NumPy's
+    binary search, run by the program on the host); both work inside @pt.jit."""
     from .indexing import take
     from .promote import promote
     from .reductions import sum as sum_
@@ -98,6 +92,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         x1 = take(x1, sorter)
     x2 = arr(x2)
     _, d, _ = promote("searchsorted", (x1, x2))
+    if x1.shape[0] * x2.size > SEARCH_FUSED_MAX:
+        a, v = (x if x.dtype is d else x.astype(d) for x in (x1, x2))
+        return Array(record("searchsorted", (a._node, v._node), {"side": side}))
     v = x2.reshape(x2.shape + (1,))
     cmp = _less if side == "left" else _less_equal
     return sum_(cmp(x1, v, d.kind == "f"), axis=-1)
@@ -120,47 +117,67 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: Array
 
 
-def _unique(x, what: str):
-    """NumPy's unique over the flattened `x`, each NaN distinct (the standard's rule: NaN != NaN)."""
+def _unique(x, what: str, size, fill_value, want: tuple):
+    """The results `want` (0 values, 1 first indices, 2 inverse, 3 counts) of NumPy's unique over the
+    flattened `x`, each NaN distinct (the standard's rule: NaN != NaN). With `size`: the host op, padded
+    or truncated to `size` (JAX's rule). Without: realized now on the host (refused while tracing)."""
+    from .indexing import refuse_data_dependent
+
     x = arr(x)
     if x.dtype.kind not in "biuf":
         raise DTypeError(f"{what}: unsupported dtype {x.dtype.name}")
-    a = _host(x, f"{what}()").reshape(-1)
+    if size is not None:
+        size = int(size)
+        if size < 0:
+            raise ShapeError(f"{what}: size must be non-negative, got {size}")
+        if fill_value is not None:
+            fill_value = float(fill_value) if x.dtype.kind == "f" else int(fill_value)
+        params = {"size": size, "fill_value": fill_value}
+        return [Array(record("unique", (x._node,), {**params, "index": k})) for k in want]
+    refuse_data_dependent(f"{what}(x)", "its length is the number of distinct values",
+                          f"pass size=n (and fill_value=) for a fixed length: {what}(x, size=n)")
+    x._realize(f"{what}()")
+    a = x.numpy().reshape(-1)
     values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True,
                                                return_counts=True, equal_nan=False)
-    return x, values, index, inverse.reshape(x.shape), counts
+    got = (_leaf(values, x.device, x.dtype), _leaf(index.astype(np.int64), x.device),
+           _leaf(inverse.reshape(x.shape).astype(np.int64), x.device),
+           _leaf(counts.astype(np.int64), x.device))
+    return [got[k] for k in want]
+
+
+_SIZE_DOC = ("With size=n the results have n entries (a host op, lazy, works inside @pt.jit): fewer "
+             "distinct values are padded (values with fill_value, default the smallest value; indices "
+             "and counts with 0), more are truncated, as JAX's unique(size=). Without size the shape "
+             "depends on the values: realizes `x` and computes on the host with NumPy (inside "
+             "@pt.jit: TracerError). Each NaN is its own unique value.")
 
 
 @api_boundary
-def unique_all(x, /):
+def unique_all(x, /, *, size=None, fill_value=None):
     """The unique values of `x` (sorted), the index of each value's first occurrence in the flattened
-    x, the inverse indices (x's shape) and the counts. Data-dependent shape: realizes `x` and
-    computes on the host with NumPy (each NaN is its own unique value)."""
-    x, v, i, inv, c = _unique(x, "unique_all")
-    dev = x.device
-    return UniqueAllResult(_leaf(v, dev, x.dtype), _leaf(i.astype(np.int64), dev),
-                           _leaf(inv.astype(np.int64), dev), _leaf(c.astype(np.int64), dev))
+    x, the inverse indices (x's shape) and the counts."""
+    return UniqueAllResult(*_unique(x, "unique_all", size, fill_value, (0, 1, 2, 3)))
 
 
 @api_boundary
-def unique_counts(x, /):
-    """The unique values of `x` and how often each occurs. Data-dependent shape: realizes `x`
-    and computes on the host with NumPy (each NaN is its own unique value)."""
-    x, v, _, _, c = _unique(x, "unique_counts")
-    return UniqueCountsResult(_leaf(v, x.device, x.dtype), _leaf(c.astype(np.int64), x.device))
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """The unique values of `x` and how often each occurs."""
+    return UniqueCountsResult(*_unique(x, "unique_counts", size, fill_value, (0, 3)))
 
 
 @api_boundary
-def unique_inverse(x, /):
+def unique_inverse(x, /, *, size=None, fill_value=None):
     """The unique values of `x` and, for each element of x, the index of its value among them
-    (x's shape). Data-dependent shape: realizes `x` and computes on the host with NumPy."""
-    x, v, _, inv, _ = _unique(x, "unique_inverse")
-    return UniqueInverseResult(_leaf(v, x.device, x.dtype), _leaf(inv.astype(np.int64), x.device))
+    (x's shape)."""
+    return UniqueInverseResult(*_unique(x, "unique_inverse", size, fill_value, (0, 2)))
 
 
 @api_boundary
-def unique_values(x, /):
-    """The sorted unique values of `x` (1-D). Data-dependent shape: realizes `x` and computes on
-    the host with NumPy (each NaN is its own unique value)."""
-    x, v, _, _, _ = _unique(x, "unique_values")
-    return _leaf(v, x.device, x.dtype)
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The sorted unique values of `x` (1-D)."""
+    return _unique(x, "unique_values", size, fill_value, (0,))[0]
+
+
+for _f in (unique_all, unique_counts, unique_inverse, unique_values):
+    _f.__doc__ += " " + _SIZE_DOC

@@ -40,7 +40,7 @@ class Lowered:
         if stage == "graph":
             return str(self.graph)
         if stage == "plan":
-            return str(self.plan)
+            return _plan_text(self.plan, self._prog.program)
         if stage not in STAGES:
             raise PootError(f"as_text: unknown stage '{stage}'; the stages are {', '.join(STAGES)}")
         texts = []
@@ -56,6 +56,25 @@ class Lowered:
     def __repr__(self) -> str:
         return (f"<Lowered {self._prog.name} on {self.device}: {len(self.graph.eqns)} equations, "
                 f"{len(self.plan.kernel_steps)} steps, {len(self.kernels)} kernels>")
+
+
+def _plan_text(plan, program) -> str:
+    """The plan, with each host step's copies between device and host memory under its line."""
+    text = str(plan)
+    if program is None:
+        return text
+    notes = {}
+    for i, (_, actions, _) in enumerate(program.steps):
+        for kind, *rest in actions:
+            if kind == "host" and hasattr(rest[0], "transfers"):
+                notes[f"  [{i}] "] = rest[0].transfers()
+    out = []
+    for line in text.splitlines():
+        out.append(line)
+        note = notes.get(line[:line.find("]") + 2]) if line.startswith("  [") else None
+        if note:
+            out.append("       " + note)
+    return "\n".join(out)
 
 
 def _kernels(program) -> list:

@@ -64,3 +64,13 @@ def test_no_budget_keeps_the_plan():
     xs = [g.input((4,)) for _ in range(50)]
     outs = [g.op("neg", x) for x in xs]
     assert len(plan_fusion(g.graph(*outs)).kernel_steps) == 1
+
+
+@pytest.mark.parametrize("budget", [6, 32])
+def test_a_concatenate_of_more_arrays_than_the_budget_becomes_a_tree(budget):
+    """`pt.stack` of the 40 values a loop kept, on a device binding 32 buffers per kernel."""
+    g = G()
+    xs = [g.input((3,)) for _ in range(40)]
+    out = g.op("concatenate", *[g.op("mul", x, g.const(2.0)) for x in xs], axis=0)
+    plan = _planned(g.graph(out), budget)
+    assert len(plan.kernel_steps) > 1
