@@ -5,7 +5,7 @@ from ._version import __version__
 from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
                      uint8, uint16, uint32, uint64)
 from .errors import (APIVersionError, AxisError, CompileLimitError, CopyError, DeviceError,
-                     DeviceUnavailableError, DTypeError,
+                     DeviceUnavailableError, DTypeError, InternalError,
                      KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
                      RetraceWarning, ShapeError, TracerError)
 

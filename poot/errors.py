@@ -26,7 +26,8 @@ class AxisError(PootError, IndexError, ValueError):
 
 
 class PootIndexError(PootError, IndexError):
-    """An index known at trace time to be out of range."""
+    """An index out of range: known at trace time, or (KernelIndexError) found by the kernel that
+    used an index held in an array."""
 
 
 class DeviceError(PootError, RuntimeError):
@@ -87,6 +88,34 @@ class KernelTrap(PootError, RuntimeError):
         super().__init__(msg)
 
 
+# Trap codes TRAP_INDEX .. TRAP_INDEX + 0xFFFF: an index held in an array was out of range for the
+# axis it indexes (one code per check site of a kernel, so the trap names the site's line).
+TRAP_INDEX = 0x7FFE0000
+
+
+def is_index_trap(code: int) -> bool:
+    return TRAP_INDEX <= code <= TRAP_INDEX + 0xFFFF
+
+
+class KernelIndexError(KernelTrap, PootIndexError):
+    """An index held in an array was out of range for the axis it indexes, as a kernel found: NumPy's
+    IndexError, raised at the next host read of the result (a realize, `.numpy()`, a synchronize)."""
+
+    def __init__(self, kernel: str, code: int, where: str | None = None, what: str | None = None):
+        super().__init__(kernel, code, where, what)
+        msg = what or "an index held in an array is out of bounds"
+        if where:
+            msg += f" at {where}"
+        self.args = (msg + f" (found by kernel '{kernel}'; use mode='clip' or 'wrap' with take to "
+                           f"clip or wrap indices instead)",)
+
+
+def kernel_trap(kernel: str, code: int, where: str | None = None, what: str | None = None) -> KernelTrap:
+    """The error a trap code raises: KernelIndexError for index checks, KernelTrap otherwise."""
+    cls = KernelIndexError if is_index_trap(code) else KernelTrap
+    return cls(kernel, code, where, what)
+
+
 class KIRError(PootError):
     """A kernel IR body failed verification. `.kind` is a stable name such as 'undeclared-value'."""
 
@@ -105,6 +134,19 @@ class CompileLimitError(PootError):
 
 class CacheError(PootError):
     """The artifact cache could not be used ('cache-publication' diagnostics)."""
+
+
+class InternalError(PootError, RuntimeError):
+    """poot itself failed on a valid program (a bug in poot, not in the user's code). The message
+    carries what failed and the graph being compiled, to paste into a bug report."""
+
+    def __init__(self, what: str, cause: BaseException, dump: str = ""):
+        self.what, self.cause, self.dump = what, cause, dump
+        text = (f"{what} failed: {type(cause).__name__}: {cause}\n"
+                "this is a bug in poot; please report it with the graph below")
+        if dump:
+            text += "\n" + dump
+        super().__init__(text)
 
 
 class NotBuiltError(PootError, NotImplementedError):
@@ -144,6 +186,21 @@ def api_boundary(fn):
                     e.args = (f"{e.args[0]}\n  (at {user_location()})",) + e.args[1:]
             raise e.with_traceback(None) from None
 
+    return wrapper
+
+
+def fast_boundary(fast, slow):
+    """`slow` (a function wrapped by api_boundary) with `fast` tried first: `fast` returns None where
+    it does not apply. A PootError from either shows the user's call, not poot's insides."""
+
+    def wrapper(*args):
+        try:
+            r = fast(*args)
+            return slow(*args) if r is None else r
+        except PootError as e:
+            raise e.with_traceback(None) from None
+
+    functools.update_wrapper(wrapper, slow)
     return wrapper
 
 

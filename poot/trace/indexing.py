@@ -5,11 +5,13 @@
 - integer arrays (NumPy arrays, lists or poot arrays) are advanced indexing, NumPy's rules included
   (several index arrays broadcast together; their dimensions go first when they are separated by a
   slice, None or ...). It becomes one `take` on an operand reshaped so the indexed axes form one axis.
-  Indices in NumPy arrays and lists are bounds-checked now; indices in a lazy poot array cannot be, and
-  are clamped into range (like JAX).
+  Indices in NumPy arrays and lists are bounds-checked now. Indices in a lazy poot array are checked by
+  the kernel that gathers with them: an out-of-range one reads as 0 and sets a trap flag, and the next
+  host read raises PootIndexError (KernelIndexError) naming the line that indexed. `take(...,
+  mode="clip"|"wrap")` clips or wraps instead, as NumPy's take does.
 - boolean masks: the result's shape depends on how many elements are True, so a mask is realized
-  right there (its integer positions become the indices). `x[mask] = scalar` does not realize: it is a
-  `select`.
+  right there (its integer positions become the indices); inside @pt.jit that is a TracerError naming
+  `pt.where` and `nonzero(mask, size=n)`. `x[mask] = scalar` does not realize: it is a `select`.
 """
 from __future__ import annotations
 
@@ -18,20 +20,33 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import PootIndexError, ShapeError, api_boundary
+from ..errors import PootIndexError, ShapeError, TracerError, api_boundary
 from ..graph import broadcast_shapes
 from .array import Array
-from .lazy import check_scalar_fits, constant, from_numpy, record, scalar_value, shared_constant
+from .lazy import (caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
+                   record, scalar_value, shared_constant)
 from .movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from .promote import cast, is_weak, promote, wrap
 
 __all__ = ["take", "take_along_axis", "nonzero"]
 
 
+def refuse_data_dependent(what: str, why: str, fix: str) -> None:
+    """While tracing (@pt.jit, a cond/loop body): TracerError for `what`, whose result's shape
+    depends on the values (`why`), with `fix`."""
+    if is_tracing():
+        raise TracerError(f"at {format_where(caller_where())}: {what} has a data-dependent shape "
+                          f"({why}), which a traced function (@pt.jit, or a pt.cond/fori_loop/"
+                          f"while_loop body) cannot have; {fix}")
+
+
 def _index_array(it, x):
     """A list/ndarray/poot-array index -> ('adv', node or ndarray) or ('mask', ndarray)."""
     if isinstance(it, Array):
         if it.dtype is dt.bool_:
+            refuse_data_dependent("x[mask] (boolean indexing)", "its length is the number of True "
+                                  "elements", "use pt.where(mask, x, fill) to keep x's shape, or "
+                                  "x[pt.nonzero(mask, size=n, fill_value=...)] for n positions")
             return ("mask", it.numpy())
         if it.dtype.kind not in "iu":
             raise PootIndexError(f"arrays used as indices must be integer or bool, got {it.aval} "
@@ -126,7 +141,9 @@ def _slice_entry(s, n):
 
 
 def _norm_index(a, n, axis, x):
-    """An index array for an axis of size n as an int64 Node of in-range, non-negative positions."""
+    """An index array for an axis of size n as an int64 Node of non-negative positions (NumPy's
+    negative indices counted from the end), or as a checked NumPy array. A lazy index still out of
+    range is left for the kernel's check (see the module docstring)."""
     dev = x._node.device
     if isinstance(a, np.ndarray):
         if a.size and (a.min() < -n or a.max() >= n):
@@ -136,11 +153,16 @@ def _norm_index(a, n, axis, x):
         return None, np.where(a < 0, a + n, a)
     if n == 0:
         raise PootIndexError(f"cannot index the empty axis {axis} of {x.aval} with a poot index array")
-    a = cast(a, dt.int64)
-    neg = record("lt", (a, constant(0, dt.int64, dev)))
-    a = record("select", (neg, record("add", (a, constant(n, dt.int64, dev))), a))
-    a = record("max", (a, constant(0, dt.int64, dev)))
-    return record("min", (a, constant(n - 1, dt.int64, dev))), None
+    t = a.aval.dtype
+    if t.kind == "u":                        # no negative indices to count from the end
+        return cast(a, dt.int64), None
+    # count negatives from the end in the index's own width (int32 at least) when n fits it, then
+    # widen: 32-bit arithmetic is cheaper on GPUs, and on lavapipe (wgpu, vulkan) the int64 form of
+    # a negative int32 index (widened, then + n) came out wrong, so x[int32 index] read the wrong element
+    t = dt.int32 if t.bits <= 32 and n < 2**31 else dt.int64
+    a = cast(a, t)
+    neg = record("lt", (a, constant(0, t, dev)))
+    return cast(record("select", (neg, record("add", (a, constant(n, t, dev))), a)), dt.int64), None
 
 
 def _region(entries, x):
@@ -215,6 +237,11 @@ def _advanced(x, n, entries, shape):
     for j, (a, d) in enumerate(zip(idx, dims)):
         stride = math.prod(dims[j + 1:])
         node, arr_ = _norm_index(a, d, adv_axes[j], x)
+        if node is not None and len(idx) > 1:
+            # the gather below checks only the combined position: check this axis's index by itself
+            # (a take from an iota is the index, bounds-checked, and costs no memory)
+            node = record("take", (record("iota", (), {"shape": (d,), "axis": 0, "dtype": dt.int64}, dev),
+                                   node), {"axis": 0})
         if arr_ is not None:
             term = np.broadcast_to(arr_, bshape) * stride
             static = term if static is None else static + term
@@ -311,18 +338,53 @@ def _broadcast_value(v, shape, x):
                          f"indexed shape {shape} of {x.aval}") from None
 
 
+_TAKE_MODES = ("raise", "clip", "wrap")
+
+
 @api_boundary
-def take(x, indices, axis=None):
-    """Elements of `x` at `indices` along `axis` (of the flattened array when None)."""
+def take(x, indices, axis=None, mode="raise"):
+    """Elements of `x` at `indices` along `axis` (of the flattened array when None). `mode`, as in
+    NumPy: "raise" (an out-of-range index raises PootIndexError; for indices held in a poot array,
+    at the next host read), "clip" (indices clipped into [0, n-1]: negative ones become 0) or "wrap"
+    (indices taken modulo n)."""
+    if not isinstance(mode, str) or mode not in _TAKE_MODES:
+        raise ShapeError(f"take: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
     x = arr(x)
     if axis is None:
         x, axis = Array(_reshape_node(x._node, (x.size,))), 0
     ax = axis_of(axis, x.ndim, "take", x)
-    if not isinstance(indices, Array):
+    if isinstance(indices, Array):
+        if indices.dtype.kind not in "iu":
+            raise PootIndexError(f"take: indices must be integers, got {indices.aval}")
+    else:
         indices = np.asarray(indices)
         if indices.dtype.kind not in "iu":
-            raise PootIndexError(f"take: indices must be integers, got {indices.dtype}")
+            if indices.size or indices.dtype.kind != "f":
+                raise PootIndexError(f"take: indices must be integers, got {indices.dtype}")
+            indices = indices.astype(np.int64)
+    if mode != "raise":
+        indices = _clip_or_wrap(indices, x.shape[ax], mode, x)
     return wrap(getitem_node(x, (slice(None),) * ax + (indices,)))
+
+
+def _clip_or_wrap(indices, n, mode, x):
+    """`indices` for an axis of size n, clipped into [0, n-1] or wrapped modulo n (NumPy's take)."""
+    size = indices.size if isinstance(indices, np.ndarray) else indices.aval.size
+    if n == 0:
+        if size:
+            raise PootIndexError(f"take: cannot take {size} elements from an empty axis of {x.aval} "
+                                 f"(mode={mode!r})")
+        return indices
+    if isinstance(indices, np.ndarray):
+        a = indices.astype(np.int64)
+        return np.clip(a, 0, n - 1) if mode == "clip" else np.mod(a, n)
+    dev = indices._node.device
+    a = cast(indices._node, dt.int64)
+    if mode == "clip":
+        a = record("min", (record("max", (a, constant(0, dt.int64, dev))), constant(n - 1, dt.int64, dev)))
+    else:
+        a = record("mod", (a, constant(n, dt.int64, dev)))
+    return Array(a)
 
 
 @api_boundary
@@ -345,11 +407,26 @@ def take_along_axis(x, indices, axis):
 
 
 @api_boundary
-def nonzero(x):
-    """The indices of the nonzero elements, one int64 array per axis. Realizes `x` (the result's
-    length depends on its values)."""
+def nonzero(x, /, *, size=None, fill_value=None):
+    """The indices of the nonzero elements, one int64 array per axis. With size=n each has n entries
+    (as JAX's nonzero(size=)): fewer nonzeros are padded with fill_value (default 0; an int, or a tuple
+    with one per axis), more are truncated; lazy (a host op), works inside @pt.jit. Without size the
+    length depends on the values: realizes `x` (inside @pt.jit: TracerError)."""
     x = arr(x)
     if x.ndim == 0:
         raise ShapeError(f"nonzero: a 0-d array has no axes to index ({x.aval}); use "
                          f"nonzero(atleast_1d(x)) or bool(x)")
+    if size is not None:
+        size = int(size)
+        if size < 0:
+            raise ShapeError(f"nonzero: size must be non-negative, got {size}")
+        fill = 0 if fill_value is None else fill_value
+        fill = tuple(int(f) for f in fill) if isinstance(fill, (tuple, list)) else int(fill)
+        if isinstance(fill, tuple) and len(fill) != x.ndim:
+            raise ShapeError(f"nonzero: fill_value has {len(fill)} entries; give one per axis of {x.aval}")
+        params = {"size": size, "fill_value": fill}
+        return tuple(Array(record("nonzero", (x._node,), {**params, "index": k})) for k in range(x.ndim))
+    refuse_data_dependent("nonzero(x)", "its length is the number of nonzero elements",
+                          "use pt.where(x != 0, ...) to keep the shape, or nonzero(x, size=n, "
+                          "fill_value=...) for n positions")
     return tuple(Array(from_numpy(p.astype(np.int64), x.device)) for p in np.nonzero(x.numpy()))

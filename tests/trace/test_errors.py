@@ -173,3 +173,23 @@ def test_tracer_error_names_the_line_and_suggests_alternatives(device):
         with pytest.raises(pt.TracerError):
             if z.sum() > 0:
                 pass
+
+
+def test_a_failure_inside_poot_is_an_internal_error_with_the_graph(device, monkeypatch):
+    """A bug in poot's planner or code generator reaches the user as poot.InternalError, which says
+    it is poot's bug and carries the graph to report, never as a bare KeyError from poot's insides."""
+    if device == "oracle":
+        pytest.skip("the oracle device evaluates graphs with NumPy; it plans nothing")
+    import poot.fuse.plan as plan
+
+    def broken(graph, max_buffers=None):
+        raise KeyError("a key the planner lost")
+
+    monkeypatch.setattr(plan, "plan_fusion", broken)
+    x = pt.asarray(np.arange(3, dtype=np.float32))
+    with pytest.raises(pt.InternalError) as info:
+        (pt.sin(x) * 7.0).numpy()
+    msg = str(info.value)
+    assert "KeyError" in msg and "a key the planner lost" in msg and "bug in poot" in msg
+    assert "sin" in msg and "f32[3]" in msg          # the graph dump
+    assert isinstance(info.value, pt.PootError) and isinstance(info.value.cause, KeyError)

@@ -142,10 +142,11 @@ def test_add_at_scatters_with_duplicates(device):
     assert x.numpy().tolist() == e.tolist()
 
 
-def test_lazy_index_arrays_are_clamped(device):
+def test_lazy_index_arrays_are_bounds_checked(device):
     x = pt.asarray(np.arange(5.0))
-    i = pt.asarray(np.array([-1, 7, 2]))
-    assert x[i].numpy().tolist() == [4.0, 4.0, 2.0]  # -1 wraps, 7 is clamped to the last element
+    assert x[pt.asarray(np.array([-1, -5, 2]))].numpy().tolist() == [4.0, 0.0, 2.0]  # negatives count from the end
+    with pytest.raises(pt.PootIndexError, match="out of bounds"):   # as NumPy (tests/trace/test_index_bounds.py)
+        x[pt.asarray(np.array([-1, 7, 2]))].numpy()
 
 
 @pytest.mark.parametrize("dtype", [pt.float32, pt.int8, pt.bool_], ids=str)

@@ -10,7 +10,6 @@ from ...fuse.indexing import Form, ravel, unravel
 from ..kir.builder import binary, cast, const
 from ..kir.model import Access
 from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .values import TRAP_GATHER
 
 
 def generate_scan(step, plan, style: str) -> StepCode:
@@ -79,10 +78,8 @@ def generate_scatter(step, plan, style: str) -> StepCode:
     def body(k):
         gen.push()
         kf = w.coord("k", nidx, k)
-        pos = kb.let("pos", cast(gen.value(ind, unravel(kf, ind.aval.shape)), w.idt))
-        site = kb.trap_site(TRAP_GATHER, f"scatter index out of range for an axis of size {n0}", e.where)
-        with kb.if_(binary("or", binary("lt", pos, 0), binary("ge", pos, n0))):
-            kb.trap(site)
+        pos = gen.checked_index(gen.value(ind, unravel(kf, ind.aval.shape)), n0,
+                                f"scatter index out of bounds for an axis of size {n0}", e.where)
         with kb.for_("e", 0, inner, dtype=w.idt) as el:
             gen.push()
             ef = w.coord("e", inner, el)

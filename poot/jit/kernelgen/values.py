@@ -5,6 +5,7 @@ local and memoized per (value, index), so a DAG never turns into an exponentiall
 from __future__ import annotations
 
 from ... import dtypes as dt
+from ...errors import TRAP_INDEX
 from ...fuse.access import operand_index
 from ...fuse.indexing import Clamp, Coord, Data, Div, Form, Mod, ravel
 from ...graph import Var
@@ -13,7 +14,7 @@ from ..kir.builder import binary, cast, const, select
 from ..kir.model import Const, Load, Read
 from .elementwise import RULES
 
-TRAP_GATHER = 16       # a gather index out of range
+_UNSIGNED = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
 
 
 class ValueGen:
@@ -25,6 +26,7 @@ class ValueGen:
         self.data: dict[object, object] = {}     # Data key -> KIR expression of the loaded index
         self.scopes: list[dict] = [{}]
         self._data_count = 0
+        self._index_flags: dict[tuple[str, str], object] = {}   # (what, where) -> its trap flag
 
     # -- scopes: values computed inside a loop body are forgotten when the body ends --
     def push(self) -> None:
@@ -111,6 +113,14 @@ class ValueGen:
                 continue
             seen.add(key)
             e = self.producer[u.id]
+            if e.op == "update_slice":     # only the operands this index can read
+                rel = slice_relation(e, uidx)
+                stack.append((u, uidx, True))
+                if rel != "out":
+                    stack.append((e.inputs[1], operand_index(e, 1, uidx), False))
+                if rel != "in":
+                    stack.append((e.inputs[0], uidx, False))
+                continue
             if e.op in ("pad", "concatenate") or OPS[e.op].kind not in ("elementwise", "movement"):
                 continue
             stack.append((u, uidx, True))
@@ -174,21 +184,39 @@ class ValueGen:
         x, ind = e.inputs
         ax, m = e.params["axis"], ind.aval.ndim
         n = x.aval.shape[ax]
-        raw = cast(self.value(ind, idx[ax:ax + m]), self.idt)
-        i = self.kb.let("gi", raw)
-        bad = binary("or", binary("lt", i, 0), binary("ge", i, n))
-        code = self.kb.trap_site(TRAP_GATHER, f"index out of range for an axis of size {n}", e.where)
-        with self.kb.if_(bad):
-            self.kb.trap(code)
+        i = self.checked_index(self.value(ind, idx[ax:ax + m]), n,
+                               f"index out of bounds for an axis of size {n}", e.where)
         self._data_count += 1
         dkey = ("take", self._data_count)
         self.data[dkey] = i
         src = idx[:ax] + [Form.of(Data(dkey, n))] + idx[ax + m:]
         return self.value(x, src)
 
+    def checked_index(self, v, n: int, what: str, where: str):
+        """`v` (an integer index expression) as an index-dtype local in [0, n): an out-of-range `v`
+        sets the trap flag of the site (what, where), which traps at the end of the kernel with a
+        KernelIndexError code, and reads as 0 meanwhile, so no access leaves the buffer. One unsigned
+        compare and a flag update, no branch: the loop around it stays vectorizable."""
+        t = v.dtype
+        if t.bits < 64 and n >= 1 << (t.bits - 1):      # n may not fit the index's own type: widen
+            v, t = cast(v, dt.int64), dt.int64
+        u = _UNSIGNED[t.bits]
+        bad = self.kb.let("bad", binary("ge", cast(v, u), const(n, u)))   # negatives wrap high
+        flag = self._index_flags.get((what, where))
+        if flag is None:
+            code = TRAP_INDEX + len(self._index_flags)
+            flag = self._index_flags[(what, where)] = self.kb.trap_flag(code, what, where)
+        self.kb.assign(flag, binary("or", flag, bad))
+        return self.kb.let("gi", select(bad, const(0, self.idt), cast(v, self.idt)))
+
     def _update_slice(self, e, idx):
         x, v = e.inputs
         p = e.params
+        rel = slice_relation(e, idx)
+        if rel == "out":       # an element this update does not write: the value below it, no select
+            return self.value(x, idx)
+        if rel == "in":
+            return self.value(v, operand_index(e, 1, idx))
         inside = None
         for f, s, st, size, n in zip(idx, p["starts"], p["steps"], p["sizes"], x.aval.shape):
             if size == n and st == 1:
@@ -202,6 +230,30 @@ class ValueGen:
         old = self.value(x, idx)
         new = self.value(v, operand_index(e, 1, idx))
         return new if inside is None else select(inside, new, old)
+
+
+def slice_relation(e, idx: list[Form]) -> str | None:
+    """Where `idx` lies relative to the slice an update_slice `e` writes, known from the forms' bounds
+    alone: "in" (inside for every value the forms take), "out" (outside for every value), or None
+    (decided at run time). A chain of updates read at an element few of them write (a row read back
+    after other rows were written) thus costs no code for the others."""
+    p = e.params
+    inside = True
+    for f, s, st, size, n in zip(idx, p["starts"], p["steps"], p["sizes"], e.inputs[0].aval.shape):
+        if size == 0:
+            return "out"
+        if size == n and st == 1:
+            continue
+        first, last = (s, s + st * (size - 1)) if st > 0 else (s + st * (size - 1), s)
+        lo, hi = f.bounds()
+        if hi < first or lo > last:
+            return "out"
+        if f.is_const:
+            if (f.const - first) % abs(st):
+                return "out"
+        elif abs(st) != 1 or lo < first or hi > last:
+            inside = False
+    return "in" if inside else None
 
 
 def index_dtype_for(sizes, style: str):

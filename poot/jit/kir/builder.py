@@ -119,13 +119,17 @@ class KernelBuilder:
         self._stack: list[list] = [[]]
         self._last_if: list | None = None
         self._names: set[str] = set()
+        self._next_suffix: dict[str, int] = {}
+        self._flags: list[tuple[str, int]] = []     # (bool local, trap code) checked at the end
 
     # -- declarations --
     def _fresh(self, base: str) -> str:
-        name, k = base, 0
+        k = self._next_suffix.get(base, 0)    # resume where this base left off: no rescan per name
+        name = f"{base}_{k}" if k else base
         while name in self._names:
             k += 1
             name = f"{base}_{k}"
+        self._next_suffix[base] = k + 1
         self._names.add(name)
         return name
 
@@ -159,6 +163,16 @@ class KernelBuilder:
     def trap_site(self, code: int, what: str, where: str = "") -> int:
         self.traps.append(TrapSite(code, what, where))
         return code
+
+    def trap_flag(self, code: int, what: str, where: str = "") -> Read:
+        """A bool local that traps with `code` at the end of the kernel when set: a check that only
+        records (`flag = flag | bad`), so it costs no branch inside a loop. The kernel must not
+        `ret()` past the end check (a thread that returns early does not report its flag)."""
+        self.trap_site(code, what, where)
+        name = self._fresh("oob")
+        self.locals[name] = Local(name, dt.bool_)
+        self._flags.append((name, code))
+        return Read(name, dt.bool_)
 
     # -- statements --
     def _emit(self, stmt) -> None:
@@ -244,7 +258,11 @@ class KernelBuilder:
     def build(self) -> Kernel:
         if len(self._stack) != 1:
             raise RuntimeError("build() inside an open block")
-        return Kernel(name=self.name, params=tuple(self.params), body=tuple(self._stack[0]),
+        body = tuple(self._stack[0])
+        if self._flags:
+            body = (tuple(Assign(f, Const(False, dt.bool_)) for f, _ in self._flags) + body
+                    + tuple(If(Read(f, dt.bool_), (Trap(code),)) for f, code in self._flags))
+        return Kernel(name=self.name, params=tuple(self.params), body=body,
                       locals=tuple(self.locals.values()), shared=tuple(self.shared_arrays),
                       workgroup=self.workgroup, checks=self.checks, traps=tuple(self.traps))
 
