@@ -208,6 +208,40 @@ class SpirvLowering(Lowering):
             return self.extend(self.meta_word(self.scalar_words[x.name][0]), x.dtype)  # a narrow scalar
         return super()._e_Cast(e)
 
+    def round_to(self, v: str, dtype) -> str:
+        """f16 rounding in integer operations: NVIDIA's Vulkan compiler drops the f32 -> f16 -> f32
+        conversion pair the shared lowering rounds with, so an f16 intermediate kept f32 precision
+        there (and nowhere else)."""
+        if dtype is dt.float16:
+            return self.f16_round(v)
+        return super().round_to(v, dtype)
+
+    def f16_round(self, v: str) -> str:
+        """`v` rounded to the nearest float16 (ties to even; past 65504 to infinity; f16 subnormals
+        as multiples of 2**-24; NaN kept and quieted), still a float."""
+        o = self.op
+        b = o(f"bitcast float {v} to i32")
+        a = o(f"and i32 {b}, 2147483647")
+        sign = o(f"and i32 {b}, -2147483648")
+        odd = o(f"and i32 {o(f'lshr i32 {a}, 13')}, 1")                    # normal: keep 10 bits
+        bias = o(f"add i32 {odd}, 4095")
+        normal = o(f"and i32 {o(f'add i32 {a}, {bias}')}, -8192")
+        too_big = o(f"icmp ugt i32 {normal}, 1199562752")                   # past 65504
+        normal = o(f"select i1 {too_big}, i32 2139095040, i32 {normal}")
+        shift = o(f"sub i32 126, {o(f'lshr i32 {a}, 23')}")                  # subnormal: to 2**-24
+        shift = o(f"select i1 {o(f'icmp ugt i32 {shift}, 31')}, i32 31, i32 {shift}")
+        m = o(f"or i32 {o(f'and i32 {a}, 8388607')}, 8388608")
+        half = o(f"shl i32 1, {o(f'sub i32 {shift}, 1')}")
+        m_odd = o(f"and i32 {o(f'lshr i32 {m}, {shift}')}, 1")
+        m_bias = o(f"add i32 {half}, {o(f'sub i32 {m_odd}, 1')}")
+        q = o(f"lshr i32 {o(f'add i32 {m}, {m_bias}')}, {shift}")
+        tiny = o(f"fmul float {o(f'uitofp i32 {q} to float')}, {float_const(2.0 ** -24)}")
+        r = o(f"select i1 {o(f'icmp ult i32 {a}, 947912704')}, i32 {o(f'bitcast float {tiny} to i32')}, "
+              f"i32 {normal}")                                               # below 2**-14
+        nan = o(f"icmp ugt i32 {a}, 2139095040")
+        r = o(f"select i1 {nan}, i32 {o(f'or i32 {a}, 4194304')}, i32 {r}")
+        return o(f"bitcast i32 {o(f'or i32 {r}, {sign}')} to float")
+
     # 16-bit floats move through i32 (naga has no i16): their bits are the low half of a word
     def bits16(self, v: str, dtype) -> str:
         """The 16 bits of a bf16/f16 register value (exactly representable: it was rounded) in an i32."""

@@ -34,15 +34,19 @@ TIMEOUT_S = 120
 def _optimize(llvm, mod, tm, gvn: bool = True) -> None:
     """A light pipeline: inline mathlib, promote locals to SSA, fold constants, number values, drop
     dead code. No instcombine: it rewrites shared-array GEPs into a form the SPIR-V backend cannot select
-    for logical addressing (an assertion abort). simplifycfg only first, while locals are still in
-    memory: after mem2reg its jump threading makes branches that cross selections, which LLVM's
-    structurizer turns into invalid SPIR-V. The driver's compiler optimizes the shader anyway."""
+    for logical addressing (an assertion abort). No simplifycfg (nor, at emission, CodeGenPrepare: see
+    worker_main): LLVM's SPIR-V structurizer takes the lowering's if/else and loop shapes for the
+    constructs, and a pass that folds their empty merge and latch blocks away (simplifycfg, before or
+    after mem2reg) leaves selections without a merge of their own and loops with one back edge per
+    branch, which LoopSimplify then splits into nested loops: the structurizer turned those into SPIR-V
+    that naga refuses, lavapipe's pipeline creation fails on (or computes wrongly), and often even
+    `spirv-val` rejects. The driver's compiler optimizes the shader anyway."""
     pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=2))
     mpm = llvm.create_new_module_pass_manager()
     mpm.add_always_inliner_pass()
     mpm.run(mod, pb)
     fpm = llvm.create_new_function_pass_manager()
-    for add in (fpm.add_simplify_cfg_pass, fpm.add_sroa_pass, fpm.add_sccp_pass,
+    for add in (fpm.add_sroa_pass, fpm.add_sccp_pass,
                 fpm.add_new_gvn_pass if gvn else None, fpm.add_aggressive_dce_pass):
         if add is not None:
             add()
@@ -54,6 +58,10 @@ def _optimize(llvm, mod, tm, gvn: bool = True) -> None:
     gdce.run(mod, pb)
 
 
+# NewGVN marks a block it found unreachable with a store of poison through a null pointer; CodeGenPrepare
+# deleted such blocks, but it no longer runs (worker_main). The store's i8 type would reach naga, which
+# has no 8-bit integers, so the marker is dropped (the block stays, unreachable, behind a constant branch).
+_UNREACHABLE_MARKER = re.compile(r"^\s*store i\d+ poison, ptr (?:null|poison)(?:, align \d+)?\n", re.M)
 _FSUB = re.compile(r"^(\s*%[\w.]+ = fsub (?:[a-z]+ )*)(float|double) ([^,]+), (.+)$", re.M)
 _FDIV0 = re.compile(r"^(\s*%[\w.]+ = fdiv (?:[a-z]+ )*)(float|double) ([^,]+), (-?0\.0+e\+00)$", re.M)
 _TRAP = re.compile(r"^!poot\.trap\.binding = !\{!(\d+)\}$", re.M)
@@ -143,6 +151,9 @@ def worker_main() -> None:
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     llvm.set_option("", f"--spirv-ext={EXTENSIONS}")
+    # CodeGenPrepare runs before the SPIR-V structurizer and folds blocks holding only phis and a branch
+    # into their successor: the merge blocks of selections and the latches of loops (see _optimize)
+    llvm.set_option("", "--disable-cgp")
     target = llvm.Target.from_triple(TRIPLE)
     keep = []                                   # see the module doc: freed modules/machines break ids
     inp, out = sys.stdin.buffer, sys.stdout.buffer
@@ -157,7 +168,7 @@ def worker_main() -> None:
             mod.verify()
             tm = target.create_target_machine(opt=2)
             _optimize(llvm, mod, tm, gvn=not ir.startswith(NO_GVN))
-            mod = llvm.parse_assembly(_opaque_operands(str(mod), ir))
+            mod = llvm.parse_assembly(_opaque_operands(_UNREACHABLE_MARKER.sub("", str(mod)), ir))
             mod.verify()
             emit_tm = target.create_target_machine(opt=2)
             reply = b"\x00" + emit_tm.emit_object(mod)

@@ -26,9 +26,12 @@ What differs from the other targets, and why:
   ticket from a counter (trap word 2, `atomicrmw add`) once, at the end of the kernel (its first code
   kept in a local until then); the thread holding ticket 0 puts code and launch id in.
 - Control flow stays in the shapes LLVM's SPIR-V structurizer gets right (one-armed and two-armed
-  selections, loops with break): a trap does not end the thread but stops its stores and atomics
-  (so every thread still reaches every barrier), and Return statements are folded into the structure
-  before lowering (spirv_returns.py); early `ret`s produced invalid SPIR-V.
+  selections, loops whose only exit is the header's test): a trap does not end the thread but stops its
+  stores and atomics (so every thread still reaches every barrier), Return statements are folded into
+  the structure before lowering (spirv_returns.py), then Break and Continue become flags and guarded
+  ifs (spirv_loops.py); early `ret`s and loops left from inside a selection produced SPIR-V that naga
+  and Vulkan drivers refuse. No pass may fold the constructs' empty merge and latch blocks before the
+  structurizer: the worker runs no simplifycfg and LLVM's CodeGenPrepare is off (spirv_worker.py).
 - Float -> int casts saturate with explicit compares (`fptosi.sat` lowers to a decoration Vulkan does
   not have); copysign, NaN-propagating min/max, float64 fma and float64 roundeven are defined in IR
   (spirv_intrinsics.py); int8..uint16 compute in 32 bits (spirv_widen.py).
@@ -57,6 +60,7 @@ from ....errors import LoweringError
 from ... import cache
 from ..ir import Func
 from ..spirv_intrinsics import redirect_intrinsics
+from ..spirv_loops import eliminate_loop_exits
 from ..spirv_lowering import SpirvLowering, storage_type
 from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga, rename_entry
 from ..spirv_returns import eliminate_returns
@@ -88,7 +92,7 @@ def llvm_spirv(ir: str, name: str) -> bytes:
     """LLVM's SPIR-V for `ir` (before either consumer's post-pass), from the disk cache where another
     process compiled the same IR: the two consumers lower a kernel to the same IR (the entry symbol aside,
     so it is compiled as SHARED_ENTRY), and LLVM's emission is most of a cold compile."""
-    key = cache.cache_key(ir, "spirv-llvm", f"{TRIPLE}/{EXTENSIONS}")
+    key = cache.cache_key(ir, "spirv-llvm", f"{TRIPLE}/{EXTENSIONS}/{_sources_digest()}")   # the worker's pipeline too
     hit = cache.disk_get(key)
     if hit is not None:
         return hit[1]
@@ -125,7 +129,7 @@ class SpirvTarget:
         return f"{TRIPLE}/{EXTENSIONS}/{post}/{_sources_digest()}"
 
     def build_module(self, kernel, module, symbol: str) -> None:
-        kernel = eliminate_returns(widen_narrow_ints(kernel))
+        kernel = eliminate_loop_exits(eliminate_returns(widen_narrow_ints(kernel)))
         redirect_intrinsics(module)
         lw = SpirvLowering(kernel, module)
         f = Func()
