@@ -15,18 +15,46 @@ import contextlib
 import os
 import sys
 import threading
+from collections import Counter
+from itertools import chain
 
 import numpy as np
 
 from .. import dtypes as dt
+from ..devices.base import Buffer
 from ..errors import DTypeError, PootError, TracerError
 from ..graph import OPS, Aval, Eqn, Graph, Var
-from ..graph.ir import eqn_key, structural_key
+from ..graph.ir import _freeze, structural_key
 from ..jit.execute import execute_keyed, numpy_to_buffer
 from . import context as _dev
 
 MAX_PENDING_DEPTH = 1000
 _EMPTY: dict = {}
+
+
+class HostScalar(Buffer):
+    """The buffer of a 0-d value known on the host: an element of a realized CPU array read with
+    integer indices, or eager arithmetic on such values (poot/trace/fastpath.py). It keeps the number
+    (`value`, packed with the `struct.Struct` `fmt`) and allocates device memory only when something
+    asks for `handle` (a kernel taking it as an input, `.numpy()`); from then on that memory holds the
+    value, and `host_value` reads it there."""
+
+    __slots__ = ("value", "fmt", "_buf")
+
+    def __init__(self, device, value, fmt):
+        self.device, self.nbytes, self.value, self.fmt, self._buf = device, fmt.size, value, fmt, None
+
+    @property
+    def handle(self):
+        b = self._buf
+        if b is None:
+            b = self._buf = self.device.allocate(self.nbytes)
+            self.fmt.pack_into(b.handle, 0, self.value)
+        return b.handle
+
+    def host_value(self):
+        b = self._buf
+        return self.value if b is None else self.fmt.unpack_from(b.handle, 0)[0]
 
 
 class Node:
@@ -49,6 +77,14 @@ _POOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _internal_code: dict = {}  # code object -> True when it lives inside the poot package
 
 
+def is_internal(code) -> bool:
+    """Does this code object live inside the poot package (cached per code object)?"""
+    inside = _internal_code.get(code)
+    if inside is None:
+        inside = _internal_code[code] = os.path.abspath(code.co_filename).startswith(_POOT_DIR)
+    return inside
+
+
 def caller_where():
     """(filename, line) of the innermost frame outside poot; cheap: one dict lookup per frame."""
     f = sys._getframe(1)
@@ -56,7 +92,7 @@ def caller_where():
         code = f.f_code
         inside = _internal_code.get(code)
         if inside is None:
-            inside = _internal_code[code] = os.path.abspath(code.co_filename).startswith(_POOT_DIR)
+            inside = is_internal(code)
         if not inside:
             return (code.co_filename, f.f_lineno)
         f = f.f_back
@@ -258,46 +294,48 @@ class Walk:
         nodes: list[Node] = []
         parts: list = []
 
-        def is_leaf(n: Node) -> bool:
-            return n.op is None or (inside is not None and id(n) not in inside)
-
         def number_leaf(n: Node) -> None:
-            same = buf_num.get(id(n.buf)) if n.buf is not None else None   # (aval, number)
+            b = n.buf
+            same = buf_num.get(id(b)) if b is not None else None   # (aval, number)
             if same is not None and (same[0] is n.aval or same[0] == n.aval):
-                i = same[1]
-            else:
-                i = ~len(leaves)
-                leaves.append(n)
-                if n.buf is not None and same is None:
-                    buf_num[id(n.buf)] = (n.aval, i)
-            num[id(n)] = i
+                num[id(n)] = same[1]
+                return
+            i = num[id(n)] = ~len(leaves)
+            leaves.append(n)
+            if b is not None and same is None:
+                buf_num[id(b)] = (n.aval, i)
 
         stack = list(reversed(roots))
+        push, pop = stack.append, stack.pop
         while stack:                    # iterative: chains of any depth work
             n = stack[-1]
             k = id(n)
             if k in num:
-                stack.pop()
+                pop()
                 continue
-            if is_leaf(n):
-                stack.pop()
+            if n.op is None or (inside is not None and k not in inside):
+                pop()
                 number_leaf(n)
                 continue
+            ins = n.inputs
             waiting = False             # operands in order, leaves numbered on the spot: the
-            for i in n.inputs:          # depth-first order without a stack round trip per leaf
+            for i in ins:               # depth-first order without a stack round trip per leaf
                 if id(i) not in num:
-                    if is_leaf(i):
+                    if i.op is None or (inside is not None and id(i) not in inside):
                         number_leaf(i)
                     else:
-                        stack.append(i)
+                        push(i)
                         waiting = True
                         break
             if waiting:
                 continue
-            stack.pop()
+            pop()
             num[k] = len(nodes)
             nodes.append(n)
-            parts.append(eqn_key(n.op, tuple([num[id(i)] for i in n.inputs]), n.params, n.aval))
+            aval = n.aval
+            params = n.params           # graph.ir.eqn_key's tuple, built here (one call less a node)
+            parts.append((n.op, tuple([num[id(i)] for i in ins]), _freeze(params) if params else (),
+                          aval.shape, aval.dtype.name))
         self.leaves, self.nodes = leaves, nodes
         self.key = structural_key([n.aval for n in leaves], parts, [num[id(r)] for r in roots])
 
@@ -356,7 +394,7 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
     for n in nodes:
         if n.buf is None:
             refuse_if_tracing(what, n)
-            if n.aval.size == 0:  # an empty array is all aval: nothing to compute
+            if 0 in n.aval.shape:  # an empty array is all aval: nothing to compute
                 _become_leaf(n, _dev.backend(n.device).allocate(0))
                 continue
             pending.setdefault(id(n), n)
@@ -372,10 +410,59 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
         for leaf in w.leaves:
             if leaf.buf is None:
                 refuse_if_tracing(what, leaf)
+        live = _live_intermediates(w, roots)
+        if live:
+            group, roots = group + live, roots + live
+            w = Walk(roots)
         outs = execute_keyed(w.key, w.graph, [leaf.buf for leaf in w.leaves], _dev.executor(dev))
         for n, b in zip(group, outs):
             _become_leaf(n, b)
 
+
+_FREE_TO_RECOMPUTE = ("movement", "source")
+
+
+def _live_intermediates(w: Walk, roots: list) -> list:
+    """The pending nodes below `roots` that something outside this realize still refers to: an
+    Array the user holds, or a pending equation not being realized now. Each will be read again by a
+    later realize, which would compute it (and everything below it) a second time; realized now, as
+    one more output of the same program, it is computed once and later realizes read its buffer. This
+    is NumPy's cost model (every named value is stored once) without NumPy's cost (values nobody
+    holds stay fused). Views and constants are not stored: recomputing them is free, so a view held
+    outside stores the value it views instead.
+
+    Who refers to a node is read from its reference count: the references a node has from inside the
+    walk (the walk's list, and each operand slot of a walked equation) are known, so any others come
+    from outside."""
+    nodes = w.nodes
+    own = {id(r) for r in roots}
+    live: dict[int, Node] = {}
+    for n, outside in zip(nodes, _outside_references(nodes)):
+        if not outside or id(n) in own:
+            continue
+        stack = [n]
+        while stack:
+            m = stack.pop()
+            if m.op is None or id(m) in own or id(m) in live:
+                continue
+            if OPS[m.op].kind in _FREE_TO_RECOMPUTE:
+                stack.extend(m.inputs)
+            else:
+                live[id(m)] = m
+    return list(live.values())
+
+
+def _outside_references(nodes: list) -> list:
+    """For each node of `nodes` (a walk's list, in post-order), how many references to it come from
+    outside the walk: its reference count less the walk's list and the operand slots of the walk's
+    equations, less what counting itself adds (measured once, below, on a node nothing else holds)."""
+    uses = Counter(map(id, chain.from_iterable([n.inputs for n in nodes])))
+    refs = list(map(sys.getrefcount, nodes))
+    return [r - uses[id(n)] - _COUNTING_REFS for n, r in zip(nodes, refs)]
+
+
+_COUNTING_REFS = 0
+_COUNTING_REFS = _outside_references([Node("neg", (), None, None, "cpu", None, 1)])[0]
 
 def _become_leaf(n: Node, buf) -> None:
     """A realized node keeps its buffer and drops its equation and inputs (no history is kept)."""

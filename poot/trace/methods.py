@@ -1,13 +1,15 @@
 """Operators and methods of `poot.Array`, installed once all functions exist (they live in the
-function modules; the class stays small). In-place operators return a new Array of the left operand's
-dtype (NumPy's same-kind casting rule), so `x += 1` rebinds `x` and never changes another handle."""
+function modules; the class stays small). In-place operators update the array object itself, as
+`x[i] = v` does: `x += 1` rebinds x's node to the new value, cast to x's dtype (NumPy's same-kind
+casting rule), so every reference to that Array object sees it (a function's argument included);
+other Array objects holding the old value (slices, copies) do not change."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, api_boundary
-from . import creation, elementwise as ew, indexing, linalg, movement, reductions as red, selection
+from . import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
 from .array import Array
 from .interop import array_function, array_ufunc
 from .promote import cast, is_weak
@@ -58,7 +60,8 @@ def _inplace(fn, symbol):
                                  f"x's {self.dtype.name} (NumPy's same-kind rule); write x = x {symbol} y "
                                  f"to get a {r.dtype.name} array, or convert y first")
             r = Array(cast(r._node, self.dtype))
-        return r
+        self._node = r._node   # the array object itself takes the new value (as x[i] = v does)
+        return self
 
     return op
 
@@ -172,3 +175,5 @@ for _name, _fn in {
     "trace": linalg.trace,
 }.items():
     setattr(Array, _name, _fn)
+
+fastpath.install(Array)

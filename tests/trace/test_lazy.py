@@ -42,7 +42,8 @@ def test_operations_run_nothing_until_a_value_is_needed(device, execute_calls):
     assert_close(y.numpy(), e, pt.float32, 2)
     assert len(execute_calls) == 1
     y.numpy(), float(y[0]), y.tolist()
-    assert len(execute_calls) == 2  # only the y[0] slice ran again
+    # only the y[0] slice ran again; on the CPU an element of a realized array is read on the host
+    assert len(execute_calls) == (1 if device == "cpu" else 2)
 
 
 def test_realize_runs_several_arrays_in_one_graph(device, execute_calls):
@@ -162,6 +163,6 @@ def test_python_scalars_and_int_indices_are_graph_inputs_not_structure(device, e
     x = pt.asarray(np.arange(3.0))
     (x * 0.5 + 1).numpy()
     (x * 0.25 + 2).numpy()
-    float(x[0]), float(x[2])
+    float((x + 1)[0]), float((x + 1)[2])   # (a realized CPU array's element is read on the host)
     a, b, c, d = execute_calls
     assert a.key() == b.key() and c.key() == d.key()  # one compiled program serves both

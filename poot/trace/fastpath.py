@@ -1,0 +1,316 @@
+"""Fast paths for the commonest eager operations. Each one gives the same result as the general code
+and hands anything else to it:
+
+- `x + y`, `x - y`, `x * y`, `x / y`, `x ** y` (and the reflected forms) on an Array and a Python
+  float or int, or two Arrays of one shape and dtype, record their node directly: the dtype and shape
+  need no promotion or broadcasting, and the user's line is the operator's caller.
+- `x[i, j]` with one integer per axis of a realized CPU array reads the element on the host: a 0-d
+  realized array whose buffer (lazy.HostScalar) holds the number and allocates device memory only if a
+  kernel needs it.
+- arithmetic on two such 0-d host values (or one and a Python scalar) is done on the host at once,
+  each operation rounded to the dtype as NumPy rounds it, instead of recording an equation.
+- `x[i, j] = v` with one integer per axis into a realized CPU array, `v` a Python scalar or a 0-d
+  array of x's dtype, writes the element: in place when nothing else can see x's memory (no other
+  array, pending equation or exported NumPy view refers to it: reference counts, as in
+  lazy._live_intermediates), else into a copy that x then holds alone.
+
+Element-by-element loops (`A[i, j] = A[i, j] - A[i, k] * A[k, j]`) thus run on the host at a few
+microseconds a step, instead of growing a graph with one stored update per step.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import struct
+import sys
+
+from .. import dtypes as dt
+from ..devices.cpu import CpuBuffer
+from ..errors import api_boundary, fast_boundary
+from ..graph import Aval
+from .array import Array
+from .lazy import (_EMPTY, MAX_PENDING_DEPTH, HostScalar, Node, _internal_code, _shared, _state,
+                   caller_where, is_internal, realize_nodes, shared_constant)
+
+_getframe = sys._getframe
+_getrefcount = sys.getrefcount
+
+_FORMATS = {dt.float64: "d", dt.float32: "f", dt.float16: "e", dt.int64: "q", dt.int32: "i",
+            dt.int16: "h", dt.int8: "b", dt.uint64: "Q", dt.uint32: "I", dt.uint16: "H",
+            dt.uint8: "B", dt.bool_: "?"}
+# tables by dtype name: a name hashes in C, a DType in Python
+_STRUCT = {d.name: struct.Struct("=" + f) for d, f in _FORMATS.items()}
+_AVAL0 = {d.name: Aval((), d) for d in _FORMATS}
+_BOUNDS = {d.name: (int(dt.iinfo(d).min), int(dt.iinfo(d).max)) for d in _FORMATS if d.kind in "iu"}
+_NO = object()
+
+
+def host_value(n: Node):
+    """The number a realized 0-d CPU node holds, or _NO."""
+    b = n.buf
+    tb = type(b)
+    if tb is HostScalar:
+        return b.host_value()
+    if tb is CpuBuffer and n.aval.shape == () and n.params is None:
+        st = _STRUCT.get(n.aval.dtype.name)
+        if st is not None:
+            return st.unpack_from(b.handle, 0)[0]
+    return _NO
+
+
+def _round(v, d: dt.DType):
+    """`v` (a Python result of an operation on values of `d`) as NumPy's result of dtype `d`, or _NO
+    where the host cannot say it cheaply (float overflow, which the kernel turns into inf)."""
+    kind = d.kind
+    if kind == "f":
+        if d is dt.float64:
+            return v
+        st = _STRUCT[d.name]
+        try:
+            return st.unpack(st.pack(v))[0]   # double rounding is exact for + - * / of f32, f16
+        except OverflowError:
+            return _NO
+    bits = d.bits
+    v &= (1 << bits) - 1
+    if kind == "i" and v >> (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _pow(x, y):
+    return math.pow(x, y)
+
+
+def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
+    """The dunder for `prim`, on dtypes of `kinds` ('f' or 'fiu'); anything else goes to `generic`."""
+
+    def op(self, other):
+        na = self._node
+        a = na.aval
+        d = a.dtype
+        t = type(other)
+        if t is Array:
+            nb = other._node
+            b = nb.aval
+            if (b is not a and (b.dtype is not d or b.shape != a.shape)) or nb.device != na.device:
+                return None
+        elif t is float:
+            if d.kind != "f":
+                return None
+            nb = None
+        elif t is int:
+            if d.kind != "f":
+                bounds = _BOUNDS.get(d.name)
+                if bounds is None or not bounds[0] <= other <= bounds[1]:
+                    return None
+            nb = None
+        else:
+            return None
+        if d.kind not in kinds or _state.tracing:
+            return None
+        if na.op is None and a.shape == ():         # eager arithmetic on host values
+            x = na.buf
+            x = x.value if type(x) is HostScalar and x._buf is None else host_value(na)
+            if x is not _NO:
+                if nb is None:
+                    y = float(other) if d.kind == "f" else other
+                else:
+                    y = nb.buf
+                    y = y.value if type(y) is HostScalar and y._buf is None else host_value(nb)
+                if y is not _NO:
+                    try:
+                        v = pyop(y, x) if reflected else pyop(x, y)
+                    except (ZeroDivisionError, OverflowError, ValueError):
+                        v = _NO
+                    if v is not _NO:
+                        v = _round(v, d)
+                    if v is not _NO:
+                        return Array(Node(None, (), None, a, na.device, None, 0,
+                                          HostScalar(na.buf.device, v, _STRUCT[d.name])))
+        if nb is None:
+            nb = _shared.get((other, t, d.name, na.device))
+            if nb is None:
+                nb = shared_constant(other, d, na.device)
+        depth = na.depth if na.depth >= nb.depth else nb.depth
+        if depth >= MAX_PENDING_DEPTH:
+            return None
+        f = _getframe(2)        # the caller of fast_boundary's wrapper: the user, as caller_where finds it
+        code = f.f_code
+        inside = _internal_code.get(code)
+        if inside is None:
+            inside = is_internal(code)
+        where = caller_where() if inside else (code.co_filename, f.f_lineno)
+        return Array(Node(prim, (nb, na) if reflected else (na, nb), _EMPTY, a, na.device, where, depth + 1))
+
+    return fast_boundary(op, generic)
+
+
+def _flat_index(idx, shape):
+    """The flat position of an index of one int per axis (negative ones from the end), or -1."""
+    if type(idx) is tuple:
+        if len(idx) != len(shape):
+            return -1
+        flat = 0
+        for i, s in zip(idx, shape):
+            if type(i) is not int:
+                return -1
+            if i < 0:
+                i += s
+            if not 0 <= i < s:
+                return -1
+            flat = flat * s + i
+        return flat
+    if type(idx) is int and len(shape) == 1:
+        s = shape[0]
+        i = idx + s if idx < 0 else idx
+        return i if 0 <= i < s else -1
+    return -1
+
+
+def _make_getitem(generic):
+    def __getitem__(self, idx):
+        n = self._node
+        b = n.buf
+        if type(b) is CpuBuffer and n.params is None and not _state.tracing:
+            a = n.aval
+            shape = a.shape
+            if type(idx) is tuple and len(idx) == 2 == len(shape):     # the commonest: A[i, j]
+                i, j = idx
+                if type(i) is int and type(j) is int:
+                    s0, s1 = shape
+                    if i < 0:
+                        i += s0
+                    if j < 0:
+                        j += s1
+                    flat = i * s1 + j if 0 <= i < s0 and 0 <= j < s1 else -1
+                else:
+                    flat = -1
+            else:
+                flat = _flat_index(idx, shape)
+            if flat >= 0:
+                name = a.dtype.name
+                st = _STRUCT.get(name)
+                if st is not None:
+                    return Array(Node(None, (), None, _AVAL0[name], n.device, None, 0,
+                                      HostScalar(b.device, st.unpack_from(b.handle, flat * st.size)[0], st)))
+        return None
+
+    return fast_boundary(__getitem__, generic)
+
+
+def _counts(x: Array) -> tuple:
+    """Reference counts of x's node, its buffer and the memory's owner, as seen from here."""
+    n = x._node
+    b = n.buf
+    raw = b.handle.base
+    return _getrefcount(n), _getrefcount(b), _getrefcount(raw)
+
+
+_alone: list = []      # [the counts of an array nothing else refers to], measured on first use
+
+
+def _calibrate(device) -> None:
+    probe = Array(Node(None, (), None, Aval((8,), dt.uint8), "cpu", None, 0, device.allocate(8)))
+    _alone.append(_counts(probe))
+
+
+def _held_alone(x: Array) -> bool:
+    """True when only `x` can see its node's memory: no other Array or pending node refers to the
+    node, no other node to the buffer, no NumPy view (.numpy(), DLPack) to the memory. The caller
+    holds no reference to the node or its buffer."""
+    counts = _counts(x)
+    if not _alone:
+        _calibrate(x._node.buf.device)
+    expect = _alone[0]
+    if counts[0] != expect[0] or counts[1] != expect[1]:
+        return False
+    if counts[2] == expect[2]:
+        return True
+    # a large allocation is also listed by the CPU device's pool of reusable memory (cpu_pool.py)
+    b = x._node.buf
+    raw = b.handle.base
+    pool = getattr(b.device, "_host_pool", None)
+    bucket = pool._by_size.get(raw.nbytes, ()) if pool is not None else ()
+    return counts[2] == expect[2] + 1 and any(r is raw for r in bucket)
+
+
+_realize_value = api_boundary(realize_nodes)
+
+
+def _make_setitem(generic):
+    def __setitem__(self, idx, value):
+        n = self._node
+        b = n.buf
+        if b is None and n.op is not None and n.device == "cpu" and not _state.tracing \
+                and _flat_index(idx, n.aval.shape) >= 0:
+            _realize_value([n], "x[i] = v")   # one element at a time: store x first, as NumPy has it
+            b = n.buf
+        if type(b) is CpuBuffer and n.params is None and not _state.tracing:
+            a = n.aval
+            d = a.dtype
+            st = _STRUCT.get(d.name)
+            if st is not None:
+                flat = _flat_index(idx, a.shape)
+                if flat >= 0:
+                    v = _scalar_for(value, d, n.device)
+                    if v is not _NO:
+                        del n, b            # _write counts the references to them
+                        _write(self, flat * st.size, st, v)
+                        return True
+        return None
+
+    return fast_boundary(__setitem__, generic)
+
+
+def _scalar_for(value, d: dt.DType, device: str):
+    """`value` as the number `x[i] = value` stores in an array of dtype `d`, or _NO (the general
+    path decides: conversions, errors)."""
+    t = type(value)
+    if t is float:
+        if d.kind != "f":
+            return _NO
+        return _round(value, d)
+    if t is int:
+        if d.kind == "f":
+            try:
+                return _round(float(value), d)
+            except OverflowError:
+                return _NO
+        bounds = _BOUNDS.get(d.name)
+        return value if bounds is not None and bounds[0] <= value <= bounds[1] else _NO
+    if t is Array:
+        vn = value._node
+        if vn.aval.shape != () or vn.aval.dtype is not d or vn.device != device:
+            return _NO
+        if vn.buf is None:
+            if vn.op is None or _state.tracing:
+                return _NO
+            _realize_value([vn], "x[i] = v")
+        return host_value(vn)
+    return _NO
+
+
+def _write(x: Array, offset: int, st, v) -> None:
+    if _held_alone(x):
+        st.pack_into(x._node.buf.handle, offset, v)
+        return
+    n = x._node
+    b = n.buf
+    new = b.device.allocate(b.nbytes)
+    new.handle[:] = b.handle
+    x._node = Node(None, (), None, n.aval, n.device, None, 0, new)
+    st.pack_into(new.handle, offset, v)
+
+
+_ARITH = (("add", "add", operator.add, "fiu"), ("sub", "sub", operator.sub, "fiu"),
+          ("mul", "mul", operator.mul, "fiu"), ("truediv", "div", operator.truediv, "f"),
+          ("pow", "pow", _pow, "f"))
+
+
+def install(cls) -> None:
+    """Put the fast paths in front of the operators `cls` (poot.Array) has now."""
+    for stem, prim, pyop, kinds in _ARITH:
+        setattr(cls, f"__{stem}__", _make_binary(prim, pyop, getattr(cls, f"__{stem}__"), False, kinds))
+        setattr(cls, f"__r{stem}__", _make_binary(prim, pyop, getattr(cls, f"__r{stem}__"), True, kinds))
+    cls.__getitem__ = _make_getitem(cls.__getitem__)
+    cls.__setitem__ = _make_setitem(cls.__setitem__)
