@@ -39,6 +39,14 @@ def get(name: str = "cpu") -> Device:
     return dev
 
 
+def opened() -> list[Device]:
+    """The devices created so far in this process (each once)."""
+    seen: dict[int, Device] = {}
+    for dev in list(_DEVICES.values()):
+        seen.setdefault(id(dev), dev)
+    return list(seen.values())
+
+
 def _create(kind: str, idx: int) -> Device:
     if kind == "cpu":
         from .cpu import CpuDevice

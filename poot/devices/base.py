@@ -1,5 +1,12 @@
 """The Device protocol: what every backend provides. Devices know nothing of graphs or KIR: they
-allocate, move bytes, load compiled artifacts, dispatch them over a grid and synchronize."""
+allocate, move bytes, load compiled artifacts, dispatch them over a grid, flush and synchronize.
+
+Memory is pooled on every device: a buffer that is freed (or garbage collected) goes back to its
+device, and the next allocation of the same size takes it again without asking the driver, so a loop
+that realizes arrays of steady sizes allocates nothing after its first iteration. A device counts the
+allocations it makes from the driver (or the OS) in `fresh_allocations`. Reuse is safe while queued
+work still uses a dropped buffer: each device runs its work in order, so the new owner's commands
+come after the old owner's."""
 from __future__ import annotations
 
 import threading
@@ -143,6 +150,10 @@ class Device:
 
     def dispatch(self, program, buffers: list[Buffer], grid: tuple[int, int, int]) -> None:
         raise NotImplementedError
+
+    def flush(self) -> None:
+        """Hand the work queued so far to the device without waiting for it (a GPU device that
+        batches commands submits them, so the device works while the host goes on)."""
 
     def synchronize(self) -> None:
         pass

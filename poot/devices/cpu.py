@@ -210,10 +210,12 @@ class CpuDevice(Device):
                                  cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                                  else (os.cpu_count() or 1))
         self._host_pool = HostPool()
+        self.fresh_allocations = 0        # allocations the pool did not serve (np.empty)
 
     def allocate(self, nbytes: int) -> Buffer:
         raw = self._host_pool.take(nbytes + _ALIGN)       # large ones are reused (cpu_pool.py)
-        if raw is None:
+        if raw is None:                                   # small ones: malloc reuses freed blocks
+            self.fresh_allocations += 1
             raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
             self._host_pool.adopt(raw)
         base = ctypes.addressof(ctypes.c_char.from_buffer(raw))

@@ -6,9 +6,12 @@ the device, and puts all work on one non-blocking poot stream, in order.
 
 Memory comes from a stream-ordered pool of poot's own (`cuMemPoolCreate`, release threshold unlimited:
 freed blocks are reused without a trip to the driver; `trim()` hands them back, as an allocation that
-fails does before it retries); a GPU without memory pools falls back to `cuMemAlloc`. A Buffer's handle is its device address (an int). Buffers are freed on the stream
-(`cuMemFreeAsync`) by `free` or when the Buffer is garbage collected, so a buffer dropped while queued
-kernels still use it stays valid for them. Transfers above PINNED_ABOVE bytes go through a ring of
+fails does before it retries); a GPU without memory pools falls back to `cuMemAlloc`. A Buffer's handle is its device address (an int). A buffer
+freed by `free` or garbage collected goes to the device's own free list by size, and the next
+allocation of that size takes it back without a driver call (a steady loop allocates nothing); work is
+in order on the one stream, so a buffer dropped while queued kernels still use it is reused only by
+work queued after them. `trim()`, and an allocation that fails, free the listed buffers on the stream
+(`cuMemFreeAsync`). Transfers above PINNED_ABOVE bytes go through a ring of
 pinned staging chunks (the host copy into one chunk overlaps the DMA of the previous one); smaller ones
 copy from pageable memory. `read` returns a new, read-only NumPy uint8 array.
 
@@ -183,6 +186,9 @@ class CudaDevice(Device):
         self._programs: dict[tuple, CudaProgram] = {}
         self._finalizers: dict[int, weakref.finalize] = {}
         self._in_use = 0
+        self._free: dict[int, list[int]] = {}        # size -> addresses of dropped buffers, for reuse
+        self._pooled = 0
+        self.fresh_allocations = 0                   # allocations the driver served
         self._recent: collections.deque = collections.deque(maxlen=_RECENT)
         self._ring: list[tuple[int, object]] = []     # pinned staging chunks: (host address, event)
         self._ring_pending: collections.deque = collections.deque()
@@ -231,7 +237,8 @@ class CudaDevice(Device):
         except DeviceError:
             return f"; poot holds {_gib(self._in_use)}"
         return (f"; {_gib(free)} free of {_gib(total)} on {self.gpu}, of which poot holds {_gib(self._in_use)} in "
-                f"{len(self._finalizers)} buffers. Free arrays you no longer need (del them) or use smaller ones")
+                f"{len(self._finalizers)} buffers (and {_gib(self._pooled)} of dropped ones kept for reuse). Free "
+                "arrays you no longer need (del them) or use smaller ones")
 
     def memory_info(self) -> tuple[int, int]:
         """(free, total) bytes of the GPU, as the driver reports them."""
@@ -242,9 +249,19 @@ class CudaDevice(Device):
         """Hand the memory poot's pool keeps for reuse back to the driver (like torch.cuda.empty_cache), so
         another process or library on this GPU can have it; buffers still alive stay."""
         self._current()
+        self._release_free()
         self._wait()
         if self._pool is not None:
             self._ok(self._drv.cuMemPoolTrimTo(self._pool, 0), "cuMemPoolTrimTo")
+
+    def _release_free(self) -> None:
+        """Free the buffers of the free list on the stream (after the work queued before)."""
+        drv = self._drv
+        while self._free:
+            _, ptrs = self._free.popitem()
+            for ptr in ptrs:
+                self._ok(drv.cuMemFree(ptr) if self._pool is None else drv.cuMemFreeAsync(ptr, self.stream), "freeing")
+        self._pooled = 0
 
     # --- memory -----------------------------------------------------------------------------------
     def _make_pool(self):
@@ -274,9 +291,15 @@ class CudaDevice(Device):
             raise OutOfMemoryError(f"{self.name}: out of device memory {what}: more than the GPU's whole memory"
                                    + self._memory_note())
         size = max(nbytes, 4)
+        free = self._free.get(size)
+        if free:
+            ptr = free.pop()
+            self._pooled -= size
+            return self._adopt(nbytes, ptr, size)
         result = self._alloc(size)
-        if int(result[0]) == _OOM:             # hand back what the pool and the garbage collector hold, retry
+        if int(result[0]) == _OOM:             # hand back what the pools and the garbage collector hold, retry
             gc.collect()
+            self._release_free()
             self._ok(self._drv.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
             if self._pool is not None:
                 self._ok(self._drv.cuMemPoolTrimTo(self._pool, 0), "cuMemPoolTrimTo")
@@ -287,6 +310,10 @@ class CudaDevice(Device):
         if ptr % BUFFER_ALIGN:      # never seen: CUDA allocations are 256-byte aligned
             raise DeviceError(f"{self.name}: the driver returned address {ptr:#x} {what}; poot's kernels need "
                               f"{BUFFER_ALIGN}-byte aligned buffers (they load 16 bytes at a time)")
+        self.fresh_allocations += 1
+        return self._adopt(nbytes, ptr, size)
+
+    def _adopt(self, nbytes: int, ptr: int, size: int) -> Buffer:
         buf = Buffer(self, nbytes, ptr)
         fin = weakref.finalize(buf, self._release, ptr, size)
         fin.atexit = False                     # the process exit frees the context's memory
@@ -295,16 +322,13 @@ class CudaDevice(Device):
         return buf
 
     def _release(self, ptr: int, size: int) -> None:
+        """A buffer's memory back to the free list (from `free` or the garbage collector, any thread)."""
         self._finalizers.pop(ptr, None)
         self._in_use -= size
         if self._broken is not None or EXITING.is_set():
             return
-        try:
-            self._current()
-            drv = self._drv
-            self._ok(drv.cuMemFree(ptr) if self._pool is None else drv.cuMemFreeAsync(ptr, self.stream), "freeing")
-        except DeviceError as e:               # runs from the garbage collector: log, never raise
-            log.warning("%s", e)
+        self._free.setdefault(size, []).append(ptr)
+        self._pooled += size
 
     def free(self, buf: Buffer) -> None:
         self._check(buf)

@@ -125,11 +125,13 @@ class RocmDevice(Device):
                                                       cuda.CudaDevice.trim)
     _alloc, allocate, _release, free, _check = (cuda.CudaDevice._alloc, cuda.CudaDevice.allocate,
                                                 cuda.CudaDevice._release, cuda.CudaDevice.free, cuda.CudaDevice._check)
+    _adopt, _release_free = cuda.CudaDevice._adopt, cuda.CudaDevice._release_free
     _no_recording, write, read, copy = (cuda.CudaDevice._no_recording, cuda.CudaDevice.write, cuda.CudaDevice.read,
                                         cuda.CudaDevice.copy)
     _stage, _retire, _staged = cuda.CudaDevice._stage, cuda.CudaDevice._retire, cuda.CudaDevice._staged
     dispatch, _wait, synchronize = cuda.CudaDevice.dispatch, cuda.CudaDevice._wait, cuda.CudaDevice.synchronize
-    SHARED = ("_ok", "_current", "_memory_note", "memory_info", "trim", "_alloc", "allocate", "_release", "free",
+    SHARED = ("_ok", "_current", "_memory_note", "memory_info", "trim", "_alloc", "allocate", "_adopt", "_release",
+              "_release_free", "free",
               "_check", "_no_recording", "write", "read", "copy", "_stage", "_retire", "_staged", "dispatch", "_wait",
               "synchronize")
 
@@ -186,6 +188,9 @@ class RocmDevice(Device):
         self._programs: dict[tuple, cuda.CudaProgram] = {}
         self._finalizers: dict[int, weakref.finalize] = {}
         self._in_use = 0
+        self._free: dict[int, list[int]] = {}
+        self._pooled = 0
+        self.fresh_allocations = 0
         self._recent: collections.deque = collections.deque(maxlen=cuda._RECENT)
         self._recording = None          # never set: record/replay is not built on ROCm
         self._ring: list[tuple[int, object]] = []

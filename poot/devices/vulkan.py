@@ -9,8 +9,10 @@ Memory and host transfers (device-local buffers, a pool, host-visible staging): 
 
 Commands: dispatches, copies and staged writes are recorded into one pending command buffer, each
 after a full memory barrier (so any command sees the writes of every command before it, in this
-submission or an earlier one), and submitted with a fence when a result is needed (read, synchronize)
-or every MAX_PENDING commands. A pipeline per program (set 0, bindings 0..n-1: the kernel's buffers,
+submission or an earlier one), and submitted with a fence by `flush()` (poot.jit flushes at the end of
+each program run, without waiting), when a result is needed (read, synchronize) or every MAX_PENDING
+commands. A submission retires the finished ones before it (their fences and command buffers are
+reused) and waits for the oldest only when MAX_IN_FLIGHT are queued. A pipeline per program (set 0, bindings 0..n-1: the kernel's buffers,
 meta and trap, poot/jit/abi.py), built through a pipeline cache that is saved at exit under
 POOT_CACHE_DIR/vulkan/ (unless POOT_DISK_CACHE=0). Descriptor sets are cached by the buffers they name.
 A grid past the device's workgroups per dimension is folded (poot's SPIR-V rebuilds its logical grid).
@@ -47,6 +49,7 @@ from .wgpu_adapter import spirv_capabilities
 log = logging.getLogger("poot.devices.vulkan")
 
 MAX_PENDING = 128                 # commands recorded before the pending command buffer is submitted
+MAX_IN_FLIGHT = 16                # submissions queued before a submit waits for the oldest
 SETS_PER_POOL = 1024              # descriptor sets per pool of the cache
 MAX_CACHED_SETS = 16384
 # VK_ERROR_OUT_OF_POOL_MEMORY and VK_ERROR_FRAGMENTATION: the `vulkan` bindings (1.3.275) spell these two
@@ -121,6 +124,7 @@ class VulkanDevice(VulkanMemory, Device):
         self._pools: dict[int, list[_Allocation]] = {}        # size class -> free allocations
         self._finalizers: dict[int, weakref.finalize] = {}
         self._pooled = 0
+        self.fresh_allocations = 0                            # buffers created for allocations (pool misses)
         self._graveyard: list[_Allocation] = []               # destroyed once the queue is idle
         self._cmd = None                                      # the pending command buffer
         self._cmd_count = 0
@@ -223,6 +227,10 @@ class VulkanDevice(VulkanMemory, Device):
 
     def submit(self, cmd, chunks=(), timings=(), spare: bool = False) -> None:
         """Submit the ended command buffer `cmd` with a fence; `spare` returns it to the pool when done."""
+        in_flight = self._in_flight
+        while in_flight and (len(in_flight) >= MAX_IN_FLIGHT
+                             or self._lib.vkGetFenceStatus(self._dev, in_flight[0][0]) == 0):   # VK_SUCCESS
+            self._retire_oldest()
         fence = self._fence()
         info = self._vk.VkSubmitInfo(pCommandBuffers=[cmd])
         self._call("submitting work", self._vk.vkQueueSubmit, self._queue, 1, [info], fence)
@@ -270,6 +278,11 @@ class VulkanDevice(VulkanMemory, Device):
             for alloc in self._graveyard:
                 self._destroy(alloc)
             self._graveyard.clear()
+
+    @_locked
+    def flush(self) -> None:
+        """Submit the pending command buffer without waiting."""
+        self._flush()
 
     @_locked
     def synchronize(self) -> None:

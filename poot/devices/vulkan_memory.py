@@ -101,6 +101,7 @@ class VulkanMemory:
             vk = self._vk
             usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
                      | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+            self.fresh_allocations += 1
             try:
                 alloc = self._create(size, usage, self._local)
             except (OutOfMemoryError, vk.VkError):

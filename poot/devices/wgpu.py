@@ -1,9 +1,11 @@
 """The wgpu device: SPIR-V programs on Vulkan (and wherever wgpu-native runs) through wgpu-py.
 
 Buffers are wgpu storage buffers; transfers go through mapped staging buffers on the one queue, in
-order with the dispatches. Work is encoded into one pending command encoder and submitted when a
-result is needed (read, synchronize) or every MAX_PENDING dispatches, so a chain of launches costs one
-submit. wgpu's shader translator (naga) takes the SPIR-V; an adapter without a GPU (Mesa's lavapipe)
+order with the dispatches. A buffer freed or garbage collected keeps its wgpu buffer in a pool by size,
+and the next allocation of that size takes it back (with the bind groups cached for it): a steady loop
+creates no wgpu buffer; `trim()` destroys the pooled ones. Work is encoded into one pending command
+encoder and submitted by `flush()` (poot.jit flushes at the end of each program run, without
+waiting), when a result is needed (read, synchronize) or every MAX_PENDING dispatches. wgpu's shader translator (naga) takes the SPIR-V; an adapter without a GPU (Mesa's lavapipe)
 is a real Vulkan device, so this module is tested for real on machines without one.
 
 Limits, honestly:
@@ -36,7 +38,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap, OutOfMemoryError
+from ..errors import DeviceError, DeviceUnavailableError, DTypeError, OutOfMemoryError, kernel_trap
 from . import base
 from .base import Buffer, Capabilities, Device, PerThread
 from .grid import dispatch_grid
@@ -95,11 +97,13 @@ class WgpuDevice(Device):
         self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self._programs: dict[tuple, WgpuProgram] = {}
         self._layouts: dict[int, tuple] = {}
-        self._bind_groups: dict[tuple, tuple] = {}   # buffer ids -> (weak refs to them, bind group)
+        self._bind_groups: dict[tuple, tuple] = {}   # wgpu buffer ids -> (weak refs to them, bind group)
+        self._free: dict[int, list] = {}             # size -> wgpu buffers of dropped Buffers, for reuse
+        self._finalizers: dict[int, weakref.finalize] = {}
+        self.fresh_allocations = 0                   # wgpu buffers created for Buffers
         self._prune_at = 64
         self._encoder = self._pass = None
         self._pending_dispatches = 0
-        self._pending_buffers: set[int] = set()
         self._keepalive: list = []
         self._trap: Buffer | None = None
         self._fence = None
@@ -144,23 +148,57 @@ class WgpuDevice(Device):
                 f"wgpu: an array of {nbytes:,} bytes is larger than this adapter's {limit} "
                 f"({self.caps.max_buffer_bytes:,} bytes on {self.info.get('device')}); one array must fit "
                 "one storage-buffer binding, so use smaller arrays or another device")
-        try:
-            handle = self._dev.create_buffer(size=max(4, _round4(nbytes)), usage=self._usage)
-        except self._wgpu.GPUOutOfMemoryError as e:
-            raise OutOfMemoryError(f"wgpu: out of device memory allocating {nbytes:,} bytes ({e})") from None
-        except self._wgpu.GPUError as e:
-            raise DeviceError(f"wgpu: could not allocate {nbytes:,} bytes: {e}") from None
-        return Buffer(self, nbytes, handle)
+        size = max(4, _round4(nbytes))
+        free = self._free.get(size)
+        if free:
+            handle = free.pop()
+        else:
+            try:
+                handle = self._create(size)
+            except self._wgpu.GPUOutOfMemoryError:
+                self.trim()
+                try:
+                    handle = self._create(size)
+                except self._wgpu.GPUOutOfMemoryError as e:
+                    raise OutOfMemoryError(f"wgpu: out of device memory allocating {nbytes:,} bytes ({e})") from None
+            except self._wgpu.GPUError as e:
+                raise DeviceError(f"wgpu: could not allocate {nbytes:,} bytes: {e}") from None
+        buf = Buffer(self, nbytes, handle)
+        fin = self._finalizers[id(handle)] = weakref.finalize(buf, self._recycle, size, handle)
+        fin.atexit = False
+        return buf
+
+    def _create(self, size: int):
+        handle = self._dev.create_buffer(size=size, usage=self._usage)
+        self.fresh_allocations += 1
+        return handle
+
+    def _recycle(self, size: int, handle) -> None:
+        """A Buffer's finalizer (any thread): its wgpu buffer goes to the pool. Queued work that still
+        uses it runs before any work of its next owner (one queue, in order)."""
+        self._finalizers.pop(id(handle), None)
+        self._free.setdefault(size, []).append(handle)
 
     def free(self, buf: Buffer) -> None:
+        """Give `buf`'s wgpu buffer back to the pool now."""
         if buf.handle is None:
             return
-        if id(buf.handle) in self._pending_buffers:
-            self._flush()
-        for key in [k for k, (refs, _) in self._bind_groups.items() if any(r() is buf for r in refs)]:
-            del self._bind_groups[key]
-        buf.handle.destroy()
+        fin = self._finalizers.get(id(buf.handle))
         buf.handle = None
+        if fin is not None:
+            fin()
+
+    def trim(self) -> None:
+        """Destroy the pooled wgpu buffers (after the work queued so far), handing their memory back."""
+        self._flush()
+        self._wait()
+        dropped = {id(h) for handles in self._free.values() for h in handles}
+        for handles in self._free.values():
+            for h in handles:
+                h.destroy()
+        self._free.clear()
+        for key in [k for k in self._bind_groups if any(i in dropped for i in k)]:
+            del self._bind_groups[key]
 
     def _check(self, buf: Buffer) -> None:
         if not isinstance(buf, Buffer) or buf.device is not self:
@@ -198,7 +236,6 @@ class WgpuDevice(Device):
         staging.unmap()
         self._copy_commands().copy_buffer_to_buffer(staging, 0, buf.handle, 0, padded)
         self._keepalive.append(staging)
-        self._pending_buffers.add(id(buf.handle))
 
     def read(self, buf: Buffer):
         self._check(buf)
@@ -235,7 +272,6 @@ class WgpuDevice(Device):
             return
         if whole:
             self._copy_commands().copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, whole)
-            self._pending_buffers.update((id(src.handle), id(dst.handle)))
         if whole < nbytes:                   # 1-3 trailing bytes of a word dst keeps the rest of
             self._write_tail(dst, whole, self._read_range(src, whole, nbytes - whole))
 
@@ -305,17 +341,20 @@ class WgpuDevice(Device):
         return program.pipelines[n]
 
     def _bind_group(self, buffers: list[Buffer]):
-        key = tuple(id(b) for b in buffers)
+        """The bind group of `buffers`, cached by their wgpu buffers (which outlive a Buffer in the pool,
+        so the next iteration of a loop finds the groups of the last one)."""
+        handles = [b.handle for b in buffers]
+        key = tuple(map(id, handles))
         hit = self._bind_groups.get(key)
-        if hit is not None and all(r() is b for r, b in zip(hit[0], buffers)):
+        if hit is not None and all(r() is h for r, h in zip(hit[0], handles)):
             return hit[1]
         if len(self._bind_groups) >= self._prune_at:   # drop groups naming a buffer gone without free()
             self._bind_groups = {k: v for k, v in self._bind_groups.items() if all(r() is not None for r in v[0])}
             self._prune_at = max(64, 2 * len(self._bind_groups))
         group = self._dev.create_bind_group(layout=self._layout(len(buffers))[0], entries=[
-            {"binding": i, "resource": {"buffer": b.handle, "offset": 0, "size": b.handle.size}}
-            for i, b in enumerate(buffers)])
-        self._bind_groups[key] = (tuple(weakref.ref(b) for b in buffers), group)
+            {"binding": i, "resource": {"buffer": h, "offset": 0, "size": h.size}}
+            for i, h in enumerate(handles)])
+        self._bind_groups[key] = (tuple(weakref.ref(h) for h in handles), group)
         return group
 
     def dispatch(self, program: WgpuProgram, buffers: list[Buffer], grid) -> None:
@@ -341,7 +380,6 @@ class WgpuDevice(Device):
         self._pass.set_pipeline(pipeline)
         self._pass.set_bind_group(0, group)
         self._pass.dispatch_workgroups(*physical)
-        self._pending_buffers.update(id(b.handle) for b in buffers)
         if traps:
             self._trap_programs.append(program)
         self._pending_dispatches += 1
@@ -361,6 +399,10 @@ class WgpuDevice(Device):
             self._pass = None
         return self._encoder_now()
 
+    def flush(self) -> None:
+        """Submit the pending encoder without waiting."""
+        self._flush()
+
     def _flush(self) -> None:
         if self._encoder is None:
             return
@@ -374,7 +416,6 @@ class WgpuDevice(Device):
             raise DeviceError(f"wgpu: submitting work failed: {e}") from None
         finally:
             self._pending_dispatches = 0
-            self._pending_buffers.clear()
             self._keepalive.clear()
 
     def synchronize(self) -> None:
@@ -416,7 +457,7 @@ class WgpuDevice(Device):
         site = next((p.trap_sites[code] for p in programs if code in p.trap_sites), None)
         what, where = (site if site else (None, None))
         kernel = names[0] if len(names) == 1 else "one of " + ", ".join(names)
-        raise KernelTrap(kernel, code, where=where or None, what=what)
+        raise kernel_trap(kernel, code, where=where or None, what=what)
 
     # --- record / replay ---------------------------------------------------------------------------
     def record(self) -> Recording:
@@ -475,5 +516,5 @@ def _serialized(method):
 
 # Threads may share the device (concurrent jitted calls): each entry point runs under the device's lock.
 # (eight threads calling one jitted function crashed the process on the H200's Vulkan driver.)
-for _name in ("allocate", "free", "write", "read", "copy", "load", "dispatch", "synchronize", "replay"):
+for _name in ("allocate", "free", "trim", "write", "read", "copy", "load", "dispatch", "flush", "synchronize", "replay"):
     setattr(WgpuDevice, _name, _serialized(getattr(WgpuDevice, _name)))

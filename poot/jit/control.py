@@ -12,6 +12,7 @@ import numpy as np
 
 from ..devices import Buffer, Device
 from ..graph import Graph
+from . import traps
 
 
 class _SubProgram:
@@ -50,7 +51,9 @@ class ControlRunner:
             self.index_buf = device.allocate(8)
 
     def _truth(self, buf: Buffer) -> bool:
-        self.device.synchronize()
+        """The predicate: a host read, which first raises the traps of the launches before it (a
+        trapped body must not steer the loop)."""
+        traps.check(self.device)
         return bool(self.device.read(buf)[0])
 
     def run(self, bufs: dict) -> None:

@@ -12,13 +12,17 @@ import numpy as np
 
 from .. import devices
 from ..devices import Buffer, Device
+from ..errors import InternalError, KernelIndexError, PootError
 from ..graph import Graph, evaluate
-from . import abi
+from . import abi, traps
 from .compile import debug_level
 
 
 def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
-    """A read-only NumPy view (or copy, off the CPU) of a buffer holding an array of `aval`."""
+    """A read-only NumPy view (or copy, off the CPU) of a buffer holding an array of `aval`. A host
+    read: the traps of the programs launched on the device since the last read are raised first."""
+    if traps._pending:
+        traps.check(buf.device)
     raw = buf.device.read(buf)
     return raw[: aval.nbytes].view(aval.dtype.np).reshape(aval.shape)
 
@@ -50,7 +54,15 @@ def compiled_program(graph: Graph, device: Device):
         from ..fuse.plan import plan_fusion
         from .program import Program
 
-        prog = Program(plan_fusion(graph, device.caps.max_buffers - abi.ABI_BUFFERS), device)
+        try:
+            prog = Program(plan_fusion(graph, device.caps.max_buffers - abi.ABI_BUFFERS), device)
+        except PootError:
+            raise
+        except Exception as e:   # an error of poot's own planner or code generator, never the user's
+            raise InternalError(f"compiling a program for device '{device.name}'", e, str(graph)) from e
+        prog.source_wheres = tuple(e.where for e in graph.eqns)
+        prog.index_positions = _index_positions(graph)
+        prog.index_wheres = _wheres(graph, prog)
         _PROGRAMS[key] = prog
         if len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)
@@ -72,7 +84,11 @@ def execute(graph: Graph, inputs: list[Buffer], device: Device | str) -> list[Bu
     if not graph.eqns:   # nothing to compute: outputs are inputs
         pos = {v.id: i for i, v in enumerate(graph.inputs)}
         return [inputs[pos[v.id]] for v in graph.outputs]
-    return run_program(compiled_program(graph, device), inputs)
+    prog = compiled_program(graph, device)
+    try:
+        return run_program(prog, inputs, _wheres(graph, prog, prog.index_wheres))
+    except KernelIndexError as e:
+        raise located(e, prog, graph) from None
 
 
 def execute_keyed(key: tuple, build, inputs: list[Buffer], device: Device | str) -> list[Buffer]:
@@ -81,8 +97,40 @@ def execute_keyed(key: tuple, build, inputs: list[Buffer], device: Device | str)
     if not isinstance(device, str):
         prog = _cached((device.name, key))
         if prog is not None:
-            return run_program(prog, inputs)
+            wheres = None
+            if prog.index_positions and not prog.host_traps:   # its lines name a trap raised later
+                wheres = _wheres(build(), prog, prog.index_wheres)
+            try:
+                return run_program(prog, inputs, wheres)
+            except KernelIndexError as e:
+                raise located(e, prog, build()) from None
     return execute(build(), inputs, device)
+
+
+def located(err: KernelIndexError, prog, graph: Graph) -> KernelIndexError:
+    """`err` naming `graph`'s line: a kernel's trap site holds the line of the graph its program was
+    compiled from, and the cached program also runs graphs of the same structure recorded elsewhere
+    (equal keys list their equations in the same order)."""
+    old = getattr(prog, "source_wheres", None)
+    if getattr(err, "located", False) or not err.where or old is None or len(old) != len(graph.eqns):
+        return err
+    new = sorted({e.where for w, e in zip(old, graph.eqns)
+                  if w == err.where and e.op in ("take", "scatter") and e.where})
+    if not new or new == [err.where]:
+        return err
+    return KernelIndexError(err.kernel, err.code, " or ".join(new), err.what)
+
+
+def _index_positions(graph: Graph) -> tuple[int, ...]:
+    """The equations whose kernels check indices held in arrays (their traps name a line)."""
+    return tuple(k for k, e in enumerate(graph.eqns) if e.op in ("take", "scatter"))
+
+
+def _wheres(graph: Graph, prog, same=None):
+    """The lines of `prog`'s index equations in `graph`; None when they are `same`."""
+    eqns = graph.eqns
+    wheres = tuple(eqns[k].where for k in prog.index_positions) if len(eqns) == len(prog.source_wheres) else ()
+    return None if wheres == same else wheres
 
 
 # programs whose buffers total at most this replay a recording (CPU); a recording holds its buffers,
@@ -90,7 +138,7 @@ def execute_keyed(key: tuple, build, inputs: list[Buffer], device: Device | str)
 REPLAY_MAX_BYTES = 1 << 16
 
 
-def run_program(prog, inputs: list[Buffer]) -> list[Buffer]:
+def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     """Run a cached Program; from its second call on, a small CPU program replays a recording of its
     launches (poot/jit/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
     which halves the per-realize cost of a tiny graph. The recording keeps its stand-in buffers (as
@@ -105,7 +153,7 @@ def run_program(prog, inputs: list[Buffer]) -> list[Buffer]:
         out = state.run(inputs)
         if out is not None:              # None: another thread holds the recording
             return out
-    return prog.run(inputs)
+    return prog.run(inputs, wheres=wheres)
 
 
 _FIRST, _SECOND = object(), object()

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import devices
 from ..devices import Buffer
-from ..errors import KernelTrap
+from ..errors import kernel_trap
 from .abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
 from .compile import compile_kernel, debug_level, debug_print
 from .kir.model import TRAP_MESSAGES, Kernel
@@ -101,10 +101,14 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
 
 
 def synchronize(device) -> None:
-    """Wait for `device`'s launches to finish, then raise KernelTrap if one of them trapped."""
+    """Wait for `device`'s launches to finish, then raise KernelTrap if one of them trapped (a
+    @kernel launch or a realize's program: poot/jit/traps.py)."""
     if isinstance(device, str):
         device = devices.get(device)
     device.synchronize()
+    from . import traps
+
+    traps.check(device)
     check_traps(device)
 
 
@@ -125,7 +129,7 @@ def check_traps(device) -> None:
     name = kernel.name if kernel is not None else f"<launch {launch_id}>"
     site = next((t for t in kernel.traps if t.code == code), None) if kernel is not None else None
     what = site.what if site else TRAP_MESSAGES.get(code)
-    raise KernelTrap(name, code, site.where if site and site.where else None, what)
+    raise kernel_trap(name, code, site.where if site and site.where else None, what)
 
 
 __all__ = ["launch", "synchronize", "check_traps", "trap_buffer"]

@@ -2,8 +2,10 @@
 
 `Program(plan, device)` generates and compiles every kernel of the plan, packs each launch's meta words
 into a device buffer, and records the launch list with buffer slots. `run(inputs)` binds the input
-buffers, allocates the outputs (reusing intermediates as soon as they are dead), dispatches the
-launches in order and checks the trap word once at the end. Nothing is re-planned or re-compiled.
+buffers, allocates the outputs (reusing intermediates as soon as they are dead) and dispatches the
+launches in order. Nothing is re-planned or re-compiled. On the CPU the run checks the trap word at its
+end (launches ran on this thread); on a GPU it waits for nothing: the program is noted as pending and
+its traps are raised at the device's next host read or synchronize (traps.py).
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import time
 import numpy as np
 
 from ..devices import Buffer, Device
-from ..errors import KernelTrap
+from ..errors import kernel_trap
 from ..fuse.plan import Plan
-from . import abi
+from . import abi, traps
 from .control import ControlRunner
+from .host import HostStep
 from .kernelgen import generate
 from .kir.model import TRAP_MESSAGES
 from .matvec import route_matvec
@@ -76,6 +79,9 @@ class Program:
         # per plan step: the slots it allocates, its actions, the slots that die after it
         self.steps: list[tuple[list[int], list[tuple], list[int]]] = []
         self.trap_buffer = _trap_buffer(device)
+        self.host_traps = device.caps.target == "cpu"     # launches ran here: check the word at once
+        self.index_positions: tuple[int, ...] = ()        # set by execute.compiled_program
+        self.index_wheres: tuple[str, ...] = ()
         self.launches: list[_Launch] = []
         if debug_level() >= 2:
             print(plan, file=sys.stderr)
@@ -91,6 +97,9 @@ class Program:
             if step.kind == "control":
                 runner = ControlRunner(step, plan.producer, device)
                 self.steps.append((allocs, [("host", runner)], frees))
+                continue
+            if step.kind == "host":
+                self.steps.append((allocs, [("host", HostStep(step, plan.producer, device))], frees))
                 continue
             if step.kind == "matmul" and host_matmul:
                 self.steps.append((allocs, [("host", route_matvec(step.eqn, device) or _HostMatmul(step.eqn))], frees))
@@ -108,6 +117,7 @@ class Program:
                     actions.append(("launch", rec))
             self.steps.append((allocs + temp_slots, actions, frees + temp_slots))
         self._by_launch_id = {rec.launch_id: rec for rec in self.launches}
+        self.host_reads = not self.host_traps and any(a[0] == "host" for _, acts, _ in self.steps for a in acts)
 
     def _record(self, launch, temp_slots, compile_kernel) -> _Launch:
         device = self.device
@@ -117,18 +127,22 @@ class Program:
             slot = what.id if kind == "var" else temp_slots[what]
             args.append(slot)
             lengths.append(self.nbytes[slot] // param.dtype.itemsize)
-        launch_id = len(self.launches) + 1
-        words = abi.pack_meta(launch.kernel, lengths, [], launch.groups, launch_id)
+        launch_id = traps.next_launch_id()
+        words = abi.pack_meta(launch.kernel, lengths, list(launch.scalars), launch.groups, launch_id)
         meta = device.allocate(words.nbytes)
         device.write(meta, words)
         rec = _Launch(launch.kernel.name, program, args, launch.groups, meta, launch.kernel, launch_id)
         self.launches.append(rec)
         return rec
 
-    def run(self, inputs: list[Buffer], donate: set[int] | None = None) -> list[Buffer]:
+    def run(self, inputs: list[Buffer], donate: set[int] | None = None, wheres=None) -> list[Buffer]:
         """Run on `inputs` (one buffer per graph input); the buffers of the input positions in
-        `donate` may be reused for intermediates and results once their last reader has run."""
+        `donate` may be reused for intermediates and results once their last reader has run.
+        `wheres`: the lines of the index equations of the graph this run computes, when they are not
+        those the program was compiled from (they name a trap raised later)."""
         dev = self.device
+        if self.host_reads:          # before the launches too: a host step's read checks them
+            traps.launched(dev, self, wheres)
         bufs: dict[int, Buffer] = dict(zip(self.input_ids, inputs))
         pool: dict[int, list[Buffer]] = {}
         donated_after = self._donations(inputs, donate) if donate else None
@@ -165,7 +179,11 @@ class Program:
             if donated_after and i in donated_after:
                 for b in donated_after[i]:
                     pool.setdefault(b.nbytes, []).append(b)
-        self._check_trap()
+        if self.host_traps:
+            self._check_trap()
+        else:
+            traps.launched(dev, self, wheres)
+            dev.flush()
         return [bufs[v] for v in self.output_ids]
 
     def _donations(self, inputs: list[Buffer], donate: set[int]) -> dict[int, list[Buffer]]:
@@ -181,17 +199,21 @@ class Program:
         return after
 
     def _check_trap(self) -> None:
-        self.device.synchronize()
+        """Raise this run's trap (the CPU device: its launches have run)."""
         words = self.device.read(self.trap_buffer)[: abi.TRAP_WORDS * 4].view(np.uint32)
         code = int(words[abi.TRAP_CODE_WORD])
         if code == 0:
             return
         launch_id = int(words[abi.TRAP_LAUNCH_WORD])
         self.device.write(self.trap_buffer, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
+        raise self.trap_error(code, launch_id)
+
+    def trap_error(self, code: int, launch_id: int):
+        """The error of trap `code` written by this program's launch `launch_id`."""
         rec = self._by_launch_id.get(launch_id)
         name = rec.name if rec else f"launch {launch_id}"
         site = next((t for t in rec.kernel.traps if t.code == code), None) if rec else None
-        raise KernelTrap(name, code, site.where if site else None, site.what if site else TRAP_MESSAGES.get(code))
+        return kernel_trap(name, code, site.where if site else None, site.what if site else TRAP_MESSAGES.get(code))
 
 
 def _trap_buffer(device: Device) -> Buffer:

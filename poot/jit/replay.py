@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ..devices.cpu import buffer_address
-from . import abi
+from . import abi, traps
 
 
 def _stand_in_bytes(nbytes: int) -> int:
@@ -108,12 +108,15 @@ class Replay:
         return (CpuReplay if dev.caps.target == "cpu" else cls)(program, segments, inputs, fresh,
                                                                 outputs, slots)
 
-    def run(self, inputs: list):
-        """The results for `inputs`, or None when another thread is replaying (run the program)."""
+    def run(self, inputs: list, wheres=None):
+        """The results for `inputs`, or None when another thread is replaying (run the program).
+        Off the CPU nothing waits: the traps surface at the device's next host read (traps.py)."""
         if not self.lock.acquire(blocking=False):
             return None
         try:
             dev = self.program.device
+            if self.trap_words is None:
+                traps.launched(dev, self.program, wheres)
             swap = dict(zip(self.inputs, inputs))
             made = []
             for stand_in, nb in self.fresh:
@@ -121,7 +124,10 @@ class Replay:
                 swap[stand_in] = b
                 made.append(b)
             self._run_segments(swap)
-            if self.trap_words is None or self.trap_words[abi.TRAP_CODE_WORD]:
+            if self.trap_words is None:      # again: a host step's read may have checked the first
+                traps.launched(dev, self.program, wheres)
+                dev.flush()
+            elif self.trap_words[abi.TRAP_CODE_WORD]:
                 self.program._check_trap()
             return [inputs[k] if kind == "in" else made[k] for kind, k in self.outputs]
         finally:
@@ -153,7 +159,7 @@ class CpuReplay(Replay):
         self.fresh_slots = [([p for r in recs for p in r.pointer_slots(b)], nb) for b, nb in fresh]
         self.simple = len(segments) == 1 and segments[0][0] == "rec"
 
-    def run(self, inputs: list):
+    def run(self, inputs: list, wheres=None):
         if not self.lock.acquire(blocking=False):
             return None
         try:

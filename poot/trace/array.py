@@ -75,6 +75,15 @@ class Array:
         """The realized device Buffer (realizing first): what the @kernel launcher binds."""
         return self._realize("passing it to a kernel").buf
 
+    def block_until_ready(self) -> "Array":
+        """Realize this array, wait until its device has computed it and return it (JAX's name);
+        raises the error of a kernel that trapped since the last host read of its device."""
+        from ..jit.launch import synchronize as sync
+
+        n = self._realize(".block_until_ready()")
+        sync(_dev.backend(n.device))
+        return self
+
     def numpy(self) -> np.ndarray:
         """The value as a read-only NumPy array (zero copy on the CPU)."""
         n = self._realize(".numpy()")
@@ -273,3 +282,19 @@ def realize(*arrays):
 
 
 realize = api_boundary(realize)
+
+
+def synchronize(device=None) -> None:
+    """Wait for the work queued on `device` (a name or `pt.device`; default: every device in use)
+    and raise the error of a kernel that trapped since the last host read: a realize on a GPU
+    returns once its kernels are queued, and its errors (`KernelIndexError` naming the line of an
+    out-of-bounds index) surface at the next `.numpy()`, `float(x)`... or here."""
+    from ..devices import opened
+    from ..jit.launch import synchronize as sync
+
+    targets = opened() if device is None else [_dev.backend(_dev.canonical(device))]
+    for d in targets:
+        sync(d)
+
+
+synchronize = api_boundary(synchronize)

@@ -12,8 +12,8 @@ import sys
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import PootError
-from ..jit.execute import compiled_program, execute, numpy_to_buffer
+from ..errors import KernelIndexError, PootError
+from ..jit.execute import _wheres, compiled_program, execute, located, numpy_to_buffer
 from ..jit.replay import Replay
 from . import context as _dev
 from . import lazy, pytree
@@ -74,6 +74,8 @@ class JitProgram:
         else:
             self.program = compiled_program(self.graph, executor)
             self.replay = Replay.build(self.program)
+            # this function's lines of its index equations, for a trap raised at a later read
+            self.wheres = _wheres(self.graph, self.program, self.program.index_wheres)
 
     # -- a call ------------------------------------------------------------------------------------
     def call(self, leaves: list):
@@ -96,9 +98,13 @@ class JitProgram:
                 bufs.append(numpy_to_buffer(arr, self.backend) if arr.size else self.backend.allocate(0))
         if self.program is not None:
             donate = self._take_donations(leaves, bufs) if self.donated else None
-            outs = self.replay.run(bufs) if self.replay is not None and not donate else None
-            if outs is None:
-                outs = self.program.run(bufs, donate)
+            try:
+                wheres = self.wheres
+                outs = self.replay.run(bufs, wheres) if self.replay is not None and not donate else None
+                if outs is None:
+                    outs = self.program.run(bufs, donate, wheres)
+            except KernelIndexError as e:      # name this function's line (a cached program's may differ)
+                raise located(e, self.program, self.graph) from None
         else:
             outs = execute(self.graph, bufs, self._executor)
         dev = self.device

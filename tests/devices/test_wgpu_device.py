@@ -245,7 +245,9 @@ def test_bind_groups_are_cached_per_buffer_set_and_never_stale(dev, add_program)
     assert dev._bind_group(list(bufs)) is g1
     assert dev._bind_group(bufs[::-1]) is not g1
     dev.free(bufs[2])
-    bufs[2] = dev.allocate(16)
+    bufs[2] = dev.allocate(16)              # the pooled memory again: its group still names it
+    assert bufs[2].handle is not None and dev._bind_group(bufs) is g1
+    bufs[2] = dev.allocate(16)              # other memory: another group
     assert dev._bind_group(bufs) is not g1
 
 
@@ -304,7 +306,8 @@ def test_record_replay_runs_prebuilt_dispatches_on_current_buffer_contents(dev, 
 def test_replay_with_rebound_buffers_uses_the_replacements(dev, add_program):
     n = 256
     a, b, a2 = (np.random.rand(n).astype(np.float32) for _ in range(3))
-    ba, bb, bc, meta = upload(dev, a), upload(dev, b), dev.allocate(4 * n), upload(dev, np.array([n], np.uint32))
+    ba, bb, meta = upload(dev, a), upload(dev, b), upload(dev, np.array([n], np.uint32))
+    bc = upload(dev, np.zeros(n, np.float32))         # (a pooled allocation keeps its old bytes)
     with dev.record() as rec:
         dev.dispatch(add_program, [ba, bb, bc, meta], (4, 1, 1))
     ba2, bc2 = upload(dev, a2), dev.allocate(4 * n)

@@ -1,0 +1,110 @@
+"""Trap checks of asynchronous programs: a GPU realize launches and returns, its traps surface later.
+
+Every Program of one device shares one trap buffer (abi.TRAP_WORDS words: the first trapping launch
+writes its code and launch id; later traps cannot overwrite them). Launch ids are unique in the
+process, so the id in the trap word names one recorded launch of one program.
+
+On a GPU, `Program.run` never waits: it calls `launched(device, program, wheres)`, which adds the
+program to the device's pending set (with the source lines of the graph it ran for, when they differ
+from the lines it was compiled with). The next host read of the device (`buffer_to_numpy`: `.numpy()`,
+`float(x)`, printing; a host step or a control predicate of a later program) or an explicit
+`synchronize(device)` calls `check(device)`: it reads the trap word (which waits for the device),
+clears the pending set, and raises the trap of the earliest trapping launch since the last check,
+naming its kernel and, for an index trap, the user's line. Reading the trap word once per host read
+instead of once per realize is what lets launches of successive realizes overlap.
+
+On the CPU launches run on the calling thread: the program checks the trap word in place at the end
+of its run (a load of host memory), and nothing is ever pending.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+from ..errors import KernelIndexError, kernel_trap
+from . import abi
+from .kir.model import TRAP_MESSAGES
+
+_launch_ids = itertools.count(1)
+_lock = threading.Lock()
+_MAX_WHERES = 8                  # distinct line sets kept per pending program
+
+
+def next_launch_id() -> int:
+    """A launch id no other recorded launch of this process has (meta word, trap word)."""
+    return next(_launch_ids) & 0xFFFFFFFF or next(_launch_ids)
+
+
+# device -> {id(program): (program, [wheres, ...])}; a device absent or empty has nothing pending
+_pending: dict = {}
+
+
+def launched(device, program, wheres=None) -> None:
+    """Note that `program` was launched on `device` since the last check. `wheres`: the source lines
+    of its index equations in the graph this run computes (None: those it was compiled from)."""
+    with _lock:
+        progs = _pending.get(device)
+        if progs is None:
+            progs = _pending[device] = {}
+        hit = progs.get(id(program))
+        if hit is None:
+            progs[id(program)] = (program, [wheres])
+        elif wheres not in hit[1] and len(hit[1]) < _MAX_WHERES:
+            hit[1].append(wheres)
+
+
+def pending(device) -> bool:
+    return bool(_pending.get(device))
+
+
+def check(device) -> None:
+    """Raise the trap of the earliest trapping launch on `device` since the last check, if any (this
+    waits for the device's work); do nothing when no program ran there since."""
+    if not _pending:
+        return
+    with _lock:
+        progs = _pending.pop(device, None)
+    if not progs:
+        return
+    program = next(iter(progs.values()))[0]
+    trap = program.trap_buffer
+    words = np.asarray(device.read(trap))[: abi.TRAP_WORDS * 4].view(np.uint32)
+    code = int(words[abi.TRAP_CODE_WORD])
+    if code == 0:
+        return
+    launch_id = int(words[abi.TRAP_LAUNCH_WORD])
+    device.write(trap, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
+    for prog, wheres in progs.values():
+        if launch_id in prog._by_launch_id:
+            raise relocate(prog.trap_error(code, launch_id), prog, wheres)
+    raise kernel_trap(f"launch {launch_id}", code, None, TRAP_MESSAGES.get(code))
+
+
+def relocate(err, program, wheres_list):
+    """`err` naming the lines of the graphs the program ran for (see `Program.index_wheres`)."""
+    if not isinstance(err, KernelIndexError) or not err.where:
+        return err
+    old = program.index_wheres
+    lines = set()
+    for wheres in wheres_list:
+        new = old if wheres is None else wheres
+        if len(new) != len(old):
+            continue
+        lines.update(n for o, n in zip(old, new) if o == err.where and n)
+    if not lines or lines == {err.where}:
+        err.located = True
+        return err
+    out = KernelIndexError(err.kernel, err.code, " or ".join(sorted(lines)), err.what)
+    out.located = True
+    return out
+
+
+def drop(device) -> None:
+    """Forget what is pending on `device` (its trap word is cleared by whoever calls this)."""
+    with _lock:
+        _pending.pop(device, None)
+
+
+__all__ = ["next_launch_id", "launched", "pending", "check", "relocate", "drop"]
