@@ -7,6 +7,7 @@ import pytest
 
 import poot as pt
 from poot import devices
+from poot.errors import LoweringError
 from poot.jit.kernel import assets
 from poot.jit.kir.model import BufferParam
 
@@ -121,6 +122,11 @@ def test_device_matches_numpy_and_emulation(entry, device):
     def launch(fn, args, example):
         fn.launch(ctx, *args, threads=example.threads, workgroup=example.workgroup)
 
+    target = devices.get(device).caps.target
+    if not entry.builds_for(target):
+        with pytest.raises((pt.NotBuiltError, LoweringError)):   # refused, never run wrongly
+            _run(launch, fn, examples[0])
+        pytest.skip(f"{entry.name} is built for {', '.join(entry.targets)}, not {target} (its manifest row)")
     for i, ex in enumerate(examples):
         where = f"{entry.name} example {i} on {device}"
         outputs, trap = _run(launch, fn, ex)

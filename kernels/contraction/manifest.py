@@ -1,6 +1,12 @@
 """Manifest of the contraction family: GEMV/GEMM bodies the planner claims for matmul hot paths.
-One row per committed asset: (asset name, source file in this folder, entry function, destination)."""
+One row per committed asset: (asset name, source file in this folder, entry function, destination[,
+targets]): the tensor-core GEMMs are PTX only; LLVM's SPIR-V backend cannot yet lower gemm_f32's
+shared-memory tiles ("Unimplemented implicit down-cast from load"), so wgpu and Vulkan keep the generic
+matmul for float32."""
 MANIFEST = (
     ("gemv_f32", "gemv_f32.py", "gemv_f32", "assets"),
     ("gemv_bf16", "gemv_bf16.py", "gemv_bf16", "assets"),
+    ("gemm_f32", "gemm_f32.py", "gemm_f32", "assets", ("cpu", "ptx", "amdgcn")),
+    ("gemm_bf16_tc", "gemm_bf16_tc.py", "gemm_bf16_tc", "assets", ("ptx",)),
+    ("gemm_f16_tc", "gemm_bf16_tc.py", "gemm_f16_tc", "assets", ("ptx",)),
 )

@@ -66,6 +66,24 @@ def test_a_long_matrix_vector_product_gets_lanes_per_output():
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
 
 
+def test_a_vector_operand_gets_the_same_gemv_kernel_as_a_column():
+    """`w @ x` with a 1-D x plans reshape (alias) -> matmul -> reshape (alias): the matmul step is the GEMV
+    schedule (named k1_matmul like any matmul step), the same launch as for an [K, 1] column."""
+    from test_ptxas_all_kernels import BF16, _G
+
+    def launches(vector):
+        g = _G()
+        w, x = g.input((14336, 4096), BF16), g.input((4096,) if vector else (4096, 1), BF16)
+        xr = g.op("reshape", x, shape=(4096, 1)) if vector else x
+        y = g.op("matmul", w, xr)
+        plan = plan_fusion(g.graph(g.op("reshape", y, shape=(14336,)) if vector else y))
+        return [launch for step in plan.kernel_steps for launch in generate(step, plan, CUDA_CAPS).launches]
+
+    (vec,), (col,) = launches(True), launches(False)
+    assert vec.groups == col.groups == (14336, 1, 1) and vec.kernel.shared
+    assert vec.kernel.body == col.kernel.body
+
+
 def check_gemv(gpu, rng, shape, dtype, what=""):
     """w @ x on `gpu` for random w of `shape`, within a few float32 roundings of each term of NumPy's."""
     w = rng.standard_normal(shape).astype(np.float32).astype(dtype)

@@ -2,7 +2,9 @@
 
 Public names (re-exported from `poot`): kernel, device_fn, Context, In, Out, InOut, the index
 intrinsics (thread_index, local_index, group_index, group_size, num_groups, each with _x/_y/_z),
-workgroup_barrier, shared, atomic_add, no_contract_add, bitcast, fma. See docs/kernels.md.
+workgroup_barrier, shared, atomic_add, no_contract_add, bitcast, fma, and the subgroup operations
+shuffle, shuffle_xor, subgroup_sum, subgroup_max, subgroup_min, subgroup_size, lane_index, mma_m16n8k16.
+See docs/kernels.md.
 """
 from .api import Context, KernelFunction, kernel
 from .importer import ImportedKernel, import_kernel
@@ -12,6 +14,8 @@ from .intrinsics import (BufferSpec, DeviceFunction, In, InOut, Out, atomic_add,
                          local_index_z, math_op_of, no_contract_add, num_groups, num_groups_x, num_groups_y,
                          num_groups_z, register_math_function, shared, thread_index, thread_index_x,
                          thread_index_y, thread_index_z, workgroup_barrier)
+from .intrinsics import (lane_index, mma_m16n8k16, shuffle, shuffle_xor, subgroup_max, subgroup_min, subgroup_size,
+                         subgroup_sum)
 
 __all__ = [
     "Context", "KernelFunction", "kernel", "ImportedKernel", "import_kernel", "BufferSpec", "DeviceFunction",
@@ -20,6 +24,8 @@ __all__ = [
     "local_index", "local_index_x", "local_index_y", "local_index_z", "math_op_of", "no_contract_add",
     "num_groups", "num_groups_x", "num_groups_y", "num_groups_z", "register_math_function", "shared",
     "thread_index", "thread_index_x", "thread_index_y", "thread_index_z", "workgroup_barrier",
+    "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size", "lane_index",
+    "mma_m16n8k16",
 ]
 
 # The names `poot/__init__.py` re-exports as the kernel API.
@@ -27,4 +33,5 @@ PUBLIC = ("kernel", "device_fn", "Context", "In", "Out", "InOut", "thread_index"
           "thread_index_y", "thread_index_z", "local_index", "local_index_x", "local_index_y", "local_index_z",
           "group_index", "group_index_x", "group_index_y", "group_index_z", "group_size", "group_size_x",
           "group_size_y", "group_size_z", "num_groups", "num_groups_x", "num_groups_y", "num_groups_z",
-          "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma")
+          "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma", "shuffle", "shuffle_xor",
+          "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size", "lane_index", "mma_m16n8k16")

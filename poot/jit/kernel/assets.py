@@ -1,7 +1,8 @@
 """Kernel sources (kernels/<family>/*.py), their manifest, and the committed `.kir.json` assets.
 
 Each family folder has a `manifest.py` holding one table, `MANIFEST`: rows of (asset name, source file
-in the folder, entry function, destination folder). `load_manifest()` aggregates the families into one
+in the folder, entry function, destination folder), optionally followed by the tuple of targets the
+kernel is built for (a tensor-core kernel only exists for "ptx"; the default is every target). `load_manifest()` aggregates the families into one
 list, the single source of truth for which source produces which asset. Every entry has exactly one
 committed asset `<destination>/<name>.kir.json`: the entry's KIR in poot's deterministic JSON, trap
 sites naming the source as `kernels/<family>/<file>:<line>` so the bytes do not depend on where the
@@ -25,6 +26,7 @@ log = logging.getLogger("poot.jit.kernel.assets")
 
 FAMILIES = ("contraction", "attention", "movement", "packed", "sampling", "probe")
 ASSET_SUFFIX = ".kir.json"
+TARGETS = ("cpu", "ptx", "spirv", "amdgcn")
 _counter = itertools.count()
 
 
@@ -35,6 +37,10 @@ class ManifestEntry:
     source: str          # the source file, relative to the kernels folder: "<family>/<file>.py"
     entry: str           # the @pt.kernel function in it
     destination: str     # the assets folder, relative to the root holding kernels/
+    targets: tuple = TARGETS   # the targets the kernel compiles for
+
+    def builds_for(self, target: str) -> bool:
+        return target in self.targets
 
 
 def root_dir() -> Path:
@@ -58,13 +64,16 @@ def load_manifest(root: Path | None = None) -> list[ManifestEntry]:
         if not isinstance(table, (tuple, list)):
             raise PootError(f"{path}: defines no MANIFEST table")
         for row in table:
-            if not (isinstance(row, tuple) and len(row) == 4 and all(isinstance(x, str) for x in row)):
-                raise PootError(f"{path}: manifest row {row!r} is not (name, source, entry, destination)")
-            name, source, entry, dest = row
+            targets = row[4] if isinstance(row, tuple) and len(row) == 5 else TARGETS
+            if not (isinstance(row, tuple) and len(row) in (4, 5) and all(isinstance(x, str) for x in row[:4])
+                    and isinstance(targets, tuple) and set(targets) <= set(TARGETS)):
+                raise PootError(f"{path}: manifest row {row!r} is not (name, source, entry, destination"
+                                f"[, targets among {TARGETS}])")
+            name, source, entry, dest = row[:4]
             if name in seen:
                 raise PootError(f"{path}: asset name '{name}' is already used by {seen[name]}")
             seen[name] = f"kernels/{family}/{source}"
-            entries.append(ManifestEntry(name, family, f"{family}/{source}", entry, dest))
+            entries.append(ManifestEntry(name, family, f"{family}/{source}", entry, dest, targets))
     return entries
 
 

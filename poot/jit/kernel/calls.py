@@ -15,7 +15,7 @@ from ..kir.model import (FLOAT_BINARY, FLOAT_UNARY, PREDICATE_UNARY, AtomicAdd, 
 from ..kir.verify import ATOMIC_DTYPES
 from . import emulate_ops as emu
 from . import intrinsics as ix
-from . import scalar_ops
+from . import scalar_ops, subgroup
 from .values import Buf, Lit, Restart, Static, Val, const
 
 
@@ -91,6 +91,8 @@ class CallLowering:
                            node)
         if k == "atomic_add":
             return self.call_atomic(node, want_result)
+        if k in ix.SUBGROUP:
+            return subgroup.call_subgroup(self, obj, node)
         if k == "no_contract_add":
             a, b = (self.value(x) for x in self.args(node, 2, "pt.no_contract_add"))
             ea, eb, t = self.unify(self.typed(a, node) if isinstance(b, Lit) else a, b, node)

@@ -26,6 +26,7 @@ from ... import dtypes as dt
 from ...errors import DTypeError, KernelTrap, PootError
 from ..kir.model import TRAP_BOUNDS, BufferParam
 from . import emulate_ops as emu
+from . import subgroup
 from .importer import ImportedKernel, Scope
 
 
@@ -78,6 +79,11 @@ class _Rewriter(ast.NodeTransformer):
             return self.call(impl, [self.visit(node.args[i]) for i in keep] + [self.slot(x) for x in extras])
         if "shared" in a:
             return self.call(emu.shared, [ast.Constant(value=a["shared"][0])])
+        if "subgroup" in a:                     # a request the scheduler answers for the whole subgroup
+            kind, keep, extras = a["subgroup"]
+            items = [ast.Constant(value=kind)] + [self.visit(node.args[i]) for i in keep] + \
+                [self.slot(x) for x in extras]
+            return ast.Yield(value=ast.Tuple(elts=items, ctx=ast.Load()))
         if "devfn" in a:
             callee = a["devfn"][0]
             out = ast.Call(func=ast.Name(id=self.p.function_name(callee), ctx=ast.Load()),
@@ -103,6 +109,13 @@ class _Rewriter(ast.NodeTransformer):
     def visit_Assign(self, node):
         if len(node.targets) == 1 and not isinstance(node.targets[0], ast.Tuple):
             return self.assign_one(node.targets[0], self.visit(node.value))
+        if len(node.targets) == 1 and "subgroup" in self.ann(node.value):      # d0, ..., d3 = pt.mma_...(...)
+            name = self.temp()
+            out = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=self.visit(node.value))]
+            for i, t in enumerate(node.targets[0].elts):
+                out += self.assign_one(t, ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
+                                                        slice=ast.Constant(value=i), ctx=ast.Load()))
+            return out
         out, pairs = [], []
         if len(node.targets) == 1:
             for t, v in zip(node.targets[0].elts, node.value.elts):
@@ -273,18 +286,20 @@ class EmulatedKernel:
         return first
 
     def _run_group(self, values, group, coords):
+        """The workgroup's threads as generators, advanced together to each barrier (a bare `yield`) or
+        subgroup operation (a yielded request, answered per 32-lane run of local x indices)."""
         st, first = emu.STATE, None
         st.group = group
         live = []
         for thread, local in coords:
-            live.append([self.entry(*values), thread, local])
+            live.append([self.entry(*values), thread, local, None])
         trapped = False
         while live:
             waiting, finished = [], 0
             for g in live:
                 st.thread, st.local = g[1], g[2]
                 try:
-                    next(g[0])
+                    g[3] = g[0].send(g[3])
                     waiting.append(g)
                 except StopIteration:
                     finished += 1
@@ -293,9 +308,29 @@ class EmulatedKernel:
                     first = t.code if first is None else first
             if waiting and finished and not trapped:
                 raise PootError(f"kernel '{self.kernel.name}': some threads of workgroup {group} finished while "
-                                "others wait at a barrier (a barrier every thread must reach)")
+                                "others wait at a barrier or subgroup operation (one every thread must reach)")
+            self._answer(waiting, group)
             live = waiting
         return first
+
+    def _answer(self, waiting, group) -> None:
+        kinds = {g[3][0] if g[3] is not None else "barrier" for g in waiting}
+        if kinds == {"barrier"} or not waiting:
+            return
+        if len(kinds) > 1:
+            raise PootError(f"kernel '{self.kernel.name}': the threads of workgroup {group} reached different "
+                            f"synchronizing operations together ({', '.join(sorted(kinds))})")
+        runs: dict = {}
+        for g in waiting:
+            runs.setdefault(g[2][0] // subgroup.LANES, []).append(g)
+        kind = waiting[0][3][0]
+        for run in runs.values():
+            if len(run) != subgroup.LANES:
+                raise PootError(f"kernel '{self.kernel.name}': a subgroup operation needs all "
+                                f"{subgroup.LANES} lanes of its run, {len(run)} reached it")
+            run.sort(key=lambda g: g[2][0])
+            for g, r in zip(run, subgroup.answer(kind, [g[3][1:] for g in run])):
+                g[3] = r
 
     def trap(self, code: int) -> KernelTrap:
         for site in self.kernel.traps:

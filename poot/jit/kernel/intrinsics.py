@@ -27,6 +27,8 @@ __all__ = [
     "group_size", "group_size_x", "group_size_y", "group_size_z",
     "num_groups", "num_groups_x", "num_groups_y", "num_groups_z",
     "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma",
+    "SUBGROUP", "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
+    "lane_index", "mma_m16n8k16",
 ]
 
 
@@ -95,6 +97,18 @@ atomic_add = Intrinsic("atomic_add", "atomic_add")
 no_contract_add = Intrinsic("no_contract_add", "no_contract_add")
 bitcast = Intrinsic("bitcast", "bitcast")
 fma = Intrinsic("fma", "fma")
+
+# subgroup operations (the 32 lanes of an aligned run of local x indices; poot/jit/kernel/subgroup.py)
+shuffle = Intrinsic("shuffle", "shuffle")
+shuffle_xor = Intrinsic("shuffle_xor", "shuffle_xor")
+subgroup_sum = Intrinsic("subgroup_sum", "subgroup_sum")
+subgroup_max = Intrinsic("subgroup_max", "subgroup_max")
+subgroup_min = Intrinsic("subgroup_min", "subgroup_min")
+subgroup_size = Intrinsic("subgroup_size", "subgroup_size")
+lane_index = Intrinsic("lane_index", "lane_index")
+mma_m16n8k16 = Intrinsic("mma_m16n8k16", "mma")
+SUBGROUP = frozenset({"shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
+                      "lane_index", "mma"})
 
 INTRINSICS: tuple[Intrinsic, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Intrinsic))
 

@@ -11,6 +11,7 @@ from ...dtypes import DType
 from ..kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return,
                          Store, Trap, Unary, While)
 from . import intrinsics as ix
+from . import subgroup
 from .values import Buf, Lit, Restart, Static, Val, literal_kind
 
 _REFUSED = {
@@ -91,6 +92,10 @@ class StatementLowering:
             if isinstance(f, Static) and f.obj is ix.shared:
                 return self.declare_shared(targets[0], value)
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple):
+            if isinstance(value, ast.Call):
+                f = self.expr(value.func)
+                if isinstance(f, Static) and f.obj is ix.mma_m16n8k16:
+                    return subgroup.mma_assign(self, targets[0], value, node)
             return self.tuple_assign(targets[0], value, node)
         v = self.value(value)
         if len(targets) > 1 and isinstance(v, Val) and not isinstance(v.expr, (Read, Const)):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .common import Launch, StepCode, style_of
 from .gpu_columns import generate_gpu_columns, pieces_for
+from .gpu_gemm import applies as gemm_applies, generate_gpu_gemm
 from .gpu_gemv import applies as gemv_applies, asset_applies, gemv_path, generate_asset_gemv, generate_gpu_gemv
 from .gpu_pointwise import generate_gpu_pointwise
 from .gpu_split import generate_gpu_split
@@ -32,6 +33,8 @@ def generate(step, plan, caps) -> StepCode:
             return generate_asset_gemv(step)
         if gemv_applies(step):
             return generate_gpu_gemv(step, plan, caps)
+        if gemm_applies(step, caps):
+            return generate_gpu_gemm(step, caps)
     return _GENERATORS[step.kind](step, plan, style)
 
 

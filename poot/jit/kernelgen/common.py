@@ -20,6 +20,7 @@ class Launch:
     kernel: Kernel
     bindings: list[tuple[str, object]]   # per buffer param: ("var", Var) or ("temp", k)
     groups: tuple[int, int, int]
+    scalars: tuple = ()                   # the scalar params' values, in param order (imported kernels)
 
 
 @dataclass

@@ -24,6 +24,17 @@ Semantics every target implements (the emulator in `poot.jit.kernel` is the exec
   memory or barriers. Legal only in a workgroup (32k, 1, 1) and where a Barrier would be (every thread
   evaluates it together). Lowered on PTX and AMDGCN; elsewhere lowering raises NotBuiltError, and
   kernel generation uses it only where `caps` allow (kernelgen/gpu_lanes.py `shuffles`).
+- `Shuffle(x, index)` is x as the thread at lane `index % 32` of this thread's aligned run of 32 threads
+  holds it (the index a uint32 value, any per thread). Same rules and targets as ShuffleXor.
+- `Mma(a, b, c, elem)` is element `elem` (0..3) of this lane's part of D = A @ B + C, a warp-level
+  m16n8k16 multiply-accumulate over the 32 lanes of the thread's aligned run: A 16x16 and B 16x8 of
+  bfloat16 or float16, C and D 16x8 float32. Each lane holds 8 elements of A, 4 of B and 4 of C and D,
+  placed as PTX's `mma.m16n8k16.row.col` fragments (g = lane // 4, t = lane % 4):
+  a[i] = A[g + 8 * (i % 4 >= 2), 2 * t + i % 2 + 8 * (i >= 4)], b[i] = B[2 * t + i % 2 + 8 * (i >= 2), g],
+  c[i] = C[g + 8 * (i >= 2), 2 * t + i % 2] (and D likewise). The products are exact in float32, the sum is
+  accumulated in float32 (the emulator rounds the exact sum once). Where a Barrier would be legal only;
+  lowered on PTX for sm_80 and newer (LLVM's `llvm.nvvm.mma.m16n8k16.row.col.bf16` / `.f32.f32`); elsewhere
+  lowering raises NotBuiltError. Equal Mma operands in one basic block share one instruction.
 """
 from __future__ import annotations
 
@@ -195,6 +206,29 @@ class ShuffleXor:
     dtype: DType
 
 
+@dataclass(frozen=True)
+class Shuffle:
+    """`x` of the thread at lane `index % 32` of this thread's aligned run of 32 threads (uint32 index)."""
+    x: "Expr"
+    index: "Expr"
+    dtype: DType
+
+
+MMA_SHAPES = {"m16n8k16": (8, 4, 4)}     # shape -> elements of A, B and C/D each lane holds
+MMA_INPUTS = (dt.bfloat16, dt.float16)
+
+
+@dataclass(frozen=True)
+class Mma:
+    """Element `elem` of this lane's D fragment of D = A @ B + C over the warp (module docstring)."""
+    a: tuple
+    b: tuple
+    c: tuple
+    elem: int
+    dtype: DType = dt.float32
+    shape: str = "m16n8k16"
+
+
 INDEX_KINDS = ("thread", "local", "group", "group_size", "num_groups")
 
 
@@ -206,7 +240,7 @@ class Index:
     dtype: DType = dt.uint32
 
 
-Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index, ShuffleXor]
+Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index, ShuffleXor, Shuffle, Mma]
 
 
 # --- statements ----------------------------------------------------------------------------------

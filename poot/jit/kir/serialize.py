@@ -21,12 +21,13 @@ import numpy as np
 from ... import dtypes as dt
 from ...errors import KIRError
 from .model import (Access, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast,
-                    Const, Continue, Fma, For, If, Index, Kernel, Len, Load, Local, Read, Return,
-                    ScalarParam, Select, SharedArray, ShuffleXor, Store, Trap, TrapSite, Unary, While)
+                    Const, Continue, Fma, For, If, Index, Kernel, Len, Load, Local, Mma, Read, Return,
+                    ScalarParam, Select, SharedArray, Shuffle, ShuffleXor, Store, Trap, TrapSite, Unary, While)
 
 FORMAT, VERSION = "poot-kir", 1
 
-# node class -> (tag, ((json key, field name, how), ...)); how: e expr, b block, d dtype, p plain
+# node class -> (tag, ((json key, field name, how), ...)); how: e expr, t tuple of exprs, b block, d dtype,
+# p plain
 _EXPRS = {
     Read: ("read", (("name", "name", "p"),)),
     Load: ("load", (("buf", "buffer", "p"), ("i", "index", "e"))),
@@ -39,6 +40,8 @@ _EXPRS = {
     Bitcast: ("bitcast", (("x", "x", "e"),)),
     Index: ("index", (("kind", "kind", "p"), ("axis", "axis", "p"))),
     ShuffleXor: ("shuffle_xor", (("x", "x", "e"), ("mask", "mask", "p"))),
+    Shuffle: ("shuffle", (("x", "x", "e"), ("i", "index", "e"))),
+    Mma: ("mma", (("a", "a", "t"), ("b", "b", "t"), ("c", "c", "t"), ("elem", "elem", "p"), ("shape", "shape", "p"))),
 }
 _STMTS = {
     Assign: ("assign", (("name", "name", "p"), ("value", "value", "e"))),
@@ -87,7 +90,7 @@ def _enc_expr(e) -> dict:
     out = {"k": tag, "t": e.dtype.short}
     for key, name, how in fields:
         v = getattr(e, name)
-        out[key] = _enc_expr(v) if how == "e" else v
+        out[key] = _enc_expr(v) if how == "e" else [_enc_expr(x) for x in v] if how == "t" else v
     return out
 
 
@@ -159,8 +162,15 @@ def _dec_expr(d) -> object:
     if d["k"] not in _EXPR_BY_TAG:
         _bad(f"unknown expression kind {d['k']!r}")
     cls, fields = _EXPR_BY_TAG[d["k"]]
-    kw = {name: (_dec_expr(d.get(key)) if how == "e" else d.get(key)) for key, name, how in fields}
+    kw = {name: (_dec_expr(d.get(key)) if how == "e" else _dec_exprs(d.get(key)) if how == "t" else d.get(key))
+          for key, name, how in fields}
     return cls(**kw, dtype=_dtype(d.get("t")))
+
+
+def _dec_exprs(items) -> tuple:
+    if not isinstance(items, list):
+        _bad(f"expected a list of expressions, got {str(items)[:60]!r}")
+    return tuple(_dec_expr(x) for x in items)
 
 
 def _dec_block(items) -> tuple:

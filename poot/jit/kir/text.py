@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from .model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
-                    Continue, Fma, For, If, Index, Kernel, Len, Load, Read, Return, Select, ShuffleXor,
+                    Continue, Fma, For, If, Index, Kernel, Len, Load, Mma, Read, Return, Select, Shuffle, ShuffleXor,
                     Store, Trap, Unary, While)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "and": "&", "or": "|", "xor": "^",
@@ -58,6 +58,11 @@ def format_expr(e) -> str:
         return f"bitcast[{e.dtype.short}]({format_expr(e.x)})"
     if isinstance(e, ShuffleXor):
         return f"shuffle_xor({format_expr(e.x)}, {e.mask})"
+    if isinstance(e, Shuffle):
+        return f"shuffle({format_expr(e.x)}, {format_expr(e.index)})"
+    if isinstance(e, Mma):
+        parts = ", ".join("[" + ", ".join(format_expr(x) for x in xs) + "]" for xs in (e.a, e.b, e.c))
+        return f"mma_{e.shape}({parts})[{e.elem}]"
     return f"<{type(e).__name__}?>"
 
 

@@ -3,8 +3,8 @@ Barrier (or statement evaluating a ShuffleXor) reached under control flow that d
 refuses such a kernel; the kernel importer uses the same analysis to name the barrier's source line."""
 from __future__ import annotations
 
-from .model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Read, Return,
-                    ShuffleXor, Store, While)
+from .model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Mma, Read,
+                    Return, Shuffle, ShuffleXor, Store, While)
 
 
 def divergent_barrier(body) -> Barrier | None:
@@ -31,8 +31,8 @@ def _settle(body) -> "_Walk":
 
 
 def has_shuffle(e) -> bool:
-    """Whether expression `e` contains a ShuffleXor."""
-    if isinstance(e, ShuffleXor):
+    """Whether expression `e` contains a subgroup operation (ShuffleXor, Shuffle, Mma)."""
+    if isinstance(e, (ShuffleXor, Shuffle, Mma)):
         return True
     return any(has_shuffle(getattr(e, f)) for f in ("x", "a", "b", "c", "cond", "index") if hasattr(e, f))
 
@@ -67,6 +67,8 @@ class _Walk:
             return self.div(e.index)
         if isinstance(e, (Const, Len)):
             return False
+        if isinstance(e, Mma):
+            return any(self.div(x) for x in e.a + e.b + e.c)
         return any(self.div(getattr(e, f)) for f in ("x", "a", "b", "c", "cond") if hasattr(e, f))
 
     def loop_div(self, s) -> bool:

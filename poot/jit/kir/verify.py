@@ -28,7 +28,8 @@ are stable (tests and tools match on them):
   bad-shuffle               a ShuffleXor mask that is no int in 1..31
   shuffle-workgroup         a ShuffleXor in a kernel whose workgroup is not (32k, 1, 1) (a subgroup
                             exchange needs whole warps of consecutive threads)
-  shuffle-divergent         a ShuffleXor evaluated under divergent control (as for barriers)
+  shuffle-divergent         a ShuffleXor, Shuffle or Mma evaluated under divergent control (as for barriers)
+  bad-mma                   an Mma of an unknown shape, operand count, element or operand dtypes
 
 Uniformity: a value is *divergent* when it may differ between the threads of one workgroup: it
 depends on the `thread` or `local` index, on an AtomicAdd result, on a Load at a divergent index, or
@@ -48,8 +49,9 @@ from ... import dtypes as dt
 from ...errors import KIRError
 from .model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNARY, INDEX_KINDS,
                     PREDICATE_UNARY, UNARY_OPS, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break,
-                    BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load,
-                    Read, Return, ScalarParam, Select, SHUFFLE_LANES, ShuffleXor, Store, Trap, Unary, While)
+                    BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load, MMA_INPUTS,
+                    MMA_SHAPES, Mma, Read, Return, ScalarParam, Select, SHUFFLE_LANES, Shuffle, ShuffleXor, Store,
+                    Trap, Unary, While)
 from .uniformity import divergent_barrier, divergent_shuffle
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
@@ -153,6 +155,12 @@ class _Verifier:
                           f"bitcast {e.x.dtype.name} -> {e.dtype.name} needs two non-bool types of one width")
         elif isinstance(e, ShuffleXor):
             self._shuffle(e)
+        elif isinstance(e, Shuffle):
+            self.expr(e.index)
+            self._same(e.index.dtype, dt.uint32, "shuffle lane index")
+            self._subgroup_op(e.x, e.dtype, "shuffle")
+        elif isinstance(e, Mma):
+            self._mma(e)
         elif isinstance(e, Index):
             if e.kind not in INDEX_KINDS or e.axis not in (0, 1, 2):
                 self.fail("unknown-op", f"index {e.kind!r} axis {e.axis!r}")
@@ -161,14 +169,36 @@ class _Verifier:
             self.fail("unknown-op", f"unknown expression node {type(e).__name__}")
 
     def _shuffle(self, e: ShuffleXor) -> None:
-        self.expr(e.x)
-        self._same(e.dtype, e.x.dtype, "shuffle_xor result")
         if not isinstance(e.mask, int) or isinstance(e.mask, bool) or not 1 <= e.mask < SHUFFLE_LANES:
             self.fail("bad-shuffle", f"shuffle_xor mask {e.mask!r} must be an int in 1..{SHUFFLE_LANES - 1}")
+        self._subgroup_op(e.x, e.dtype, "shuffle_xor")
+
+    def _subgroup_op(self, x, dtype, what: str) -> None:
+        if x is not None:
+            self.expr(x)
+            self._same(dtype, x.dtype, f"{what} result")
         wx, wy, wz = self.k.workgroup
         if wx % SHUFFLE_LANES or wy != 1 or wz != 1:
-            self.fail("shuffle-workgroup", f"shuffle_xor needs a workgroup of ({SHUFFLE_LANES}k, 1, 1) threads, "
+            self.fail("shuffle-workgroup", f"{what} needs a workgroup of ({SHUFFLE_LANES}k, 1, 1) threads, "
                       f"this kernel has {tuple(self.k.workgroup)}")
+
+    def _mma(self, e: Mma) -> None:
+        na, nb, nc = MMA_SHAPES.get(e.shape, (None, None, None))
+        if na is None:
+            self.fail("bad-mma", f"mma shape {e.shape!r}; known: {', '.join(MMA_SHAPES)}")
+        if not (isinstance(e.a, tuple) and isinstance(e.b, tuple) and isinstance(e.c, tuple)
+                and (len(e.a), len(e.b), len(e.c)) == (na, nb, nc)):
+            self.fail("bad-mma", f"mma {e.shape} takes {na} A, {nb} B and {nc} C elements per lane")
+        if not isinstance(e.elem, int) or isinstance(e.elem, bool) or not 0 <= e.elem < nc:
+            self.fail("bad-mma", f"mma result element {e.elem!r} must be an int in 0..{nc - 1}")
+        for x in e.a + e.b + e.c:
+            self.expr(x)
+        t = e.a[0].dtype
+        if t not in MMA_INPUTS or any(x.dtype is not t for x in e.a + e.b):
+            self.fail("bad-mma", "mma A and B elements must all be bfloat16 or all float16")
+        if any(x.dtype is not dt.float32 for x in e.c) or e.dtype is not dt.float32:
+            self.fail("bad-mma", "mma accumulates in float32: C elements and the result must be float32")
+        self._subgroup_op(None, e.dtype, "mma")
 
     def _const(self, e: Const) -> None:
         v, t = e.value, e.dtype

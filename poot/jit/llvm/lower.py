@@ -23,8 +23,8 @@ from __future__ import annotations
 from ... import dtypes as dt
 from ...errors import LoweringError, NotBuiltError
 from ..kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
-                         Continue, Fma, For, If, Index, Kernel, Len, Load, Read, Return, Select,
-                         ShuffleXor, Store, Trap, TRAP_BOUNDS, Unary, While)
+                         Continue, Fma, For, If, Index, Kernel, Len, Load, Mma, Read, Return, Select,
+                         Shuffle, ShuffleXor, Store, Trap, TRAP_BOUNDS, Unary, While)
 from . import mathlib
 from .convert import Conversions, _sfx
 from .ir import Func, Module, const, float_const, int_const, mem_type, reg_type
@@ -49,6 +49,7 @@ class Lowering(Conversions):
         self.k, self.m = kernel, module
         self.as_global, self.as_shared = as_global, as_shared
         self.f: Func | None = None
+        self.mma_cache: dict = {}
         self.buffers: dict[str, str] = {}
         self.shared_ptrs: dict[str, str] = {}
         self.meta = self.trap = None
@@ -93,6 +94,16 @@ class Lowering(Conversions):
         raise NotBuiltError("shuffle_xor (a subgroup exchange) is built for the PTX and AMDGCN targets only; "
                             "kernel generation uses it only there (kernelgen/gpu_lanes.py shuffles)")
 
+    def shuffle_lane_word(self, w: str, lane: str) -> str:
+        """The i32 `w` of the thread at lane `lane % 32` (an i32 value) of this thread's 32-lane run (Shuffle)."""
+        raise NotBuiltError("shuffle / subgroup_sum / subgroup_max (subgroup exchanges) are built for the PTX and "
+                            "AMDGCN targets only; this target has none")
+
+    def mma_call(self, e) -> str:
+        """The {float, float, float, float} result of one warp-level matrix multiply-accumulate (Mma)."""
+        raise NotBuiltError(f"mma_{e.shape} (a warp-level matrix multiply-accumulate on tensor cores) is built for "
+                            "the PTX target (sm_80 and newer) only; use a SIMT kernel on this target")
+
     # -- helpers --------------------------------------------------------------------------------
     def op(self, text: str) -> str:
         return self.f.op(text)
@@ -115,7 +126,7 @@ class Lowering(Conversions):
         return self.meta_cache[key]
 
     def reset_function(self, f: Func) -> None:
-        self.f, self.meta_cache, self.local_ptrs = f, {}, {}
+        self.f, self.meta_cache, self.local_ptrs, self.mma_cache = f, {}, {}, {}
 
     # -- expressions ----------------------------------------------------------------------------
     def expr(self, e) -> str:
@@ -198,20 +209,35 @@ class Lowering(Conversions):
         return self.from_bits(bits, dst) if dt.is_float(dst) else bits
 
     def _e_ShuffleXor(self, e: ShuffleXor) -> str:
+        return self._exchange(self.expr(e.x), e.dtype, lambda w: self.shuffle_word(w, e.mask))
+
+    def _e_Shuffle(self, e: Shuffle) -> str:
+        lane = self.cast(self.expr(e.index), e.index.dtype, dt.int32)
+        return self._exchange(self.expr(e.x), e.dtype, lambda w: self.shuffle_lane_word(w, lane))
+
+    def _exchange(self, v: str, dtype, word) -> str:
         """Exchanged as i32 words: 16-bit floats live in float registers, narrow ints and bools widen."""
-        v, ty = self.expr(e.x), reg_type(e.dtype)
+        ty = reg_type(dtype)
         if ty in ("double", "i64"):
             w = self.op(f"bitcast double {v} to i64") if ty == "double" else v
-            lo = self.shuffle_word(self.op(f"trunc i64 {w} to i32"), e.mask)
-            hi = self.shuffle_word(self.op(f"trunc i64 {self.op(f'lshr i64 {w}, 32')} to i32"), e.mask)
+            lo = word(self.op(f"trunc i64 {w} to i32"))
+            hi = word(self.op(f"trunc i64 {self.op(f'lshr i64 {w}, 32')} to i32"))
             hi = self.op(f"shl i64 {self.op(f'zext i32 {hi} to i64')}, 32")
             r = self.op(f"or i64 {hi}, {self.op(f'zext i32 {lo} to i64')}")
             return self.op(f"bitcast i64 {r} to double") if ty == "double" else r
         if ty == "float":
-            return self.op(f"bitcast i32 {self.shuffle_word(self.op(f'bitcast float {v} to i32'), e.mask)} to float")
+            return self.op(f"bitcast i32 {word(self.op(f'bitcast float {v} to i32'))} to float")
         if ty == "i32":
-            return self.shuffle_word(v, e.mask)
-        return self.op(f"trunc i32 {self.shuffle_word(self.op(f'zext {ty} {v} to i32'), e.mask)} to {ty}")
+            return word(v)
+        return self.op(f"trunc i32 {word(self.op(f'zext {ty} {v} to i32'))} to {ty}")
+
+    def _e_Mma(self, e: Mma) -> str:
+        """One instruction per distinct operand tuple in a basic block; each Mma node extracts its element."""
+        key = (e.shape, e.a, e.b, e.c, id(self.f), len(self.f.blocks))
+        cached = self.mma_cache.get(key)
+        if cached is None:
+            cached = self.mma_cache[key] = self.mma_call(e)
+        return self.op(f"extractvalue {{ float, float, float, float }} {cached}, {e.elem}")
 
     def _e_Unary(self, e: Unary) -> str:
         x, t = self.expr(e.x), e.x.dtype
@@ -331,6 +357,9 @@ class Lowering(Conversions):
 
     def _s_Assign(self, s: Assign) -> None:
         v = self.expr(s.value)
+        if self.mma_cache:                      # an Mma operand reassigned: its cached result is stale
+            self.mma_cache = {k: r for k, r in self.mma_cache.items()
+                              if not any(isinstance(x, Read) and x.name == s.name for x in k[1] + k[2] + k[3])}
         self.f.emit(f"store {reg_type(s.value.dtype)} {v}, ptr {self.local_ptr(s.name)}")
 
     def _s_Store(self, s: Store) -> None:

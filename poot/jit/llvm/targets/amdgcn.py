@@ -74,6 +74,13 @@ class _AmdgcnLowering(Lowering):
         addr = self.op(f"shl i32 {self.op(f'xor i32 {lane}, {mask}')}, 2")
         return self.intr("llvm.amdgcn.ds.bpermute", "i32", [("i32", addr), ("i32", w)])
 
+    def shuffle_lane_word(self, w: str, lane: str) -> str:
+        """ds_bpermute from lane (own lane & ~31) | (lane & 31): the 32-lane run inside a wave32/64."""
+        lo = self.intr("llvm.amdgcn.mbcnt.lo", "i32", [("i32", "-1"), ("i32", "0")])
+        own = self.intr("llvm.amdgcn.mbcnt.hi", "i32", [("i32", "-1"), ("i32", lo)])
+        src = self.op(f"or i32 {self.op(f'and i32 {own}, -32')}, {self.op(f'and i32 {lane}, 31')}")
+        return self.intr("llvm.amdgcn.ds.bpermute", "i32", [("i32", self.op(f"shl i32 {src}, 2")), ("i32", w)])
+
     def on_barrier(self) -> None:
         self.f.emit('fence syncscope("workgroup") release')
         self.f.emit(f"call void {self.m.intrinsic('llvm.amdgcn.s.barrier', 'void', '')}()")

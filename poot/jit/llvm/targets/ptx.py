@@ -20,6 +20,7 @@ import re
 
 import llvmlite.binding as llvm
 
+from .... import dtypes as dt
 from ..gpu_entry import emit_gpu_kernel
 from ..ir import Func
 from ..lower import Lowering
@@ -49,10 +50,49 @@ class _PtxLowering(Lowering):
     def on_barrier(self) -> None:
         self.f.emit(f"call void {self.m.intrinsic('llvm.nvvm.barrier0', 'void', '')}()")
 
+    arch = DEFAULT_ARCH
+
     def shuffle_word(self, w: str, mask: int) -> str:
         """shfl.sync.bfly.b32 over the whole warp (membermask -1, clamp 31: the 32-lane segment)."""
         return self.intr("llvm.nvvm.shfl.sync.bfly.i32", "i32",
                          [("i32", "-1"), ("i32", w), ("i32", str(mask)), ("i32", "31")])
+
+    def shuffle_lane_word(self, w: str, lane: str) -> str:
+        """shfl.sync.idx.b32 over the whole warp: source lane = lane & 31."""
+        return self.intr("llvm.nvvm.shfl.sync.idx.i32", "i32",
+                         [("i32", "-1"), ("i32", w), ("i32", lane), ("i32", "31")])
+
+    def mma_call(self, e) -> str:
+        """mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32: A as 4 and B as 2 registers of two 16-bit
+        elements each (the lower-indexed element in the low half), C and D 4 floats."""
+        sm = int(re.match(r"sm_(\d+)", self.arch).group(1))
+        if sm < 80:
+            from ....errors import NotBuiltError
+
+            raise NotBuiltError(f"mma_{e.shape} needs sm_80 or newer; this kernel is compiled for {self.arch}")
+        t = e.a[0].dtype
+        f16 = t is dt.float16
+        word_t = "<2 x half>" if f16 else "i32"
+
+        def bits(x):
+            # a bf16 register holds an exact bf16 value in a float: its bits are the float's high half (no
+            # re-rounding, so a word unpacked into two elements packs back into the same word)
+            if f16:
+                return self.op(f"zext i16 {self.to_bits(self.expr(x), t)} to i32")
+            return self.op(f"lshr i32 {self.op(f'bitcast float {self.expr(x)} to i32')}, 16")
+
+        def pack(lo, hi):
+            lo16, hi16 = bits(lo), bits(hi)
+            w = self.op(f"or i32 {lo16}, {self.op(f'shl i32 {hi16}, 16')}")
+            return self.op(f"bitcast i32 {w} to <2 x half>") if f16 else w
+
+        a = [pack(e.a[2 * i], e.a[2 * i + 1]) for i in range(4)]
+        b = [pack(e.b[2 * i], e.b[2 * i + 1]) for i in range(2)]
+        c = [self.expr(x) for x in e.c]
+        # LLVM's names: the bf16 form always accumulates in f32; the f16 form names its D and C types
+        name = "llvm.nvvm.mma.m16n8k16.row.col." + ("f32.f32" if f16 else "bf16")
+        return self.intr(name, "{ float, float, float, float }",
+                         [(word_t, v) for v in a + b] + [("float", v) for v in c])
 
 
 class PtxTarget:
@@ -82,6 +122,7 @@ class PtxTarget:
                     [f.op(f"zext i32 {self._sreg(f, module, 'nctaid.' + a)} to i64") for a in "xy"])
 
         lw = _PtxLowering(kernel, module, as_global=1, as_shared=3)
+        lw.arch = self.arch
         f, params = emit_gpu_kernel(lw, symbol, physical, lambda f, a: self._sreg(f, module, "tid." + "xyz"[a]))
         wx, wy, wz = kernel.workgroup
         module.attributes.append(f'attributes #2 = {{ nounwind "nvvm.maxntid"="{wx},{wy},{wz}" }}')

@@ -1,0 +1,100 @@
+"""GPU matrix products through the tiled GEMM assets (kernels/contraction/gemm_f32.py, gemm_bf16_tc.py).
+
+The generic matmul schedule (opaque.generate_matmul) gives each thread one output and walks K alone: every
+element of A and B is read from memory once per output that uses it. The assets compute a 128 x 128 tile
+of C per 256-thread workgroup out of shared memory:
+
+- float32: gemm_f32, 8 x 8 outputs per thread with FMAs on SIMT cores, on PTX and AMDGCN (LLVM's
+  SPIR-V backend fails on it: wgpu and vulkan keep the generic schedule);
+- bfloat16 / float16: gemm_bf16_tc / gemm_f16_tc, warp-level m16n8k16 multiply-accumulates on tensor
+  cores with f32 accumulators, on PTX sm_80 and newer only (elsewhere the generic schedule keeps them).
+
+A matmul step takes an asset where its operands are plain row-major [..., M, K] @ [..., K, N] (the planner
+materializes both, so a `.T` operand arrives contiguous) with N > 1 and M > 1 (a column vector stays on
+the GEMV path, gpu_gemv.py; a single row on the generic schedule, which reads B coalesced), and each
+operand's batch either the result's whole batch or absent / all ones (a stride of 0): one launch with the
+batch on grid z. Larger or other shapes keep the generic schedule. POOT_GPU_GEMM=asset|generated forces a
+path where the assets apply (auto: the assets)."""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+
+from ... import dtypes as dt
+from ...errors import PootError
+from .common import Launch, StepCode, ceil_div
+
+TILE = 128                 # rows and columns of C per workgroup (both assets)
+THREADS = 256              # threads per workgroup (both assets)
+MAX_BATCH = 65535          # grid z
+MAX_ELEMENTS = 2**31 - 1   # the assets index in uint32 (batch offsets included)
+SIMT = {dt.float32: "gemm_f32"}
+TENSOR_CORE = {dt.bfloat16: "gemm_bf16_tc", dt.float16: "gemm_f16_tc"}
+
+
+def gemm_path() -> str:
+    mode = os.environ.get("POOT_GPU_GEMM", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "asset", "generated"):
+        raise PootError(f"POOT_GPU_GEMM is '{mode}'; use auto, asset or generated")
+    return "asset" if mode == "auto" else mode
+
+
+def _sm(caps) -> int:
+    if caps.target != "ptx":
+        return 0
+    m = re.match(r"sm_(\d+)", str(caps.compile_arch or caps.extra.get("arch", "")))
+    return int(m.group(1)) if m else 0
+
+
+def asset_for(step, caps) -> str | None:
+    """The GEMM asset that computes this matmul step on a device with `caps`, or None."""
+    a, b = (v.aval for v in step.eqn.inputs)
+    out = step.eqn.out.aval
+    if out.size == 0 or a.dtype is not out.dtype or b.dtype is not out.dtype:
+        return None
+    name = SIMT.get(out.dtype) or (TENSOR_CORE.get(out.dtype) if _sm(caps) >= 80 else None)
+    if caps.target not in ("ptx", "amdgcn"):
+        return None          # SPIR-V: LLVM's backend fails on gemm_f32 (kernels/contraction/gemm_f32.py)
+    if name is None:
+        return None
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = out.shape[:-2]
+    if m < 2 or n < 2 or k < 1 or math.prod(batch) > MAX_BATCH:
+        return None
+    if max(a.size, b.size, out.size) > MAX_ELEMENTS:
+        return None
+    for x in (a, b):       # a batch broadcast along some dims but not all has no single stride
+        if math.prod(x.shape[:-2]) not in (1, math.prod(batch)):
+            return None
+    return name
+
+
+def applies(step, caps) -> bool:
+    return gemm_path() == "asset" and asset_for(step, caps) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _asset(name: str):
+    from ..kernel.assets import load_asset
+
+    return load_asset(name)
+
+
+def generate_gpu_gemm(step, caps) -> StepCode:
+    """One launch of the step's GEMM asset: grid (tiles of N, tiles of M, batch)."""
+    a, b = step.eqn.inputs
+    out = step.eqn.out
+    name = asset_for(step, caps)
+    kernel = _asset(name)
+    m, k, n = a.aval.shape[-2], a.aval.shape[-1], b.aval.shape[-1]
+    batch = math.prod(out.aval.shape[:-2])
+    sa = m * k if math.prod(a.aval.shape[:-2]) > 1 else 0
+    sb = k * n if math.prod(b.aval.shape[:-2]) > 1 else 0
+    if name in TENSOR_CORE.values():        # the 16-bit operands also as 32-bit words (wide loads)
+        bindings = [("var", a), ("var", a), ("var", b), ("var", b), ("var", out)]
+    else:
+        bindings = [("var", a), ("var", b), ("var", out)]
+    groups = (ceil_div(n, TILE), ceil_div(m, TILE), batch)
+    return StepCode([Launch(kernel, bindings, groups, (m, n, k, sa, sb, m * n))])

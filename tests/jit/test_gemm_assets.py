@@ -1,0 +1,125 @@
+"""The tiled GEMM assets (kernels/contraction/gemm_f32.py, gemm_bf16_tc.py) and the matmul steps they take
+over (kernelgen/gpu_gemm.py): which steps route to them, their PTX through ptxas, emulation against NumPy,
+and matmul parity through poot arrays on each test device (POOT_TEST_DEVICES=cpu,wgpu,vulkan,cuda: the
+CPU keeps BLAS; wgpu and vulkan the generic schedule; CUDA sm_80+ runs
+the tensor-core kernels for them)."""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import poot as pt
+from poot.fuse.plan import plan_fusion
+from poot.jit.compile import compile_kernel
+from poot.jit.kernel import assets
+from poot.jit.kernelgen import generate
+
+from ptxas_tool import PTXAS, SKIP_REASON
+from test_ptxas_all_kernels import BF16, CUDA_CAPS, F16, F32, _G
+
+SM90 = dataclasses.replace(CUDA_CAPS, compile_arch="sm_90")
+SPIRV = dataclasses.replace(CUDA_CAPS, name="wgpu", target="spirv", subgroup_size=1)
+LOW = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
+
+
+def _entry(name):
+    return next(e for e in assets.load_manifest() if e.name == name)
+
+
+def _kernels(a_shape, b_shape, dtype, caps):
+    g = _G()
+    plan = plan_fusion(g.graph(g.op("matmul", g.input(a_shape, dtype), g.input(b_shape, dtype))))
+    return [(ln.kernel.name, ln.groups, ln.scalars) for st in plan.kernel_steps for ln in generate(st, plan, caps).launches]
+
+
+def test_matmul_steps_route_to_the_gemm_assets():
+    ((name, groups, scalars),) = _kernels((4096, 4096), (4096, 4096), F32, SM90)
+    assert name == "gemm_f32" and groups == (32, 32, 1) and scalars == (4096, 4096, 4096, 0, 0, 4096 * 4096)
+    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][0] == "gemm_bf16_tc"
+    assert _kernels((37, 29), (29, 53), F16, SM90)[0][:2] == ("gemm_f16_tc", (1, 1, 1))
+    # a batch on grid z; a broadcast operand has stride 0
+    ((name, groups, scalars),) = _kernels((3, 20, 40), (40, 130), BF16, SM90)
+    assert name == "gemm_bf16_tc" and groups == (2, 1, 3) and scalars == (20, 130, 40, 800, 0, 2600)
+    assert _kernels((2, 1, 20, 40), (1, 3, 40, 130), F32, SM90)[0][0] != "gemm_f32"   # no single batch stride
+    # 16-bit floats on tensor cores only where mma is (PTX sm_80+); GEMV shapes keep the GEMV schedules
+    assert _kernels((256, 256), (256, 256), BF16, CUDA_CAPS)[0][0] != "gemm_bf16_tc"
+    assert _kernels((256, 256), (256, 256), BF16, SPIRV)[0][0] != "gemm_bf16_tc"
+    assert _kernels((256, 256), (256, 256), F32, SPIRV)[0][0] != "gemm_f32"       # see gpu_gemm.py
+    assert _kernels((512, 4096), (4096, 1), F32, SM90)[0][0] != "gemm_f32"
+    assert _kernels((1, 4096), (4096, 512), F32, SM90)[0][0] != "gemm_f32"
+
+
+def test_a_forced_generated_path_keeps_the_generic_schedule(monkeypatch):
+    monkeypatch.setenv("POOT_GPU_GEMM", "generated")
+    assert _kernels((256, 256), (256, 256), F32, SM90)[0][0] != "gemm_f32"
+    monkeypatch.setenv("POOT_GPU_GEMM", "fast")
+    with pytest.raises(pt.PootError, match="POOT_GPU_GEMM"):
+        _kernels((256, 256), (256, 256), F32, SM90)
+
+
+@pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
+@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc"])
+def test_gemm_assets_assemble_for_sm_90(name, tmp_path):
+    art = compile_kernel(assets.load_asset(name), "ptx", arch="sm_90")
+    if name.endswith("_tc"):
+        assert art.data.count("mma.sync.aligned.m16n8k16") >= 16      # a warp's 4 x 4 tiles per k16 step
+    else:
+        assert "ld.shared.v4" in art.data                                # 16-byte shared loads
+    path = tmp_path / f"{name}.ptx"
+    path.write_text(art.data)
+    r = subprocess.run([PTXAS, "-arch=sm_90", "-v", str(path), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert " 0 bytes spill stores" in r.stderr, r.stderr
+
+
+def test_tensor_core_gemm_is_not_built_for_spirv():
+    with pytest.raises(pt.NotBuiltError):
+        compile_kernel(assets.load_asset("gemm_bf16_tc"), "spirv")
+
+
+@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc"])
+def test_gemm_kernels_emulate_numpy(name):
+    entry = _entry(name)
+    module = assets.load_source(entry)
+    fn = assets.entry_function(entry, module)
+    for ex in getattr(module, f"example_{entry.entry}")(np.random.default_rng(0)):
+        args = ex.fresh_args()
+        fn.emulate(*args, threads=ex.threads, workgroup=(256, 1, 1))
+        out = next(a for a, p in zip(args, fn.kir.params) if getattr(p, "name", None) == "c")
+        want = ex.expected["c"]
+        np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=ex.rtol, atol=ex.atol)
+
+
+def _check(got, a, b, dtype, what):
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64
+    k = a.shape[-1]
+    eps = float(ml_dtypes.finfo(dtype).eps) if dtype is not np.float32 else 0.0
+    bound = eps * np.abs(ref) + 2 * np.finfo(np.float32).eps * k * (np.abs(a64) @ np.abs(b64)) + 1e-30
+    got = np.asarray(got).astype(np.float64)
+    assert got.shape == ref.shape, what
+    bad = np.abs(got - ref) > bound
+    assert not bad.any(), f"{what}: {int(bad.sum())} of {bad.size} elements off, max {np.abs(got - ref).max()}"
+
+
+SHAPES = [((37, 29), (29, 53)), ((128, 64), (64, 128)), ((130, 40), (40, 257)), ((3, 20, 40), (3, 40, 130)),
+          ((3, 20, 40), (40, 130)), ((2, 33, 17), (1, 17, 9))]
+
+
+@pytest.mark.parametrize("low", ["f32", "bf16", "f16"])
+def test_matmul_parity_on_each_device(device, low):
+    dtype = LOW[low]
+    rng = np.random.default_rng(5)
+    for sa, sb in SHAPES:
+        a = rng.standard_normal(sa).astype(np.float32).astype(dtype)
+        b = rng.standard_normal(sb).astype(np.float32).astype(dtype)
+        _check((pt.array(a) @ pt.array(b)).numpy(), a, b, dtype, f"{low} {sa} @ {sb} on {device}")
+    # transposed operands (materialized by the planner before the matmul)
+    at = rng.standard_normal((45, 70)).astype(np.float32).astype(dtype)       # A = at.T: [70, 45]
+    bt = rng.standard_normal((66, 45)).astype(np.float32).astype(dtype)       # B = bt.T: [45, 66]
+    _check((pt.array(at).T @ pt.array(bt).T).numpy(), at.T, bt.T, dtype, f"{low} transposed on {device}")
