@@ -37,6 +37,12 @@ class DType:
     def itemsize(self) -> int:
         return max(1, self.bits // 8)
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype: lets NumPy take a poot dtype anywhere it takes one (`np.dtype(pt.float32)`,
+        `np.zeros(3, dtype=pt.int8)`), as NumPy accepts any object with a `.dtype` attribute."""
+        return self.np
+
     def __repr__(self) -> str:
         return f"poot.{self.name}"
 
@@ -54,10 +60,16 @@ class DType:
     def __eq__(self, other):
         if isinstance(other, DType):
             return self is other
+        if not isinstance(other, (str, type, np.dtype)):
+            return NotImplemented      # dicts, lists, arrays...: not a dtype (Python then says False)
         try:
             return self is as_dtype(other)
-        except (DTypeError, TypeError):
+        except (DTypeError, TypeError, ValueError, KeyError):
             return False
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
         return hash(self.name)

@@ -12,7 +12,7 @@ from .. import dtypes as _dt
 from ..errors import api_boundary as _api_boundary
 from . import methods as _methods  # noqa: F401  (installs the operators on Array)
 from . import nn, random
-from .array import Array, realize
+from .array import Array, realize, synchronize
 from .array_api_functions import *  # noqa: F401,F403
 from .array_api_functions import __all__ as _array_api_functions_all
 from .array_api_info import *  # noqa: F401,F403
@@ -32,6 +32,8 @@ from .linalg import *  # noqa: F401,F403
 from .linalg import __all__ as _linalg_all
 from .movement import *  # noqa: F401,F403
 from .movement import __all__ as _movement_all
+from .numpy_more import *  # noqa: F401,F403
+from .numpy_more import __all__ as _numpy_more_all
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reductions_all
 from .selection import *  # noqa: F401,F403
@@ -68,8 +70,8 @@ def cast_to(value, dtype):
     return asarray(value).astype(dtype)  # noqa: F405
 
 
-__all__ = (["Array", "ndarray", "realize", "device", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
+__all__ = (["Array", "ndarray", "realize", "synchronize", "device", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
             "result_type", "jit", "cond", "fori_loop", "while_loop"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
-           + _reductions_all + _selection_all)
+           + _reductions_all + _selection_all + _numpy_more_all)

@@ -116,6 +116,13 @@ _FUNCTIONS = [
     "allclose", "array_equal", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "diagonal",
     "trace", "take", "take_along_axis", "nonzero", "zeros_like", "ones_like", "full_like",
     "empty_like", "copy", "round", "around", "astype", "tril", "triu", "meshgrid", "result_type",
+    # NumPy's functions beyond the standard (poot/trace/numpy_more.py)
+    "median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nansum",
+    "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin",
+    # (not cov/corrcoef: scikit-learn's LDA adds np.cov(X) to a NumPy accumulator it made with np.zeros,
+    # so those stay NumPy's, on a NumPy copy; pt.cov and pt.corrcoef are poot's)
+    "nancumsum", "nancumprod", "diff", "isin", "convolve", "correlate", "interp",
+    "column_stack", "dstack", "atleast_3d", "histogram", "bincount", "argwhere", "unique",
 ]
 
 

@@ -360,13 +360,14 @@ def array_split(x, indices_or_sections, axis=0):
 
 
 @api_boundary
-def pad(x, pad_width, mode="constant", constant_values=0):
-    """Pad with a constant (mode='constant' only)."""
+def pad(x, pad_width, mode="constant", constant_values=0, **kwargs):
+    """Pad with a constant (mode='constant'), or with mode 'edge', 'reflect', 'symmetric', 'wrap'
+    (gathers at indices NumPy's np.pad computes for each axis; lazy)."""
     x = arr(x)
     if mode != "constant":
-        from ..errors import NotBuiltError
+        from .numpy_more import pad_gather
 
-        raise NotBuiltError(f"pad: mode={mode!r} is not built; only mode='constant' is")
+        return pad_gather(x, pad_width, mode, **kwargs)
     try:
         widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     except ValueError:
@@ -408,6 +409,11 @@ def repeat(x, repeats, axis=None):
         x, axis = reshape(x, (-1,)), 0 if axis is None else axis
     ax = axis_of(axis, x.ndim, "repeat", x)
     if isinstance(repeats, Array):
+        from .indexing import refuse_data_dependent
+
+        refuse_data_dependent("repeat(x, repeats) with an array of counts", "its length is the sum of "
+                              "the counts", "give the counts as a Python int, a list or a NumPy array "
+                              "(or a static argument: pt.jit(f, static_argnums=...))")
         repeats = repeats.numpy()
     reps = np.asarray(repeats)
     if reps.ndim == 0 or reps.size == 1:

@@ -19,7 +19,8 @@ from .creation import _device, normalize_shape
 from .lazy import constant, from_numpy, record
 from .promote import cast
 
-__all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli"]
+__all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli", "Generator",
+           "default_rng"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _U32 = dt.uint32
@@ -209,3 +210,7 @@ def bernoulli(key, p=0.5, shape=()):
     """Booleans that are True with probability p."""
     u = uniform(key, shape, dt.float64)
     return Array(record("lt", (u._node, constant(float(p), dt.float64, u._node.device))))
+
+
+# NumPy's Generator interface over these functions (imported last: it builds on them)
+from .random_generator import Generator, default_rng  # noqa: E402

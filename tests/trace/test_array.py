@@ -97,12 +97,14 @@ def test_integer_operators_match_numpy(device, k):
     assert np.array_equal(fn(pt.asarray(a), pt.asarray(b)).numpy(), fn(a, b))
 
 
-def test_in_place_operators_rebind_and_keep_the_dtype(device):
+def test_in_place_operators_update_the_object_and_keep_the_dtype(device):
     x = pt.asarray(np.arange(3, dtype=np.float32))
-    y = x
+    y = x                 # the same object: it sees the update, as in NumPy
+    z = x.copy()          # another handle on the old value keeps it
     x += 1
     x *= np.float64(2)  # the result is cast back to float32 (NumPy's same-kind rule)
-    assert y.tolist() == [0, 1, 2] and x.tolist() == [2, 4, 6] and x.dtype is pt.float32
+    assert y is x and y.tolist() == [2, 4, 6] and z.tolist() == [0, 1, 2]
+    assert x.dtype is pt.float32
     i = pt.asarray(np.arange(3, dtype=np.int32))
     with pytest.raises(pt.DTypeError, match="same-kind"):
         i += 1.5

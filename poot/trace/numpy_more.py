@@ -1,0 +1,927 @@
+"""NumPy functions beyond the array API standard: statistics (median, percentile, quantile, the nan*
+reductions, cov, corrcoef, histogram), differences and signal functions (diff, convolve, correlate,
+interp), sets and counts (unique, isin, bincount, argwhere), stacking (column_stack, dstack,
+atleast_3d), index helpers (triu_indices, tril_indices), the `.npy` files (save, load) and the
+methods `x.sort()`, `x.argsort()`, `x.flat`.
+
+Each docstring says how the function runs:
+- lazy: recorded as equations from poot's primitives and fused like any operation (works inside
+  @pt.jit). Order statistics (median, percentile...) sort with the `sort` host op and gather.
+- host op: a lazy equation that the program runs with NumPy on the host (histogram), also inside
+  @pt.jit.
+- realizes: the result's shape depends on the values (unique, argwhere, bincount without `length=`),
+  so the input is realized and NumPy computes on the host; inside @pt.jit these raise TracerError.
+"""
+from __future__ import annotations
+
+import builtins as _bi
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, exporter
+from . import elementwise as ew
+from . import movement as mv
+from . import reductions as red
+from .array import Array
+from .array_api_sets import argsort as _argsort, searchsorted as _searchsorted, sort as _sort
+from .creation import full, zeros
+from .indexing import nonzero, refuse_data_dependent, setitem_node, take, take_along_axis
+from .lazy import from_numpy, is_tracing, record
+from .movement import arr, axes_of, axis_of
+from .selection import where as _sel
+
+__all__: list[str] = []
+_export = exporter(globals(), __all__)
+
+_HALF = (dt.float16, dt.bfloat16)
+_NO_VALUE = object()
+
+
+def _leaf(a, device, dtype=None) -> Array:
+    return Array(from_numpy(np.asarray(a), device, dtype))
+
+
+def _strong(v, device):
+    """`v` as an Array, host data converted as NumPy's np.asarray would type it (Python ints int64)."""
+    return v if isinstance(v, Array) else _leaf(np.asarray(v), device)
+
+
+def _float_dtype(d: dt.DType) -> dt.DType:
+    """The float dtype NumPy's statistics compute in: floats keep theirs, others become float64."""
+    return d if d.kind == "f" else dt.float64
+
+
+def _to_last(x: Array, axis):
+    """(x with the reduced axes merged into one last axis, the reduced axes, the kept shape)."""
+    if axis is None:
+        axes = tuple(range(x.ndim))
+    else:
+        axes = axes_of(axis, x.ndim, "axis", x)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    y = mv.permute_dims(x, tuple(kept) + tuple(axes)) if x.ndim else x
+    n = math.prod(x.shape[a] for a in axes)
+    return mv.reshape(y, tuple(x.shape[i] for i in kept) + (n,)), axes, tuple(x.shape[i] for i in kept)
+
+
+def _keep(r: Array, ndim: int, axes, lead: int = 0) -> Array:
+    """Result `r` (lead extra axes first, then the kept axes) with size-1 axes at `axes` (keepdims)."""
+    shape = list(r.shape[lead:])
+    for a in sorted(axes):
+        shape.insert(a, 1)
+    return mv.reshape(r, r.shape[:lead] + tuple(shape))
+
+
+def _nan_safe(x: Array, fill) -> Array:
+    return _sel(ew.isnan(x), fill, x) if x.dtype.kind == "f" else x
+
+
+# --- nan-ignoring reductions ---------------------------------------------------------------------
+def _nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    x = arr(a)
+    return red.sum(_nan_safe(x, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def _nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    x = arr(a)
+    return red.prod(_nan_safe(x, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _count_valid(x: Array, axis, keepdims):
+    return red.sum(ew.logical_not(ew.isnan(x)), axis=axis, keepdims=keepdims)
+
+
+def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    x = arr(a)
+    if x.dtype.kind != "f":
+        return red.mean(x, axis, dtype, out, keepdims, where=where)
+    d = dt.as_dtype(dtype) if dtype is not None else x.dtype
+    tot = red.sum(_nan_safe(x, 0), axis, d, out, keepdims, where=where)
+    cnt = _count_valid(x, axis, keepdims)
+    return ew.divide(tot, cnt.astype(d))
+
+
+def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction):
+    if correction is not None:
+        ddof = correction
+    d = dt.as_dtype(dtype) if dtype is not None else x.dtype
+    work = dt.float32 if d in _HALF else d
+    nan = ew.isnan(x)
+    xv = _sel(nan, 0, x).astype(work)
+    cnt = red.sum(ew.logical_not(nan), axis=axis, keepdims=True).astype(work)
+    avg = ew.divide(red.sum(xv, axis=axis, keepdims=True), cnt)
+    dev = _sel(nan, 0, ew.subtract(xv, avg))
+    s = red.sum(ew.multiply(dev, dev), axis=axis, keepdims=keepdims)
+    dof = ew.subtract(cnt if keepdims else mv.reshape(cnt, s.shape), ddof)
+    v = ew.divide(s, dof)
+    v = _sel(ew.less_equal(dof, 0), math.nan, v)
+    return v, d
+
+
+def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+            correction=None):
+    red._check_out("nanvar", out, where)
+    x = arr(a)
+    if x.dtype.kind != "f":
+        return red.var(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
+    return v.astype(d)
+
+
+def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+            correction=None):
+    red._check_out("nanstd", out, where)
+    x = arr(a)
+    if x.dtype.kind != "f":
+        return red.std(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
+    return ew.sqrt(v).astype(d)
+
+
+def _nanextreme(fn, fill):
+    def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+        x = arr(a)
+        if x.dtype.kind != "f":
+            return fn(x, axis, out, keepdims, initial, where)
+        r = fn(_nan_safe(x, fill), axis, out, keepdims, initial, where)
+        all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
+        return _sel(all_nan, math.nan, r)
+    return f
+
+
+def _nanarg(fn, fill):
+    def f(a, axis=None, out=None, *, keepdims=False):
+        x = arr(a)
+        if x.dtype.kind != "f":
+            return fn(x, axis, out, keepdims=keepdims)
+        r = fn(_nan_safe(x, fill), axis, out, keepdims=keepdims)
+        if axis is None:
+            all_nan = red.all(ew.isnan(x), keepdims=keepdims)
+        else:
+            all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
+        return _sel(all_nan, -1, r)
+    return f
+
+
+def _nancumsum(a, axis=None, dtype=None, out=None):
+    return red.cumsum(_nan_safe(arr(a), 0), axis, dtype, out)
+
+
+def _nancumprod(a, axis=None, dtype=None, out=None):
+    return red.cumprod(_nan_safe(arr(a), 1), axis, dtype, out)
+
+
+_export("nansum", _nansum, "Sum treating NaN as zero. Lazy.")
+_export("nanprod", _nanprod, "Product treating NaN as one. Lazy.")
+_export("nanmean", _nanmean, "Mean of the non-NaN elements (NaN where a slice has none). Lazy.")
+_export("nanvar", _nanvar, "Variance of the non-NaN elements (NaN where fewer than ddof + 1). Lazy.")
+_export("nanstd", _nanstd, "Standard deviation of the non-NaN elements. Lazy.")
+_export("nanmax", _nanextreme(red.max, -math.inf),
+        "Maximum ignoring NaN (NaN for an all-NaN slice). Lazy.")
+_export("nanmin", _nanextreme(red.min, math.inf),
+        "Minimum ignoring NaN (NaN for an all-NaN slice). Lazy.")
+_export("nanargmax", _nanarg(red.argmax, -math.inf),
+        "Index of the maximum ignoring NaN. Lazy; an all-NaN slice gives -1 (NumPy raises "
+        "ValueError, which a lazy value cannot: check with pt.isnan(x).all(axis) where it matters).")
+_export("nanargmin", _nanarg(red.argmin, math.inf),
+        "Index of the minimum ignoring NaN. Lazy; an all-NaN slice gives -1 (NumPy raises "
+        "ValueError).")
+_export("nancumsum", _nancumsum, "Cumulative sum treating NaN as zero. Lazy.")
+_export("nancumprod", _nancumprod, "Cumulative product treating NaN as one. Lazy.")
+
+
+# --- order statistics ----------------------------------------------------------------------------
+def _q_array(q, scale, op, device):
+    """(q / scale as a float64 Array, q's shape, q's dtype when it is strong else None)."""
+    if isinstance(q, Array):
+        return ew.divide(q.astype(dt.float64), scale) if scale != 1 else q.astype(dt.float64), q.shape, q.dtype
+    qa = np.asarray(q, dtype=np.float64)
+    if np.isnan(qa).any() or ((qa / scale) < 0).any() or ((qa / scale) > 1).any():
+        rng = "[0, 100]" if scale == 100 else "[0, 1]"
+        raise ShapeError(f"{op}: q must be in the range {rng}, got {q!r}")
+    strong = None if isinstance(q, (int, float)) and not isinstance(q, np.generic) else \
+        dt.as_dtype(np.asarray(q).dtype if np.asarray(q).dtype.kind == "f" else np.float64)
+    return _leaf(qa / scale, device), qa.shape, strong
+
+
+def _gather_last(s: Array, idx: Array) -> Array:
+    """s[..., idx] with idx of shape s.shape[:-1] + (k,) (integer Array)."""
+    return take_along_axis(s, idx, axis=-1)
+
+
+def _lerp(a, b, t):
+    """NumPy's _lerp: a + (b - a) * t, computed from b for t >= 0.5 (monotone and exact at t = 1)."""
+    d = ew.subtract(b, a)
+    lo = ew.add(a, ew.multiply(d, t))
+    hi = ew.subtract(b, ew.multiply(d, ew.subtract(1, t)))
+    return _sel(ew.greater_equal(t, 0.5), hi, lo)
+
+
+def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
+    if method != "linear":
+        raise NotBuiltError(f"{op}: method={method!r} is not built; only method='linear' is")
+    x = arr(a)
+    if x.dtype.kind not in "iuf":
+        raise DTypeError(f"{op}: needs a numeric array, got {x.dtype.name}")
+    d = _float_dtype(x.dtype)
+    if median:
+        qa, qshape, qdt = None, (), None
+    else:
+        qa, qshape, qdt = _q_array(q, scale, op, x.device)
+    if qdt is not None and d.kind == "f":
+        d = dt.result_type(d, qdt if qdt.kind == "f" else dt.float64)
+    work = dt.float32 if d in _HALF else d
+    y, axes, kept = _to_last(x, axis)
+    n = y.shape[-1]
+    if n == 0:
+        if not median:
+            raise PootIndexError(f"{op}: cannot take a quantile of an empty array ({x.aval})")
+        r = full(kept, math.nan, dtype=d, device=x.device)
+        return _keep(r, x.ndim, axes) if keepdims else r
+    s = _sort(y.astype(work), axis=-1)
+    rows = kept
+    if nan_aware and work.kind == "f":
+        c = red.sum(ew.logical_not(ew.isnan(y)), axis=-1, keepdims=True)   # (rows..., 1) int64
+    else:
+        c = None
+    cnt = c.astype(dt.float64) if c is not None else float(n)
+    if median:
+        if c is None:
+            lo = _leaf(np.full(rows + (1,), (n - 1) // 2, np.int64), x.device)
+            hi = _leaf(np.full(rows + (1,), n // 2, np.int64), x.device)
+        else:
+            cm = ew.maximum(c, 1)
+            lo, hi = ew.floor_divide(ew.subtract(cm, 1), 2), ew.floor_divide(cm, 2)
+        va, vb = _gather_last(s, lo), _gather_last(s, hi)
+        r = ew.divide(ew.add(va, vb), 2)        # NumPy's mean of the middle two
+        k_shape = ()
+    else:
+        qf = mv.reshape(qa, (-1,))                                # (k,)
+        vi = ew.multiply(qf, ew.subtract(cnt, 1))                 # (rows..., k) or (k,)
+        prev = ew.floor(vi)
+        gamma = ew.subtract(vi, prev)
+        last = ew.subtract(cnt, 1)
+        above = ew.greater_equal(vi, last)
+        below = ew.less(vi, 0)
+        prev_i = _sel(above, last, _sel(below, 0, prev))
+        next_i = _sel(above, last, _sel(below, 0, ew.add(prev, 1)))
+        full_shape = rows + (qf.shape[0],)
+        prev_i = mv.broadcast_to(ew.maximum(prev_i, 0).astype(dt.int64), full_shape)
+        next_i = mv.broadcast_to(ew.minimum(ew.maximum(next_i, 0), n - 1).astype(dt.int64), full_shape)
+        va, vb = _gather_last(s, prev_i), _gather_last(s, next_i)
+        g = mv.broadcast_to(gamma, full_shape).astype(work)
+        r = _lerp(va, vb, g)
+        k_shape = qshape
+    if work.kind == "f":
+        if c is None:
+            bad = ew.isnan(s[..., n - 1:])                        # NaN sorts last: any NaN -> NaN
+        else:
+            bad = ew.equal(c, 0)
+        r = _sel(bad, math.nan, r)
+    r = r.astype(d)
+    # (rows..., k) -> q's shape first, then the kept axes (NumPy's layout)
+    if not median:
+        r = mv.moveaxis(r, -1, 0) if rows else r
+        r = mv.reshape(r, k_shape + rows)
+    else:
+        r = mv.reshape(r, rows)
+    return _keep(r, x.ndim, axes, len(k_shape)) if keepdims else r
+
+
+def _check_out(op, out):
+    if out is not None:
+        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); assign "
+                         f"the result instead")
+
+
+def _method(method, interpolation):
+    return interpolation if interpolation is not None else method
+
+
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _check_out("median", out)
+    return _quantile(a, None, axis, keepdims, "linear", 1, "median", False, median=True)
+
+
+def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _check_out("nanmedian", out)
+    return _quantile(a, None, axis, keepdims, "linear", 1, "nanmedian", True, median=True)
+
+
+def _make_quantile(op, scale, nan_aware):
+    def f(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+          weights=None, interpolation=None):
+        _check_out(op, out)
+        if weights is not None:
+            raise NotBuiltError(f"{op}: weights= is not built")
+        return _quantile(a, q, axis, keepdims, _method(method, interpolation), scale, op, nan_aware)
+    return f
+
+
+_ORDER_DOC = (" Lazy: sorts along the axis with the `sort` host op, then gathers and interpolates "
+              "(method='linear', NumPy's default); works inside @pt.jit.")
+_export("median", _median, "Median along `axis` (NaN where a slice holds NaN; NaN for an empty "
+                           "array)." + _ORDER_DOC)
+_export("nanmedian", _nanmedian, "Median ignoring NaN (NaN for an all-NaN slice)." + _ORDER_DOC)
+_export("percentile", _make_quantile("percentile", 100, False),
+        "The q-th percentiles (q in [0, 100]) along `axis`; q's dimensions come first." + _ORDER_DOC)
+_export("quantile", _make_quantile("quantile", 1, False),
+        "The q-th quantiles (q in [0, 1]) along `axis`; q's dimensions come first." + _ORDER_DOC)
+_export("nanpercentile", _make_quantile("nanpercentile", 100, True),
+        "percentile ignoring NaN." + _ORDER_DOC)
+_export("nanquantile", _make_quantile("nanquantile", 1, True), "quantile ignoring NaN." + _ORDER_DOC)
+
+
+# --- differences ---------------------------------------------------------------------------------
+def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
+    x = arr(a)
+    n = operator.index(n)
+    if n == 0:
+        return x
+    if n < 0:
+        raise ShapeError(f"diff: order must be non-negative but got {n}")
+    if x.ndim == 0:
+        raise ShapeError("diff: diff requires input that is at least one dimensional")
+    ax = axis_of(axis, x.ndim, "diff", x)
+    parts = []
+    for v in (prepend, append):
+        if v is _NO_VALUE:
+            parts.append(None)
+            continue
+        v = _strong(v, x.device)
+        if v.ndim == 0:
+            shape = list(x.shape)
+            shape[ax] = 1
+            v = mv.broadcast_to(v, tuple(shape))
+        parts.append(v)
+    if parts[0] is not None or parts[1] is not None:
+        x = mv.concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
+    lead = (slice(None),) * ax
+    op = ew.not_equal if x.dtype is dt.bool_ else ew.subtract
+    for _ in range(n):
+        x = op(x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)])
+    return x
+
+
+_export("diff", _diff, "The n-th discrete difference along `axis` (after joining prepend/append), "
+                       "as np.diff (bool input: not_equal). Lazy.")
+
+
+# --- sets and counts -----------------------------------------------------------------------------
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+            equal_nan=True, sorted=True):  # noqa: A002 (NumPy's name)
+    x = arr(ar)
+    refuse_data_dependent("unique(x)", "its length is the number of distinct values",
+                          "use unique_values(x, size=n) (or unique_all/unique_counts/unique_inverse) "
+                          "for a fixed length")
+    a = x.numpy()
+    half = x.dtype in _HALF
+    work = a.astype(np.float32) if half else a
+    res = np.unique(work, return_index=return_index, return_inverse=return_inverse,
+                    return_counts=return_counts, axis=axis, equal_nan=equal_nan)
+    if not isinstance(res, tuple):
+        res = (res,)
+    out = [_leaf(res[0].astype(x.dtype.np) if half else res[0], x.device, x.dtype)]
+    out += [_leaf(r.astype(np.int64), x.device) for r in res[1:]]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+_export("unique", _unique, "The sorted unique elements (NumPy's signature and results: first indices, "
+                           "inverse, counts, axis=, equal_nan=). Realizes: the length depends on the "
+                           "values (inside @pt.jit: TracerError; use unique_values(x, size=n)).")
+
+
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    e = arr(element)
+    t = arr(test_elements)
+    t = mv.reshape(t, (-1,))
+    if t.size == 0:
+        return full(e.shape, bool(invert), dtype=dt.bool_, device=e.device)
+    if e.size * t.size <= (1 << 20):
+        r = red.any(ew.equal(mv.reshape(e, e.shape + (1,)), t), axis=-1)
+    else:   # sort the test values once and binary-search each element (host ops)
+        d = dt.result_type(e.dtype, t.dtype)
+        st = _sort(t.astype(d))
+        pos = _searchsorted(st, e.astype(d))
+        pos = ew.minimum(pos, t.size - 1)
+        r = ew.equal(take(st, pos), e.astype(d))
+    return ew.logical_not(r) if invert else r
+
+
+_export("isin", _isin, "Whether each element of `element` is in `test_elements` (element's shape). "
+                       "Lazy: one compare-and-any reduction, or for large operands a sort and a binary "
+                       "search (host ops).")
+
+
+def _bincount(x, weights=None, minlength=0, *, length=None):
+    x = arr(x)
+    if x.ndim != 1:
+        raise ShapeError(f"bincount: x must be one-dimensional, got {x.aval}")
+    if x.dtype.kind not in "biu":
+        raise DTypeError(f"bincount: x must hold non-negative integers, got {x.dtype.name}")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ShapeError("bincount: minlength must be non-negative")
+    if length is None:
+        refuse_data_dependent("bincount(x)", "its length is max(x) + 1",
+                              "pass length=n (bins at or beyond n are dropped)")
+        if x.size:
+            lo, hi = (int(v) for v in (red.min(x), red.max(x)))
+            if lo < 0:
+                raise ShapeError("bincount: x must be non-negative (found a negative value)")
+        else:
+            hi = -1
+        length = _bi.max(hi + 1, minlength)
+    w = None
+    if weights is not None:
+        w = arr(weights).astype(dt.float64)
+        if w.shape != x.shape:
+            raise ShapeError(f"bincount: weights {w.aval} must have x's shape {x.shape}")
+    d = dt.float64 if w is not None else dt.int64
+    out = zeros((int(length),), dtype=d, device=x.device)
+    if x.size == 0 or length == 0:
+        return out
+    idx = x.astype(dt.int64)
+    vals = w if w is not None else full(x.shape, 1, dtype=dt.int64, device=x.device)
+    keep = ew.logical_and(ew.greater_equal(idx, 0), ew.less(idx, length))
+    idx = _sel(keep, idx, 0)
+    vals = _sel(keep, vals, 0)
+    out._node = setitem_node(out, idx, vals, mode="add")
+    return out
+
+
+_export("bincount", _bincount, "How often each value 0, 1, ... occurs in the 1-D non-negative integer x "
+                               "(or the sum of `weights` per value, float64); at least `minlength` "
+                               "bins. Lazy scatter-add once the length is known: without `length=` "
+                               "max(x) is read first (inside @pt.jit: pass length=).")
+
+
+def _argwhere(a):
+    x = arr(a)
+    refuse_data_dependent("argwhere(x)", "its length is the number of nonzero elements",
+                          "use nonzero(x, size=n) and stack the results")
+    if x.ndim == 0:
+        k = 1 if bool(x) else 0
+        return zeros((k, 0), dtype=dt.int64, device=x.device)
+    return mv.stack(list(nonzero(x)), axis=-1) if x.ndim > 1 else mv.reshape(nonzero(x)[0], (-1, 1))
+
+
+_export("argwhere", _argwhere, "Indices of the nonzero elements, one row per element (k, ndim). "
+                               "Realizes (the length depends on the values).")
+
+
+# --- histogram -----------------------------------------------------------------------------------
+def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    x = arr(a)
+    if x.dtype.kind not in "biuf":
+        raise DTypeError(f"histogram: needs a numeric array, got {x.dtype.name}")
+    if x.dtype is dt.bool_:
+        x = x.astype(dt.uint8)
+    inputs = [x._node]
+    if isinstance(bins, str):
+        raise NotBuiltError(f"histogram: bins={bins!r} (an estimator) is not built; give a count or edges")
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        nb = int(bins)
+        if nb < 1:
+            raise ShapeError("histogram: `bins` must be positive, when an integer")
+        p_bins = nb
+    else:
+        e = bins if isinstance(bins, Array) else np.asarray(bins)
+        if e.ndim != 1:
+            raise ShapeError("histogram: `bins` must be 1d, when an array")
+        if not isinstance(e, Array) and (np.diff(e) < 0).any():
+            raise ShapeError("histogram: `bins` must increase monotonically, when an array")
+        e = e if isinstance(e, Array) else _leaf(e, x.device)
+        inputs.append(e._node)
+        p_bins = None
+    if range is not None:
+        lo, hi = (float(v) for v in range)
+        if lo > hi:
+            raise ShapeError("histogram: max must be larger than min in range parameter.")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ShapeError(f"histogram: supplied range of [{lo}, {hi}] is not finite")
+        range = (lo, hi)  # noqa: A001
+    weighted = weights is not None
+    if weighted:
+        w = arr(weights)
+        if w.shape != x.shape:
+            raise ShapeError(f"histogram: weights {w.aval} should have the same shape as a {x.aval}")
+        inputs.append(w._node)
+    params = {"bins": p_bins, "range": range, "density": bool(density), "weighted": weighted}
+    counts = Array(record("histogram", tuple(inputs), {**params, "index": 0}))
+    edges = Array(record("histogram", tuple(inputs), {**params, "index": 1}))
+    return counts, edges
+
+
+_export("histogram", _histogram, "(counts, bin edges) of `a` as np.histogram: `bins` a count or the "
+                                 "edges, `range`, `density`, `weights`. A host op (lazy: NumPy runs it "
+                                 "as a program step; works inside @pt.jit).")
+
+
+# --- signals -------------------------------------------------------------------------------------
+def _corr_long(a: Array, w: Array, mode: str) -> Array:
+    """NumPy's correlate of 1-D a and w with len(a) >= len(w): c[k] = sum_j a[k + j - off] * w[j]."""
+    n, m = a.shape[0], w.shape[0]
+    if mode == "full":
+        ks = np.arange(0, n + m - 1)
+    elif mode == "same":
+        start = (m - 1) - m // 2
+        ks = np.arange(start, start + n)
+    else:
+        ks = np.arange(m - 1, n)
+    pad = m - 1
+    ap = mv.pad(a, (pad, pad))
+    idx = ks[:, None] + np.arange(m)[None, :]          # rows of the padded a
+    d = a.dtype
+    work = dt.int64 if d is dt.bool_ else d
+    prod = ew.multiply(take(ap, idx).astype(work), w.astype(work))
+    return red.sum(prod, axis=-1, dtype=work).astype(d)
+
+
+def _signal_operands(op, a, v, mode):
+    if mode not in ("full", "same", "valid"):
+        raise ShapeError(f"{op}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    x, y = arr(a), arr(v)
+    x = mv.reshape(x, (-1,)) if x.ndim == 0 else x
+    y = mv.reshape(y, (-1,)) if y.ndim == 0 else y
+    if x.ndim != 1 or y.ndim != 1:
+        raise ShapeError(f"{op}: object too deep for desired array (needs 1-D, got {x.aval}, {y.aval})")
+    if x.size == 0:
+        raise ShapeError(f"{op}: a cannot be empty")
+    if y.size == 0:
+        raise ShapeError(f"{op}: v cannot be empty")
+    d = dt.result_type(x.dtype, y.dtype)
+    return x.astype(d), y.astype(d)
+
+
+def _correlate(a, v, mode="valid"):
+    x, y = _signal_operands("correlate", a, v, mode)
+    if x.shape[0] >= y.shape[0]:
+        return _corr_long(x, y, mode)
+    return mv.flip(_corr_long(y, x, mode))
+
+
+def _convolve(a, v, mode="full"):
+    x, y = _signal_operands("convolve", a, v, mode)
+    if y.shape[0] > x.shape[0]:
+        x, y = y, x
+    return _corr_long(x, mv.flip(y), mode)
+
+
+_export("correlate", _correlate, "Cross-correlation of two 1-D arrays (modes 'valid', 'same', 'full'), "
+                                 "as np.correlate. Lazy: a gather of windows and a row reduction.")
+_export("convolve", _convolve, "Discrete linear convolution of two 1-D arrays (modes 'full', 'same', "
+                               "'valid'), as np.convolve. Lazy: a gather of windows and a row reduction.")
+
+
+def _interp(x, xp, fp, left=None, right=None, period=None):
+    x = arr(x).astype(dt.float64)
+    xp = arr(xp).astype(dt.float64)
+    fp = arr(fp).astype(dt.float64)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ShapeError("interp: data points must be 1-D sequences")
+    if xp.shape[0] != fp.shape[0]:
+        raise ShapeError("interp: fp and xp are not of the same length")
+    if xp.shape[0] == 0:
+        raise ShapeError("interp: array of sample points is empty")
+    if period is not None:
+        period = abs(float(period))
+        if period == 0:
+            raise ShapeError("interp: period must be a non-zero value")
+        left = right = None
+        x = ew.remainder(x, period)
+        xp = ew.remainder(xp, period)
+        order = _argsort(xp)
+        xp, fp = take(xp, order), take(fp, order)
+        xp = mv.concatenate([ew.subtract(xp[-1:], period), xp, ew.add(xp[0:1], period)])
+        fp = mv.concatenate([fp[-1:], fp, fp[0:1]])
+    n = xp.shape[0]
+    first, last = xp[0], xp[n - 1]
+    left = fp[0] if left is None else left
+    right = fp[n - 1] if right is None else right
+    if n == 1:
+        r = mv.broadcast_to(fp[0], x.shape)
+    else:
+        j = ew.subtract(_searchsorted(xp, x, side="right"), 1)
+        j = ew.minimum(ew.maximum(j, 0), n - 2)
+        x0, x1 = take(xp, j), take(xp, ew.add(j, 1))
+        y0, y1 = take(fp, j), take(fp, ew.add(j, 1))
+        slope = ew.divide(ew.subtract(y1, y0), ew.subtract(x1, x0))
+        r = ew.add(ew.multiply(slope, ew.subtract(x, x0)), y0)
+        r = _sel(ew.isnan(r), ew.add(ew.multiply(slope, ew.subtract(x, x1)), y1), r)
+        r = _sel(ew.logical_and(ew.isnan(r), ew.equal(y0, y1)), y0, r)
+        r = _sel(ew.equal(x, x0), y0, r)
+        r = _sel(ew.equal(x, last), fp[n - 1], r)
+    r = _sel(ew.less(x, first), left, r)
+    r = _sel(ew.greater(x, last), right, r)
+    return r.astype(dt.float64)
+
+
+_export("interp", _interp, "One-dimensional linear interpolation of (xp, fp) at x (float64), as "
+                           "np.interp (left, right, period). Lazy: searchsorted, gathers and a lerp.")
+
+
+# --- covariance ----------------------------------------------------------------------------------
+def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    from .linalg import matmul
+
+    x = arr(m)
+    if x.ndim > 2:
+        raise ShapeError("cov: m has more than 2 dimensions")
+    d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(_float_dtype(x.dtype), dt.float64)
+    if y is not None:
+        yy = arr(y)
+        if yy.ndim > 2:
+            raise ShapeError("cov: y has more than 2 dimensions")
+        if dtype is None:
+            d = dt.result_type(d, _float_dtype(yy.dtype))
+    X = mv.atleast_2d(x).astype(d)
+    if not rowvar and X.shape[0] != 1:
+        X = X.T
+    if X.shape[0] == 0:
+        return zeros((0, 0), dtype=d, device=x.device)
+    if y is not None:
+        Y = mv.atleast_2d(yy).astype(d)
+        if not rowvar and Y.shape[0] != 1:
+            Y = Y.T
+        X = mv.concatenate([X, Y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        fw = np.asarray(fweights.numpy() if isinstance(fweights, Array) else fweights)
+        if not np.all(fw == np.around(fw)):
+            raise DTypeError("cov: fweights must be integer")
+        w = fw.astype(np.float64)
+    if aweights is not None:
+        aw = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, np.float64)
+        w = aw if w is None else w * aw
+    n = X.shape[1]
+    if w is None:
+        avg = red.mean(X, axis=1, keepdims=True)
+        fact = float(n - ddof)
+        Xc = ew.subtract(X, avg)
+        c = ew.divide(matmul(Xc, Xc.T), fact if fact > 0 else 0.0)
+    else:
+        if w.ndim != 1 or w.shape[0] != n:
+            raise ShapeError("cov: incompatible numbers of samples and weights")
+        w_sum = float(w.sum())
+        wa = _leaf(w, x.device).astype(d)
+        avg = ew.divide(red.sum(ew.multiply(X, wa), axis=1, keepdims=True), w_sum)
+        if ddof == 0:
+            fact = w_sum
+        elif aweights is None:
+            fact = w_sum - ddof
+        else:
+            aw = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, np.float64)
+            fact = w_sum - ddof * float((w * aw).sum()) / w_sum
+        Xc = ew.subtract(X, avg)
+        c = ew.divide(matmul(ew.multiply(Xc, wa), Xc.T), fact if fact > 0 else 0.0)
+    return mv.squeeze(c) if c.shape[0] == 1 else c
+
+
+def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    c = _cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return ew.divide(c, c)
+    from .linalg import diagonal
+
+    s = ew.sqrt(diagonal(c))
+    c = ew.divide(ew.divide(c, mv.reshape(s, (-1, 1))), mv.reshape(s, (1, -1)))
+    return ew.minimum(ew.maximum(c, -1), 1)
+
+
+_export("cov", _cov, "Covariance matrix of the variables in the rows (rowvar) of m and y, as np.cov "
+                     "(bias, ddof, fweights, aweights; float64 at least). Lazy: a mean and a matmul.")
+_export("corrcoef", _corrcoef, "Pearson correlation coefficients, as np.corrcoef (clipped to [-1, 1]). "
+                               "Lazy.")
+
+
+# --- stacking ------------------------------------------------------------------------------------
+def _atleast_3d(*arys):
+    out = []
+    for a in arys:
+        x = arr(a)
+        if x.ndim == 0:
+            x = mv.reshape(x, (1, 1, 1))
+        elif x.ndim == 1:
+            x = mv.reshape(x, (1, x.shape[0], 1))
+        elif x.ndim == 2:
+            x = mv.reshape(x, x.shape + (1,))
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _column_stack(tup):
+    cols = []
+    for a in tup:
+        x = arr(a)
+        cols.append(mv.reshape(x, (-1, 1)) if x.ndim < 2 else x)
+    return mv.concatenate(cols, axis=1)
+
+
+def _dstack(tup):
+    xs = [_atleast_3d(a) for a in tup]
+    return mv.concatenate(xs, axis=2)
+
+
+_export("atleast_3d", _atleast_3d, "Arrays viewed with at least three dimensions (1-D (n,) -> (1, n, 1), "
+                                   "2-D (m, n) -> (m, n, 1)). Lazy.")
+_export("column_stack", _column_stack, "Stack 1-D arrays as columns (2-D ones as they are). Lazy.")
+_export("dstack", _dstack, "Stack arrays along the third axis (after atleast_3d). Lazy.")
+
+
+# --- index helpers -------------------------------------------------------------------------------
+def _tri_indices(name):
+    fn = getattr(np, name)
+
+    def f(n, k=0, m=None, *, device=None):
+        from .creation import _device
+
+        dev = _device(device)
+        return tuple(_leaf(i.astype(np.int64), dev) for i in fn(n, k, m))
+    return f
+
+
+def _tri_indices_from(name):
+    def f(arr_, k=0):
+        x = arr(arr_)
+        if x.ndim != 2:
+            raise ShapeError(f"{name}_from: input array must be 2-d, got {x.aval}")
+        return globals()[name](x.shape[-2], k=k, m=x.shape[-1], device=x.device)
+    return f
+
+
+_export("triu_indices", _tri_indices("triu_indices"),
+        "Row and column indices (int64) of the upper triangle of an (n, m) array. Computed now "
+        "(the shape depends only on n, k, m).")
+_export("tril_indices", _tri_indices("tril_indices"),
+        "Row and column indices (int64) of the lower triangle of an (n, m) array.")
+_export("triu_indices_from", _tri_indices_from("triu_indices"), "triu_indices for a 2-D array's shape.")
+_export("tril_indices_from", _tri_indices_from("tril_indices"), "tril_indices for a 2-D array's shape.")
+
+
+# --- files ---------------------------------------------------------------------------------------
+def _save(file, arr_, allow_pickle=True, fix_imports=True):
+    a = arr_.numpy() if isinstance(arr_, Array) else np.asarray(arr_)
+    np.save(file, np.asarray(a), allow_pickle=False)
+
+
+def _load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="ASCII", *,
+          device=None):
+    from .creation import _device
+
+    if allow_pickle:
+        raise DTypeError("load: allow_pickle=True is not supported (poot holds no object arrays)")
+    got = np.load(file, mmap_mode=None, allow_pickle=False)
+    if isinstance(got, np.ndarray):
+        return _leaf(np.array(got), _device(device))
+    with got:
+        return {k: _leaf(np.array(got[k]), _device(device)) for k in got.files}
+
+
+_export("save", _save, "Write an array to a NumPy .npy file (realizes it).")
+_export("load", _load, "Read a .npy file into a poot array (a .npz file into a dict of arrays).")
+
+
+# --- linalg.norm ---------------------------------------------------------------------------------
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
+    """Matrix or vector norm with NumPy's `ord`/`axis`/`keepdims` (np.linalg.norm): vector norms over
+    one axis (ord None = 2, inf, -inf, 0, 1, any p), matrix norms over two ('fro', 'nuc', 1, -1, 2,
+    -2, inf, -inf). Lazy, except ord 2, -2 and 'nuc' of matrices (singular values: a host step)."""
+    from .array_api_linalg import matrix_norm, vector_norm
+
+    x = arr(x)
+    if x.dtype.kind != "f":
+        x = x.astype(dt.float64)
+    if axis is None:
+        if ord is None:
+            r = ew.sqrt(red.sum(ew.multiply(x, x)))
+            return mv.reshape(r, (1,) * x.ndim) if keepdims else r
+        if x.ndim == 1:
+            axis = (0,)
+        elif x.ndim == 2:
+            axis = (0, 1)
+        else:
+            raise ShapeError("linalg.norm: improper number of dimensions to norm (give axis=)")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(axis_of(a, x.ndim, "linalg.norm", x) for a in axes)   # in the given order
+    if len(axes) != len(set(axes)):
+        raise ShapeError("linalg.norm: duplicate axes given")
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ShapeError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+        return vector_norm(x, axis=axes[0], keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axes) != 2:
+        raise ShapeError("linalg.norm: improper number of dimensions to norm")
+    a0, a1 = axes
+    if ord is None:
+        ord = "fro"  # noqa: A001
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise ShapeError(f"linalg.norm: invalid norm order {ord!r} for matrices")
+    y = mv.moveaxis(x, (a0, a1), (-2, -1))
+    r = matrix_norm(y, ord=ord)
+    return _keep(r, x.ndim, (a0, a1)) if keepdims else r
+
+
+# --- pad modes -----------------------------------------------------------------------------------
+_PAD_GATHER = ("edge", "reflect", "symmetric", "wrap")
+
+
+def pad_gather(x: Array, pad_width, mode, **kwargs):
+    """np.pad's index modes as one gather per padded axis: the indices are np.pad applied to
+    arange(n) (so widths beyond the axis repeat the pattern exactly as NumPy does)."""
+    if mode not in _PAD_GATHER:
+        raise NotBuiltError(f"pad: mode={mode!r} is not built; modes 'constant', 'edge', 'reflect', "
+                            f"'symmetric' and 'wrap' are")
+    if kwargs.get("reflect_type", "even") != "even":
+        raise NotBuiltError("pad: reflect_type='odd' is not built")
+    extra = set(kwargs) - {"reflect_type"}
+    if extra:
+        raise ShapeError(f"pad: mode={mode!r} takes no arguments {sorted(extra)}")
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    except ValueError:
+        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit {x.aval}") from None
+    if (widths < 0).any():
+        raise ShapeError(f"pad: pad widths must be non-negative, got {pad_width!r}")
+    out = x
+    for ax, (lo, hi) in enumerate(widths.tolist()):
+        if lo == 0 and hi == 0:
+            continue
+        n = x.shape[ax]
+        if n == 0:
+            raise ShapeError(f"pad: can't extend empty axis {ax} using modes other than 'constant' "
+                             f"or 'empty'")
+        idx = np.pad(np.arange(n, dtype=np.int64), (lo, hi), mode=mode, **kwargs)
+        out = take(out, idx, axis=ax)
+    return out
+
+
+# --- methods -------------------------------------------------------------------------------------
+class FlatIter:
+    """`x.flat`: the elements of x in C order, for reading (iterate, index, len, np.asarray)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Array):
+        self.base = base
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        flat = mv.reshape(self.base, (-1,))
+        if not is_tracing():
+            flat._realize("iterating x.flat")
+        return (flat[i] for i in range(flat.shape[0]))
+
+    def __getitem__(self, idx):
+        return mv.reshape(self.base, (-1,))[idx]
+
+    def __setitem__(self, idx, value):
+        flat = mv.reshape(self.base, (-1,))
+        flat[idx] = value
+        self.base._node = mv.reshape(flat, self.base.shape)._node
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self.base.numpy()).reshape(-1)
+        return a.astype(dtype) if dtype is not None else a
+
+    def copy(self):
+        return mv.reshape(self.base, (-1,))
+
+    def __repr__(self):
+        return f"<flat iterator over {self.base.aval}>"
+
+
+def _sort_method(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """x.sort(): sorts x in place along `axis` (rebinds x to its sorted value; other handles on the
+    old value keep it). A host op: lazy."""
+    if order is not None:
+        raise DTypeError("sort: order= needs structured arrays, which poot does not have")
+    if axis is None:
+        raise ShapeError("x.sort(axis=None) would flatten x, which an in-place sort cannot; use "
+                         "pt.sort(x, axis=None)")
+    self._node = _sort(self, axis=axis, descending=descending)._node
+
+
+def _argsort_method(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """Indices that sort x along `axis` (flattened when None), as np.argsort. A host op: lazy."""
+    if order is not None:
+        raise DTypeError("argsort: order= needs structured arrays, which poot does not have")
+    x = mv.reshape(self, (-1,)) if axis is None else self
+    return _argsort(x, axis=-1 if axis is None else axis, descending=descending)
+
+
+def install_methods() -> None:
+    from ..errors import api_boundary
+
+    Array.sort = api_boundary(_sort_method)
+    Array.argsort = api_boundary(_argsort_method)
+    Array.flat = property(FlatIter, doc="The elements in C order, for reading: iterate, index, len.")
+
+
+install_methods()

@@ -1,0 +1,265 @@
+"""`pt.random.default_rng(seed)`: a NumPy-style Generator over poot's counter-based random bits.
+
+The generator holds a Threefry key (`pt.random.key(seed)`) and a draw counter; each call derives the
+key of its draw with `fold_in(key, counter)` and advances the counter, so a seed gives the same numbers
+on every device and in every process. The streams are poot's own: the same seed gives different
+numbers than NumPy's PCG64 (compare distributions, not values). Results are lazy poot arrays
+(`size=None` gives a 0-d array); floats are float64 unless `dtype=float32` is given.
+
+Inside @pt.jit the counter advances when the function is traced, not when it is replayed: a jitted
+function that draws from a Generator returns the same numbers at every call. Pass a key instead
+(`pt.random.normal(key, ...)` with `fold_in(key, step)`) for fresh numbers per call.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, ShapeError, api_boundary
+from . import elementwise as ew
+from . import movement as mv
+from . import random as _r
+from . import reductions as red
+from .array import Array
+
+__all__ = ["Generator", "default_rng"]
+
+
+def _size(size) -> tuple:
+    if size is None:
+        return ()
+    if isinstance(size, (int, np.integer)):
+        return (operator.index(size),)
+    return tuple(operator.index(s) for s in size)
+
+
+def _float(dtype, op) -> dt.DType:
+    d = dt.as_dtype(dtype)
+    if d not in (dt.float32, dt.float64):
+        raise DTypeError(f"Generator.{op}: dtype must be float32 or float64, got {d.name}")
+    return d
+
+
+def _shape_of(size, *params) -> tuple:
+    """The result shape: `size`, or the broadcast shape of array parameters when size is None."""
+    if size is not None:
+        return _size(size)
+    shapes = [np.shape(p) if not isinstance(p, Array) else p.shape for p in params]
+    return mv.broadcast_shapes(*shapes) if shapes else ()
+
+
+class Generator:
+    """NumPy's Generator methods over poot's counter-based bits (see the module docstring)."""
+
+    def __init__(self, seed):
+        self._seed = operator.index(seed) & (2**64 - 1)
+        self._key = _r.key(self._seed)
+        self._count = 0
+
+    def __repr__(self) -> str:
+        return f"Generator(Threefry2x32, seed={self._seed}, draws={self._count})"
+
+    def _next(self) -> Array:
+        k = _r.fold_in(self._key, self._count)
+        self._count += 1
+        return k
+
+    # --- floats ----------------------------------------------------------------------------------
+    @api_boundary
+    def random(self, size=None, dtype=dt.float64, out=None):
+        """Uniform floats in [0, 1)."""
+        _no_out(out)
+        return _r.uniform(self._next(), _size(size), _float(dtype, "random"))
+
+    @api_boundary
+    def uniform(self, low=0.0, high=1.0, size=None):
+        """Uniform floats in [low, high) (float64); low and high may be arrays (broadcast)."""
+        shape = _shape_of(size, low, high)
+        u = _r.uniform(self._next(), shape, dt.float64)
+        return ew.add(ew.multiply(u, ew.subtract(high, low)), low).astype(dt.float64)
+
+    @api_boundary
+    def standard_normal(self, size=None, dtype=dt.float64, out=None):
+        """Standard normal floats (Box-Muller)."""
+        _no_out(out)
+        return _r.normal(self._next(), _size(size), _float(dtype, "standard_normal"))
+
+    @api_boundary
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        """Normal floats with mean `loc` and standard deviation `scale` (arrays broadcast)."""
+        if not isinstance(scale, Array) and np.any(np.asarray(scale) < 0):
+            raise ShapeError("Generator.normal: scale < 0")
+        shape = _shape_of(size, loc, scale)
+        z = _r.normal(self._next(), shape, dt.float64)
+        return ew.add(ew.multiply(z, scale), loc).astype(dt.float64)
+
+    @api_boundary
+    def exponential(self, scale=1.0, size=None):
+        """Exponential floats with mean `scale`: -log(1 - u) * scale."""
+        if not isinstance(scale, Array) and np.any(np.asarray(scale) < 0):
+            raise ShapeError("Generator.exponential: scale < 0")
+        shape = _shape_of(size, scale)
+        u = _r.uniform(self._next(), shape, dt.float64)
+        return ew.multiply(ew.negative(ew.log1p(ew.negative(u))), scale).astype(dt.float64)
+
+    @api_boundary
+    def standard_exponential(self, size=None, dtype=dt.float64, method="zig", out=None):
+        _no_out(out)
+        d = _float(dtype, "standard_exponential")
+        u = _r.uniform(self._next(), _size(size), d)
+        return ew.negative(ew.log1p(ew.negative(u)))
+
+    # --- integers --------------------------------------------------------------------------------
+    @api_boundary
+    def integers(self, low, high=None, size=None, dtype=dt.int64, endpoint=False):
+        """Uniform integers in [low, high) ([low, high] with endpoint=True); one bound: [0, low)."""
+        if high is None:
+            low, high = 0, low
+        low, high = operator.index(low), operator.index(high)
+        if endpoint:
+            high += 1
+        if high <= low:
+            raise ShapeError(f"Generator.integers: low >= high ({low} >= {high})")
+        d = dt.as_dtype(dtype)
+        if d is dt.bool_:
+            r = _r.randint(self._next(), _size(size), low, high, dt.uint8)
+            return r.astype(dt.bool_)
+        return _r.randint(self._next(), _size(size), low, high, d)
+
+    # --- permutations and sampling ---------------------------------------------------------------
+    def _order(self, n: int) -> Array:
+        """A uniformly random permutation of range(n) (int64): argsort of random 64-bit keys."""
+        from .array_api_sets import argsort
+
+        b = _r.bits(self._next(), (n,), dt.uint64)
+        return argsort(b)
+
+    @api_boundary
+    def permutation(self, x, axis=0):
+        """A permuted range(x) for an int, else a permuted copy of x along `axis`."""
+        from .indexing import take
+
+        if isinstance(x, (int, np.integer)):
+            return self._order(operator.index(x))
+        x = mv.arr(x)
+        if x.ndim == 0:
+            raise ShapeError("Generator.permutation: x must be an integer or at least 1-dimensional")
+        ax = mv.axis_of(axis, x.ndim, "permutation", x)
+        return take(x, self._order(x.shape[ax]), axis=ax)
+
+    @api_boundary
+    def permuted(self, x, axis=None, out=None):
+        """x with each slice along `axis` shuffled independently (the flattened x when None)."""
+        from .array_api_sets import argsort
+        from .indexing import take_along_axis
+
+        _no_out(out)
+        x = mv.arr(x)
+        if axis is None:
+            return mv.reshape(self.permutation(mv.reshape(x, (-1,))), x.shape)
+        ax = mv.axis_of(axis, x.ndim, "permuted", x)
+        order = argsort(_r.bits(self._next(), x.shape, dt.uint64), axis=ax)
+        return take_along_axis(x, order, axis=ax)
+
+    @api_boundary
+    def shuffle(self, x, axis=0):
+        """Shuffle the poot array x in place along `axis` (x's node is rebound to the shuffled
+        value, as `x[...] = v` does)."""
+        if not isinstance(x, Array):
+            raise DTypeError(f"Generator.shuffle: x must be a poot array, got {type(x).__name__}")
+        x._node = self.permutation(x, axis=axis)._node
+
+    @api_boundary
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        """Random samples from `a` (an int n means range(n)): with or without replacement, uniformly
+        or with probabilities `p` (inverse CDF with replacement, Gumbel top-k without)."""
+        from .array_api_sets import argsort, searchsorted
+        from .creation import arange
+        from .indexing import take
+
+        if isinstance(a, (int, np.integer)):
+            n = operator.index(a)
+            if n <= 0 and (size is None or math.prod(_size(size))):
+                raise ShapeError("Generator.choice: a must be a positive integer unless no samples are taken")
+            pool = None
+        else:
+            pool = mv.arr(a)
+            if pool.ndim == 0:
+                raise ShapeError("Generator.choice: a must be a sequence or an integer, not a 0-d array")
+            ax = mv.axis_of(axis, pool.ndim, "choice", pool)
+            n = pool.shape[ax]
+        shape = _size(size)
+        k = math.prod(shape)
+        if n == 0 and k:
+            raise ShapeError("Generator.choice: a cannot be empty unless no samples are taken")
+        pa = None
+        if p is not None:
+            pa = p.astype(dt.float64) if isinstance(p, Array) else None
+            if pa is None:
+                pn = np.asarray(p, dtype=np.float64)
+                if pn.shape != (n,):
+                    raise ShapeError("Generator.choice: a and p must have the same size")
+                if (pn < 0).any() or not math.isclose(pn.sum(), 1.0, rel_tol=0, abs_tol=1e-8):
+                    raise ShapeError("Generator.choice: probabilities are not non-negative or do not sum to 1")
+                if not replace and np.count_nonzero(pn) < k:
+                    raise ShapeError("Generator.choice: fewer non-zero entries in p than size")
+                pa = mv.arr(pn)
+        if not replace and k > n:
+            raise ShapeError("Generator.choice: cannot take a larger sample than population when "
+                             "replace=False")
+        if replace:
+            if pa is None:
+                idx = _r.randint(self._next(), (k,), 0, max(n, 1), dt.int64)
+            else:
+                cdf = red.cumsum(pa)
+                cdf = ew.divide(cdf, cdf[n - 1])
+                u = _r.uniform(self._next(), (k,), dt.float64)
+                idx = ew.minimum(searchsorted(cdf, u, side="right"), n - 1)
+        else:
+            if pa is None:
+                idx = self._order(n)[:k]
+            else:   # Gumbel top-k: the k largest log(p) + Gumbel noise, in order
+                u = _r.uniform(self._next(), (n,), dt.float64)
+                g = ew.negative(ew.log(ew.negative(ew.log1p(ew.negative(u)))))
+                score = ew.add(ew.log(pa), g)
+                idx = argsort(score, descending=True)[:k]
+        idx = mv.reshape(idx, shape)
+        if pool is None:
+            return idx if n > 0 else arange(0, dtype=dt.int64)[:0].reshape(shape)
+        return take(pool, idx, axis=ax)
+
+    @api_boundary
+    def bytes(self, length):  # noqa: A003 (NumPy's name)
+        """`length` random bytes."""
+        w = _r.bits(self._next(), ((length + 3) // 4,), dt.uint32).numpy()
+        return w.astype("<u4").tobytes()[:length]
+
+    @api_boundary
+    def spawn(self, n_children):
+        """`n_children` independent generators (seeded from this one's next draw)."""
+        w = _r.bits(self._next(), (2 * n_children,), dt.uint32).numpy().astype(np.uint64)
+        return [Generator(int(w[2 * i]) << 32 | int(w[2 * i + 1])) for i in range(n_children)]
+
+
+def _no_out(out):
+    if out is not None:
+        raise ShapeError("Generator: out= is not supported (poot arrays are immutable values)")
+
+
+@api_boundary
+def default_rng(seed=None):
+    """A Generator seeded with `seed` (an int; None draws a seed from the OS; a Generator is returned
+    as it is). Deterministic per seed on every device."""
+    if isinstance(seed, Generator):
+        return seed
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy) & (2**64 - 1)
+    elif isinstance(seed, (list, tuple, np.ndarray)):
+        seed = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+    elif operator.index(seed) < 0:
+        raise ShapeError("default_rng: seed must be non-negative")
+    return Generator(seed)
+
