@@ -208,6 +208,17 @@ class SpirvLowering(Lowering):
             return self.extend(self.meta_word(self.scalar_words[x.name][0]), x.dtype)  # a narrow scalar
         return super()._e_Cast(e)
 
+    def binary(self, op: str, a: str, b: str, t) -> str:
+        """Signed 64-bit ordering as unsigned ordering of the values with their sign bits flipped:
+        lavapipe evaluates a signed 64-bit compare of two widened 32-bit values wrongly (`i64(j) <=
+        i64(i)` always true: a causal mask written with int64 iotas masked nothing), while unsigned
+        64-bit compares are right."""
+        if op in ("lt", "le", "gt", "ge") and dt.is_int(t) and dt.is_signed(t) and t.bits == 64:
+            flip = -(1 << 63)
+            a, b = self.op(f"xor i64 {a}, {flip}"), self.op(f"xor i64 {b}, {flip}")
+            return self.op(f"icmp u{op} i64 {a}, {b}")
+        return super().binary(op, a, b, t)
+
     def round_to(self, v: str, dtype) -> str:
         """f16 rounding in integer operations: NVIDIA's Vulkan compiler drops the f32 -> f16 -> f32
         conversion pair the shared lowering rounds with, so an f16 intermediate kept f32 precision
