@@ -1,4 +1,4 @@
-"""The `poot` command line: devices, compile, regen-kernel-assets, cache, demo."""
+"""The `poot` command line: devices, compile, regen-kernel-assets, cache, demo, generate, bench."""
 from __future__ import annotations
 
 import argparse
@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .jit.kernel.cli import add_commands as _add_kernel_commands  # compile, regen-kernel-assets
 
     _add_kernel_commands(sub)
+    from .models.cli import add_commands as _add_model_commands  # generate, bench decode
+
+    _add_model_commands(sub)
     return p
 
 

@@ -1,0 +1,155 @@
+"""`poot generate` and `poot bench decode`: the command line of poot.models (argparse only at import;
+the model code is imported when a command runs)."""
+from __future__ import annotations
+
+import sys
+import time
+
+
+def add_commands(sub) -> None:
+    g = sub.add_parser("generate", help="generate text with a Llama-family Hugging Face checkpoint "
+                       "(config.json, *.safetensors, tokenizer.json); needs pip install 'poot[llm]'")
+    g.add_argument("model_dir")
+    g.add_argument("--prompt", required=True)
+    g.add_argument("--device", default=None, help="cpu, cuda, wgpu, vulkan, rocm (default: poot's default)")
+    g.add_argument("--max-tokens", type=int, default=64)
+    _sampling_args(g)
+    g.add_argument("--capacity", type=int, default=None,
+                   help="KV cache length (default: prompt + max tokens, rounded up to 64)")
+    g.set_defaults(func=_cmd_generate)
+
+    b = sub.add_parser("bench", help="benchmarks of poot.models")
+    bsub = b.add_subparsers(dest="bench", required=True)
+    d = bsub.add_parser("decode", help="decode tokens/s with random weights of a preset's shapes, and "
+                        "the fraction of the weight-bandwidth bound")
+    d.add_argument("--preset", default="qwen2.5-0.5b", help="tiny, qwen2.5-0.5b, llama-3.2-1b, llama-3-8b")
+    d.add_argument("--device", default=None)
+    d.add_argument("--context", type=int, default=128, help="KV cache positions attended per step")
+    d.add_argument("--tokens", type=int, default=32, help="decode steps timed")
+    d.add_argument("--dtype", choices=("bfloat16", "float32"), default=None, help="weights (default: the preset's)")
+    d.set_defaults(func=_cmd_bench_decode)
+
+
+def _sampling_args(p) -> None:
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default)")
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--min-p", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _cmd_generate(args) -> int:
+    from ..errors import PootError
+    from . import Decoder, SamplingConfig
+    from .config import LlamaConfig
+
+    cfg = LlamaConfig.from_json(args.model_dir)
+    cap = args.capacity or min(cfg.max_position_embeddings, 4096)
+    t0 = time.perf_counter()
+    m = Decoder.from_pretrained(args.model_dir, device=args.device, capacity=cap)
+    load_s = time.perf_counter() - t0
+    if m.tokenizer is None:
+        raise PootError(f"{args.model_dir} has no tokenizer.json")
+    s = SamplingConfig(args.temperature, args.top_k, args.top_p, args.min_p)
+    ids = m.tokenizer.encode(args.prompt)
+    t0 = time.perf_counter()
+    m.generate(ids, max_tokens=2, sampling=s, stop_at_eos=False)      # trace and compile
+    compile_s = time.perf_counter() - t0
+    print(f"[{m.cfg.architecture} on {m.device}: loaded in {load_s:.1f} s, compiled in {compile_s:.1f} s]",
+          file=sys.stderr)
+    sys.stdout.write(args.prompt)
+    sys.stdout.flush()
+    out, shown = [], [""]
+
+    def on_token(t):
+        out.append(t)
+        text = m.tokenizer.decode(out)
+        if not text.endswith("\ufffd"):          # an incomplete UTF-8 sequence: wait for more
+            sys.stdout.write(text[len(shown[0]):])
+            sys.stdout.flush()
+            shown[0] = text
+
+    g = m.generate(ids, max_tokens=args.max_tokens, sampling=s, seed=args.seed, on_token=on_token)
+    print()
+    print(f"prefill: {g.prompt_tokens} tokens in {g.prefill_s * 1e3:.1f} ms ({g.prefill_tokens_per_s:.1f} tokens/s)"
+          f"; decode: {len(g.tokens) - 1} tokens in {g.decode_s * 1e3:.1f} ms "
+          f"({g.decode_tokens_per_s:.1f} tokens/s)", file=sys.stderr)
+    return 0
+
+
+def copy_bandwidth(device, nbytes: int = 256 << 20, reps: int = 5) -> float:
+    """Bytes/s of a device copy (read + write) of an nbytes float32 array, best of `reps`."""
+    import poot as pt
+
+    with pt.device(device):
+        x = pt.ones((nbytes // 4,), dtype=pt.float32)
+        pt.realize(x)
+
+        @pt.jit
+        def copy(a):
+            return a + 0.0
+
+        copy(x).numpy()[:1]
+        best = float("inf")
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            y = copy(x)
+            pt.realize(y)
+            float(y[0])
+            best = min(best, time.perf_counter() - t0)
+            del y
+    return 2 * nbytes / best
+
+
+def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32, dtype=None,
+                 out=None) -> dict:
+    """Decode `tokens` steps at positions context.. over a cache of context + tokens positions, with
+    random weights of `preset`'s shapes. Returns the numbers it prints."""
+    import numpy as np
+
+    import poot as pt
+
+    from . import GREEDY, Decoder, llama, preset as get_preset
+
+    cfg = get_preset(preset)
+    if dtype:
+        cfg = cfg.replace(dtype=dtype)
+    cap = context + tokens
+    t0 = time.perf_counter()
+    m = Decoder.random(cfg, capacity=cap, device=device)
+    init_s = time.perf_counter() - t0
+    dev = m.device
+    key = np.zeros(2, np.uint32)
+    with pt.device(dev):
+        cache = m.new_cache()
+        tok = pt.asarray(np.array([1], np.int32))
+        t0 = time.perf_counter()
+        tok, _, cache = llama.decode_step(m.params, cache, tok, context, key, cfg=cfg, sampling=GREEDY)
+        tok.numpy()
+        compile_s = time.perf_counter() - t0
+        times = []
+        for i in range(tokens):
+            t0 = time.perf_counter()
+            tok, _, cache = llama.decode_step(m.params, cache, tok, context + i, key, cfg=cfg,
+                                              sampling=GREEDY)
+            tok.numpy()
+            times.append(time.perf_counter() - t0)
+    ms = 1e3 * float(np.median(times))
+    bw = copy_bandwidth(dev)
+    wbytes = cfg.weight_bytes_per_token()
+    bound_ms = 1e3 * wbytes / bw
+    r = {"preset": preset, "device": str(dev), "dtype": cfg.dtype, "context": context,
+         "params": cfg.num_parameters(), "init_s": init_s, "compile_s": compile_s,
+         "ms_per_token": ms, "tokens_per_s": 1e3 / ms, "weight_bytes_per_token": wbytes,
+         "copy_bandwidth_GBps": bw / 1e9, "bound_ms": bound_ms, "fraction_of_bound": bound_ms / ms}
+    print(f"{preset} ({cfg.num_parameters() / 1e6:.0f}M params, {cfg.dtype}) on {dev}, context {context}: "
+          f"{r['tokens_per_s']:.1f} tokens/s, {ms:.2f} ms/token (median of {tokens}); "
+          f"weights {wbytes / 1e6:.3g} MB/token at a measured copy bandwidth of {bw / 1e9:.1f} GB/s "
+          f"-> bound {bound_ms:.2f} ms/token, {100 * r['fraction_of_bound']:.1f}% of the bound "
+          f"[random init {init_s:.1f} s, first step (trace+compile) {compile_s:.1f} s]", file=out or sys.stdout)
+    return r
+
+
+def _cmd_bench_decode(args) -> int:
+    bench_decode(args.preset, args.device, args.context, args.tokens, args.dtype)
+    return 0

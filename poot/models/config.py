@@ -1,0 +1,199 @@
+"""Llama-family decoder configurations: parsed from a Hugging Face `config.json` or taken from a named
+preset (the shapes of published checkpoints, for random-weight runs and benchmarks)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+
+import numpy as np
+
+from ..errors import PootError
+
+SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM")
+ROPE_TYPES = ("default", "linear", "llama3")
+
+
+class ModelConfigError(PootError):
+    """A model configuration poot's decoder cannot run (unknown architecture, RoPE variant, shapes)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LlamaConfig:
+    """The hyperparameters of a Llama-family decoder (Llama, Qwen2, Mistral). Frozen and hashable:
+    the jitted forward functions take it as a static argument."""
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float = 1e-6
+    rope_theta: float = 10000.0
+    rope_scaling: tuple | None = None        # sorted (key, value) items of the HF dict, or None
+    max_position_embeddings: int = 4096
+    tie_word_embeddings: bool = False
+    attention_bias: bool = False             # q/k/v projections carry biases (Qwen2)
+    sliding_window: int | None = None        # Mistral: keys further back than this are masked
+    dtype: str = "bfloat16"                  # weight dtype: "bfloat16" or "float32"
+    bos_token_id: int | None = None
+    eos_token_ids: tuple = ()
+    architecture: str = "LlamaForCausalLM"
+
+    def __post_init__(self):
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ModelConfigError(f"num_attention_heads ({self.num_attention_heads}) must be a multiple "
+                                   f"of num_key_value_heads ({self.num_key_value_heads})")
+        if self.head_dim % 2:
+            raise ModelConfigError(f"head_dim must be even for RoPE, got {self.head_dim}")
+        if self.dtype not in ("bfloat16", "float32"):
+            raise ModelConfigError(f"dtype must be 'bfloat16' or 'float32', got {self.dtype!r}")
+        rope_type = self.rope.get("rope_type", self.rope.get("type", "default"))
+        if rope_type not in ROPE_TYPES:
+            raise ModelConfigError(f"RoPE scaling type {rope_type!r} is not supported (supported: "
+                                   f"{', '.join(ROPE_TYPES)})")
+
+    @property
+    def rope(self) -> dict:
+        return dict(self.rope_scaling or ())
+
+    @property
+    def q_size(self) -> int:
+        return self.num_attention_heads * self.head_dim
+
+    @property
+    def kv_size(self) -> int:
+        return self.num_key_value_heads * self.head_dim
+
+    def replace(self, **changes) -> "LlamaConfig":
+        if isinstance(changes.get("rope_scaling"), dict):
+            changes["rope_scaling"] = _freeze(changes["rope_scaling"])
+        return dataclasses.replace(self, **changes)
+
+    def num_parameters(self) -> int:
+        h, i, layers = self.hidden_size, self.intermediate_size, self.num_hidden_layers
+        attn = h * (self.q_size + 2 * self.kv_size) + self.q_size * h
+        attn += (self.q_size + 2 * self.kv_size) if self.attention_bias else 0
+        per_layer = attn + 3 * h * i + 2 * h
+        head = 0 if self.tie_word_embeddings else self.vocab_size * h
+        return self.vocab_size * h + layers * per_layer + h + head
+
+    def weight_bytes_per_token(self) -> int:
+        """Bytes of weights one decode step reads: every matrix once, plus one embedding row (the
+        embedding table is read whole only as a tied LM head)."""
+        itemsize = 2 if self.dtype == "bfloat16" else 4
+        n = self.num_parameters() - self.vocab_size * self.hidden_size + self.hidden_size
+        if self.tie_word_embeddings:
+            n += self.vocab_size * self.hidden_size
+        return n * itemsize
+
+    @classmethod
+    def from_hf(cls, cfg: dict) -> "LlamaConfig":
+        """From the dict of a Hugging Face `config.json`."""
+        archs = cfg.get("architectures") or ["LlamaForCausalLM"]
+        arch = archs[0]
+        if arch not in SUPPORTED_ARCHITECTURES:
+            raise ModelConfigError(f"architecture {arch!r} is not supported (supported: "
+                                   f"{', '.join(SUPPORTED_ARCHITECTURES)})")
+        heads = cfg["num_attention_heads"]
+        hidden = cfg["hidden_size"]
+        eos = cfg.get("eos_token_id")
+        eos = () if eos is None else tuple(eos) if isinstance(eos, list) else (eos,)
+        dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
+        dtype = "float32" if dtype in ("float32", "float") else "bfloat16"
+        if arch == "Qwen2ForCausalLM":
+            bias = True
+            window = cfg.get("sliding_window") if cfg.get("use_sliding_window") else None
+        else:
+            bias = bool(cfg.get("attention_bias", False))
+            window = cfg.get("sliding_window") if arch == "MistralForCausalLM" else None
+        return cls(vocab_size=cfg["vocab_size"], hidden_size=hidden,
+                   intermediate_size=cfg["intermediate_size"],
+                   num_hidden_layers=cfg["num_hidden_layers"], num_attention_heads=heads,
+                   num_key_value_heads=cfg.get("num_key_value_heads") or heads,
+                   head_dim=cfg.get("head_dim") or hidden // heads,
+                   rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
+                   rope_theta=float(cfg.get("rope_theta", 10000.0)),
+                   rope_scaling=_freeze(cfg.get("rope_scaling")),
+                   max_position_embeddings=int(cfg.get("max_position_embeddings", 4096)),
+                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+                   attention_bias=bias, sliding_window=window, dtype=dtype,
+                   bos_token_id=cfg.get("bos_token_id"), eos_token_ids=eos, architecture=arch)
+
+    @classmethod
+    def from_json(cls, path) -> "LlamaConfig":
+        if os.path.isdir(path):
+            path = os.path.join(path, "config.json")
+        try:
+            with open(path) as f:
+                return cls.from_hf(json.load(f))
+        except FileNotFoundError:
+            raise ModelConfigError(f"no config.json at {path}") from None
+        except (KeyError, json.JSONDecodeError) as e:
+            raise ModelConfigError(f"{path}: not a Llama-family config.json ({type(e).__name__}: {e})") from None
+
+
+def _freeze(d):
+    if not d:
+        return None
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items()))
+
+
+def rope_inv_freq(cfg: LlamaConfig) -> np.ndarray:
+    """The RoPE inverse frequencies (head_dim // 2,) in float64, with the config's scaling applied
+    (the formulas of Hugging Face's `_compute_default/linear/llama3_parameters`)."""
+    d = cfg.head_dim
+    inv = 1.0 / (cfg.rope_theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
+    r = cfg.rope
+    kind = r.get("rope_type", r.get("type", "default"))
+    if kind == "linear":
+        inv = inv / float(r["factor"])
+    elif kind == "llama3":
+        factor = float(r["factor"])
+        low, high = float(r.get("low_freq_factor", 1.0)), float(r.get("high_freq_factor", 4.0))
+        old = float(r.get("original_max_position_embeddings", 8192))
+        low_wl, high_wl = old / low, old / high
+        wavelen = 2 * math.pi / inv
+        scaled = np.where(wavelen > low_wl, inv / factor, inv)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = (wavelen >= high_wl) & (wavelen <= low_wl)
+        inv = np.where(medium, smoothed, scaled)
+    return inv
+
+
+PRESETS = {
+    "tiny": LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
+                        rope_theta=10000.0, max_position_embeddings=512, tie_word_embeddings=False,
+                        attention_bias=True, dtype="float32", eos_token_ids=(),
+                        architecture="Qwen2ForCausalLM"),
+    "qwen2.5-0.5b": LlamaConfig(vocab_size=151936, hidden_size=896, intermediate_size=4864,
+                                num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+                                head_dim=64, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                                max_position_embeddings=32768, tie_word_embeddings=True,
+                                attention_bias=True, dtype="bfloat16", bos_token_id=151643,
+                                eos_token_ids=(151643,), architecture="Qwen2ForCausalLM"),
+    "llama-3.2-1b": LlamaConfig(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
+                                num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                                head_dim=64, rms_norm_eps=1e-5, rope_theta=500000.0,
+                                rope_scaling=_freeze({"rope_type": "llama3", "factor": 32.0,
+                                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                      "original_max_position_embeddings": 8192}),
+                                max_position_embeddings=131072, tie_word_embeddings=True,
+                                dtype="bfloat16", bos_token_id=128000, eos_token_ids=(128001,)),
+    "llama-3-8b": LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336,
+                              num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                              head_dim=128, rms_norm_eps=1e-5, rope_theta=500000.0,
+                              max_position_embeddings=8192, tie_word_embeddings=False,
+                              dtype="bfloat16", bos_token_id=128000, eos_token_ids=(128001,)),
+}
+
+
+def preset(name: str) -> LlamaConfig:
+    try:
+        return PRESETS[name.lower()]
+    except KeyError:
+        raise ModelConfigError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}") from None

@@ -1,0 +1,153 @@
+"""`Decoder`: parameters, config, optional tokenizer and the prefill/decode loop with timing."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+
+import numpy as np
+
+import poot as pt
+
+from ..errors import PootError
+from . import llama
+from .config import LlamaConfig, preset
+from .sampling import GREEDY, SamplingConfig
+from .weights import CheckpointError, load_checkpoint, random_params, require
+
+
+@dataclasses.dataclass
+class Generation:
+    """The generated token ids (prompt excluded) and timings in seconds."""
+    tokens: list
+    prompt_tokens: int
+    prefill_s: float
+    decode_s: float
+    first_call_s: float = 0.0        # traces and compiles, not in the rates
+
+    @property
+    def prefill_tokens_per_s(self) -> float:
+        return self.prompt_tokens / self.prefill_s if self.prefill_s else float("nan")
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        n = len(self.tokens) - 1      # the first token comes from the prefill
+        return n / self.decode_s if n > 0 and self.decode_s else float("nan")
+
+
+class Tokenizer:
+    """A Hugging Face `tokenizer.json`, through the `tokenizers` package."""
+
+    def __init__(self, path: str):
+        tk = require("tokenizers")
+        self._tok = tk.Tokenizer.from_file(path)
+
+    def encode(self, text: str) -> list:
+        return list(self._tok.encode(text).ids)
+
+    def decode(self, ids) -> str:
+        return self._tok.decode(list(ids), skip_special_tokens=True)
+
+
+def _bucket(n: int, capacity: int) -> int:
+    """The prompt length padded to a power of two (>= 16), so prompts of similar lengths share one
+    compiled prefill; never beyond the cache capacity."""
+    b = 16
+    while b < n:
+        b *= 2
+    return b if b <= capacity else n
+
+
+class Decoder:
+    """A Llama-family decoder on a device. `Decoder.from_pretrained(dir)` or `Decoder.random(cfg)`."""
+
+    def __init__(self, cfg: LlamaConfig, params: dict, capacity: int, device=None, tokenizer=None):
+        self.cfg, self.params, self.capacity, self.tokenizer = cfg, params, capacity, tokenizer
+        self.device = device if device is not None else params["embed"].device
+
+    @classmethod
+    def from_pretrained(cls, path: str, device=None, capacity: int | None = None) -> "Decoder":
+        with pt.device(device) if device else _nullctx():
+            cfg, params = load_checkpoint(path, capacity=capacity)
+        tok_path = os.path.join(path, "tokenizer.json")
+        tokenizer = Tokenizer(tok_path) if os.path.exists(tok_path) else None
+        cap = params["rope_cos"].shape[0]
+        return cls(cfg, params, cap, device=params["embed"].device, tokenizer=tokenizer)
+
+    @classmethod
+    def random(cls, cfg, capacity: int = 512, seed: int = 0, device=None) -> "Decoder":
+        """Random weights with the shapes of `cfg` (a LlamaConfig or a preset name)."""
+        if isinstance(cfg, str):
+            cfg = preset(cfg)
+        with pt.device(device) if device else _nullctx():
+            params = random_params(cfg, capacity, seed=seed)
+        return cls(cfg, params, capacity, device=params["embed"].device)
+
+    def new_cache(self):
+        with pt.device(self.device):
+            cache = llama.new_cache(self.cfg, self.capacity)
+            pt.realize(*cache["k"], *cache["v"])
+            return cache
+
+    def _keys(self, seed: int, n: int):
+        with pt.device(self.device):
+            return np.asarray(pt.random.split(pt.random.key(seed), max(n, 1)).numpy())
+
+    def generate(self, prompt, max_tokens: int = 32, sampling: SamplingConfig = GREEDY, seed: int = 0,
+                 on_token=None, stop_at_eos: bool = True) -> Generation:
+        """Generate up to `max_tokens` tokens after `prompt` (token ids, or text with a tokenizer).
+        `on_token(token_id)` is called as each token arrives (for streaming)."""
+        if isinstance(prompt, str):
+            if self.tokenizer is None:
+                raise PootError("this model has no tokenizer (tokenizer.json); pass token ids")
+            prompt = self.tokenizer.encode(prompt)
+        prompt = [int(t) for t in prompt]
+        if not prompt:
+            raise PootError("the prompt is empty")
+        n = len(prompt)
+        if n + max_tokens > self.capacity:
+            raise PootError(f"prompt ({n} tokens) + max_tokens ({max_tokens}) exceed the cache "
+                            f"capacity {self.capacity}; raise the capacity")
+        eos = set(self.cfg.eos_token_ids) if stop_at_eos else set()
+        keys = self._keys(seed, max_tokens + 1)
+        with pt.device(self.device):
+            cache = self.new_cache()
+            t = _bucket(n, self.capacity)
+            toks = np.zeros(t, np.int32)
+            toks[:n] = prompt
+            t0 = time.perf_counter()
+            tok, _, cache = llama.prefill(self.params, cache, toks, n - 1, keys[0], cfg=self.cfg,
+                                          sampling=sampling)
+            first = int(tok.numpy()[0])
+            prefill_s = time.perf_counter() - t0
+            out = [first]
+            if on_token:
+                on_token(first)
+            t1 = time.perf_counter()
+            pos = n
+            while len(out) < max_tokens and out[-1] not in eos:
+                tok, _, cache = llama.decode_step(self.params, cache, tok, pos, keys[len(out)],
+                                                  cfg=self.cfg, sampling=sampling)
+                out.append(int(tok.numpy()[0]))
+                pos += 1
+                if on_token:
+                    on_token(out[-1])
+            decode_s = time.perf_counter() - t1
+        return Generation(out, n, prefill_s, decode_s)
+
+    def warmup(self, prompt_len: int = 8, sampling: SamplingConfig = GREEDY):
+        """Trace and compile the prefill (for this prompt bucket) and the decode step once."""
+        t0 = time.perf_counter()
+        self.generate([1] * prompt_len, max_tokens=2, sampling=sampling, stop_at_eos=False)
+        return time.perf_counter() - t0
+
+
+class _nullctx:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *a):
+        return False
+
+
+__all__ = ["Decoder", "Generation", "Tokenizer", "CheckpointError"]

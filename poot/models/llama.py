@@ -1,0 +1,192 @@
+"""A Llama-family decoder (Llama 2/3, Qwen2, Mistral) written with poot's public array API.
+
+Architecture: token embedding; per layer `x += attn(rms_norm(x))`, `x += mlp(rms_norm(x))`; a final
+RMSNorm and the LM head (the embedding matrix itself when tied). Attention is grouped-query (each
+key/value head serves num_attention_heads // num_key_value_heads query heads) with rotary position
+embeddings in the rotate-half layout of Hugging Face checkpoints, optional q/k/v biases (Qwen2) and
+an optional sliding window (Mistral). The MLP is SwiGLU: down(silu(gate(x)) * up(x)).
+
+Parameters are a pytree (dict) of poot arrays with the checkpoint's (out, in) matrices; q/k/v and
+gate/up are concatenated into one matrix each at load time (one matrix-vector product instead of
+three or two). Weights may be bfloat16 or float32; activations, the residual stream and the KV cache
+are float32 (bfloat16 matmul inputs round the activation to bfloat16 first, as bf16 inference does).
+
+The KV cache is a preallocated pytree {"k": [layer arrays (kv_heads, capacity, head_dim)], "v": ...}.
+The decode step is one `@pt.jit` function that donates the cache and writes the new key/value row at
+the traced position `pos` by assignment (`k[:, pos] = ...`, a scatter of one row), then attends over
+the whole capacity with positions > pos masked out.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import poot as pt
+
+from .config import LlamaConfig, rope_inv_freq
+from .sampling import sample
+
+__all__ = ["rope_tables", "new_cache", "prefill_forward", "decode_forward", "prefill", "decode_step",
+           "prefill_all_logits"]
+
+
+def rope_tables(cfg: LlamaConfig, length: int):
+    """(cos, sin), each float32 (length, head_dim // 2): angle position * inv_freq, in float64 first."""
+    ang = np.arange(length, dtype=np.float64)[:, None] * rope_inv_freq(cfg)[None, :]
+    return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+
+
+def new_cache(cfg: LlamaConfig, capacity: int, device=None):
+    """A zeroed KV cache for `capacity` positions."""
+    shape = (cfg.num_key_value_heads, capacity, cfg.head_dim)
+    z = lambda: pt.zeros(shape, dtype=pt.float32, device=device)  # noqa: E731
+    return {"k": [z() for _ in range(cfg.num_hidden_layers)],
+            "v": [z() for _ in range(cfg.num_hidden_layers)]}
+
+
+# -- building blocks ------------------------------------------------------------------------------
+
+def _linear(x, w, b=None):
+    """x @ w.T (+ b) in float32, for w of shape (out, in); a 1-D x is a matrix-vector product w @ x."""
+    if w.dtype != pt.float32:
+        x = x.astype(w.dtype)
+    # (w @ x.T).T rather than x @ w.T: the transposes are of the activations, never of the weights
+    y = (w @ x) if x.ndim == 1 else pt.matrix_transpose(pt.matmul(w, pt.matrix_transpose(x)))
+    y = y.astype(pt.float32)
+    if b is not None:
+        y = y + b.astype(pt.float32)
+    return y
+
+
+def _rope(x, cos, sin):
+    """Rotate-half RoPE on the last axis of x (..., head_dim) with cos/sin broadcastable to
+    (..., head_dim // 2)."""
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h], x[..., h:]
+    return pt.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def _norm(x, w, cfg):
+    return pt.nn.rms_norm(x, w.astype(pt.float32), eps=cfg.rms_norm_eps)
+
+
+def _mlp(x, layer, cfg):
+    gu = _linear(x, layer["w_gate_up"])
+    i = cfg.intermediate_size
+    return _linear(pt.nn.silu(gu[..., :i]) * gu[..., i:], layer["w_down"])
+
+
+def _qkv(x, layer, cfg):
+    qkv = _linear(x, layer["w_qkv"], layer.get("b_qkv"))
+    q, kv = cfg.q_size, cfg.kv_size
+    return qkv[..., :q], qkv[..., q:q + kv], qkv[..., q + kv:]
+
+
+def _embed(params, tokens):
+    return pt.take(params["embed"], tokens, axis=0).astype(pt.float32)
+
+
+def _logits(params, h, cfg):
+    h = _norm(h, params["norm"], cfg)
+    head = params["embed"] if cfg.tie_word_embeddings else params["lm_head"]
+    return _linear(h, head)
+
+
+# -- decode: one token at traced position pos ----------------------------------------------------
+
+def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
+    """Logits (vocab,) float32 for `token` (int array of shape (1,)) at position `pos` (a traced or
+    Python int), and the cache with this position's keys and values written."""
+    nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+    g = nh // nkv
+    cap = cache["k"][0].shape[1]
+    pos = pt.asarray(pos).astype(pt.int64) if not isinstance(pos, int) else pt.asarray(pos)
+    cos = pt.take(params["rope_cos"], pos, axis=0)          # (d/2,)
+    sin = pt.take(params["rope_sin"], pos, axis=0)
+    keys = pt.arange(cap, device=cos.device)
+    visible = keys <= pos
+    if cfg.sliding_window:
+        visible = visible & (pos - keys < cfg.sliding_window)
+    scale = 1.0 / float(np.sqrt(d))
+    x = _embed(params, token).reshape((cfg.hidden_size,))
+    ks, vs = list(cache["k"]), list(cache["v"])
+    for li, layer in enumerate(params["layers"]):
+        q, k, v = _qkv(_norm(x, layer["attn_norm"], cfg), layer, cfg)
+        q = _rope(q.reshape((nh, d)), cos, sin)
+        k = _rope(k.reshape((nkv, d)), cos, sin)
+        kc, vc = ks[li], vs[li]
+        kc[:, pos] = k
+        vc[:, pos] = v.reshape((nkv, d))
+        ks[li], vs[li] = kc, vc
+        # K @ q then a transpose of the small (nkv, cap, g) result: q @ K.T would copy the cache
+        s = pt.matrix_transpose(pt.matmul(kc, pt.matrix_transpose(q.reshape((nkv, g, d))))) * scale
+        s = pt.where(visible, s, -pt.inf)
+        o = pt.matmul(pt.nn.softmax(s, axis=-1), vc)                                  # (nkv, g, d)
+        x = x + _linear(o.reshape((nh * d,)), layer["w_o"])
+        x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
+    return _logits(params, x, cfg), {"k": ks, "v": vs}
+
+
+# -- prefill: a prompt of T tokens at positions 0..T-1 ---------------------------------------------
+
+def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
+    """Run the prompt `tokens` (int array (T,)) from position 0, filling cache positions 0..T-1.
+    Returns (logits, cache): logits (T, vocab) for every position when `last` is None, else (vocab,)
+    for position `last` (a traced or Python int: the last real token of a padded prompt)."""
+    nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+    g = nh // nkv
+    t = tokens.shape[0]
+    cos = params["rope_cos"][:t][:, None, :]                # (T, 1, d/2)
+    sin = params["rope_sin"][:t][:, None, :]
+    qi = pt.arange(t, device=tokens.device)
+    visible = qi[None, :] <= qi[:, None]                    # (T query, T key)
+    if cfg.sliding_window:
+        visible = visible & (qi[:, None] - qi[None, :] < cfg.sliding_window)
+    scale = 1.0 / float(np.sqrt(d))
+    x = _embed(params, tokens)                              # (T, hidden)
+    ks, vs = list(cache["k"]), list(cache["v"])
+    for li, layer in enumerate(params["layers"]):
+        q, k, v = _qkv(_norm(x, layer["attn_norm"], cfg), layer, cfg)
+        q = _rope(q.reshape((t, nh, d)), cos, sin)
+        k = _rope(k.reshape((t, nkv, d)), cos, sin)
+        k = pt.permute_dims(k, (1, 0, 2))                   # (nkv, T, d)
+        v = pt.permute_dims(v.reshape((t, nkv, d)), (1, 0, 2))
+        kc, vc = ks[li], vs[li]
+        kc[:, :t] = k
+        vc[:, :t] = v
+        ks[li], vs[li] = kc, vc
+        qh = pt.permute_dims(q.reshape((t, nkv, g, d)), (1, 2, 0, 3)).reshape((nkv, g * t, d))
+        s = pt.matmul(qh, pt.matrix_transpose(k)).reshape((nkv, g, t, t)) * scale
+        s = pt.where(visible, s, -pt.inf)
+        p = pt.nn.softmax(s, axis=-1).reshape((nkv, g * t, t))
+        o = pt.matmul(p, v).reshape((nkv, g, t, d))
+        o = pt.permute_dims(o, (2, 0, 1, 3)).reshape((t, nh * d))
+        x = x + _linear(o, layer["w_o"])
+        x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
+    if last is not None:
+        x = pt.take(x, pt.asarray(last), axis=0)
+    return _logits(params, x, cfg), {"k": ks, "v": vs}
+
+
+# -- jitted entry points ---------------------------------------------------------------------------
+
+@functools.partial(pt.jit, static_argnames=("cfg", "sampling"), donate_argnums=(1,))
+def prefill(params, cache, tokens, last, key, cfg, sampling):
+    """Prompt (padded to a bucket length) -> (next token (1,) int32, logits at `last`, cache)."""
+    logits, cache = prefill_forward(params, cache, tokens, cfg, last=last)
+    return sample(logits, key, sampling).astype(pt.int32).reshape((1,)), logits, cache
+
+
+@functools.partial(pt.jit, static_argnames=("cfg", "sampling"), donate_argnums=(1,))
+def decode_step(params, cache, token, pos, key, cfg, sampling):
+    """One decode step: (next token (1,) int32, logits (vocab,), cache with position pos written)."""
+    logits, cache = decode_forward(params, cache, token, pos, cfg)
+    return sample(logits, key, sampling).astype(pt.int32).reshape((1,)), logits, cache
+
+
+@functools.partial(pt.jit, static_argnames=("cfg",), donate_argnums=(1,))
+def prefill_all_logits(params, cache, tokens, cfg):
+    """Prompt -> (logits (T, vocab) of every position, cache)."""
+    return prefill_forward(params, cache, tokens, cfg)
+

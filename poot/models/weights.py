@@ -1,0 +1,221 @@
+"""Parameters for the decoder: loaded from a Hugging Face checkpoint directory (`config.json` and
+`*.safetensors`, read with the `safetensors` package's NumPy API) or made at random from a config.
+
+The parameter pytree (see llama.py): {"embed", "norm", ["lm_head"], "rope_cos", "rope_sin",
+"layers": [{"attn_norm", "w_qkv", ["b_qkv"], "w_o", "mlp_norm", "w_gate_up", "w_down"}]}.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import numpy as np
+
+import poot as pt
+
+from ..errors import PootError
+from .config import LlamaConfig
+from .llama import rope_tables
+
+_INSTALL = "pip install 'poot[llm]'"
+
+
+class CheckpointError(PootError):
+    """A checkpoint directory poot cannot load (missing files, tensors or the `llm` extra)."""
+
+
+def require(module: str):
+    """Import `module` (safetensors, tokenizers), or raise CheckpointError naming the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise CheckpointError(f"loading Hugging Face checkpoints needs the '{module.split('.')[0]}' "
+                              f"package ({e}); install it with: {_INSTALL}") from None
+
+
+def _np_dtype(cfg: LlamaConfig):
+    import ml_dtypes
+
+    return ml_dtypes.bfloat16 if cfg.dtype == "bfloat16" else np.float32
+
+
+def _dev_dtype(cfg: LlamaConfig):
+    return pt.bfloat16 if cfg.dtype == "bfloat16" else pt.float32
+
+
+def _rope_params(cfg, capacity, device):
+    cos, sin = rope_tables(cfg, capacity)
+    return {"rope_cos": pt.asarray(cos, device=device), "rope_sin": pt.asarray(sin, device=device)}
+
+
+def params_from_numpy(cfg: LlamaConfig, tensors: dict, capacity: int, device=None) -> dict:
+    """The parameter pytree on `device` from Hugging Face tensor names -> NumPy arrays (any float
+    dtype; converted to the config's weight dtype)."""
+    wd = _np_dtype(cfg)
+
+    def get(name, required=True):
+        if name in tensors:
+            return tensors[name]
+        if name.startswith("model.") and name[6:] in tensors:   # checkpoints saved without "model."
+            return tensors[name[6:]]
+        if required:
+            raise CheckpointError(f"the checkpoint has no tensor {name!r}")
+        return None
+
+    def put(a):
+        return pt.asarray(np.ascontiguousarray(np.asarray(a).astype(wd)), device=device)
+
+    layers = []
+    for i in range(cfg.num_hidden_layers):
+        p = f"model.layers.{i}."
+        qkv = [get(p + f"self_attn.{n}_proj.weight") for n in "qkv"]
+        layer = {"attn_norm": put(get(p + "input_layernorm.weight")),
+                 "w_qkv": put(np.concatenate(qkv, axis=0)),
+                 "w_o": put(get(p + "self_attn.o_proj.weight")),
+                 "mlp_norm": put(get(p + "post_attention_layernorm.weight")),
+                 "w_gate_up": put(np.concatenate([get(p + "mlp.gate_proj.weight"),
+                                                  get(p + "mlp.up_proj.weight")], axis=0)),
+                 "w_down": put(get(p + "mlp.down_proj.weight"))}
+        if cfg.attention_bias:
+            b = [get(p + f"self_attn.{n}_proj.bias") for n in "qkv"]
+            layer["b_qkv"] = pt.asarray(np.concatenate(b).astype(np.float32), device=device)
+        layers.append(layer)
+    params = {"embed": put(get("model.embed_tokens.weight")), "norm": put(get("model.norm.weight")),
+              "layers": layers, **_rope_params(cfg, capacity, device)}
+    if not cfg.tie_word_embeddings:
+        head = get("lm_head.weight", required=False)
+        params["lm_head"] = put(head if head is not None else get("model.embed_tokens.weight"))
+    return params
+
+
+def load_checkpoint(path: str, capacity: int | None = None, device=None):
+    """(config, params) from a Hugging Face checkpoint directory. `capacity`: the longest sequence
+    (prompt + generated tokens) the RoPE tables cover; default: min(max_position_embeddings, 4096)."""
+    if not os.path.isdir(path):
+        raise CheckpointError(f"{path} is not a directory (expected a Hugging Face checkpoint with "
+                              f"config.json and *.safetensors)")
+    cfg = LlamaConfig.from_json(path)
+    files = sorted(glob.glob(os.path.join(path, "*.safetensors")))
+    if not files:
+        raise CheckpointError(f"no *.safetensors files in {path}")
+    st = require("safetensors.numpy")
+    tensors = {}
+    for f in files:
+        try:
+            tensors.update(st.load_file(f))
+        except Exception as e:   # noqa: BLE001 (safetensors raises its own error types)
+            raise CheckpointError(f"{f}: cannot read it with safetensors ({type(e).__name__}: {e}); "
+                                  f"bfloat16 checkpoints need safetensors >= 0.4.3") from None
+    capacity = capacity or min(cfg.max_position_embeddings, 4096)
+    return cfg, params_from_numpy(cfg, tensors, capacity, device)
+
+
+def random_params(cfg: LlamaConfig, capacity: int, seed: int = 0, device=None, scale: float = 0.02,
+                  block: int = 1 << 20) -> dict:
+    """Random parameters with the config's shapes and weight dtype, made on `device` with pt.random
+    (uniform in [-scale*sqrt(3), scale*sqrt(3)], norm weights 1): for benchmarks and tests. A matrix
+    larger than `block` elements repeats a random block of rows (Threefry over every element of a
+    billion-parameter model takes minutes on a CPU; benchmarks only need the shapes and bytes)."""
+    d = _dev_dtype(cfg)
+    base = pt.random.key(seed, device=device)
+    counter = [0]
+    a = scale * 3 ** 0.5
+
+    def rnd(rows, cols):
+        counter[0] += 1
+        k = pt.random.fold_in(base, counter[0])
+        r = min(rows, max(1, block // cols))
+        w = pt.random.uniform(k, (r, cols), dtype=pt.float32, minval=-a, maxval=a).astype(d)
+        if r < rows:
+            w = pt.tile(w, (-(-rows // r), 1))[:rows]
+        pt.realize(w)
+        return w
+
+    def ones(n):
+        return pt.ones((n,), dtype=d, device=device)
+
+    h, i = cfg.hidden_size, cfg.intermediate_size
+    qkv = cfg.q_size + 2 * cfg.kv_size
+    layers = []
+    for _ in range(cfg.num_hidden_layers):
+        layer = {"attn_norm": ones(h), "w_qkv": rnd(qkv, h), "w_o": rnd(h, cfg.q_size),
+                 "mlp_norm": ones(h), "w_gate_up": rnd(2 * i, h), "w_down": rnd(h, i)}
+        if cfg.attention_bias:
+            k = pt.random.fold_in(base, 10**6 + len(layers))
+            layer["b_qkv"] = pt.random.uniform(k, (qkv,), dtype=pt.float32, minval=-a, maxval=a)
+        layers.append(layer)
+    params = {"embed": rnd(cfg.vocab_size, h), "norm": ones(h), "layers": layers,
+              **_rope_params(cfg, capacity, device)}
+    if not cfg.tie_word_embeddings:
+        params["lm_head"] = rnd(cfg.vocab_size, h)
+    pt.realize(*[x for x in _leaves(params)])
+    return params
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        for v in tree.values():
+            yield from _leaves(v)
+    elif isinstance(tree, (list, tuple)):
+        for v in tree:
+            yield from _leaves(v)
+    else:
+        yield tree
+
+
+def to_hf_tensors(cfg: LlamaConfig, params: dict) -> dict:
+    """Hugging Face tensor names -> NumPy arrays from a parameter pytree (inverse of
+    params_from_numpy): for writing a checkpoint with safetensors."""
+    out = {"model.embed_tokens.weight": params["embed"].numpy(), "model.norm.weight": params["norm"].numpy()}
+    if not cfg.tie_word_embeddings:
+        out["lm_head.weight"] = params["lm_head"].numpy()
+    q, kv, i = cfg.q_size, cfg.kv_size, cfg.intermediate_size
+    for n, layer in enumerate(params["layers"]):
+        p = f"model.layers.{n}."
+        w = layer["w_qkv"].numpy()
+        out[p + "self_attn.q_proj.weight"] = w[:q]
+        out[p + "self_attn.k_proj.weight"] = w[q:q + kv]
+        out[p + "self_attn.v_proj.weight"] = w[q + kv:]
+        if "b_qkv" in layer:
+            b = layer["b_qkv"].numpy()
+            out[p + "self_attn.q_proj.bias"] = b[:q]
+            out[p + "self_attn.k_proj.bias"] = b[q:q + kv]
+            out[p + "self_attn.v_proj.bias"] = b[q + kv:]
+        out[p + "self_attn.o_proj.weight"] = layer["w_o"].numpy()
+        gu = layer["w_gate_up"].numpy()
+        out[p + "mlp.gate_proj.weight"] = gu[:i]
+        out[p + "mlp.up_proj.weight"] = gu[i:]
+        out[p + "mlp.down_proj.weight"] = layer["w_down"].numpy()
+        out[p + "input_layernorm.weight"] = layer["attn_norm"].numpy()
+        out[p + "post_attention_layernorm.weight"] = layer["mlp_norm"].numpy()
+    return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+
+def hf_config_dict(cfg: LlamaConfig) -> dict:
+    """A Hugging Face config.json dict for `cfg`."""
+    d = {"architectures": [cfg.architecture], "vocab_size": cfg.vocab_size,
+         "hidden_size": cfg.hidden_size, "intermediate_size": cfg.intermediate_size,
+         "num_hidden_layers": cfg.num_hidden_layers, "num_attention_heads": cfg.num_attention_heads,
+         "num_key_value_heads": cfg.num_key_value_heads, "head_dim": cfg.head_dim,
+         "rms_norm_eps": cfg.rms_norm_eps, "rope_theta": cfg.rope_theta,
+         "rope_scaling": cfg.rope or None, "max_position_embeddings": cfg.max_position_embeddings,
+         "tie_word_embeddings": cfg.tie_word_embeddings, "torch_dtype": cfg.dtype,
+         "bos_token_id": cfg.bos_token_id, "eos_token_id": list(cfg.eos_token_ids) or None}
+    if cfg.architecture == "LlamaForCausalLM":
+        d["attention_bias"] = cfg.attention_bias
+    if cfg.sliding_window:
+        d["sliding_window"] = cfg.sliding_window
+        d["use_sliding_window"] = True
+    return d
+
+
+def save_checkpoint(path: str, cfg: LlamaConfig, params: dict) -> None:
+    """Write config.json and model.safetensors for (cfg, params) into directory `path`."""
+    st = require("safetensors.numpy")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(hf_config_dict(cfg), f, indent=1)
+    st.save_file(to_hf_tensors(cfg, params), os.path.join(path, "model.safetensors"))
