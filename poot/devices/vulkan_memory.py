@@ -23,7 +23,7 @@ STAGE_BYTES = 8 << 20             # one staging chunk
 STAGES = 4                        # chunks of one direction in flight before a transfer waits for the oldest
 
 
-def _size_class(n: int) -> int:
+def size_class(n: int) -> int:
     """Allocation size for `n` bytes: a multiple of 256, and of 1/8 of n's power of two (<= 12.5% spare)."""
     n = max(n, 4)
     step = max(256, 1 << max(0, n.bit_length() - 4))
@@ -92,7 +92,7 @@ class VulkanMemory:
         if nbytes > limit:
             raise DeviceError(f"vulkan: an array of {nbytes:,} bytes is larger than '{self.info['name']}' binds to one "
                               f"kernel (maxStorageBufferRange: {limit:,} bytes); use smaller arrays or another device")
-        size = _size_class(nbytes)
+        size = size_class(nbytes)
         free = self._pools.get(size)
         if free:
             alloc = free.pop()

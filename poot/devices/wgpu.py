@@ -49,6 +49,13 @@ log = logging.getLogger("poot.devices.wgpu")
 
 MAX_PENDING = 64                     # dispatches encoded before the pending encoder is submitted
 TRAP_WORDS = 4                       # the trap buffer: word 0 holds the first nonzero trap code
+
+
+def _capacity(nbytes: int) -> int:
+    """The bytes a wgpu buffer of `nbytes` holds: at least 4, a multiple of 4 (storage bindings)."""
+    return max(4, _round4(nbytes))
+
+
 def _round4(n: int) -> int:
     return (n + 3) & ~3
 
@@ -148,7 +155,7 @@ class WgpuDevice(Device):
                 f"wgpu: an array of {nbytes:,} bytes is larger than this adapter's {limit} "
                 f"({self.caps.max_buffer_bytes:,} bytes on {self.info.get('device')}); one array must fit "
                 "one storage-buffer binding, so use smaller arrays or another device")
-        size = max(4, _round4(nbytes))
+        size = _capacity(nbytes)
         free = self._free.get(size)
         if free:
             handle = free.pop()
@@ -475,7 +482,7 @@ class WgpuDevice(Device):
         rebind = rebind or {}
         for old, new in rebind.items():
             self._check(new)
-            if new.nbytes < old.nbytes:
+            if _capacity(new.nbytes) < _capacity(old.nbytes):    # what each binds (allocate pads)
                 raise DeviceError(f"wgpu: replay rebinds {old!r} to the smaller {new!r}")
         for b in recording.buffers:
             if b.handle is None and b not in rebind:

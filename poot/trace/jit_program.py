@@ -43,6 +43,8 @@ class JitProgram:
         self.out_avals = [n.aval for n in roots]
         bits = lazy._bf16_needs_bits(self.device)
         graph_roots = [lazy._as_bits(n) if bits and n.aval.dtype is dt.bfloat16 else n for n in roots]
+        # the bit views are part of the function's graph, though recorded after its trace
+        inside = inside | {id(g) for g, n in zip(graph_roots, roots) if g is not n}
         self.graph, graph_leaves = lazy.build_graph(graph_roots, inside)
         self.params = params
         position = {id(p): k for k, p in enumerate(params)}

@@ -307,3 +307,17 @@ def test_lower_shows_graph_plan_kir_llvm_and_assembly(device):
 def test_jit_refuses_what_is_not_a_function():
     with pytest.raises(pt.PootError, match="needs a function"):
         pt.jit(3)
+
+
+def test_a_jitted_function_returns_bfloat16_and_replays(device):
+    """bfloat16 results of a jitted function (the CPU reads them back as their bits) and a weak
+    Python scalar bound to a 2-byte bfloat16 buffer on replay."""
+    import ml_dtypes
+
+    f = pt.jit(lambda x, s: x * 2 + s)
+    a = (np.arange(6) - 2.5).astype(ml_dtypes.bfloat16)
+    for s in (1.0, 0.5):
+        got = f(pt.asarray(a), s)
+        assert got.dtype is pt.bfloat16
+        assert np.array_equal(got.numpy(), a * ml_dtypes.bfloat16(2) + ml_dtypes.bfloat16(s))
+    assert f.trace_count == 1
