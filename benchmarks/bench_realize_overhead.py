@@ -16,9 +16,7 @@ the same loop (torch.cuda.synchronize at the end) when it is importable. Run:
 
 POOT_BENCH_DEVICES picks the devices (default "cuda,wgpu,vulkan"; absent ones skip).
 """
-import json
 import os
-import threading
 import time
 
 import numpy as np
@@ -27,6 +25,7 @@ import pytest
 import poot as pt
 from poot import devices
 from poot.errors import DeviceUnavailableError
+from bench_cuda_common import record  # noqa: E402 (benchmarks/ is on the path)
 
 SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 24, 1 << 26, 1 << 28]
 KINDS = [d.strip() for d in os.environ.get("POOT_BENCH_DEVICES", "cuda,wgpu,vulkan").split(",") if d.strip()]
@@ -34,7 +33,6 @@ CAP = int(os.environ.get("POOT_BENCH_ELEMENTS", str(1 << 28)))
 ROUNDS = int(os.environ.get("POOT_BENCH_ROUNDS", "3"))
 TARGET_S = float(os.environ.get("POOT_BENCH_TARGET_S", "0.15"))    # wall time of one round
 COPIES = 20
-_lock = threading.Lock()
 _copy: dict = {}
 _inputs: dict = {}
 
@@ -114,18 +112,6 @@ def copy_bandwidth(dev) -> float:
 def describe(dev) -> str:
     extra = dev.caps.extra
     return str(extra.get("gpu") or extra.get("adapter") or dev.name)
-
-
-def record(rec: dict) -> None:
-    path = os.environ.get("POOT_BENCH_OUT")
-    if not path:
-        return
-    with _lock:
-        data = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else []
-        data.append(rec)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(data, f, indent=1, default=float)
 
 
 def report(benchmark, group, impl, dev_name, seconds, reps, n, ceiling, gpu, step):

@@ -34,6 +34,8 @@ from .movement import *  # noqa: F401,F403
 from .movement import __all__ as _movement_all
 from .numpy_more import *  # noqa: F401,F403
 from .numpy_more import __all__ as _numpy_more_all
+from .numpy_stats import *  # noqa: F401,F403
+from .numpy_stats import __all__ as _numpy_stats_all
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reductions_all
 from .selection import *  # noqa: F401,F403
@@ -74,4 +76,5 @@ __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "nn", "rando
             "result_type", "jit", "cond", "fori_loop", "while_loop"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
-           + _reductions_all + _selection_all + _numpy_more_all)
+           + _reductions_all + _selection_all + _numpy_more_all
+           + _numpy_stats_all)

@@ -116,7 +116,7 @@ _FUNCTIONS = [
     "allclose", "array_equal", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "diagonal",
     "trace", "take", "take_along_axis", "nonzero", "zeros_like", "ones_like", "full_like",
     "empty_like", "copy", "round", "around", "astype", "tril", "triu", "meshgrid", "result_type",
-    # NumPy's functions beyond the standard (poot/trace/numpy_more.py)
+    # NumPy's functions beyond the standard (poot/trace/numpy_more.py, numpy_stats.py)
     "median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nansum",
     "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin",
     # (not cov/corrcoef: scikit-learn's LDA adds np.cov(X) to a NumPy accumulator it made with np.zeros,

@@ -1,0 +1,315 @@
+"""NumPy's statistics beyond the array API standard: the nan-ignoring reductions (nansum ... nanargmin,
+nancumsum, nancumprod) and the order statistics (median, percentile, quantile and their nan forms),
+all lazy: recorded from poot's primitives, the order statistics sorting with the `sort` host op and
+gathering (they work inside @pt.jit). Also the helpers poot/trace/numpy_more.py shares with them."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, exporter
+from . import elementwise as ew
+from . import movement as mv
+from . import reductions as red
+from .array import Array
+from .array_api_sets import sort as _sort
+from .creation import full
+from .indexing import take_along_axis
+from .lazy import from_numpy
+from .movement import arr, axes_of
+from .selection import where as _sel
+
+__all__: list[str] = []
+_export = exporter(globals(), __all__)
+
+_HALF = (dt.float16, dt.bfloat16)
+
+def _leaf(a, device, dtype=None) -> Array:
+    return Array(from_numpy(np.asarray(a), device, dtype))
+
+
+def _float_dtype(d: dt.DType) -> dt.DType:
+    """The float dtype NumPy's statistics compute in: floats keep theirs, others become float64."""
+    return d if d.kind == "f" else dt.float64
+
+
+def _to_last(x: Array, axis):
+    """(x with the reduced axes merged into one last axis, the reduced axes, the kept shape)."""
+    if axis is None:
+        axes = tuple(range(x.ndim))
+    else:
+        axes = axes_of(axis, x.ndim, "axis", x)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    y = mv.permute_dims(x, tuple(kept) + tuple(axes)) if x.ndim else x
+    n = math.prod(x.shape[a] for a in axes)
+    return mv.reshape(y, tuple(x.shape[i] for i in kept) + (n,)), axes, tuple(x.shape[i] for i in kept)
+
+
+def _keep(r: Array, ndim: int, axes, lead: int = 0) -> Array:
+    """Result `r` (lead extra axes first, then the kept axes) with size-1 axes at `axes` (keepdims)."""
+    shape = list(r.shape[lead:])
+    for a in sorted(axes):
+        shape.insert(a, 1)
+    return mv.reshape(r, r.shape[:lead] + tuple(shape))
+
+
+def _nan_safe(x: Array, fill) -> Array:
+    return _sel(ew.isnan(x), fill, x) if x.dtype.kind == "f" else x
+
+
+# --- nan-ignoring reductions ---------------------------------------------------------------------
+def _nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    x = arr(a)
+    return red.sum(_nan_safe(x, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def _nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    x = arr(a)
+    return red.prod(_nan_safe(x, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _count_valid(x: Array, axis, keepdims):
+    return red.sum(ew.logical_not(ew.isnan(x)), axis=axis, keepdims=keepdims)
+
+
+def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    x = arr(a)
+    if x.dtype.kind != "f":
+        return red.mean(x, axis, dtype, out, keepdims, where=where)
+    d = dt.as_dtype(dtype) if dtype is not None else x.dtype
+    tot = red.sum(_nan_safe(x, 0), axis, d, out, keepdims, where=where)
+    cnt = _count_valid(x, axis, keepdims)
+    return ew.divide(tot, cnt.astype(d))
+
+
+def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction):
+    if correction is not None:
+        ddof = correction
+    d = dt.as_dtype(dtype) if dtype is not None else x.dtype
+    work = dt.float32 if d in _HALF else d
+    nan = ew.isnan(x)
+    xv = _sel(nan, 0, x).astype(work)
+    cnt = red.sum(ew.logical_not(nan), axis=axis, keepdims=True).astype(work)
+    avg = ew.divide(red.sum(xv, axis=axis, keepdims=True), cnt)
+    dev = _sel(nan, 0, ew.subtract(xv, avg))
+    s = red.sum(ew.multiply(dev, dev), axis=axis, keepdims=keepdims)
+    dof = ew.subtract(cnt if keepdims else mv.reshape(cnt, s.shape), ddof)
+    v = ew.divide(s, dof)
+    v = _sel(ew.less_equal(dof, 0), math.nan, v)
+    return v, d
+
+
+def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+            correction=None):
+    red._check_out("nanvar", out, where)
+    x = arr(a)
+    if x.dtype.kind != "f":
+        return red.var(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
+    return v.astype(d)
+
+
+def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+            correction=None):
+    red._check_out("nanstd", out, where)
+    x = arr(a)
+    if x.dtype.kind != "f":
+        return red.std(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
+    return ew.sqrt(v).astype(d)
+
+
+def _nanextreme(fn, fill):
+    def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+        x = arr(a)
+        if x.dtype.kind != "f":
+            return fn(x, axis, out, keepdims, initial, where)
+        r = fn(_nan_safe(x, fill), axis, out, keepdims, initial, where)
+        all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
+        return _sel(all_nan, math.nan, r)
+    return f
+
+
+def _nanarg(fn, fill):
+    def f(a, axis=None, out=None, *, keepdims=False):
+        x = arr(a)
+        if x.dtype.kind != "f":
+            return fn(x, axis, out, keepdims=keepdims)
+        r = fn(_nan_safe(x, fill), axis, out, keepdims=keepdims)
+        if axis is None:
+            all_nan = red.all(ew.isnan(x), keepdims=keepdims)
+        else:
+            all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
+        return _sel(all_nan, -1, r)
+    return f
+
+
+def _nancumsum(a, axis=None, dtype=None, out=None):
+    return red.cumsum(_nan_safe(arr(a), 0), axis, dtype, out)
+
+
+def _nancumprod(a, axis=None, dtype=None, out=None):
+    return red.cumprod(_nan_safe(arr(a), 1), axis, dtype, out)
+
+
+_export("nansum", _nansum, "Sum treating NaN as zero. Lazy.")
+_export("nanprod", _nanprod, "Product treating NaN as one. Lazy.")
+_export("nanmean", _nanmean, "Mean of the non-NaN elements (NaN where a slice has none). Lazy.")
+_export("nanvar", _nanvar, "Variance of the non-NaN elements (NaN where fewer than ddof + 1). Lazy.")
+_export("nanstd", _nanstd, "Standard deviation of the non-NaN elements. Lazy.")
+_export("nanmax", _nanextreme(red.max, -math.inf),
+        "Maximum ignoring NaN (NaN for an all-NaN slice). Lazy.")
+_export("nanmin", _nanextreme(red.min, math.inf),
+        "Minimum ignoring NaN (NaN for an all-NaN slice). Lazy.")
+_export("nanargmax", _nanarg(red.argmax, -math.inf),
+        "Index of the maximum ignoring NaN. Lazy; an all-NaN slice gives -1 (NumPy raises "
+        "ValueError, which a lazy value cannot: check with pt.isnan(x).all(axis) where it matters).")
+_export("nanargmin", _nanarg(red.argmin, math.inf),
+        "Index of the minimum ignoring NaN. Lazy; an all-NaN slice gives -1 (NumPy raises "
+        "ValueError).")
+_export("nancumsum", _nancumsum, "Cumulative sum treating NaN as zero. Lazy.")
+_export("nancumprod", _nancumprod, "Cumulative product treating NaN as one. Lazy.")
+
+
+# --- order statistics ----------------------------------------------------------------------------
+def _q_array(q, scale, op, device):
+    """(q / scale as a float64 Array, q's shape, q's dtype when it is strong else None)."""
+    if isinstance(q, Array):
+        return ew.divide(q.astype(dt.float64), scale) if scale != 1 else q.astype(dt.float64), q.shape, q.dtype
+    qa = np.asarray(q, dtype=np.float64)
+    if np.isnan(qa).any() or ((qa / scale) < 0).any() or ((qa / scale) > 1).any():
+        rng = "[0, 100]" if scale == 100 else "[0, 1]"
+        raise ShapeError(f"{op}: q must be in the range {rng}, got {q!r}")
+    strong = None if isinstance(q, (int, float)) and not isinstance(q, np.generic) else \
+        dt.as_dtype(np.asarray(q).dtype if np.asarray(q).dtype.kind == "f" else np.float64)
+    return _leaf(qa / scale, device), qa.shape, strong
+
+
+def _gather_last(s: Array, idx: Array) -> Array:
+    """s[..., idx] with idx of shape s.shape[:-1] + (k,) (integer Array)."""
+    return take_along_axis(s, idx, axis=-1)
+
+
+def _lerp(a, b, t):
+    """NumPy's _lerp: a + (b - a) * t, computed from b for t >= 0.5 (monotone and exact at t = 1)."""
+    d = ew.subtract(b, a)
+    lo = ew.add(a, ew.multiply(d, t))
+    hi = ew.subtract(b, ew.multiply(d, ew.subtract(1, t)))
+    return _sel(ew.greater_equal(t, 0.5), hi, lo)
+
+
+def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
+    if method != "linear":
+        raise NotBuiltError(f"{op}: method={method!r} is not built; only method='linear' is")
+    x = arr(a)
+    if x.dtype.kind not in "iuf":
+        raise DTypeError(f"{op}: needs a numeric array, got {x.dtype.name}")
+    d = _float_dtype(x.dtype)
+    if median:
+        qa, qshape, qdt = None, (), None
+    else:
+        qa, qshape, qdt = _q_array(q, scale, op, x.device)
+    if qdt is not None and d.kind == "f":
+        d = dt.result_type(d, qdt if qdt.kind == "f" else dt.float64)
+    work = dt.float32 if d in _HALF else d
+    y, axes, kept = _to_last(x, axis)
+    n = y.shape[-1]
+    if n == 0:
+        if not median:
+            raise PootIndexError(f"{op}: cannot take a quantile of an empty array ({x.aval})")
+        r = full(kept, math.nan, dtype=d, device=x.device)
+        return _keep(r, x.ndim, axes) if keepdims else r
+    s = _sort(y.astype(work), axis=-1)
+    rows = kept
+    if nan_aware and work.kind == "f":
+        c = red.sum(ew.logical_not(ew.isnan(y)), axis=-1, keepdims=True)   # (rows..., 1) int64
+    else:
+        c = None
+    cnt = c.astype(dt.float64) if c is not None else float(n)
+    if median:
+        if c is None:
+            lo = _leaf(np.full(rows + (1,), (n - 1) // 2, np.int64), x.device)
+            hi = _leaf(np.full(rows + (1,), n // 2, np.int64), x.device)
+        else:
+            cm = ew.maximum(c, 1)
+            lo, hi = ew.floor_divide(ew.subtract(cm, 1), 2), ew.floor_divide(cm, 2)
+        va, vb = _gather_last(s, lo), _gather_last(s, hi)
+        r = ew.divide(ew.add(va, vb), 2)        # NumPy's mean of the middle two
+        k_shape = ()
+    else:
+        qf = mv.reshape(qa, (-1,))                                # (k,)
+        vi = ew.multiply(qf, ew.subtract(cnt, 1))                 # (rows..., k) or (k,)
+        prev = ew.floor(vi)
+        gamma = ew.subtract(vi, prev)
+        last = ew.subtract(cnt, 1)
+        above = ew.greater_equal(vi, last)
+        below = ew.less(vi, 0)
+        prev_i = _sel(above, last, _sel(below, 0, prev))
+        next_i = _sel(above, last, _sel(below, 0, ew.add(prev, 1)))
+        full_shape = rows + (qf.shape[0],)
+        prev_i = mv.broadcast_to(ew.maximum(prev_i, 0).astype(dt.int64), full_shape)
+        next_i = mv.broadcast_to(ew.minimum(ew.maximum(next_i, 0), n - 1).astype(dt.int64), full_shape)
+        va, vb = _gather_last(s, prev_i), _gather_last(s, next_i)
+        g = mv.broadcast_to(gamma, full_shape).astype(work)
+        r = _lerp(va, vb, g)
+        k_shape = qshape
+    if work.kind == "f":
+        if c is None:
+            bad = ew.isnan(s[..., n - 1:])                        # NaN sorts last: any NaN -> NaN
+        else:
+            bad = ew.equal(c, 0)
+        r = _sel(bad, math.nan, r)
+    r = r.astype(d)
+    # (rows..., k) -> q's shape first, then the kept axes (NumPy's layout)
+    if not median:
+        r = mv.moveaxis(r, -1, 0) if rows else r
+        r = mv.reshape(r, k_shape + rows)
+    else:
+        r = mv.reshape(r, rows)
+    return _keep(r, x.ndim, axes, len(k_shape)) if keepdims else r
+
+
+def _check_out(op, out):
+    if out is not None:
+        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); assign "
+                         f"the result instead")
+
+
+def _method(method, interpolation):
+    return interpolation if interpolation is not None else method
+
+
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _check_out("median", out)
+    return _quantile(a, None, axis, keepdims, "linear", 1, "median", False, median=True)
+
+
+def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _check_out("nanmedian", out)
+    return _quantile(a, None, axis, keepdims, "linear", 1, "nanmedian", True, median=True)
+
+
+def _make_quantile(op, scale, nan_aware):
+    def f(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+          weights=None, interpolation=None):
+        _check_out(op, out)
+        if weights is not None:
+            raise NotBuiltError(f"{op}: weights= is not built")
+        return _quantile(a, q, axis, keepdims, _method(method, interpolation), scale, op, nan_aware)
+    return f
+
+
+_ORDER_DOC = (" Lazy: sorts along the axis with the `sort` host op, then gathers and interpolates "
+              "(method='linear', NumPy's default); works inside @pt.jit.")
+_export("median", _median, "Median along `axis` (NaN where a slice holds NaN; NaN for an empty "
+                           "array)." + _ORDER_DOC)
+_export("nanmedian", _nanmedian, "Median ignoring NaN (NaN for an all-NaN slice)." + _ORDER_DOC)
+_export("percentile", _make_quantile("percentile", 100, False),
+        "The q-th percentiles (q in [0, 100]) along `axis`; q's dimensions come first." + _ORDER_DOC)
+_export("quantile", _make_quantile("quantile", 1, False),
+        "The q-th quantiles (q in [0, 1]) along `axis`; q's dimensions come first." + _ORDER_DOC)
+_export("nanpercentile", _make_quantile("nanpercentile", 100, True),
+        "percentile ignoring NaN." + _ORDER_DOC)
+_export("nanquantile", _make_quantile("nanquantile", 1, True), "quantile ignoring NaN." + _ORDER_DOC)
