@@ -1,137 +1,100 @@
-"""Per-token decode latency of the poot.models Llama-family decoder with random weights of preset
-shapes, at KV contexts of 128 and 1024 positions, beside a transformers/PyTorch row where installed.
+"""Per-token decode latency of the poot.models Llama-family decoder with random weights of preset shapes, at
+KV contexts of 128 and 1024 positions, beside transformers/PyTorch with the same config where installed.
 
-Each step is one call of the jitted decode step (`poot.models.llama.decode_step`: all layers, the LM
-head and greedy sampling) plus the read of the next token, i.e. what `poot generate` pays per token.
-poot attends over the whole cache (capacity = context + steps) every step. The extra_info of each
-row carries ms/token, tokens/s, the weight bytes a token reads and the fraction of the weight-bandwidth
-bound (those bytes / a measured device copy bandwidth).
+poot's step is one call of the jitted decode step (`poot.models.llama.decode_step`: all layers, the LM head
+and greedy sampling) plus the read of the next token: what `poot generate` pays per token; it attends
+over the whole cache (capacity = context + steps) every step. transformers runs the same config (random
+weights, the preset's dtype) with a DynamicCache holding `context` positions; each step decodes one token
+and crops the cache back. Rows carry the weight bytes a token reads (`bytes`) and, on every device, the
+weight-bandwidth bound (`bound_s`: those bytes over the device's measured copy bandwidth).
 
-    POOT_BENCH_DEVICE=cpu python -m pytest -q -s benchmarks/bench_decode.py \\
-        --benchmark-group-by=group --benchmark-columns=min,median,rounds
-
-env: POOT_BENCH_DEVICE (cpu, cuda, wgpu, vulkan, rocm; default cpu), POOT_BENCH_PRESETS (a comma
-list; default tiny,qwen2.5-0.5b; on a GPU add llama-3.2-1b,llama-3-8b), POOT_BENCH_CONTEXTS (default
-128,1024), POOT_BENCH_OUT (append one JSON record per row to this file).
+    python -m benchmarks.bench_decode --presets tiny --contexts 128 --json out.json
+    python -m benchmarks.bench_decode --devices cuda --presets qwen2.5-0.5b,llama-3.2-1b,llama-3-8b
 """
 from __future__ import annotations
 
-import json
-import os
-
 import numpy as np
-import pytest
 
-DEVICE = os.environ.get("POOT_BENCH_DEVICE", "cpu")
-PRESETS = [p for p in os.environ.get("POOT_BENCH_PRESETS", "tiny,qwen2.5-0.5b").split(",") if p]
-CONTEXTS = [int(c) for c in os.environ.get("POOT_BENCH_CONTEXTS", "128,1024").split(",") if c]
-STEPS = 64              # decode positions available after the context (rounds + warmup stay below)
-_decoders: dict = {}
-_bandwidth: dict = {}
+from benchmarks import common as C
+
+STEPS = 64              # decode positions available after the context
 
 
-def _decoder(preset):
+def poot_step_s(args, preset: str, device: str, context: int):
     import poot as pt
-    from poot.models import Decoder
+    from poot.models import GREEDY, Decoder, llama
 
-    if preset not in _decoders:
-        try:
-            pt.device(DEVICE)
-        except pt.DeviceUnavailableError as e:
-            pytest.skip(f"device {DEVICE} is unavailable: {e}")
-        _decoders.clear()                   # one preset's weights in memory at a time
-        _decoders[preset] = Decoder.random(preset, capacity=max(CONTEXTS) + STEPS, device=DEVICE)
-    return _decoders[preset]
-
-
-def _copy_bw():
-    from poot.models.cli import copy_bandwidth
-
-    if DEVICE not in _bandwidth:
-        _bandwidth[DEVICE] = copy_bandwidth(DEVICE)
-    return _bandwidth[DEVICE]
-
-
-def _record(benchmark, preset, cfg, context, impl):
-    ms = benchmark.stats.stats.median * 1e3
-    wbytes = cfg.weight_bytes_per_token()
-    bound_ms = 1e3 * wbytes / _copy_bw() if impl == "poot" else float("nan")
-    info = {"preset": preset, "device": DEVICE, "impl": impl, "context": context, "ms_per_token": ms,
-            "tokens_per_s": 1e3 / ms, "weight_bytes_per_token": wbytes, "bound_ms": bound_ms,
-            "fraction_of_bound": bound_ms / ms}
-    benchmark.extra_info.update(info)
-    print(f"\n{preset} {impl} on {DEVICE} ctx {context}: {ms:.2f} ms/token, {1e3 / ms:.1f} tokens/s"
-          + (f", {100 * info['fraction_of_bound']:.1f}% of the weight-bandwidth bound" if impl == "poot" else ""))
-    out = os.environ.get("POOT_BENCH_OUT")
-    if out:
-        rows = json.load(open(out)) if os.path.exists(out) else []
-        rows.append({"group": benchmark.group, **info})
-        with open(out, "w") as f:
-            json.dump(rows, f, indent=1)
-
-
-@pytest.mark.parametrize("context", CONTEXTS)
-@pytest.mark.parametrize("preset", PRESETS)
-def test_decode_poot(benchmark, preset, context):
-    import poot as pt
-    from poot.models import GREEDY, llama
-
-    m = _decoder(preset)
-    benchmark.group = f"decode-{preset}-ctx{context}-{DEVICE}"
+    m = Decoder.random(preset, capacity=context + STEPS, device=device)
     key = np.zeros(2, np.uint32)
     with pt.device(m.device):
-        cache = llama.new_cache(m.cfg, context + STEPS)
-        state = {"tok": pt.asarray(np.array([1], np.int32)), "cache": cache, "pos": context}
+        state = {"tok": pt.asarray(np.array([1], np.int32)), "cache": llama.new_cache(m.cfg, context + STEPS),
+                 "pos": context}
 
         def step():
-            tok, _, state["cache"] = llama.decode_step(m.params, state["cache"], state["tok"], state["pos"],
-                                                       key, cfg=m.cfg, sampling=GREEDY)
+            tok, _, state["cache"] = llama.decode_step(m.params, state["cache"], state["tok"], state["pos"], key,
+                                                       cfg=m.cfg, sampling=GREEDY)
             tok.numpy()
             state["tok"] = tok
             state["pos"] = context + (state["pos"] - context + 1) % (STEPS - 1)
 
-        step()                      # trace and compile
-        benchmark.pedantic(step, rounds=16 if m.cfg.num_parameters() > 1e8 else 64, warmup_rounds=2)
-    _record(benchmark, preset, m.cfg, context, "poot")
+        s = C.median(C.time_call(step, repeat=args.repeat, number=max(args.number, 1), warmup=max(args.warmup, 2)))
+    return s, m.cfg
 
 
-@pytest.mark.parametrize("context", CONTEXTS)
-@pytest.mark.parametrize("preset", PRESETS)
-def test_decode_torch(benchmark, preset, context):
-    """transformers with the same config (random weights, bf16/f32 as the preset) and a DynamicCache
-    holding `context` positions; each round decodes one token and crops the cache back."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+def torch_step_s(args, preset: str, device: str, context: int):
+    torch, transformers = C.optional("torch"), C.optional("transformers")
+    where = {"cpu": "cpu", "cuda": "cuda"}.get(device)
+    if torch is None or transformers is None or where is None or (where == "cuda" and not torch.cuda.is_available()):
+        C.note_once(f"skipping baseline torch on {device}: transformers/PyTorch (with that device) is not installed")
+        return None
     from poot.models import preset as get_preset
     from poot.models.weights import hf_config_dict
 
     cfg = get_preset(preset)
-    dev = {"cpu": "cpu", "cuda": "cuda"}.get(DEVICE)
-    if dev is None or (dev == "cuda" and not torch.cuda.is_available()):
-        pytest.skip(f"no PyTorch backend for device {DEVICE}")
-    benchmark.group = f"decode-{preset}-ctx{context}-{DEVICE}"
     hf = transformers.AutoConfig.for_model(
         "qwen2" if cfg.architecture.startswith("Qwen2") else "llama",
         **{k: v for k, v in hf_config_dict(cfg).items() if k not in ("architectures", "torch_dtype")})
     dtype = torch.bfloat16 if cfg.dtype == "bfloat16" else torch.float32
-    with torch.device(dev):
+    with torch.device(where):
         try:
             model = transformers.AutoModelForCausalLM.from_config(hf, dtype=dtype)       # transformers >= 4.56
         except TypeError:
             model = transformers.AutoModelForCausalLM.from_config(hf, torch_dtype=dtype)
         model = model.to(dtype).eval()
-    ids = torch.randint(0, cfg.vocab_size, (1, context), device=dev)
+    ids = torch.randint(0, cfg.vocab_size, (1, context), device=where)
     with torch.inference_mode():
         out = model(ids, use_cache=True)
-        cache = out.past_key_values
-        tok = out.logits[:, -1:].argmax(-1)
+        cache, tok = out.past_key_values, out.logits[:, -1:].argmax(-1)
 
         def step():
             o = model(tok, past_key_values=cache, use_cache=True)
             o.logits[:, -1].argmax(-1).item()
             cache.crop(context)
 
-        step()
-        benchmark.pedantic(step, rounds=16, warmup_rounds=2)
-    _record(benchmark, preset, cfg, context, "torch")
-    del model
+        return C.median(C.time_call(step, repeat=args.repeat, number=1, warmup=2))
+
+
+def main(argv=None) -> dict:
+    ap = C.parser(__doc__, repeat=16)
+    ap.add_argument("--presets", type=C.comma_list, default=["tiny", "qwen2.5-0.5b"],
+                    help="poot.models presets (on a GPU add llama-3.2-1b, llama-3-8b)")
+    ap.add_argument("--contexts", type=lambda t: [int(c) for c in C.comma_list(t)], default=[128, 1024])
+    ap.add_argument("--no-torch", action="store_true", help="skip the transformers/PyTorch baseline")
+    args = ap.parse_args(argv)
+    from poot.models.cli import copy_bandwidth
+
+    rows = []
+    for device in C.available(args.devices):
+        bandwidth = copy_bandwidth(device)
+        for preset in args.presets:
+            for context in args.contexts:
+                poot_s, cfg = poot_step_s(args, preset, device, context)
+                base = {} if args.no_torch else {"torch": torch_step_s(args, preset, device, context)}
+                wbytes = cfg.weight_bytes_per_token()
+                rows += C.rows_against("decode-token", {"preset": preset, "context": context}, device, poot_s, base,
+                                       bytes=wbytes, bound_s=wbytes / bandwidth, unit="s/token")
+    return C.finish(args, "bench_decode", rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,39 +1,36 @@
-"""Realistic programs as a user times them: each program of tests/programs (the same driver and step
-code runs on NumPy and on poot) timed whole, wall clock, results realized and read back on every
-repetition, beside NumPy in the same run:
+"""Realistic programs as a user times them: each program of tests/programs (the same driver and step code
+runs on NumPy and on poot) timed whole, wall clock, results realized and read back on every repetition,
+beside NumPy in the same run:
 
 - numpy: `run(np, step, *inputs)`;
-- poot eager: `run(pt, step, *inputs)` then `.numpy()` of every result;
-- poot jit: the same with `pt.jit(step, static_argnums=0)` (traced once, before timing).
+- poot eager: `run(pt, step, *inputs)` then `.numpy()` of every result (rows with mode "eager");
+- poot jit: the same with `pt.jit(step, static_argnums=0)`, traced once before timing (mode "jit").
 
-`python benchmarks/bench_programs.py [--device cpu] [--repeat 7] [--json out.json]` prints the median
-milliseconds per program, the ratios (NumPy time / poot time: above 1 is faster than NumPy) and their
-geometric means; `--json` writes one record per run (machine, commit, date, rows).
+Prints the median milliseconds per program, the ratios (NumPy time / poot time: above 1 is faster than
+NumPy) and their geometric means.
+
+    python -m benchmarks.bench_programs [--devices cpu] [--repeat 7] [--only heat-stencil-f32] [--json out.json]
 """
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
 import math
 import os
-import platform
 import statistics
-import subprocess
 import sys
-import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+from benchmarks import common as C
+
+sys.path.insert(0, os.path.join(C.ROOT, "tests"))
 
 import poot as pt  # noqa: E402
 from programs.test_clustering import blobs, kmeans_onehot_run, kmeans_onehot_step  # noqa: E402
 from programs.test_linalg import power_run, power_step, spd_matrix  # noqa: E402
 from programs.test_nbody_attention import (attention_block, attention_inputs, attention_run, nbody_inputs,  # noqa: E402
                                   nbody_run, nbody_step)
-from programs.test_stencils import channel_inputs, channel_run, channel_step, heat_inputs, heat_run, heat_step  # noqa: E402
+from programs.test_stencils import (channel_inputs, channel_run, channel_step, heat_inputs, heat_run,  # noqa: E402
+                                    heat_step)
 from programs.test_training import (logreg_inputs, logreg_run, logreg_step, mlp_inputs, mlp_run, mlp_step,  # noqa: E402
                            two_layer_inputs, two_layer_run, two_layer_step)
 
@@ -54,17 +51,7 @@ def _leaves(out):
     return out if isinstance(out, tuple) else (out,)
 
 
-def _median_s(fn, repeat: int) -> float:
-    fn()                                           # warm: compiles, traces, fills caches
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def measure(name: str, device: str, repeat: int) -> dict:
+def measure(args, name: str, device: str) -> list[dict]:
     run, step, make = PROGRAMS[name]
     inputs = make()
 
@@ -73,53 +60,39 @@ def measure(name: str, device: str, repeat: int) -> dict:
 
     def poot_call(s):
         def call():
-            args = [pt.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs]
-            for r in _leaves(run(pt, s, *args)):
+            arrays = [pt.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs]
+            for r in _leaves(run(pt, s, *arrays)):
                 r.numpy()
         return call
 
+    timing = {"repeat": args.repeat, "number": max(args.number, 1), "warmup": max(args.warmup, 1)}
     with pt.device(device):
         jitted = pt.jit(step, static_argnums=0)
-        row = {"program": name, "device": device,
-               "numpy_ms": _median_s(numpy_call, repeat) * 1e3,
-               "eager_ms": _median_s(poot_call(step), repeat) * 1e3,
-               "jit_ms": _median_s(poot_call(jitted), repeat) * 1e3}
-    row["eager_vs_numpy"] = row["numpy_ms"] / row["eager_ms"]
-    row["jit_vs_numpy"] = row["numpy_ms"] / row["jit_ms"]
-    return row
+        numpy_s = C.median(C.time_call(numpy_call, **timing))
+        eager_s = C.median(C.time_call(poot_call(step), **timing))
+        jit_s = C.median(C.time_call(poot_call(jitted), **timing))
+    return [C.row(f"program-{name}", {"program": name, "mode": mode}, device, s, "numpy", numpy_s)
+            for mode, s in (("eager", eager_s), ("jit", jit_s))]
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--repeat", type=int, default=7)
-    p.add_argument("--only", nargs="*", default=None, help="program names (default: all)")
-    p.add_argument("--json", default=None, help="write the run's record here")
-    args = p.parse_args(argv)
+def main(argv=None) -> dict:
+    ap = C.parser(__doc__)
+    ap.add_argument("--only", type=C.comma_list, default=None, help="program names (default: all): "
+                    + ", ".join(PROGRAMS))
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.only or () if n not in PROGRAMS]
+    if unknown:
+        ap.error(f"unknown programs {unknown}; known: {', '.join(PROGRAMS)}")
     rows = []
-    print(f"{'program':26s} {'numpy ms':>10s} {'eager ms':>10s} {'jit ms':>10s} {'eager x':>8s} {'jit x':>8s}")
-    for name in args.only or PROGRAMS:
-        r = measure(name, args.device, args.repeat)
-        rows.append(r)
-        print(f"{name:26s} {r['numpy_ms']:10.3f} {r['eager_ms']:10.3f} {r['jit_ms']:10.3f} "
-              f"{r['eager_vs_numpy']:8.2f} {r['jit_vs_numpy']:8.2f}", flush=True)
-    geo = {k: math.exp(statistics.fmean(math.log(r[k]) for r in rows)) for k in ("eager_vs_numpy", "jit_vs_numpy")}
-    print(f"geometric mean vs NumPy: eager {geo['eager_vs_numpy']:.2f}x, jit {geo['jit_vs_numpy']:.2f}x")
-    if args.json:
-        record = {"benchmark": "programs", "machine": {"node": platform.node(), "cpu": platform.processor(),
-                                                       "cores": os.cpu_count(), "python": platform.python_version()},
-                  "commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                  "rows": rows, "geometric_mean": geo}
-        with open(args.json, "w") as f:
-            json.dump(record, f, indent=1)
+    for device in C.available(args.devices):
+        for name in args.only or PROGRAMS:
+            rows += measure(args, name, device)
+    rec = C.finish(args, "bench_programs", rows)
+    for mode in ("eager", "jit"):
+        ratios = [r["ratio"] for r in rows if r["params"]["mode"] == mode and r["ratio"]]
+        if ratios:
+            print(f"geometric mean vs NumPy, {mode}: {math.exp(statistics.fmean(math.log(x) for x in ratios)):.2f}x")
+    return rec
 
 
 if __name__ == "__main__":

@@ -1,0 +1,106 @@
+"""Attention: `pt.nn.scaled_dot_product_attention` (the flash kernels of kernels/attention/) beside
+NumPy's hand-written attention on the CPU (softmax(q @ k^T * s) @ v in the input dtype, float32 for
+16-bit inputs) and PyTorch's SDPA on a CUDA device where torch sees one.
+
+Each repetition is the user's call realized (`.numpy()`), q, k, v already realized poot arrays on the
+device. Ratios are baseline seconds / poot seconds (above 1: poot is faster). Configurations (names
+for --cases):
+
+    small    B1 H8 L1024 D64 float32                     (prefill; the CPU target)
+    prefill  B4 H32 L4096 D128 bfloat16 causal
+    gqa      B4 H32/8 L4096 D128 bfloat16 causal          (32 query heads over 8 key/value heads)
+    decode4k, decode16k, decode32k: B1 H32/8, 1 query over a 4k/16k/32k cache, D128 bfloat16
+    tiny     B1 H4 L256 D64 float32                      (lavapipe-sized)
+
+    python -m benchmarks.bench_attention --cases small --devices cpu --json out.json
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from benchmarks import common as C
+
+# name: (B, Hq, Hk, Lq, Lk, D, dtype, causal)
+CASES = {
+    "small": (1, 8, 8, 1024, 1024, 64, "float32", False),
+    "prefill": (4, 32, 32, 4096, 4096, 128, "bfloat16", True),
+    "gqa": (4, 32, 8, 4096, 4096, 128, "bfloat16", True),
+    "decode4k": (1, 32, 8, 1, 4096, 128, "bfloat16", False),
+    "decode16k": (1, 32, 8, 1, 16384, 128, "bfloat16", False),
+    "decode32k": (1, 32, 8, 1, 32768, 128, "bfloat16", False),
+    "tiny": (1, 4, 4, 256, 256, 64, "float32", False),
+}
+
+
+def numpy_attention(q, k, v, causal: bool):
+    """Attention as NumPy code writes it (float32 work for 16-bit inputs)."""
+    work = np.float32 if q.dtype.itemsize < 4 else q.dtype.type
+    q, k, v = (x.astype(work, copy=False) for x in (q, k, v))
+    ratio = q.shape[1] // k.shape[1]
+    if ratio > 1:
+        k, v = np.repeat(k, ratio, axis=1), np.repeat(v, ratio, axis=1)
+    s = q @ np.swapaxes(k, -1, -2) * work(1 / np.sqrt(q.shape[-1]))
+    if causal:
+        s = np.where(np.tri(q.shape[2], k.shape[2], dtype=bool), s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v
+
+
+def run_case(args, name: str, device: str) -> list[dict]:
+    import poot as pt
+
+    b, hq, hk, lq, lk, d, dtype, causal = CASES[name]
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(0)
+    qa = rng.standard_normal((b, hq, lq, d)).astype(np_dtype)
+    ka, va = (rng.standard_normal((b, hk, lk, d)).astype(np_dtype) for _ in range(2))
+    with pt.device(device):
+        q, k, v = (pt.asarray(x) for x in (qa, ka, va))
+        pt.realize(q, k, v)
+
+        def call():
+            return pt.nn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hk != hq).numpy()
+
+        got = call()
+    sync = C.poot_sync(device)
+    poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+    baselines = {}
+    if not device.startswith("cuda") and not args.no_numpy and b * hq * lq * lk <= args.numpy_max_scores:
+        want = numpy_attention(qa, ka, va, causal)
+        C.check_close(f"attention-{name}", got.astype(np.float32), want.astype(np.float32), rtol=2e-2, atol=2e-2)
+        baselines["numpy"] = C.median(C.time_call(lambda: numpy_attention(qa, ka, va, causal),
+                                                  **C.timing_kwargs(args)))
+    torch = C.torch_cuda()
+    if torch is not None and device.startswith("cuda"):
+        tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).to("cuda", getattr(torch, dtype)) for x in (qa, ka, va))
+        f = torch.nn.functional.scaled_dot_product_attention
+
+        def tcall():
+            return f(tq, tk, tv, is_causal=causal, enable_gqa=hk != hq).float().cpu().numpy()
+
+        baselines["torch"] = C.median(C.time_call(tcall, **C.timing_kwargs(args)))
+    flops = 4 * b * hq * lq * lk * d // (2 if causal else 1)
+    params = {"B": b, "Hq": hq, "Hk": hk, "Lq": lq, "Lk": lk, "D": d, "dtype": dtype, "causal": causal}
+    return C.rows_against(f"attention-{name}", params, device, poot_s, baselines, flops=flops)
+
+
+def main(argv=None) -> dict:
+    ap = C.parser(__doc__, repeat=5)
+    ap.add_argument("--cases", type=C.comma_list, default=["small"], help="comma list of: " + ", ".join(CASES))
+    ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy baseline")
+    ap.add_argument("--numpy-max-scores", type=int, default=1 << 28,
+                    help="largest B*H*Lq*Lk for which the NumPy baseline (which holds the scores) runs")
+    args = ap.parse_args(argv)
+    unknown = [c for c in args.cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown cases {unknown}; known: {', '.join(CASES)}")
+    rows = []
+    for device in C.available(args.devices):
+        for name in args.cases:
+            rows += run_case(args, name, device)
+    return C.finish(args, "bench_attention", rows)
+
+
+if __name__ == "__main__":
+    main()

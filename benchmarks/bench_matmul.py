@@ -1,0 +1,187 @@
+"""Matrix products: GEMM (n x n @ n x n), GEMV (n x k @ k) and batched GEMM, poot's `pt.realize(a @ b)` (or
+`(a @ b).numpy()` on the CPU) beside NumPy's BLAS on the CPU and PyTorch on CUDA (eager, torch.compile, and
+`torch_graph`: 20 calls captured in one CUDA graph, the kernels' own rate), in the same process.
+
+GPU options: `--gemv-path asset|generated` forces poot's GPU GEMV path (POOT_GPU_GEMV);
+`--gemv-schedules auto,256,1,2,...` sweeps the generated GEMV's schedules (POOT_GPU_GEMV_SCHEDULE, one
+row per schedule); `--jit-batch 5` adds a row for a jitted function of that many GEMVs with one weight
+matrix (one replayed program per call, timed per GEMV). `kernel_s`: GPU time of the call's kernels
+(on CUDA, captured `--graph-reps` times in one CUDA graph). Bytes: each operand read once, the result
+written once; flops 2*m*n*k per product. On the CPU, bfloat16 baselines run NumPy on float32 copies.
+
+    python -m benchmarks.bench_matmul --cases gemm,gemv --sizes 1024,2048 --gemv-shapes 4096x4096
+    python -m benchmarks.bench_matmul --devices cuda --dtypes bf16,f32 --gemv-shapes 4096x4096,14336x4096
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from benchmarks import common as C
+
+DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f64": "float64"}
+DEFAULT_BASELINES = {"cpu": "numpy", "cuda": "torch,torch_compile,torch_graph"}   # other GPUs: numpy on the host
+
+
+def np_dtype(dtype: str):
+    import ml_dtypes
+
+    return {"bfloat16": ml_dtypes.bfloat16}.get(DTYPES[dtype], DTYPES[dtype])
+
+
+def operands(case: str, size, dtype: str):
+    """(a, b) host arrays of `case` ('gemm' size n, 'gemv' shape n x k, 'bmm' shape batch x m x k x n)."""
+    rng = np.random.default_rng(0)
+    if case == "gemm":
+        sa, sb = (size, size), (size, size)
+    elif case == "gemv":
+        sa, sb = tuple(size), (size[1],)
+    else:
+        batch, m, k, n = size
+        sa, sb = (batch, m, k), (batch, k, n)
+    npd = np_dtype(dtype)
+    return tuple(rng.standard_normal(s, dtype=np.float32).astype(npd) for s in (sa, sb))
+
+
+def flops(a, b) -> float:
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    return 2.0 * int(np.prod(a.shape[:-2] or (1,))) * m * n * a.shape[-1]
+
+
+def check(name: str, got, a, b) -> None:
+    """poot's first rows against float64 NumPy, within the dtype's rounding of each product's terms."""
+    import ml_dtypes
+
+    rows = min(8, a.shape[-2])
+    if a.ndim == 3:
+        a64, b64, g = a[:2, :rows].astype(np.float64), b[:2].astype(np.float64), np.asarray(got)[:2, :rows]
+    else:
+        a64, b64, g = a[:rows].astype(np.float64), b.astype(np.float64), np.asarray(got)[:rows]
+    ref, scale = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    eps = float(ml_dtypes.finfo(a.dtype).eps) if a.dtype not in (np.float32, np.float64) else 0.0
+    bad = np.abs(g.astype(np.float64) - ref) > eps * np.abs(ref) + 8 * np.finfo(np.float32).eps * scale + 1e-30
+    if bad.any():
+        raise C.BenchmarkError(f"{name}: poot's result differs from NumPy's at {int(bad.sum())} elements")
+
+
+def baseline_s(args, name: str, a, b) -> float | None:
+    if name == "numpy":
+        a32 = a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
+        b32 = b if b.dtype in (np.float32, np.float64) else b.astype(np.float32)
+        call = lambda: a32 @ b32  # noqa: E731
+        return C.median(C.time_call(call, **C.timing_kwargs(args, call)))
+    torch = C.torch_cuda()
+    if torch is None:
+        return None
+    from benchmarks import gpu_timing
+
+    tdt = getattr(torch, str(np.dtype(a.dtype)) if a.dtype != np.dtype(np_dtype("bf16")) else "bfloat16")
+    ta, tb = (torch.from_numpy(x.astype(np.float32)).to("cuda", tdt) for x in (a, b))
+    if name == "torch_graph":
+        return C.median(gpu_timing.torch_graph_s(torch, lambda: ta @ tb, repeat=args.repeat))
+    f = torch.compile(lambda x, y: x @ y) if name == "torch_compile" else (lambda x, y: x @ y)
+    call = lambda: f(ta, tb)  # noqa: E731
+    return C.median(C.time_call(call, **C.timing_kwargs(args, call, torch.cuda.synchronize)))
+
+
+def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselines=None) -> tuple[list[dict], dict]:
+    """Rows of poot's plain call (and of the jitted batch of GEMVs, timed per GEMV) against `baselines`
+    ({name: seconds}; measured here when None); returns (rows, baselines)."""
+    import poot as pt
+
+    from benchmarks import gpu_timing
+
+    a, b = operands(case, size, dtype)
+    dev, _ = C.device_or_none(kind)
+    sync = C.poot_sync(kind)
+    params = {"case": case, "a": "x".join(map(str, a.shape)), "b": "x".join(map(str, b.shape)), "dtype": DTYPES[dtype],
+              **label}
+    nbytes = a.nbytes + b.nbytes + int(flops(a, b) / 2 / a.shape[-1]) * a.itemsize
+    extra = {"bytes": nbytes, "flops": flops(a, b)}
+    with pt.device(kind):
+        pa, pb = pt.realize(pt.array(a)), pt.realize(pt.array(b))
+        call = (lambda: (pa @ pb).numpy()) if kind == "cpu" else (lambda: pt.realize(pa @ pb))
+        got = call() if kind == "cpu" else call().numpy()
+        check(f"{case} {params['a']} @ {params['b']} {dtype} on {kind}", got, a, b)
+        poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+        ks = None
+        if kind == "cuda" and not args.no_kernel_time:
+            ks = C.median(gpu_timing.cuda_graph_s(dev, call, reps=args.graph_reps, repeat=args.repeat))
+        elif kind != "cpu" and not args.no_kernel_time:
+            ks = gpu_timing.kernel_s(kind, dev, call)
+        rows = [("", poot_s, ks)]
+        if case == "gemv" and args.jit_batch > 1:
+            per = args.jit_batch
+            xs = [pb] + [pt.realize(pt.array(np.roll(b, i))) for i in range(1, per)]
+            batch = pt.jit(lambda m, *vs: tuple(m @ v for v in vs))
+            jcall = lambda: pt.realize(*batch(pa, *xs))  # noqa: E731
+            s = C.median(C.time_call(jcall, **C.timing_kwargs(args, jcall, sync))) / per
+            jks = gpu_timing.kernel_s(kind, dev, jcall) if kind != "cpu" and not args.no_kernel_time else None
+            rows.append((f"-jit{per}", s, jks / per if jks else None))
+    if baselines is None:
+        names = C.comma_list(args.baselines or DEFAULT_BASELINES.get(kind, "numpy"))
+        baselines = {n: baseline_s(args, n, a, b) for n in names}
+    out = []
+    for suffix, s, k in rows:
+        out += C.rows_against(f"matmul-{case}{suffix}", params, kind, s, baselines, kernel_s=k, **extra)
+    return out, baselines
+
+
+def cases(args):
+    for case in args.cases:
+        if case == "gemm":
+            yield from (("gemm", int(np.prod(s))) for s in args.sizes)
+        elif case == "gemv":
+            yield from (("gemv", s) for s in args.gemv_shapes)
+        elif case == "bmm":
+            yield from (("bmm", s) for s in args.bmm_shapes)
+        else:
+            raise C.BenchmarkError(f"bench_matmul: unknown case {case!r} (gemm, gemv, bmm)")
+
+
+def main(argv=None) -> dict:
+    ap = C.parser(__doc__, sizes="1024,2048", dtypes="f32", repeat=5)
+    ap.add_argument("--cases", type=C.comma_list, default=["gemm", "gemv"], help="gemm, gemv, bmm")
+    ap.add_argument("--gemv-shapes", type=C.parse_sizes,
+                    default=C.parse_sizes("256x256,1024x1024,4096x4096,512x8192,8192x512"))
+    ap.add_argument("--bmm-shapes", type=C.parse_sizes, default=C.parse_sizes("32x1024x128x1024"),
+                    help="batch x m x k x n")
+    ap.add_argument("--baselines", default=None, help="comma list (default per device: "
+                    + "; ".join(f"{k}: {v}" for k, v in DEFAULT_BASELINES.items()) + "; other GPUs: numpy on the host)")
+    ap.add_argument("--gemv-path", choices=["auto", "asset", "generated"], default="auto",
+                    help="force poot's GPU GEMV path (POOT_GPU_GEMV)")
+    ap.add_argument("--gemv-schedules", type=C.comma_list, default=[],
+                    help="GPU GEMV schedules to sweep (POOT_GPU_GEMV_SCHEDULE values), one row each")
+    ap.add_argument("--jit-batch", type=int, default=0, help="GEMVs per jitted call for the -jit rows (0: none)")
+    ap.add_argument("--graph-reps", type=int, default=20, help="launches per CUDA graph for kernel_s on CUDA")
+    ap.add_argument("--no-kernel-time", action="store_true", help="skip the GPU kernel_s column")
+    args = ap.parse_args(argv)
+    bad = [d for d in args.dtypes if d not in DTYPES]
+    if bad:
+        ap.error(f"unknown dtypes {bad}; known: {', '.join(DTYPES)}")
+    os.environ["POOT_GPU_GEMV"] = args.gemv_path
+    execute = C.runtime("execute")
+    rows = []
+    for kind in C.available(args.devices):
+        for case, size in cases(args):
+            for dtype in args.dtypes:
+                label = {"gemv_path": args.gemv_path} if args.gemv_path != "auto" else {}
+                new, measured = poot_rows(args, kind, case, size, dtype, label)
+                rows += new
+                if case != "gemv" or kind == "cpu":
+                    continue
+                for schedule in args.gemv_schedules:
+                    os.environ["POOT_GPU_GEMV_SCHEDULE"] = schedule
+                    execute._PROGRAMS.clear()
+                    try:
+                        rows += poot_rows(args, kind, case, size, dtype, {**label, "schedule": schedule}, measured)[0]
+                    finally:
+                        os.environ.pop("POOT_GPU_GEMV_SCHEDULE", None)
+                        execute._PROGRAMS.clear()
+    return C.finish(args, "bench_matmul", rows)
+
+
+if __name__ == "__main__":
+    main()

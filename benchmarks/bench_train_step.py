@@ -1,0 +1,168 @@
+"""One jitted training step of a 2-layer MLP on the CPU: poot vs JAX vs PyTorch (where installed).
+
+The step: logits = relu(x @ W1 + b1) @ W2 + b2, softmax cross-entropy against one-hot labels
+(batch 256, 784-512-10, float32), gradients of the mean loss with respect to all four parameters,
+and a plain SGD update. poot runs `pt.jit` over a function using `pt.value_and_grad`; JAX runs
+`jax.jit` over `jax.value_and_grad`; PyTorch runs eager autograd (`loss.backward()` and an in-place
+update under `no_grad`). Each repetition is the user's call with its results ready: poot's new
+parameters and loss realized (`pt.realize`), JAX's blocked on, PyTorch's computed eagerly. All three
+start from the same parameters and data, and the first step's losses are checked to agree. The
+repetitions of the libraries are interleaved (one call of each in turn) and each one's median is
+reported, so a machine whose load changes during the run still gives a fair ratio.
+
+    python -m benchmarks.bench_train_step [--batch 256] [--hidden 512] [--json out.json]
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from benchmarks import common as C
+
+LR = 0.1
+
+
+def _data(batch: int, features: int, hidden: int, classes: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, features)).astype(np.float32)
+    labels = rng.integers(0, classes, batch)
+    y = np.eye(classes, dtype=np.float32)[labels]
+    params = {"w1": (rng.standard_normal((features, hidden)) / np.sqrt(features)).astype(np.float32),
+              "b1": np.zeros(hidden, np.float32),
+              "w2": (rng.standard_normal((hidden, classes)) / np.sqrt(hidden)).astype(np.float32),
+              "b2": np.zeros(classes, np.float32)}
+    return params, x, y
+
+
+def _poot_step():
+    import poot as pt
+
+    def loss_fn(p, x, y):
+        h = pt.maximum(x @ p["w1"] + p["b1"], 0.0)
+        logits = h @ p["w2"] + p["b2"]
+        return -(y * pt.nn.log_softmax(logits, axis=-1)).sum(axis=-1).mean()
+
+    @pt.jit
+    def step(p, x, y):
+        loss, g = pt.value_and_grad(loss_fn)(p, x, y)
+        return {k: p[k] - LR * g[k] for k in p}, loss
+
+    def run(params, x, y):
+        p = {k: pt.asarray(v) for k, v in params.items()}
+        xs, ys = pt.asarray(x), pt.asarray(y)
+
+        def call():
+            new, loss = step(p, xs, ys)
+            pt.realize(*new.values(), loss)
+            return new, loss
+
+        return call
+
+    return run, lambda out: float(out[1])
+
+
+def _jax_step():
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_platforms", "cpu")
+
+    def loss_fn(p, x, y):
+        h = jnp.maximum(x @ p["w1"] + p["b1"], 0.0)
+        logits = h @ p["w2"] + p["b2"]
+        return -(y * jax.nn.log_softmax(logits, axis=-1)).sum(axis=-1).mean()
+
+    @jax.jit
+    def step(p, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+        return {k: p[k] - LR * g[k] for k in p}, loss
+
+    def run(params, x, y):
+        p = {k: jnp.asarray(v) for k, v in params.items()}
+        xs, ys = jnp.asarray(x), jnp.asarray(y)
+
+        def call():
+            out = step(p, xs, ys)
+            jax.block_until_ready(out)
+            return out
+
+        return call
+
+    return run, lambda out: float(out[1])
+
+
+def _torch_step():
+    import torch
+
+    def run(params, x, y):
+        p = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
+        xs, ys = torch.tensor(x), torch.tensor(y)
+
+        def call():
+            for t in p.values():
+                t.grad = None
+            h = torch.relu(xs @ p["w1"] + p["b1"])
+            logits = h @ p["w2"] + p["b2"]
+            loss = -(ys * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+            loss.backward()
+            with torch.no_grad():
+                new = {k: t - LR * t.grad for k, t in p.items()}
+            return new, loss.detach()
+
+        return call
+
+    return run, lambda out: float(out[1])
+
+
+BASELINES = {"jax": _jax_step, "torch": _torch_step}
+
+
+def _interleaved(calls: dict, repeat: int, warmup: int) -> dict:
+    """Median seconds per call of each of `calls`, the rounds interleaved (one call of each in
+    turn), so that a change in the machine's load during the run affects all of them alike."""
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    times: dict = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, call in calls.items():
+            t0 = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - t0)
+    return {name: C.median(ts) for name, ts in times.items()}
+
+
+def main(argv=None) -> dict:
+    ap = C.parser(__doc__, repeat=30)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--features", type=int, default=784)
+    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--classes", type=int, default=10)
+    args = ap.parse_args(argv)
+    params, x, y = _data(args.batch, args.features, args.hidden, args.classes)
+    make, loss_of = _poot_step()
+    calls = {"poot": make(params, x, y)}
+    first = loss_of(calls["poot"]())
+    for name, factory in BASELINES.items():
+        try:
+            b_make, b_loss = factory()
+        except ImportError:
+            C.note_once(f"bench_train_step: {name} is not installed; no {name} baseline")
+            continue
+        calls[name] = b_make(params, x, y)
+        b_first = b_loss(calls[name]())
+        if not np.isclose(b_first, first, rtol=1e-4):
+            raise C.BenchmarkError(f"bench_train_step: the first loss differs: poot {first}, "
+                                   f"{name} {b_first}")
+    medians = _interleaved(calls, args.repeat, args.warmup)
+    poot_s = medians.pop("poot")
+    shape = f"{args.features}-{args.hidden}-{args.classes}"
+    rows = C.rows_against("mlp-train-step", {"batch": args.batch, "layers": shape, "dtype": "float32"},
+                          "cpu", poot_s, medians,
+                          flops=6 * args.batch * (args.features * args.hidden + args.hidden * args.classes))
+    return C.finish(args, "bench_train_step", rows)
+
+
+if __name__ == "__main__":
+    main()
