@@ -1,10 +1,10 @@
 """poot: a Python tracing JIT with a lazy, NumPy-like array frontend."""
 import sys as _sys
 
-from ._version import __version__
-from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
+from poot._version import __version__
+from poot.dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
                      uint8, uint16, uint32, uint64)
-from .errors import (APIVersionError, AxisError, CompileLimitError, CopyError, DeviceError,
+from poot.errors import (APIVersionError, AxisError, CompileLimitError, CopyError, DeviceError,
                      DeviceUnavailableError, DTypeError, InternalError,
                      KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
                      RetraceWarning, ShapeError, TracerError)
@@ -21,18 +21,21 @@ def _cast_hook(value, dtype):
 
 
 # the lazy Array and the NumPy-like API (poot/trace)
-from .trace import *  # noqa: E402,F401,F403
-from .trace import __all__ as _trace_all  # noqa: E402
-from .trace import cast_to as _trace_cast_to  # noqa: E402
-from .trace import jit as _trace_jit  # noqa: E402
+from poot.trace import *  # noqa: E402,F401,F403
+from poot.trace import __all__ as _trace_all  # noqa: E402
+from poot.trace import cast_to as _trace_cast_to  # noqa: E402
+from poot.trace import jit as _trace_jit  # noqa: E402
 
 # the array API standard's linear algebra extension, and its name for the boolean dtype
-from . import linalg  # noqa: E402
+from poot import linalg  # noqa: E402
+from poot.transforms.batching import vmap  # noqa: E402  (pt.vmap: poot/transforms)
+from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, jvp, remat,  # noqa: E402
+                             stop_gradient, value_and_grad, vjp)  # (differentiation: poot/transforms)
 bool = bool_  # noqa: A001
 
-# @poot.kernel: Python kernels imported to KIR (poot/jit/kernel); the array math functions above mean
+# @poot.kernel: Python kernels imported to KIR (poot/kernel); the array math functions above mean
 # the KIR math ops inside a kernel body (recognised by identity)
-from .jit import kernel as _jit_kernel  # noqa: E402
+from poot import kernel as _jit_kernel  # noqa: E402
 
 globals().update({_n: getattr(_jit_kernel, _n) for _n in _jit_kernel.PUBLIC})
 _jit_kernel.intrinsics.register_kernel_math(globals())

@@ -4,11 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._version import __version__
+from poot._version import __version__
 
 
 def _cmd_devices(args) -> int:
-    from . import devices
+    from poot import devices
 
     for name, ok, detail in devices.availability():
         print(f"{name:8s} {'available  ' if ok else 'unavailable'} {detail}")
@@ -16,7 +16,7 @@ def _cmd_devices(args) -> int:
 
 
 def _cmd_cache(args) -> int:
-    from .jit.cache import cache_clear, cache_info
+    from poot.jit.llvm.cache import cache_clear, cache_info
 
     if args.action == "clear":
         print(f"removed {cache_clear()} cached artifacts from {cache_info()['dir']}")
@@ -27,7 +27,7 @@ def _cmd_cache(args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    from .demo import main as run_demo
+    from poot.demo import main as run_demo
 
     return run_demo()
 
@@ -43,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     cache = sub.add_parser("cache", help="show or clear the compiled-kernel cache (POOT_CACHE_DIR)")
     cache.add_argument("action", choices=("info", "clear"))
     cache.set_defaults(func=_cmd_cache)
-    from .jit.kernel.cli import add_commands as _add_kernel_commands  # compile, regen-kernel-assets
+    from poot.kernel.cli import add_commands as _add_kernel_commands  # compile, regen-kernel-assets
 
     _add_kernel_commands(sub)
-    from .models.cli import add_commands as _add_model_commands  # generate, bench decode
+    from poot.models.cli import add_commands as _add_model_commands  # generate, bench decode
 
     _add_model_commands(sub)
     return p
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from .errors import PootError
+    from poot.errors import PootError
 
     try:
         return args.func(args) or 0

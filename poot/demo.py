@@ -117,8 +117,8 @@ def jit_part(out=print) -> bool:
 
 def kernel_part(out=print) -> bool:
     """A hand-written @pt.kernel (saxpy) and the committed GEMV asset's source: each emulated on NumPy
-    arrays, then compiled and run on the CPU device (poot/jit/kernel/demo.py)."""
-    from .jit.kernel.demo import run_kernel_demo
+    arrays, then compiled and run on the CPU device (poot/kernel/demo.py)."""
+    from poot.kernel.demo import run_kernel_demo
 
     return run_kernel_demo("cpu", out=out)
 

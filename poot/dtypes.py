@@ -14,7 +14,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .errors import DTypeError
+from poot.errors import DTypeError
 
 __all__ = [
     "DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -43,6 +43,18 @@ class DType:
         `np.zeros(3, dtype=pt.int8)`), as NumPy accepts any object with a `.dtype` attribute."""
         return self.np
 
+    # the NumPy dtype attributes that duck-typed libraries read from `array.dtype` (Dask's reductions
+    # read `x.dtype.type`, `.fields`, `.hasobject`): answered by the NumPy dtype of the same type
+    # (not `shape` or `base`: code tells arrays from dtypes by those)
+    _NUMPY_ATTRIBUTES = frozenset({"type", "char", "str", "num", "names", "fields", "subdtype",
+                                   "hasobject", "byteorder", "isnative", "descr", "alignment",
+                                   "isbuiltin"})
+
+    def __getattr__(self, attr: str):
+        if attr in DType._NUMPY_ATTRIBUTES:
+            return getattr(self.np, attr)
+        raise AttributeError(f"poot dtype {self.name} has no attribute {attr!r}")
+
     def __repr__(self) -> str:
         return f"poot.{self.name}"
 
@@ -53,7 +65,7 @@ class DType:
 
     # `pt.f32(x)` is a cast: inside an @pt.kernel the importer lowers it; outside it builds a 0-d array.
     def __call__(self, value):
-        from . import _cast_hook  # set by poot/__init__: keeps this base module free of layers
+        from poot import _cast_hook  # set by poot/__init__: keeps this base module free of layers
 
         return _cast_hook(value, self)
 

@@ -1,6 +1,6 @@
 """`poot.linalg`: the array API standard's linear algebra extension (built in
 poot/trace/array_api_linalg.py, which says which functions are lazy and which are host fallbacks),
 plus NumPy's `norm` (poot/trace/numpy_more.py; not a name of the standard, so not in __all__)."""
-from .trace.array_api_linalg import *  # noqa: F401,F403
-from .trace.array_api_linalg import __all__  # noqa: F401
-from .trace.numpy_more import norm  # noqa: F401
+from poot.trace.array_api_linalg import *  # noqa: F401,F403
+from poot.trace.array_api_linalg import __all__  # noqa: F401
+from poot.trace.numpy_more import norm  # noqa: F401

@@ -1,6 +1,6 @@
 """`poot demo`'s hand-written-kernel part: saxpy and the GEMV asset's source, emulated and run on the CPU."""
 from poot import demo
-from poot.jit.kernel.demo import run_kernel_demo
+from poot.kernel.demo import run_kernel_demo
 
 
 def test_the_kernel_part_is_in_the_demo_and_matches_numpy():

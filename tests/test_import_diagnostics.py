@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import poot as pt
-from poot.jit.kernel.diagnostics import CODES
+from poot.kernel.diagnostics import CODES
 
 HEADER = '''\
 import math

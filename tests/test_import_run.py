@@ -8,7 +8,7 @@ import pytest
 import poot as pt
 from poot import devices
 from poot.errors import LoweringError
-from poot.jit.kernel import assets
+from poot.kernel import assets
 from poot.jit.kir.model import BufferParam
 
 ENTRIES = assets.load_manifest()
@@ -68,7 +68,7 @@ def emulate(fn, args, example):
 
 def _devices():
     """Every device kind; the ones this machine (or this build's compiler) cannot run skip, saying why."""
-    from poot.jit import compile as jit_compile
+    from poot.jit.llvm import compile as jit_compile
 
     out = []
     for kind in devices.KNOWN:

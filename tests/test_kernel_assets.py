@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from poot.jit.kernel import assets
+from poot.jit.kir import assets as kir_assets
+from poot.kernel import assets
 from poot.jit.kir.serialize import from_json
 
 ENTRIES = assets.load_manifest()
@@ -18,7 +19,7 @@ ENTRIES = assets.load_manifest()
 def test_manifest_aggregates_the_family_tables():
     families = {e.family for e in ENTRIES}
     assert {"probe", "contraction"} <= families
-    assert families <= set(assets.FAMILIES)
+    assert families <= set(kir_assets.FAMILIES)
     names = [e.name for e in ENTRIES]
     assert len(names) == len(set(names))
     assert {"probe_add", "probe_trap", "probe_atomic_add", "probe_row_sum", "probe_copy", "probe_loop_break",
@@ -68,21 +69,21 @@ def test_a_stale_asset_is_named_and_regeneration_fixes_it(tmp_path):
 
 def test_committed_assets_load_as_verified_kir():
     for entry in ENTRIES:
-        kernel = assets.load_asset(entry.name)
+        kernel = kir_assets.load_asset(entry.name)
         assert kernel == from_json(assets.asset_path(entry).read_text())
         assert kernel.name == entry.name
 
 
 def test_asset_trap_sites_name_the_source_relative_to_the_tree():
-    kernel = assets.load_asset("probe_trap")
+    kernel = kir_assets.load_asset("probe_trap")
     wheres = {t.where for t in kernel.traps}
     assert all(w.startswith("kernels/probe/trap.py:") for w in wheres), wheres
     assert any("negative input" in t.what for t in kernel.traps)
 
 
 def test_unknown_asset_name_is_refused():
-    with pytest.raises(assets.PootError, match="no kernel asset named 'nope'"):
-        assets.load_asset("nope")
+    with pytest.raises(kir_assets.PootError, match="no kernel asset named 'nope'"):
+        kir_assets.load_asset("nope")
 
 
 def run_poot(*argv, cwd=None):

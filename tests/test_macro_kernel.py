@@ -11,7 +11,7 @@ import pytest
 
 import poot as pt
 from poot import devices
-from poot.jit.kernel.cli import load_kernels
+from poot.kernel.cli import load_kernels
 from poot.jit.kir.model import Access, BufferParam
 
 
@@ -51,7 +51,7 @@ def test_add_runs_on_the_cpu_device():
 
 
 def _spirv(tmp_path):
-    from poot.jit import compile as jit_compile
+    from poot.jit.llvm import compile as jit_compile
 
     if "spirv" not in jit_compile.TARGETS:
         pytest.skip("the SPIR-V compile target is not built yet in this version of poot")
@@ -83,7 +83,7 @@ def test_poot_compile_writes_and_checks_spirv(tmp_path):
 
 @pytest.mark.parametrize("kind", ["wgpu", "vulkan", "cuda", "rocm"])
 def test_add_dispatches_on_a_gpu_device(kind):
-    from poot.jit import compile as jit_compile
+    from poot.jit.llvm import compile as jit_compile
 
     try:
         device = devices.get(kind)

@@ -19,7 +19,7 @@ import ml_dtypes
 import numpy as np
 
 import poot as pt
-from poot.jit.kernel.examples import Example
+from poot.kernel.examples import Example
 
 BM = 128          # tile rows (M)
 BN = 128          # tile columns (N)

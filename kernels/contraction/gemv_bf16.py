@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 
 import poot as pt
-from poot.jit.kernel.examples import Example
+from poot.kernel.examples import Example
 
 LANES = 64
 ROWS = 4

@@ -7,7 +7,7 @@ partials of each row. Launch with threads=(ceil(N / ROWS) * LANES, ROWS, 1)."""
 import numpy as np
 
 import poot as pt
-from poot.jit.kernel.examples import Example
+from poot.kernel.examples import Example
 
 LANES = 64
 ROWS = 4

@@ -2,7 +2,7 @@
 import numpy as np
 
 import poot as pt
-from poot.jit.kernel.examples import Example
+from poot.kernel.examples import Example
 
 
 @pt.kernel

@@ -3,7 +3,7 @@ a device function, a bitcast and an fma, so every target is held to the emulator
 import numpy as np
 
 import poot as pt
-from poot.jit.kernel.examples import Example
+from poot.kernel.examples import Example
 
 
 @pt.device_fn

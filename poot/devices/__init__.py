@@ -1,15 +1,24 @@
 """poot.devices: one module per backend behind the Device protocol, and the registry that finds them."""
 from __future__ import annotations
 
+import importlib
 import threading
 
-from ..errors import DeviceUnavailableError
-from .base import Buffer, Capabilities, Device
+from poot.errors import DeviceUnavailableError
+from poot.devices.base import Buffer, Capabilities, Device
 
 _DEVICES: dict[str, Device] = {}
 _CREATING = threading.RLock()      # threads asking for a device at once get one, not one each
 
-KNOWN = ("cpu", "cuda", "wgpu", "vulkan", "rocm")
+# kind -> ("module:Class" of its device, whether the machine has one of it: then it is named without ":n")
+KINDS = {
+    "cpu": ("poot.devices.cpu:CpuDevice", True),
+    "cuda": ("poot.devices.cuda:CudaDevice", False),
+    "wgpu": ("poot.devices.wgpu:WgpuDevice", True),
+    "vulkan": ("poot.devices.vulkan:VulkanDevice", True),
+    "rocm": ("poot.devices.rocm:RocmDevice", False),
+}
+KNOWN = tuple(KINDS)
 
 
 def parse_name(name: str) -> tuple[str, int]:
@@ -29,7 +38,7 @@ def get(name: str = "cpu") -> Device:
     if dev is not None:
         return dev
     kind, idx = parse_name(name)
-    key = kind if kind in ("cpu", "wgpu", "vulkan") else f"{kind}:{idx}"
+    key = kind if KINDS[kind][1] else f"{kind}:{idx}"
     dev = _DEVICES.get(key)
     if dev is None:
         with _CREATING:
@@ -48,27 +57,10 @@ def opened() -> list[Device]:
 
 
 def _create(kind: str, idx: int) -> Device:
-    if kind == "cpu":
-        from .cpu import CpuDevice
-
-        return CpuDevice()
-    if kind == "wgpu":
-        from .wgpu import WgpuDevice
-
-        return WgpuDevice()
-    if kind == "cuda":
-        from .cuda import CudaDevice
-
-        return CudaDevice(idx)
-    if kind == "vulkan":
-        from .vulkan import VulkanDevice
-
-        return VulkanDevice()
-    if kind == "rocm":
-        from .rocm import RocmDevice
-
-        return RocmDevice(idx)
-    raise DeviceUnavailableError(f"device '{kind}' is not built yet in this version of poot")
+    """A new device of a known `kind` (its module is imported only now: each needs its own driver)."""
+    module, _, cls = KINDS[kind][0].partition(":")
+    device_class = getattr(importlib.import_module(module), cls)
+    return device_class() if KINDS[kind][1] else device_class(idx)
 
 
 def availability() -> list[tuple[str, bool, str]]:
@@ -77,11 +69,10 @@ def availability() -> list[tuple[str, bool, str]]:
     for kind in KNOWN:
         try:
             dev = get(kind)
-            out.append((dev.name, True, f"{dev.caps.target} target, {dev.caps.cores} cores"
-                        if kind == "cpu" else dev.describe() if hasattr(dev, "describe") else dev.caps.target))
+            out.append((dev.name, True, dev.describe()))
         except DeviceUnavailableError as e:
             out.append((kind, False, str(e)))
     return out
 
 
-__all__ = ["Buffer", "Capabilities", "Device", "get", "availability", "parse_name", "KNOWN"]
+__all__ = ["Buffer", "Capabilities", "Device", "get", "availability", "parse_name", "KNOWN", "KINDS"]

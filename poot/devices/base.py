@@ -9,10 +9,13 @@ work still uses a dropped buffer: each device runs its work in order, so the new
 come after the old owner's."""
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 
-from ..errors import DeviceError
+import numpy as np
+
+from poot.errors import DeviceError
 
 
 @dataclass
@@ -113,6 +116,10 @@ class Device:
 
     name = "?"
     caps: Capabilities
+    # whether the device's buffers are host memory (a Buffer's handle a NumPy uint8 array): the runtime
+    # then reads trap words, runs host steps and matmuls on views in place instead of copying
+    shares_host_memory = False
+    _recording = PerThread()      # the Recording open on this thread (`record()`), None outside one
 
     # memory
     def allocate(self, nbytes: int) -> Buffer:
@@ -131,6 +138,36 @@ class Device:
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         raise NotImplementedError
+
+    # host arrays: what every caller moving a NumPy array in or out would otherwise spell itself
+    def from_numpy(self, array) -> Buffer:
+        """A new buffer of this device holding the bytes of `array` (copied in C order)."""
+        array = np.ascontiguousarray(array)
+        buf = self.allocate(array.nbytes)
+        self.write(buf, array)
+        return buf
+
+    def to_numpy(self, buf: Buffer, shape, dtype) -> np.ndarray:
+        """The array of `shape` and NumPy `dtype` at the start of `buf`: a read-only view of host memory
+        where the device shares it, else a copy (a host read: it waits for the work queued before)."""
+        dtype = np.dtype(dtype)
+        nbytes = dtype.itemsize * math.prod(shape)
+        return self.read(buf)[:nbytes].view(dtype).reshape(shape)
+
+    # guards every backend's memory calls start with
+    def _check(self, buf: Buffer) -> None:
+        """Refuse what is not a live buffer of this device (another device's, or a freed one)."""
+        if not isinstance(buf, Buffer) or buf.device is not self:
+            raise DeviceError(f"{self.name}: {buf!r} is not a buffer of this {self.name} device")
+        if buf.handle is None:
+            raise DeviceError(f"{self.name}: {buf!r} was freed")
+
+    def _no_recording(self, what: str) -> None:
+        """Refuse `what` (a host transfer, a wait) while this thread records: a recording replays later,
+        so it may hold only work that runs on the device."""
+        if self._recording is not None:
+            raise DeviceError(f"{self.name}: {what} inside a recording is not supported (a recording holds "
+                              "dispatches and device-to-device copies only)")
 
     def _copy_bytes(self, dst: Buffer, src: Buffer, nbytes) -> int:
         """`nbytes` as an int once both buffers are live buffers of this device (the backend's `_check`)
@@ -157,6 +194,10 @@ class Device:
 
     def synchronize(self) -> None:
         pass
+
+    def describe(self) -> str:
+        """One line on what the device is (`poot devices`); a backend says more (GPU, memory, driver)."""
+        return f"{self.caps.target} target, {self.caps.cores} cores"
 
     def __repr__(self) -> str:
         return f"<poot device {self.name}>"

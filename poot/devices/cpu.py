@@ -6,7 +6,7 @@ Programs: `load(artifact)` links the artifact's object code into one MCJIT engin
 recompilation: a disk-cached object loads in about a millisecond) and returns a CpuProgram wrapping
 the entry `void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`.
 `dispatch(program, buffers, grid)` takes the kernel's buffers followed by the meta and trap buffers
-(poot/jit/abi.py) and runs the linearized workgroups. A split launch runs on the native thread pool
+(poot/jit/llvm/abi.py) and runs the linearized workgroups. A split launch runs on the native thread pool
 of cpu_threads.py (a split costs microseconds), or, where the platform has none, on Python threads
 taking chunks from a shared queue (a round trip costs 10-250 us). Whether a launch is split is
 decided by its work, not its number of workgroups: each program keeps the time one of its
@@ -24,10 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..errors import DeviceError
-from .base import Buffer, Capabilities, Device, PerThread
-from .cpu_pool import HostPool
-from .cpu_threads import NativePool, start as start_native_pool
+from poot.errors import DeviceError
+from poot.devices.base import Buffer, Capabilities, Device
+from poot.devices.cpu_pool import HostPool
+from poot.devices.cpu_threads import NativePool, start as start_native_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -203,7 +203,7 @@ _ALIGN = 64
 
 class CpuDevice(Device):
     name = "cpu"
-    _recording = PerThread()          # the CpuRecording open on this thread (poot/devices/cpu_replay.py)
+    shares_host_memory = True         # a buffer's handle is a NumPy uint8 array of host memory
 
     def __init__(self):
         self.caps = Capabilities(name="cpu", target="cpu", max_workgroup_size=1,
@@ -259,7 +259,7 @@ class CpuDevice(Device):
 
     def load(self, artifact) -> CpuProgram:
         """Link `artifact` (target 'cpu': object code with an `entry` symbol) and return its program."""
-        if getattr(artifact, "target", None) != "cpu":
+        if getattr(artifact, "target", None) != self.caps.target:
             raise DeviceError(f"the cpu device cannot load a '{getattr(artifact, 'target', '?')}' artifact")
         eng = self._engine()
         with self._load_lock:
@@ -290,7 +290,7 @@ class CpuDevice(Device):
     # -- record / replay (poot/devices/cpu_replay.py) --------------------------------------------
     def record(self):
         """`with dev.record() as rec:` captures dispatches; `rec.replay(rebind)` runs them again."""
-        from .cpu_replay import CpuRecording
+        from poot.devices.cpu_replay import CpuRecording
 
         return CpuRecording(self)
 

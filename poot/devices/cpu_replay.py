@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ctypes
 
-from . import base
-from .base import Buffer
-from .cpu import buffer_address, launch_args, run_groups
+from poot.devices import base, cpu_chain
+from poot.devices.base import Buffer
+from poot.devices.cpu import buffer_address, launch_args, run_groups
 
 
 class _Call:
@@ -32,6 +32,8 @@ class CpuRecording(base.Recording):
         self.slots: dict[int, list[tuple[ctypes.Array, int]]] = {}   # id(buffer) -> pointer slots
         self.rebound: set[int] = set()       # ids of recorded buffers whose slots hold others now
         self.buffers: dict[int, Buffer] = {}
+        self.chain = None                    # the calls as one native call (cpu_chain.py), once measured
+        self.runs = 0
 
     def add(self, program, buffers: list[Buffer], grid) -> None:
         self.commands.append((program, list(buffers), grid))
@@ -74,8 +76,13 @@ class CpuRecording(base.Recording):
     def run(self) -> None:
         """The recorded dispatches, with the addresses their pointer slots hold now (run inline or
         split over the cores as `CpuDevice.dispatch` runs them)."""
+        if self.chain is not None and self.chain.run():
+            return
         dev = self.device
         cores = dev.caps.cores
+        self.runs += 1
+        if self.runs == cpu_chain.MEASURED_RUNS and self.calls and cpu_chain.enabled():
+            self.chain = cpu_chain.build(dev, self.calls)
         for c in self.calls:
             run_groups(dev._pool, c.program, c.ptrs, c.meta, c.trap, c.total, cores)
 

@@ -195,6 +195,7 @@ class NativePool:
 
     def __init__(self, run_address: int, workers: int):
         self._run = _RUN(run_address)
+        self.run_address = run_address      # for native callers (cpu_chain.py), which hold `lock`
         self.workers = workers
         self.lock = threading.Lock()
 

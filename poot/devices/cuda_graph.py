@@ -12,10 +12,10 @@ from __future__ import annotations
 import ctypes
 import weakref
 
-from ..errors import DeviceError
-from . import base
-from .base import Buffer
-from .cuda import EXITING
+from poot.errors import DeviceError
+from poot.devices import base
+from poot.devices.base import Buffer
+from poot.devices.driver_api import EXITING
 
 
 class Command:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import DeviceError
+from poot.errors import DeviceError
 
 
 def max_ptx_isa(driver_version: int) -> tuple[int, int]:

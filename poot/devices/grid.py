@@ -1,11 +1,11 @@
 """Launch grids on GPU devices: a logical grid of workgroups, and the physical grid a device runs when the
 logical one is over its per-dimension limits (poot's kernels rebuild their logical group ids from meta:
-poot/jit/abi.py, "Grid folding"). One fold for every device, so CUDA, wgpu and raw Vulkan agree."""
+poot/jit/llvm/abi.py, "Grid folding"). One fold for every device, so CUDA, wgpu and raw Vulkan agree."""
 from __future__ import annotations
 
 import math
 
-from ..errors import DeviceError
+from poot.errors import DeviceError
 
 SPIRV_MAX_GROUPS = 2**32      # poot's SPIR-V linearizes the physical group id in 32 bits (PTX, AMDGCN: 64)
 

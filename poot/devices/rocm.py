@@ -1,13 +1,13 @@
 """The ROCm device: HSACO programs on AMD GPUs through hip-python (`pip install 'poot[rocm]'`).
 
 One device per GPU ordinal ("rocm", "rocm:1"). HIP's module API is CUDA's driver API under other
-names, with the same error numbers, so this device runs the CUDA device's own memory, transfer and
-launch code (poot/devices/cuda.py: the stream-ordered pool and its out-of-memory retry, the pinned
-staging ring, grid folding, the launch checks, the fault bookkeeping) on `_HipDriver`, which answers
-each driver call CudaDevice makes with its HIP counterpart. What is HIP's own lives here: finding the
-GPU and its properties, the memory pool's creation, loading a HSACO (hipModuleLoadData), the kernel
-arguments (hipModuleLaunchKernel's `extra` buffer: one 8-byte pointer per buffer, then meta and
-trap), and the error messages.
+names, with the same error numbers, so this device runs the memory, transfer and launch code it
+shares with the CUDA device (poot/devices/driver_api.py: the stream-ordered pool and its out-of-memory
+retry, the pinned staging ring, grid folding, the launch checks, the fault bookkeeping) on `_HipDriver`,
+which answers each driver call DriverApiDevice makes with its HIP counterpart. What is HIP's own lives
+here: finding the GPU and its properties, the memory pool's creation, loading a HSACO
+(hipModuleLoadData), the kernel arguments (hipModuleLaunchKernel's `extra` buffer: one 8-byte pointer
+per buffer, then meta and trap), and the error messages.
 
 Code objects are built for one ISA: `caps.compile_arch` is the GPU's (e.g. gfx90a from
 "gfx90a:sramecc+:xnack-"; the code runs with either xnack or sramecc setting), and poot.jit compiles
@@ -21,16 +21,14 @@ linked HSACO is tested everywhere (tests/jit/test_amdgcn.py).
 """
 from __future__ import annotations
 
-import collections
 import ctypes
 import logging
 import re
 import types
-import weakref
 
-from ..errors import DeviceError, DeviceUnavailableError, OutOfMemoryError
-from . import cuda
-from .base import Capabilities, Device
+from poot.errors import DeviceError, DeviceUnavailableError, OutOfMemoryError
+from poot.devices.base import Capabilities
+from poot.devices.driver_api import OUT_OF_MEMORY, STICKY_ERRORS, DriverApiDevice, DriverProgram, _gib
 
 log = logging.getLogger("poot.devices.rocm")
 EM_AMDGPU = 224
@@ -48,7 +46,7 @@ def _hip():
 
 
 class _HipDriver:
-    """The cuda.bindings.driver calls CudaDevice's shared methods make, answered by HIP. A context is a
+    """The cuda.bindings.driver calls DriverApiDevice's methods make, answered by HIP. A context is a
     device ordinal (HIP makes a device current per thread with hipSetDevice)."""
 
     def __init__(self, hip):
@@ -108,7 +106,7 @@ class _HipDriver:
         return self.hip.hipStreamSynchronize(stream)
 
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        pointers, _ = params        # CudaDevice passes (addresses, ctypes types); HIP packs them in `extra`
+        pointers, _ = params        # DriverApiDevice passes (addresses, ctypes types); HIP packs them in `extra`
         return self.hip.hipModuleLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream, None,
                                               tuple(ctypes.c_void_p(p) for p in pointers))
 
@@ -118,22 +116,9 @@ def _text(result) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class RocmDevice(Device):
-    # CudaDevice's memory, transfer and launch code, run on _HipDriver (see the module docstring)
-    _ok, _current, _memory_note, memory_info, trim = (cuda.CudaDevice._ok, cuda.CudaDevice._current,
-                                                      cuda.CudaDevice._memory_note, cuda.CudaDevice.memory_info,
-                                                      cuda.CudaDevice.trim)
-    _alloc, allocate, _release, free, _check = (cuda.CudaDevice._alloc, cuda.CudaDevice.allocate,
-                                                cuda.CudaDevice._release, cuda.CudaDevice.free, cuda.CudaDevice._check)
-    _adopt, _release_free = cuda.CudaDevice._adopt, cuda.CudaDevice._release_free
-    _no_recording, write, read, copy = (cuda.CudaDevice._no_recording, cuda.CudaDevice.write, cuda.CudaDevice.read,
-                                        cuda.CudaDevice.copy)
-    _stage, _retire, _staged = cuda.CudaDevice._stage, cuda.CudaDevice._retire, cuda.CudaDevice._staged
-    dispatch, _wait, synchronize = cuda.CudaDevice.dispatch, cuda.CudaDevice._wait, cuda.CudaDevice.synchronize
-    SHARED = ("_ok", "_current", "_memory_note", "memory_info", "trim", "_alloc", "allocate", "_adopt", "_release",
-              "_release_free", "free",
-              "_check", "_no_recording", "write", "read", "copy", "_stage", "_retire", "_staged", "dispatch", "_wait",
-              "synchronize")
+class RocmDevice(DriverApiDevice):
+    """An AMD GPU: DriverApiDevice's memory, transfer and launch code run on _HipDriver (see the module
+    docstring)."""
 
     def __init__(self, index: int = 0):
         hip = self._hip = _hip()
@@ -185,18 +170,9 @@ class RocmDevice(Device):
             except DeviceError as e:
                 log.warning("%s: no memory pool (%s); using hipMalloc", self.name, e)
                 self.caps.extra["memory_pools"] = False
-        self._programs: dict[tuple, cuda.CudaProgram] = {}
-        self._finalizers: dict[int, weakref.finalize] = {}
-        self._in_use = 0
-        self._free: dict[int, list[int]] = {}
-        self._pooled = 0
-        self.fresh_allocations = 0
-        self._recent: collections.deque = collections.deque(maxlen=cuda._RECENT)
-        self._recording = None          # never set: record/replay is not built on ROCm
-        self._ring: list[tuple[int, object]] = []
-        self._ring_pending: collections.deque = collections.deque()
+        self._init_state()          # no recording is ever open: record/replay is not built on ROCm
         log.info("%s: %s (%s, %d CUs, %s), HIP runtime %d", self.name, self.gpu, target_id, self.caps.cores,
-                 cuda._gib(total), version)
+                 _gib(total), version)
 
     def describe(self) -> str:
         e = self.caps.extra
@@ -207,9 +183,9 @@ class RocmDevice(Device):
     def _error(self, err, what: str) -> DeviceError:
         code = int(err)
         text = f"{_text(self._hip.hipGetErrorName(err))}: {_text(self._hip.hipGetErrorString(err))}"
-        if code == cuda._OOM:
+        if code == OUT_OF_MEMORY:
             return OutOfMemoryError(f"{self.name}: out of device memory {what} ({text}){self._memory_note()}")
-        if code in cuda._STICKY:
+        if code in STICKY_ERRORS:
             recent = "; ".join(f"'{n}'" + (f" grid={g} block={b}" if g else "") for n, g, b in self._recent)
             self._broken = (f"{self.name}: {what} failed: a kernel faulted ({text}). Launched since the last "
                             f"synchronize: {recent or 'none recorded'}. The HIP runtime leaves {self.name} unusable "
@@ -231,8 +207,8 @@ class RocmDevice(Device):
         return pool
 
     # --- programs ---------------------------------------------------------------------------------
-    def load(self, artifact) -> cuda.CudaProgram:
-        """A program from an Artifact of poot.jit.compile (target "amdgcn": `data` the HSACO, `entry`,
+    def load(self, artifact) -> DriverProgram:
+        """A program from an Artifact of poot.jit.llvm.compile (target "amdgcn": `data` the HSACO, `entry`,
         `name`, `kernel`), or anything with `data`, `entry`, `name`, `workgroup` and `nparams`."""
         data = getattr(artifact, "data", None)
         name = getattr(artifact, "name", None) or getattr(artifact, "entry", "?")
@@ -271,7 +247,7 @@ class RocmDevice(Device):
             raise DeviceError(f"{self.name}: kernel '{name}' needs workgroups of {workgroup} work items; with its "
                               f"{attrs['registers']} registers this GPU runs at most {attrs['max_threads']} per "
                               f"workgroup (and {self.block_limits} per dimension): use a smaller workgroup")
-        program = cuda.CudaProgram(name, entry, module, function, workgroup, nparams, 0, True, attrs)
+        program = DriverProgram(name, entry, module, function, workgroup, nparams, 0, True, attrs)
         self._programs[key] = program
         log.debug("%s: loaded %r", self.name, program)
         return program

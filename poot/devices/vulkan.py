@@ -1,6 +1,6 @@
 """The raw Vulkan device: poot's SPIR-V on any Vulkan 1.3 driver through the `vulkan` bindings, without
 wgpu. The same LLVM SPIR-V the wgpu device runs, but as LLVM emits it: the SPIR-V target's "vulkan1.3"
-consumer keeps only the fixes the Vulkan environment requires (poot/jit/llvm/spirv_vulkan.py), none of
+consumer keeps only the fixes the Vulkan environment requires (poot/jit/llvm/targets/spirv/vulkan.py), none of
 naga's; the device asks for it through Capabilities.compile_arch.
 
 Finding and opening the GPU: vulkan_setup.py (discrete first, POOT_VULKAN_DEVICE to pick one).
@@ -13,7 +13,7 @@ submission or an earlier one), and submitted with a fence by `flush()` (poot.jit
 each program run, without waiting), when a result is needed (read, synchronize) or every MAX_PENDING
 commands. A submission retires the finished ones before it (their fences and command buffers are
 reused) and waits for the oldest only when MAX_IN_FLIGHT are queued. A pipeline per program (set 0, bindings 0..n-1: the kernel's buffers,
-meta and trap, poot/jit/abi.py), built through a pipeline cache that is saved at exit under
+meta and trap, poot/jit/llvm/abi.py), built through a pipeline cache that is saved at exit under
 POOT_CACHE_DIR/vulkan/ (unless POOT_DISK_CACHE=0). Descriptor sets are cached by the buffers they name.
 A grid past the device's workgroups per dimension is folded (poot's SPIR-V rebuilds its logical grid).
 
@@ -38,13 +38,13 @@ import weakref
 
 import numpy as np
 
-from ..errors import DeviceError, DTypeError, OutOfMemoryError
-from .base import Buffer, Capabilities, Device, PerThread
-from .vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
-from .vulkan_setup import (CAPABILITY_FEATURES, create_instance, import_vulkan, open_device, open_pipeline_cache,
+from poot.errors import DeviceError, DTypeError, OutOfMemoryError
+from poot.devices.base import Buffer, Capabilities, Device
+from poot.devices.vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
+from poot.devices.vulkan_setup import (CAPABILITY_FEATURES, create_instance, import_vulkan, open_device, open_pipeline_cache,
                            pick_physical_device, pipeline_cache_path, save_pipeline_cache)
-from .grid import dispatch_grid
-from .wgpu_adapter import spirv_capabilities
+from poot.devices.grid import dispatch_grid
+from poot.devices.wgpu_adapter import spirv_capabilities
 
 log = logging.getLogger("poot.devices.vulkan")
 
@@ -95,7 +95,6 @@ def spirv_bindings(data: bytes) -> int:
 
 class VulkanDevice(VulkanMemory, Device):
     name = "vulkan"
-    _recording = PerThread()                       # the recording open on this thread
 
     def __init__(self):
         self._lock = threading.RLock()
@@ -318,7 +317,7 @@ class VulkanDevice(VulkanMemory, Device):
     @_locked
     def load(self, artifact) -> VulkanProgram:
         """A program from SPIR-V bytes or an artifact with `.data` (SPIR-V) and `.entry`/`.name`
-        (poot.jit.compile's, for target "spirv" with arch "vulkan1.3"). Cached by content."""
+        (poot.jit.llvm.compile's, for target "spirv" with arch "vulkan1.3"). Cached by content."""
         data = artifact if isinstance(artifact, (bytes, bytearray, memoryview)) else getattr(artifact, "data", None)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise DeviceError(f"vulkan: cannot load {type(artifact).__name__}: expected SPIR-V bytes")
@@ -348,7 +347,7 @@ class VulkanDevice(VulkanMemory, Device):
         pipeline = self._call(f"building the pipeline of kernel '{name}'", vk.vkCreateComputePipelines, self._dev,
                               self._pipeline_cache, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=pl)], None)[0]
         self._new_pipelines += 1
-        folds = getattr(artifact, "folds_grid", getattr(artifact, "target", None) == "spirv")
+        folds = getattr(artifact, "folds_grid", getattr(artifact, "target", None) == self.caps.target)
         program = self._programs[key] = VulkanProgram(name, entry, module, pipeline, pl, dsl, n, bool(folds))
         return program
 
@@ -466,7 +465,7 @@ class VulkanDevice(VulkanMemory, Device):
     # --- record / replay (vulkan_replay.py) --------------------------------------------------------
     def record(self):
         """`with dev.record() as rec:` captures dispatches and copies; `rec.replay(rebind)` runs them."""
-        from .vulkan_replay import VulkanRecording
+        from poot.devices.vulkan_replay import VulkanRecording
 
         return VulkanRecording(self)
 

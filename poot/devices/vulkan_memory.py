@@ -16,8 +16,8 @@ import weakref
 
 import numpy as np
 
-from ..errors import DeviceError, OutOfMemoryError
-from .base import Buffer
+from poot.errors import DeviceError, OutOfMemoryError
+from poot.devices.base import Buffer
 
 STAGE_BYTES = 8 << 20             # one staging chunk
 STAGES = 4                        # chunks of one direction in flight before a transfer waits for the oldest
@@ -143,17 +143,6 @@ class VulkanMemory:
         self._pools.clear()
         self._pooled = 0
         self._wait_all()
-
-    def _check(self, buf: Buffer) -> None:
-        if not isinstance(buf, Buffer) or buf.device is not self:
-            raise DeviceError(f"vulkan: {buf!r} is not a buffer of this Vulkan device")
-        if buf.handle is None:
-            raise DeviceError(f"vulkan: {buf!r} was freed")
-
-    def _no_recording(self, what: str) -> None:
-        if self._recording is not None:
-            raise DeviceError(f"vulkan: {what} inside a recording is not supported (a recording holds "
-                              "dispatches and device-to-device copies only)")
 
     # --- staging and transfers ---------------------------------------------------------------------
     def _chunk(self, download: bool) -> _Chunk:

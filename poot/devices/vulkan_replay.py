@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import collections
 
-from ..errors import DeviceError
-from . import base
-from .vulkan_memory import size_class
+from poot.errors import DeviceError
+from poot.devices import base
+from poot.devices.vulkan_memory import size_class
 
 MAX_VARIANTS = 8
 

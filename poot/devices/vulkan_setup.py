@@ -16,7 +16,7 @@ import logging
 import os
 import tempfile
 
-from ..errors import DeviceUnavailableError
+from poot.errors import DeviceUnavailableError
 
 log = logging.getLogger("poot.devices.vulkan")
 
@@ -193,7 +193,7 @@ def open_device(vk, pd, info):
 def pipeline_cache_path(info: dict) -> str | None:
     """Where the pipeline cache of this device and driver lives: POOT_CACHE_DIR (default ~/.cache/poot)
     /vulkan/<vendor>-<device>-<pipeline cache UUID>-<driver>.pipelines; None when POOT_DISK_CACHE=0.
-    (The same folder rules as poot.jit.cache, which `poot cache clear` follows to remove it.)"""
+    (The same folder rules as poot.jit.llvm.cache, which `poot cache clear` follows to remove it.)"""
     if os.environ.get("POOT_DISK_CACHE", "1") == "0":
         return None
     root = os.environ.get("POOT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "poot")

@@ -38,11 +38,11 @@ import weakref
 
 import numpy as np
 
-from ..errors import DeviceError, DeviceUnavailableError, DTypeError, OutOfMemoryError, kernel_trap
-from . import base
-from .base import Buffer, Capabilities, Device, PerThread
-from .grid import dispatch_grid
-from .wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
+from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, OutOfMemoryError, kernel_trap
+from poot.devices import base
+from poot.devices.base import Buffer, Capabilities, Device
+from poot.devices.grid import dispatch_grid
+from poot.devices.wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
                            spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
@@ -83,7 +83,6 @@ class Recording(base.Recording):
 
 class WgpuDevice(Device):
     name = "wgpu"
-    _recording = PerThread()          # the Recording open on this thread
 
     def __init__(self):
         wgpu = self._wgpu = import_wgpu()
@@ -207,17 +206,6 @@ class WgpuDevice(Device):
         for key in [k for k in self._bind_groups if any(i in dropped for i in k)]:
             del self._bind_groups[key]
 
-    def _check(self, buf: Buffer) -> None:
-        if not isinstance(buf, Buffer) or buf.device is not self:
-            raise DeviceError(f"wgpu: {buf!r} is not a buffer of this wgpu device")
-        if buf.handle is None:
-            raise DeviceError(f"wgpu: {buf!r} was freed")
-
-    def _no_recording(self, what: str) -> None:
-        if self._recording is not None:
-            raise DeviceError(f"wgpu: {what} inside a recording is not supported (a recording holds "
-                              "dispatches and device-to-device copies only)")
-
     def write(self, buf: Buffer, data) -> None:
         self._check(buf)
         self._no_recording("a host-to-device write")
@@ -315,8 +303,8 @@ class WgpuDevice(Device):
         except self._wgpu.GPUError as e:
             raise DeviceError(f"wgpu rejected the SPIR-V of kernel '{name}': {e}") from None
         sites = dict(getattr(artifact, "trap_sites", None) or {})
-        # poot's SPIR-V target always rebuilds a folded grid (poot/jit/abi.py); other SPIR-V says so itself
-        folds = getattr(artifact, "folds_grid", getattr(artifact, "target", None) == "spirv")
+        # poot's SPIR-V target always rebuilds a folded grid (poot/jit/llvm/abi.py); other SPIR-V says so itself
+        folds = getattr(artifact, "folds_grid", getattr(artifact, "target", None) == self.caps.target)
         program = WgpuProgram(name, entry, module, bool(folds), sites)
         self._programs[key] = program
         return program

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import struct
 
-from ..errors import DeviceError, DeviceUnavailableError
+from poot.errors import DeviceError, DeviceUnavailableError
 
 # requested where the adapter has them; timestamp-query lets benchmarks time kernels on the GPU
 FEATURES = ("shader-f16", "shader-f64", "shader-int64", "shader-i16", "shader-float32-atomic", "timestamp-query",

@@ -1,9 +1,15 @@
 """Index maps of fusible ops: at which index each operand is read when an op's output is wanted at
-`index` (a list of Forms, one per output dimension). Movement ops become index arithmetic here."""
+`index` (a list of Forms, one per output dimension). Movement ops become index arithmetic here.
+
+Each map is registered as the op's `access` rule in the op registry (poot/graph/registry.py),
+`rule(e, k, index) -> index of operand k`; elementwise ops all read with NumPy broadcasting.
+"""
 from __future__ import annotations
 
-from ..graph import Eqn
-from .indexing import Data, Form, clamp, floordiv, reshape_index
+from poot.errors import InternalError
+from poot.graph import Eqn
+from poot.graph.registry import OPS, Fusion, ops, rule
+from poot.fuse.indexing import Data, Form, clamp, floordiv, reshape_index
 
 ZERO = Form(0, ())
 
@@ -16,43 +22,84 @@ def broadcast_index(index: list[Form], out_shape, in_shape) -> list[Form]:
 
 def operand_index(e: Eqn, k: int, index: list[Form]) -> list[Form]:
     """The index at which operand `k` of `e` is read for output element `index`."""
-    op, p = e.op, e.params
-    x = e.inputs[k].aval
-    out_shape = e.out.aval.shape
-    if op == "reshape":
-        return reshape_index(index, out_shape, x.shape)
-    if op == "transpose":
-        src = [ZERO] * len(out_shape)
-        for d, pd in enumerate(p["perm"]):
-            src[pd] = index[d]
-        return src
-    if op == "slice":
-        return [Form.of(s) + f * st if n != 1 else Form.of(s)
-                for f, s, st, n in zip(index, p["starts"], p["steps"], x.shape)]
-    if op == "pad":
-        return [clamp(f - lo, n) if (lo or hi) else f for f, (lo, hi), n in zip(index, p["widths"], x.shape)]
-    if op == "concatenate":
-        ax = p["axis"]
-        off = sum(a.aval.shape[ax] for a in e.inputs[:k])
-        src = list(index)
-        src[ax] = clamp(index[ax] - off, x.shape[ax])
-        return src
-    if op == "take":
-        ax = p["axis"]
-        m = e.inputs[1].aval.ndim
-        if k == 1:
-            return index[ax:ax + m]
-        return index[:ax] + [Form.of(Data(id(e), x.shape[ax]))] + index[ax + m:]
-    if op == "update_slice":
-        if k == 0:
-            return index
-        src = []
-        for f, s, st, n in zip(index, p["starts"], p["steps"], p["sizes"]):
-            rel = (f - s) if st > 0 else (Form.of(s) - f)
-            src.append(clamp(floordiv(rel, abs(st)), n) if n != 1 else ZERO)
-        return src
-    # elementwise (and select): NumPy broadcasting
-    return broadcast_index(index, out_shape, x.shape)
+    access = OPS[e.op].access
+    if access is None:   # the planner computes only inline ops inside kernels, and each has a map
+        raise InternalError(f"reading operand {k} of '{e.op}' inside a kernel",
+                            LookupError(f"'{e.op}' ({OPS[e.op].fusion.value}) has no access rule"))
+    return access(e, k, index)
+
+
+def _broadcast(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    return broadcast_index(index, e.out.aval.shape, e.inputs[k].aval.shape)
+
+
+for _op in ops(Fusion.ELEMENTWISE):
+    _op.register(access=_broadcast)
+for _op in ops(Fusion.SOURCE):
+    _op.without(access="it has no operands: its value comes from the output index and its parameters")
+for _op in ops(Fusion.REDUCTION):
+    _op.without(access="its operand is read by the row kernel's own loop over the reduced axes")
+
+
+@rule("access", "reshape")
+def _reshape(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    return reshape_index(index, e.out.aval.shape, e.inputs[k].aval.shape)
+
+
+@rule("access", "broadcast")
+def _broadcast_to(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    return _broadcast(e, k, index)
+
+
+@rule("access", "transpose")
+def _transpose(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    src = [ZERO] * len(e.out.aval.shape)
+    for d, pd in enumerate(e.params["perm"]):
+        src[pd] = index[d]
+    return src
+
+
+@rule("access", "slice")
+def _slice(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    p = e.params
+    return [Form.of(s) + f * st if n != 1 else Form.of(s)
+            for f, s, st, n in zip(index, p["starts"], p["steps"], e.inputs[k].aval.shape)]
+
+
+@rule("access", "pad")
+def _pad(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    return [clamp(f - lo, n) if (lo or hi) else f
+            for f, (lo, hi), n in zip(index, e.params["widths"], e.inputs[k].aval.shape)]
+
+
+@rule("access", "concatenate")
+def _concatenate(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    ax = e.params["axis"]
+    off = sum(a.aval.shape[ax] for a in e.inputs[:k])
+    src = list(index)
+    src[ax] = clamp(index[ax] - off, e.inputs[k].aval.shape[ax])
+    return src
+
+
+@rule("access", "take")
+def _take(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    ax = e.params["axis"]
+    m = e.inputs[1].aval.ndim
+    if k == 1:
+        return index[ax:ax + m]
+    return index[:ax] + [Form.of(Data(id(e), e.inputs[k].aval.shape[ax]))] + index[ax + m:]
+
+
+@rule("access", "update_slice")
+def _update_slice(e: Eqn, k: int, index: list[Form]) -> list[Form]:
+    if k == 0:
+        return index
+    p = e.params
+    src = []
+    for f, s, st, n in zip(index, p["starts"], p["steps"], p["sizes"]):
+        rel = (f - s) if st > 0 else (Form.of(s) - f)
+        src.append(clamp(floordiv(rel, abs(st)), n) if n != 1 else ZERO)
+    return src
 
 
 def leaf_forms(producer: dict, members: set[int], start: list[tuple]) -> list[tuple]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import Eqn, Graph, Var
-from ..graph.ir import _freeze
-from ..graph.ops import OPS
+from poot.graph import Eqn, Graph, Var
+from poot.graph.ir import _freeze
+from poot.graph.registry import OPS, Fusion
+from poot.fuse.attention import claim_attention
 
 # shapes up to this many elements are folded when every input is a constant
 _FOLD_LIMIT = 1
@@ -17,7 +18,7 @@ _FOLD_LIMIT = 1
 
 def optimize(graph: Graph) -> Graph:
     """The pipeline the planner runs: canonicalize and fold, then CSE, then DCE."""
-    return dce(cse(fold_and_canonicalize(graph)))
+    return dce(cse(claim_attention(fold_and_canonicalize(graph))))   # attention.py: hand-written attention
 
 
 def _rebuild(graph: Graph, eqns: list[Eqn], subst: dict[int, Var]) -> Graph:
@@ -107,10 +108,10 @@ def _fold(e: Eqn, producer: dict[int, Eqn]):
     srcs = [producer.get(v.id) for v in e.inputs]
     if not all(s is not None and s.op == "full" for s in srcs):
         return None
-    kind = OPS[e.op].kind
-    if kind not in ("elementwise", "movement"):
+    fusion = OPS[e.op].fusion
+    if fusion not in (Fusion.ELEMENTWISE, Fusion.MOVEMENT):
         return None
-    if kind == "movement":
+    if fusion is Fusion.MOVEMENT:
         # movement rearranges copies of one value; pad and concatenate may bring in others
         values = {s.params["value"] for s in srcs} | ({e.params["value"]} if e.op == "pad" else set())
         if len({_freeze(v) for v in values}) != 1:

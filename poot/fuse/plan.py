@@ -10,7 +10,8 @@ Kernel kinds:
 - "row": reductions over axes A of a shape S, computed once per row (the kept coordinates of S), and
   roots either of shape S (written in a pass over the row: softmax, layer_norm) or with one element per
   row (plain and nested reductions with prologue and epilogue: `((x - m)**2).mean(1)`).
-- "matmul", "scan", "scatter": one opaque op each.
+- "matmul", "scan", "scatter", "attention": one opaque op each (the step kind is the value of the
+  op's fusion class in the op registry, poot/graph/registry.py).
 - "host": the equations of one host op (sort, eigh..., see poot.graph.host), run with NumPy by the
   program.
 - "control": the equations of one cond/while/fori construct (one per result, see poot.graph.control),
@@ -36,21 +37,15 @@ import bisect
 import math
 from dataclasses import dataclass, field
 
-from ..errors import CompileLimitError, InternalError
-from ..graph import Eqn, Graph, Var
-from ..graph.host import host_group
-from ..graph.ops import OPS
-from .access import ZERO, operand_index
-from .indexing import Coord, Form, ravel, unravel
-from .passes import optimize, split_wide_concatenates
+from poot.errors import CompileLimitError, InternalError
+from poot.graph import Eqn, Graph, Var
+from poot.graph.host import host_group
+from poot.graph.registry import OPS, Fusion
+from poot.fuse.access import ZERO, operand_index
+from poot.fuse.indexing import Coord, Form, ravel, unravel
+from poot.fuse.passes import optimize, split_wide_concatenates
 
 MAX_EQUATIONS = 200_000
-OPAQUE = {"matmul": "matmul", "cumsum": "scan", "cumprod": "scan", "scatter": "scatter",
-          "cond": "control", "while": "control", "fori": "control"}
-OPAQUE.update({n: "host" for n, d in OPS.items() if d.kind == "host"})   # NumPy host steps (graph/host.py)
-EXPENSIVE = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-             "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "pow", "atan2",
-             "hypot", "logaddexp", "div", "sqrt"}
 RECOMPUTE_BUDGET = 8      # recomputation cost above which a value read several times is stored
 BROADCAST_FACTOR = 4      # an expensive value broadcast to this many times its size is stored
 
@@ -122,7 +117,7 @@ class _Planner:
         self.position = {e.out.id: i for i, e in enumerate(g.eqns)}
         self.materialized = set(self.inputs) | {v.id for v in g.outputs}
         for e in g.eqns:
-            if e.op in OPAQUE:
+            if _opaque(e):
                 self.materialized.add(e.out.id)
                 self.materialized.update(v.id for v in e.inputs)
 
@@ -192,10 +187,11 @@ class _Planner:
 
     def _classify(self, root: Var, to_store: set) -> dict:
         e = self.producer[root.id]
-        if e.op in OPAQUE:
-            return {"root": root, "kind": OPAQUE[e.op], "eqns": [e], "leaves": list(e.inputs), "eqn": e}
+        fusion = OPS[e.op].fusion
+        if fusion.opaque:   # a step of its own, of the kind its class names
+            return {"root": root, "kind": fusion.value, "eqns": [e], "leaves": list(e.inputs), "eqn": e}
         eqns, leaves = self.closure(root)
-        reductions = [x for x in eqns if OPS[x.op].kind in ("reduce", "argreduce")]
+        reductions = [x for x in eqns if _reduction(x)]
         if not reductions:
             if self._is_view(root, eqns, leaves):
                 return {"root": root, "kind": "alias", "eqns": eqns, "leaves": leaves}
@@ -225,7 +221,7 @@ class _Planner:
         elif root.aval.size == math.prod(kept_shape):
             start = unravel(ravel(row, kept_shape), root.aval.shape)
         else:   # neither a row-wide nor a one-per-row result: every reduction it reads is stored
-            return {x.out.id for x in eqns if OPS[x.op].kind in ("reduce", "argreduce")}
+            return {x.out.id for x in eqns if _reduction(x)}
         bad: set[int] = set()
         members = {x.out.id for x in eqns}
         # walk the closure from the root, carrying the index each value is read at
@@ -240,7 +236,7 @@ class _Planner:
             if key in visited:
                 continue
             visited.add(key)
-            if OPS[e.op].kind in ("reduce", "argreduce"):
+            if _reduction(e):
                 if _space(e) != space or list(idx) != row:
                     bad.add(v.id)
                     continue
@@ -259,16 +255,16 @@ class _Planner:
         cost = self._costs()
         store = set()
         for k in kernels:
-            if k["kind"] in ("matmul", "scan", "scatter", "control", "host", "alias"):
+            if k["kind"] not in ("pointwise", "row"):   # an opaque op's step or an alias: nothing recomputed
                 continue
             size = math.prod(k["shape"])
             for x in k["eqns"]:
                 vid = x.out.id
-                if vid in self.materialized or OPS[x.op].kind in ("movement", "source"):
+                if vid in self.materialized or OPS[x.op].fusion in (Fusion.MOVEMENT, Fusion.SOURCE):
                     continue
                 if count[vid] > 1 and cost[vid] > RECOMPUTE_BUDGET:
                     store.add(vid)
-                elif (k["kind"] == "pointwise" and cost[vid] >= 4 and OPS[x.op].kind == "elementwise"
+                elif (k["kind"] == "pointwise" and cost[vid] >= 4 and OPS[x.op].fusion is Fusion.ELEMENTWISE
                       and 0 < x.out.aval.size * BROADCAST_FACTOR <= size):
                     store.add(vid)
         return store
@@ -284,7 +280,7 @@ class _Planner:
         reads: dict[int, dict[tuple, set]] = {}    # var id -> (root id, pass id) -> indices
         store: set[int] = set()
         for e in reversed(self.g.eqns):
-            if e.op in OPAQUE:
+            if _opaque(e):
                 continue
             v = e.out
             if v.id in self.materialized:
@@ -295,10 +291,10 @@ class _Planner:
                     continue
                 extra = sum(len(idxs) - 1 for idxs in passes.values())
                 if extra and _own_cost(e) and cost[v.id] * extra > RECOMPUTE_BUDGET \
-                        and OPS[e.op].kind not in ("reduce", "argreduce"):   # those: _row_check
+                        and not _reduction(e):   # those: _row_check
                     store.add(v.id)
                     passes = {(v.id, 0): {_identity(v.aval.shape)}}
-            if OPS[e.op].kind in ("reduce", "argreduce"):   # its own loop over the input, once per row
+            if _reduction(e):   # its own loop over the input, once per row
                 src = e.inputs[0]
                 if src.id not in self.materialized:
                     into = reads.setdefault(src.id, {})
@@ -325,7 +321,7 @@ class _Planner:
             loads: dict[int, tuple[set, int]] = {}    # var id -> (leaf ids it loads, reductions inside)
             best, best_n = None, 1
             for e in k["eqns"]:
-                leaves, reds = set(), int(OPS[e.op].kind in ("reduce", "argreduce"))
+                leaves, reds = set(), int(_reduction(e))
                 for u in e.inputs:
                     sub = loads.get(u.id)
                     if sub is None:
@@ -474,11 +470,18 @@ class _Planner:
 
 
 def _own_cost(e: Eqn) -> int:
-    """What computing one element of `e` costs, roughly (reshapes, slices and the like are free)."""
-    kind = OPS[e.op].kind
-    if kind in ("elementwise", "reduce", "argreduce"):
-        return 4 if e.op in EXPENSIVE else 1
-    return 1 if kind == "index" or e.op in ("pad", "concatenate") else 0   # a select or a gather
+    """What computing one element of `e` costs, roughly (reshapes, slices and the like are free):
+    the cost its registry entry declares."""
+    return OPS[e.op].cost
+
+
+def _opaque(e: Eqn) -> bool:
+    """Whether `e` is a step of its own (matmul, scan, scatter, control, host: its fusion class)."""
+    return OPS[e.op].fusion.opaque
+
+
+def _reduction(e: Eqn) -> bool:
+    return OPS[e.op].fusion is Fusion.REDUCTION
 
 
 def _identity(shape) -> tuple:

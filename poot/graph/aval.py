@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..dtypes import DType
-from ..errors import AxisError, ShapeError
+from poot.dtypes import DType
+from poot.errors import AxisError, ShapeError
 
 
 class Aval(NamedTuple):

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
-from .aval import Aval
-from .ir import Graph
-from .ops import OPS, OpDef
+from poot.errors import ShapeError
+from poot.graph.aval import Aval
+from poot.graph.ir import Graph
+from poot.graph.ops import _register
 
 KINDS = ("cond", "while", "fori")
 
@@ -65,7 +65,7 @@ def _rule(avals, region: Region, index: int) -> Aval:
 
 def evaluate_region(region: Region, xs: list[np.ndarray]) -> list[np.ndarray]:
     """The NumPy semantics of a construct (the oracle)."""
-    from .oracle import evaluate
+    from poot.graph.oracle import evaluate
 
     if region.kind == "cond":
         branch = region.graphs[1 if bool(np.asarray(xs[0])) else 0]
@@ -87,5 +87,5 @@ def _oracle(xs, region: Region, index: int):
     return evaluate_region(region, list(xs))[index]
 
 
-for _kind in KINDS:
-    OPS[_kind] = OpDef(_kind, "control", _rule, _oracle)
+for _kind in KINDS:   # operands: cond's predicate and operands, or the carry and captured values
+    _register(_kind, "control", _rule, _oracle, arity=None, params=("region", "index"))

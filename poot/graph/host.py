@@ -10,7 +10,8 @@ An op with several results (eigh's values and vectors, svd's U, S, Vh...) is one
 that differ only in the `index` parameter (the convention of poot.graph.control); the planner runs the
 equations of one op on the same operands as one step, which computes them all once. `HOST[name]`
 holds each op's `results(avals, **params)` (every result's Aval) and `compute(xs, **params)` (every
-result as a NumPy array); `index` is absent from both.
+result as a NumPy array); `index` is absent from both. `HOST` is a read-only view of the op registry:
+each host op's `OpDef.host` is its HostOp.
 """
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ from typing import Callable
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, PootError, ShapeError
-from .aval import Aval
-from .ops import _check_kinds, _register
+from poot import dtypes as dt
+from poot.errors import DTypeError, PootError, ShapeError
+from poot.graph import host_sort
+from poot.graph.aval import Aval
+from poot.graph.ops import _check_kinds, _register
+from poot.graph.registry import SlotView
 
 
 class LinAlgError(PootError, np.linalg.LinAlgError):
@@ -35,9 +38,14 @@ class HostOp:
     name: str
     results: Callable[..., list]      # (avals, **params) -> [Aval] per result
     compute: Callable[..., list]      # (arrays, **params) -> [np.ndarray] per result
+    # optional (arrays, outs, **params) -> None: the results written into `outs` (C-contiguous
+    # arrays of the results' avals, None for a result not needed, never overlapping an input), for
+    # a program whose buffers are host memory: no result array to allocate, fill and copy over
+    into: Callable[..., None] | None = None
 
 
-HOST: dict[str, HostOp] = {}
+# name -> HostOp of every host op (a live view of the registry)
+HOST = SlotView("host")
 
 
 def host_group(params: dict) -> tuple:
@@ -45,8 +53,8 @@ def host_group(params: dict) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in params.items() if k != "index"))
 
 
-def _host(name: str, results, compute) -> None:
-    HOST[name] = HostOp(name, results, compute)
+def _host(name: str, results, compute, into=None, *, arity: int | None = 1, params: tuple[str, ...] = ()) -> None:
+    """Declare a host op; every one also takes `index`, which of its results an equation is."""
 
     def rule(avals, index=0, **params):
         outs = results(avals, **params)
@@ -57,7 +65,8 @@ def _host(name: str, results, compute) -> None:
     def oracle(xs, index=0, **params):
         return compute(list(xs), **params)[index]
 
-    _register(name, "host", rule, oracle)
+    op = _register(name, "host", rule, oracle, arity=arity, params=tuple(params) + ("index",))
+    op.host = HostOp(name, results, compute, into)
 
 
 def _exact16(a: np.ndarray) -> np.ndarray:
@@ -75,24 +84,30 @@ def _sort_results(avals, axis, descending, out=None):
 
 
 def _sort(xs, axis, descending):
+    """Stable (host_sort.py: NumPy's fast sort with the distinguishable ties put back); descending
+    is the ascending order reversed."""
     x = xs[0]
-    out = np.sort(_exact16(x), axis=axis, kind="stable")
-    return [(np.flip(out, axis=axis) if descending else out).astype(x.dtype)]
+    return [host_sort.sort(_exact16(x), axis, descending).astype(x.dtype, copy=False)]
 
 
 def _argsort(xs, axis, descending):
-    a = _exact16(xs[0])
-    if not descending:
-        idx = np.argsort(a, axis=axis, kind="stable")
-    else:  # stable descending: sort the reversed array, reverse back, map positions back
-        idx = a.shape[axis] - 1 - np.flip(np.argsort(np.flip(a, axis=axis), axis=axis, kind="stable"),
-                                          axis=axis)
-    return [idx.astype(np.int64)]
+    """Stable, also descending (ties keep their order there too; NaNs first)."""
+    return [host_sort.argsort(_exact16(xs[0]), axis, descending)]
 
 
-_host("sort", _sort_results, _sort)
+def _sort_into(xs, outs, axis, descending):
+    if outs[0] is not None:
+        host_sort.sort_into(_exact16(xs[0]), outs[0], axis, descending)
+
+
+def _argsort_into(xs, outs, axis, descending):
+    if outs[0] is not None:
+        host_sort.argsort_into(_exact16(xs[0]), outs[0], axis, descending)
+
+
+_host("sort", _sort_results, _sort, _sort_into, params=("axis", "descending"))
 _host("argsort", lambda avals, axis, descending: _sort_results(avals, axis, descending, dt.int64),
-      _argsort)
+      _argsort, _argsort_into, params=("axis", "descending"))
 
 
 def _searchsorted_results(avals, side):
@@ -105,7 +120,8 @@ def _searchsorted_results(avals, side):
 
 
 _host("searchsorted", _searchsorted_results,
-      lambda xs, side: [np.searchsorted(_exact16(xs[0]), _exact16(xs[1]), side=side).astype(np.int64)])
+      lambda xs, side: [np.searchsorted(_exact16(xs[0]), _exact16(xs[1]), side=side).astype(np.int64)],
+      arity=2, params=("side",))
 
 
 # --- fixed-size forms of the data-dependent ops ------------------------------------------------------
@@ -128,8 +144,8 @@ def _unique(xs, size, fill_value):
     """The sorted unique values (each NaN its own value), first indices, inverse and counts, padded
     to `size`: values with fill_value (None: the smallest value), indices and counts with 0."""
     x = xs[0]
-    values, index, inverse, counts = np.unique(x.reshape(-1), return_index=True, return_inverse=True,
-                                               return_counts=True, equal_nan=False)
+    values, index, inverse, counts = host_sort.unique(x.reshape(-1), index=True, inverse=True, counts=True,
+                                                      equal_nan=False)
     fill = values[0] if fill_value is None and values.size else (0 if fill_value is None else fill_value)
     with np.errstate(all="ignore"):
         v = _pad(values, size, np.asarray(fill).astype(x.dtype))
@@ -137,7 +153,7 @@ def _unique(xs, size, fill_value):
             _pad(counts.astype(np.int64), size, 0)]
 
 
-_host("unique", _unique_results, _unique)
+_host("unique", _unique_results, _unique, params=("size", "fill_value"))
 
 
 def _nonzero_results(avals, size, fill_value):
@@ -152,7 +168,7 @@ def _nonzero(xs, size, fill_value):
     return [_pad(p.astype(np.int64), size, f) for p, f in zip(np.nonzero(xs[0]), fills)]
 
 
-_host("nonzero", _nonzero_results, _nonzero)
+_host("nonzero", _nonzero_results, _nonzero, params=("size", "fill_value"))
 
 
 # --- linear algebra ------------------------------------------------------------------------------
@@ -164,7 +180,7 @@ def _matrix(name: str, a: Aval, square: bool = False) -> tuple:
     return a.shape[:-2], a.shape[-2], a.shape[-1]
 
 
-def _linalg(name: str, results, fn) -> None:
+def _linalg(name: str, results, fn, *, arity: int = 1, params: tuple[str, ...] = ()) -> None:
     def compute(xs, **params):
         out_dtype = xs[0].dtype
         work = [x.astype(np.float32) if x.dtype.itemsize < 4 else x for x in xs]
@@ -176,7 +192,7 @@ def _linalg(name: str, results, fn) -> None:
         r = r if isinstance(r, tuple) else (r,)
         return [np.asarray(v).astype(out_dtype, copy=False) for v in r]
 
-    _host(name, results, compute)
+    _host(name, results, compute, arity=arity, params=params)
 
 
 def _square_same(name):
@@ -244,12 +260,13 @@ def _cholesky(a, upper):
 
 _linalg("eigh", _eigh_results, np.linalg.eigh)
 _linalg("eigvalsh", _eigvalsh_results, np.linalg.eigvalsh)
-_linalg("svd", _svd_results, lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices=full_matrices)))
+_linalg("svd", _svd_results, lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices=full_matrices)),
+        params=("full_matrices",))
 _linalg("svdvals", _svdvals_results, lambda a: np.linalg.svd(a, compute_uv=False))
-_linalg("qr", _qr_results, lambda a, mode: tuple(np.linalg.qr(a, mode=mode)))
-_linalg("cholesky", _square_same("cholesky"), _cholesky)
+_linalg("qr", _qr_results, lambda a, mode: tuple(np.linalg.qr(a, mode=mode)), params=("mode",))
+_linalg("cholesky", _square_same("cholesky"), _cholesky, params=("upper",))
 _linalg("inv", _square_same("inv"), np.linalg.inv)
 _linalg("det", _batch_results("det", 1), np.linalg.det)
 _linalg("slogdet", _batch_results("slogdet", 2), lambda a: tuple(np.linalg.slogdet(a)))
-_linalg("solve", _solve_results, np.linalg.solve)
-_linalg("pinv", _pinv_results, lambda a, rc: np.linalg.pinv(a, rc))
+_linalg("solve", _solve_results, np.linalg.solve, arity=2)
+_linalg("pinv", _pinv_results, lambda a, rc: np.linalg.pinv(a, rc), arity=2)

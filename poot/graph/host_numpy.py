@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import PootError
-from .aval import Aval
-from .host import _exact16, _host
+from poot import dtypes as dt
+from poot.errors import PootError
+from poot.graph.aval import Aval
+from poot.graph.host import _exact16, _host
 
 
 class HostValueError(PootError, ValueError):
@@ -52,6 +52,7 @@ def _histogram(xs, bins, range, density, weighted):  # noqa: A002
     return [counts, out_edges]
 
 
-_host("histogram", _histogram_avals, _histogram)
+_host("histogram", _histogram_avals, _histogram, arity=None,   # the data, then edges and weights if given
+      params=("bins", "range", "density", "weighted"))
 
 __all__ = ["HostValueError"]

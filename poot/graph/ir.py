@@ -7,10 +7,12 @@ their variable numbering, so compiled plans are cached by it.
 """
 from __future__ import annotations
 
+import struct
+
 import itertools
 
-from ..errors import PootError
-from .aval import Aval
+from poot.errors import PootError
+from poot.graph.aval import Aval
 
 _ids = itertools.count()
 
@@ -90,7 +92,7 @@ class Graph:
 
     def validate(self) -> None:
         """Check SSA form, topological order, known ops and that every out aval matches its rule."""
-        from .ops import OPS
+        from poot.graph.ops import OPS
 
         defined = {v.id for v in self.inputs}
         if len(defined) != len(self.inputs):
@@ -141,8 +143,8 @@ def _freeze(x):
         return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
     if isinstance(x, (list, tuple)):
         return tuple(_freeze(v) for v in x)
-    if isinstance(x, float):
-        return ("f", x.hex()) if x == x else ("f", "nan")
+    if isinstance(x, float):      # by bits: -0.0 apart from 0.0 (hex), and each NaN's sign and payload
+        return ("f", x.hex()) if x == x else ("nan", struct.pack("<d", x).hex())
     if hasattr(x, "short"):  # DType
         return x.name
     if hasattr(x, "key") and hasattr(x, "graphs"):  # a control Region: its structure

@@ -1,4 +1,5 @@
-"""The op table: one entry per primitive, carrying its shape/dtype rule and its oracle (NumPy) rule.
+"""The array primitives: each declared once in the op registry (poot/graph/registry.py) with its
+shape/dtype rule, its oracle (NumPy) rule, its family, its fusion class and its cost.
 
 Primitives are deliberately few: the tracer expresses everything else (softmax, var, einsum, random
 numbers, integer-array indexing...) as compositions of these. Conventions every layer relies on:
@@ -7,35 +8,43 @@ numbers, integer-array indexing...) as compositions of these. Conventions every 
 - reductions keep the reduced axes with size 1 (`keepdims=True`); the tracer reshapes if asked not to;
 - `slice` is given per axis as start, step (non-zero, may be negative) and output size;
 - `take` gathers along one axis with in-range non-negative indices; `scatter` writes along axis 0.
-The fusion and kernel-generation tables are keyed by these same names (see STYLE.md, item 1).
+The upper layers attach their rules (index maps, KIR, derivatives, batching) to these same ops
+through the registry. The host ops are declared in host.py and host_numpy.py, the control
+constructs in control.py.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, PootIndexError, ShapeError
-from .aval import Aval, broadcast_shapes
+from poot import dtypes as dt
+from poot.errors import DTypeError, PootIndexError, ShapeError
+from poot.graph.aval import Aval, broadcast_shapes
+from poot.graph.registry import OPS, Fusion, OpDef, declare
+
+__all__ = ["OPS", "OpDef", "Fusion"]
+
+# the family of an op (`OpDef.kind`) -> how the planner treats it; `index` ops are split by name below
+_FUSION_OF_KIND = {"elementwise": Fusion.ELEMENTWISE, "source": Fusion.SOURCE, "reduce": Fusion.REDUCTION,
+                   "argreduce": Fusion.REDUCTION, "scan": Fusion.SCAN, "movement": Fusion.MOVEMENT,
+                   "contraction": Fusion.MATMUL, "host": Fusion.HOST, "control": Fusion.CONTROL}
+
+# elementwise ops the planner counts as four cheap ones per element (transcendental, division):
+# a value computed with one is stored rather than recomputed by several kernels
+_COSTLY = frozenset({"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+                     "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "pow", "atan2",
+                     "hypot", "logaddexp", "div", "sqrt"})
 
 
-@dataclass(frozen=True)
-class OpDef:
-    name: str
-    kind: str            # elementwise | reduce | argreduce | scan | movement | source | index | contraction
-    shape_rule: Callable[..., Aval]
-    oracle: Callable[..., np.ndarray]
-
-
-OPS: dict[str, OpDef] = {}
-
-
-def _register(name: str, kind: str, shape_rule, oracle) -> None:
-    assert name not in OPS, name
-    OPS[name] = OpDef(name, kind, shape_rule, oracle)
+def _register(name: str, kind: str, shape_rule: Callable, oracle: Callable, *, arity: int | None,
+              params: tuple[str, ...] = (), fusion: Fusion | None = None, cost: int | None = None) -> OpDef:
+    """Declare one primitive in the registry; its fusion class follows from its family unless given."""
+    if cost is None and name in _COSTLY:
+        cost = 4
+    return declare(name, kind=kind, fusion=fusion or _FUSION_OF_KIND[kind], arity=arity, params=params,
+                   shape_rule=shape_rule, oracle=oracle, cost=cost)
 
 
 def _np(d: dt.DType):
@@ -92,7 +101,7 @@ def _unary(name, fn, kinds, out_dtype=None):
         r = np.asarray(fn(x))
         return r.astype(_np(out_dtype)) if out_dtype else r.astype(x.dtype, copy=False)
 
-    _register(name, "elementwise", rule, oracle)
+    _register(name, "elementwise", rule, oracle, arity=1)
 
 
 for _n, _f in UNARY_FLOAT.items():
@@ -120,7 +129,7 @@ def _binary(name, fn, kinds, out_dtype=None):
         r = np.asarray(fn(x, y))
         return r.astype(_np(out_dtype) if out_dtype else x.dtype, copy=False)
 
-    _register(name, "elementwise", rule, oracle)
+    _register(name, "elementwise", rule, oracle, arity=2)
 
 
 for _n, _f in BINARY_ARITH.items():
@@ -146,7 +155,7 @@ def _select_rule(avals):
     return Aval(broadcast_shapes(c.shape, a.shape, b.shape, op="where"), a.dtype)
 
 
-_register("select", "elementwise", _select_rule, lambda xs: np.where(*xs))
+_register("select", "elementwise", _select_rule, lambda xs: np.where(*xs), arity=3)
 
 
 def _convert_rule(avals, dtype):
@@ -158,7 +167,7 @@ def _convert_oracle(xs, dtype):
         return xs[0].astype(_np(dtype))
 
 
-_register("convert", "elementwise", _convert_rule, _convert_oracle)
+_register("convert", "elementwise", _convert_rule, _convert_oracle, arity=1, params=("dtype",))
 
 
 def _bitcast_rule(avals, dtype):
@@ -168,7 +177,8 @@ def _bitcast_rule(avals, dtype):
     return Aval(a.shape, dtype)
 
 
-_register("bitcast", "elementwise", _bitcast_rule, lambda xs, dtype: xs[0].view(_np(dtype)))
+_register("bitcast", "elementwise", _bitcast_rule, lambda xs, dtype: xs[0].view(_np(dtype)), arity=1,
+          params=("dtype",))
 
 
 # --- sources -------------------------------------------------------------------------------------
@@ -177,7 +187,8 @@ def _full_rule(avals, shape, value, dtype):
 
 
 _register("full", "source", _full_rule,
-          lambda xs, shape, value, dtype: np.full(shape, value, dtype=_np(dtype)))
+          lambda xs, shape, value, dtype: np.full(shape, value, dtype=_np(dtype)), arity=0,
+          params=("shape", "value", "dtype"))
 
 
 def _iota_rule(avals, shape, axis, dtype):
@@ -191,7 +202,7 @@ def _iota_oracle(xs, shape, axis, dtype):
     return np.broadcast_to(r, shape).copy()
 
 
-_register("iota", "source", _iota_rule, _iota_oracle)
+_register("iota", "source", _iota_rule, _iota_oracle, arity=0, params=("shape", "axis", "dtype"))
 
 
 # --- reductions and scans -----------------------------------------------------------------------
@@ -213,7 +224,7 @@ def _reduce(name, fn, kinds):
     def oracle(xs, axes):
         return np.asarray(fn(xs[0], axis=axes, keepdims=True)).astype(xs[0].dtype, copy=False)
 
-    _register(name, "reduce", rule, oracle)
+    _register(name, "reduce", rule, oracle, arity=1, params=("axes",))
 
 
 for _n, (_f, _k) in REDUCE.items():
@@ -230,7 +241,7 @@ def _argreduce(name, fn):
         return Aval(tuple(1 if i == axis else d for i, d in enumerate(a.shape)), dt.int64)
 
     _register(name, "argreduce", rule,
-              lambda xs, axis: fn(xs[0], axis=axis, keepdims=True).astype(np.int64))
+              lambda xs, axis: fn(xs[0], axis=axis, keepdims=True).astype(np.int64), arity=1, params=("axis",))
 
 
 _argreduce("argmax", np.argmax)
@@ -245,7 +256,8 @@ def _scan(name, fn):
             raise ShapeError(f"{name}: axis {axis} out of range for {a.ndim}-d input")
         return a
 
-    _register(name, "scan", rule, lambda xs, axis: fn(xs[0], axis=axis).astype(xs[0].dtype, copy=False))
+    _register(name, "scan", rule, lambda xs, axis: fn(xs[0], axis=axis).astype(xs[0].dtype, copy=False),
+              arity=1, params=("axis",))
 
 
 _scan("cumsum", np.cumsum)
@@ -260,7 +272,8 @@ def _reshape_rule(avals, shape):
     return Aval(tuple(shape), a.dtype)
 
 
-_register("reshape", "movement", _reshape_rule, lambda xs, shape: xs[0].reshape(shape))
+_register("reshape", "movement", _reshape_rule, lambda xs, shape: xs[0].reshape(shape), arity=1,
+          params=("shape",))
 
 
 def _broadcast_rule(avals, shape):
@@ -271,7 +284,7 @@ def _broadcast_rule(avals, shape):
 
 
 _register("broadcast", "movement", _broadcast_rule,
-          lambda xs, shape: np.broadcast_to(xs[0], shape).copy())
+          lambda xs, shape: np.broadcast_to(xs[0], shape).copy(), arity=1, params=("shape",))
 
 
 def _transpose_rule(avals, perm):
@@ -281,7 +294,8 @@ def _transpose_rule(avals, perm):
     return Aval(tuple(a.shape[p] for p in perm), a.dtype)
 
 
-_register("transpose", "movement", _transpose_rule, lambda xs, perm: np.transpose(xs[0], perm).copy())
+_register("transpose", "movement", _transpose_rule, lambda xs, perm: np.transpose(xs[0], perm).copy(),
+          arity=1, params=("perm",))
 
 
 def _slice_rule(avals, starts, steps, sizes):
@@ -300,7 +314,8 @@ def _slice_index(starts, steps, sizes):
 
 
 _register("slice", "movement", _slice_rule,
-          lambda xs, starts, steps, sizes: xs[0][_slice_index(starts, steps, sizes)].copy())
+          lambda xs, starts, steps, sizes: xs[0][_slice_index(starts, steps, sizes)].copy(), arity=1,
+          params=("starts", "steps", "sizes"))
 
 
 def _pad_rule(avals, widths, value):
@@ -310,8 +325,10 @@ def _pad_rule(avals, widths, value):
     return Aval(tuple(d + lo + hi for d, (lo, hi) in zip(a.shape, widths)), a.dtype)
 
 
+# pad and concatenate cost a select per element: the read is clamped and the result picked
 _register("pad", "movement", _pad_rule,
-          lambda xs, widths, value: np.pad(xs[0], widths, constant_values=value))
+          lambda xs, widths, value: np.pad(xs[0], widths, constant_values=value), arity=1,
+          params=("widths", "value"), cost=1)
 
 
 def _concat_rule(avals, axis):
@@ -328,7 +345,8 @@ def _concat_rule(avals, axis):
     return Aval(tuple(shape), a0.dtype)
 
 
-_register("concatenate", "movement", _concat_rule, lambda xs, axis: np.concatenate(xs, axis=axis))
+_register("concatenate", "movement", _concat_rule, lambda xs, axis: np.concatenate(xs, axis=axis),
+          arity=None, params=("axis",), cost=1)
 
 
 # --- indexing ------------------------------------------------------------------------------------
@@ -341,7 +359,8 @@ def _take_rule(avals, axis):
     return Aval(a.shape[:axis] + idx.shape + a.shape[axis + 1:], a.dtype)
 
 
-_register("take", "index", _take_rule, lambda xs, axis: np.take(xs[0], xs[1], axis=axis))
+_register("take", "index", _take_rule, lambda xs, axis: np.take(xs[0], xs[1], axis=axis), arity=2,
+          params=("axis",), fusion=Fusion.GATHER)
 
 
 def _scatter_rule(avals, mode):
@@ -368,7 +387,8 @@ def _scatter_oracle(xs, mode):
     return out
 
 
-_register("scatter", "index", _scatter_rule, _scatter_oracle)
+_register("scatter", "index", _scatter_rule, _scatter_oracle, arity=3, params=("mode",),
+          fusion=Fusion.SCATTER)
 
 
 def _update_slice_rule(avals, starts, steps, sizes):
@@ -385,7 +405,8 @@ def _update_slice_oracle(xs, starts, steps, sizes):
     return out
 
 
-_register("update_slice", "index", _update_slice_rule, _update_slice_oracle)
+_register("update_slice", "index", _update_slice_rule, _update_slice_oracle, arity=2,
+          params=("starts", "steps", "sizes"), fusion=Fusion.GATHER)
 
 
 # --- contraction ---------------------------------------------------------------------------------
@@ -410,4 +431,4 @@ def _matmul_oracle(xs):
     return np.matmul(a, b)
 
 
-_register("matmul", "contraction", _matmul_rule, _matmul_oracle)
+_register("matmul", "contraction", _matmul_rule, _matmul_oracle, arity=2)

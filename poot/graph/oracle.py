@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Graph
-from .control import evaluate_region
-from .ops import OPS
+from poot.graph.ir import Graph
+from poot.graph.control import evaluate_region
+from poot.graph.ops import OPS
 
 
 def evaluate(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -1,4 +1,4 @@
-"""poot.jit.kernel: `@poot.kernel` Python functions imported to KIR, emulated on NumPy, and launched.
+"""poot.kernel: `@poot.kernel` Python functions imported to KIR, emulated on NumPy, and launched.
 
 Public names (re-exported from `poot`): kernel, device_fn, Context, In, Out, InOut, the index
 intrinsics (thread_index, local_index, group_index, group_size, num_groups, each with _x/_y/_z),
@@ -6,15 +6,15 @@ workgroup_barrier, shared, atomic_add, no_contract_add, bitcast, fma, and the su
 shuffle, shuffle_xor, subgroup_sum, subgroup_max, subgroup_min, subgroup_size, lane_index, mma_m16n8k16.
 See docs/kernels.md.
 """
-from .api import Context, KernelFunction, kernel
-from .importer import ImportedKernel, import_kernel
-from .intrinsics import (BufferSpec, DeviceFunction, In, InOut, Out, atomic_add, bitcast, device_fn, fma,
+from poot.kernel.api import Context, KernelFunction, kernel
+from poot.kernel.importer import ImportedKernel, import_kernel
+from poot.kernel.intrinsics import (BufferSpec, DeviceFunction, In, InOut, Out, atomic_add, bitcast, device_fn, fma,
                          group_index, group_index_x, group_index_y, group_index_z, group_size, group_size_x,
                          group_size_y, group_size_z, local_index, local_index_x, local_index_y,
                          local_index_z, math_op_of, no_contract_add, num_groups, num_groups_x, num_groups_y,
                          num_groups_z, register_math_function, shared, thread_index, thread_index_x,
                          thread_index_y, thread_index_z, workgroup_barrier)
-from .intrinsics import (lane_index, mma_m16n8k16, shuffle, shuffle_xor, subgroup_max, subgroup_min, subgroup_size,
+from poot.kernel.intrinsics import (lane_index, mma_m16n8k16, shuffle, shuffle_xor, subgroup_max, subgroup_min, subgroup_size,
                          subgroup_sum)
 
 __all__ = [

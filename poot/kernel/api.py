@@ -22,13 +22,13 @@ import os
 
 import numpy as np
 
-from ... import devices
-from ...devices import Device
-from ...errors import DTypeError, KernelImportError, PootError
-from ..kir.model import BufferParam, Kernel
-from .diagnostics import code as diag_code
-from .emulate import EmulatedKernel, buffer_view, scalar_value
-from .importer import ImportedKernel, import_kernel
+from poot import devices
+from poot.devices import Device
+from poot.errors import DTypeError, KernelImportError, PootError
+from poot.jit.kir.model import BufferParam, Kernel
+from poot.kernel.diagnostics import code as diag_code
+from poot.kernel.emulate import EmulatedKernel, buffer_view, scalar_value
+from poot.kernel.importer import ImportedKernel, import_kernel
 
 DEFAULT_WORKGROUP = (64, 1, 1)
 
@@ -46,7 +46,7 @@ class Context:
 
     def synchronize(self) -> None:
         """Wait for this context's launches; raise poot.KernelTrap if one of them trapped."""
-        from ..launch import synchronize
+        from poot.jit.runtime.launch import synchronize
 
         synchronize(self.device)
 
@@ -121,7 +121,7 @@ class KernelFunction:
     # -- compile and launch ---------------------------------------------------------------------
     def compile(self, target: str, *, arch: str | None = None, workgroup=None):
         """The compiled artifact for `target` ('cpu', 'ptx', 'spirv', 'amdgcn')."""
-        from ..compile import compile_kernel
+        from poot.jit.llvm.compile import compile_kernel
 
         return compile_kernel(self.kernel_for(workgroup), target, arch=arch)
 
@@ -137,12 +137,12 @@ class KernelFunction:
         check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
         groups = tuple(-(-t // w) for t, w in zip(grid, wg))
-        from ..launch import launch as device_launch
+        from poot.jit.runtime.launch import launch as device_launch
 
         device = ctx.device
         wrap = getattr(device, "wrap", None)      # a device that can use host memory in place (the CPU)
         buffers, scalars, copy_back, host_views = [], [], [], []
-        from ..execute import numpy_to_buffer
+        from poot.jit.runtime.execute import numpy_to_buffer
 
         for p, a in zip(kernel.params, args):
             if not isinstance(p, BufferParam):
@@ -170,7 +170,7 @@ class KernelFunction:
             return
         device_launch(device, kernel, buffers, scalars, groups)
         if host_views:                           # NumPy arguments: the call is synchronous, traps surface now
-            from ..launch import synchronize
+            from poot.jit.runtime.launch import synchronize
 
             synchronize(device)
         for view, buf in copy_back:

@@ -1,86 +1,26 @@
-"""Kernel sources (kernels/<family>/*.py), their manifest, and the committed `.kir.json` assets.
+"""Kernel sources (kernels/<family>/*.py) imported through the `@kernel` frontend, and the committed
+`.kir.json` assets they produce.
 
-Each family folder has a `manifest.py` holding one table, `MANIFEST`: rows of (asset name, source file
-in the folder, entry function, destination folder), optionally followed by the tuple of targets the
-kernel is built for (a tensor-core kernel only exists for "ptx"; the default is every target). `load_manifest()` aggregates the families into one
-list, the single source of truth for which source produces which asset. Every entry has exactly one
+Every manifest entry (poot/jit/kir/assets.py reads the manifest and loads assets) has exactly one
 committed asset `<destination>/<name>.kir.json`: the entry's KIR in poot's deterministic JSON, trap
 sites naming the source as `kernels/<family>/<file>:<line>` so the bytes do not depend on where the
-tree lives. `regenerate()` (the `poot regen-kernel-assets` command) rewrites them.
-
-In a source checkout kernels/ and assets/ sit next to the `poot` package; an installed wheel carries
-them inside it (`poot/kernels`, `poot/assets`), so an installed poot finds its assets without a checkout.
+tree lives. `regenerate()` (the `poot regen-kernel-assets` command) rewrites them; `check_assets()`
+says which are missing, extra or stale.
 """
 from __future__ import annotations
 
 import importlib.util
 import itertools
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import PootError
-from ..kir.model import Kernel
+from poot.errors import PootError
+from poot.jit.kir.assets import ASSET_SUFFIX, ManifestEntry, asset_path, load_manifest, root_dir
+from poot.jit.kir.model import Kernel
 
-log = logging.getLogger("poot.jit.kernel.assets")
+log = logging.getLogger("poot.kernel.assets")
 
-FAMILIES = ("contraction", "attention", "movement", "packed", "sampling", "probe")
-ASSET_SUFFIX = ".kir.json"
-TARGETS = ("cpu", "ptx", "spirv", "amdgcn")
 _counter = itertools.count()
-
-
-@dataclass(frozen=True)
-class ManifestEntry:
-    name: str            # the asset's name: <destination>/<name>.kir.json
-    family: str
-    source: str          # the source file, relative to the kernels folder: "<family>/<file>.py"
-    entry: str           # the @pt.kernel function in it
-    destination: str     # the assets folder, relative to the root holding kernels/
-    targets: tuple = TARGETS   # the targets the kernel compiles for
-
-    def builds_for(self, target: str) -> bool:
-        return target in self.targets
-
-
-def root_dir() -> Path:
-    """The folder holding kernels/ and assets/: the package itself when installed, else the checkout."""
-    pkg = Path(__file__).resolve().parents[2]
-    for root in (pkg, pkg.parent):
-        if (root / "kernels").is_dir():
-            return root
-    raise PootError(f"cannot find the kernels/ folder (looked in {pkg} and {pkg.parent}); reinstall poot")
-
-
-def load_manifest(root: Path | None = None) -> list[ManifestEntry]:
-    """Every family's MANIFEST rows, in family order. A family without a folder has no kernels yet."""
-    root = Path(root) if root is not None else root_dir()
-    entries, seen = [], {}
-    for family in FAMILIES:
-        path = root / "kernels" / family / "manifest.py"
-        if not path.is_file():
-            continue
-        table = _exec_file(path).get("MANIFEST")
-        if not isinstance(table, (tuple, list)):
-            raise PootError(f"{path}: defines no MANIFEST table")
-        for row in table:
-            targets = row[4] if isinstance(row, tuple) and len(row) == 5 else TARGETS
-            if not (isinstance(row, tuple) and len(row) in (4, 5) and all(isinstance(x, str) for x in row[:4])
-                    and isinstance(targets, tuple) and set(targets) <= set(TARGETS)):
-                raise PootError(f"{path}: manifest row {row!r} is not (name, source, entry, destination"
-                                f"[, targets among {TARGETS}])")
-            name, source, entry, dest = row[:4]
-            if name in seen:
-                raise PootError(f"{path}: asset name '{name}' is already used by {seen[name]}")
-            seen[name] = f"kernels/{family}/{source}"
-            entries.append(ManifestEntry(name, family, f"{family}/{source}", entry, dest, targets))
-    return entries
-
-
-def _exec_file(path: Path) -> dict:
-    ns: dict = {"__file__": str(path), "__name__": f"poot_manifest_{next(_counter)}"}
-    exec(compile(path.read_text(), str(path), "exec"), ns)
-    return ns
 
 
 def load_source(entry: ManifestEntry, root: Path | None = None):
@@ -97,7 +37,7 @@ def load_source(entry: ManifestEntry, root: Path | None = None):
 
 
 def entry_function(entry: ManifestEntry, module):
-    from .api import KernelFunction
+    from poot.kernel.api import KernelFunction
 
     fn = getattr(module, entry.entry, None)
     if not isinstance(fn, KernelFunction):
@@ -113,14 +53,9 @@ def import_entry(entry: ManifestEntry, root: Path | None = None, module=None) ->
     return fn.imported(name=entry.name, display=f"kernels/{entry.source}").kernel
 
 
-def asset_path(entry: ManifestEntry, root: Path | None = None) -> Path:
-    root = Path(root) if root is not None else root_dir()
-    return root / entry.destination / f"{entry.name}{ASSET_SUFFIX}"
-
-
 def render(kernel: Kernel) -> bytes:
     """The committed bytes of an asset: the deterministic KIR JSON and a final newline."""
-    from ..kir.serialize import to_json
+    from poot.jit.kir.serialize import to_json
 
     return (to_json(kernel) + "\n").encode("ascii")
 
@@ -173,17 +108,3 @@ def check_assets(root: Path | None = None) -> dict[str, list[str]]:
     return {"missing": missing, "extra": unlisted_assets(root), "stale": stale}
 
 
-def load_asset(name: str, root: Path | None = None) -> Kernel:
-    """The committed KIR of asset `name` (verified)."""
-    from ..kir.serialize import from_json
-    from ..kir.verify import verify
-
-    for entry in load_manifest(root):
-        if entry.name == name:
-            path = asset_path(entry, root)
-            if not path.is_file():
-                raise PootError(f"asset '{name}' is not committed ({path}); run `poot regen-kernel-assets`")
-            kernel = from_json(path.read_text())
-            verify(kernel)
-            return kernel
-    raise PootError(f"no kernel asset named '{name}' in the manifest")

@@ -8,15 +8,15 @@ import types
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from ..kir.model import (FLOAT_BINARY, FLOAT_UNARY, PREDICATE_UNARY, AtomicAdd, Binary, Bitcast, Cast,
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.jit.kir.model import (FLOAT_BINARY, FLOAT_UNARY, PREDICATE_UNARY, AtomicAdd, Binary, Bitcast, Cast,
                          Fma, Index, Len, Read, Select, Unary)
-from ..kir.verify import ATOMIC_DTYPES
-from . import emulate_ops as emu
-from . import intrinsics as ix
-from . import scalar_ops, subgroup
-from .values import Buf, Lit, Restart, Static, Val, const
+from poot.jit.kir.verify import ATOMIC_DTYPES
+from poot.kernel import emulate_ops as emu
+from poot.kernel import intrinsics as ix
+from poot.kernel import scalar_ops, subgroup
+from poot.kernel.values import Buf, Lit, Restart, Static, Val, const
 
 
 def _builtin_name(obj) -> str | None:

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from ...errors import LoweringError, PootError
+from poot.errors import PootError
+from poot.jit.llvm.targets import names as target_names, target_named
 
-TARGETS = ("kir", "llvm", "cpu", "ptx", "spirv", "amdgcn")
-EXTENSIONS = {"kir": ".kir.json", "llvm": ".ll", "cpu": ".o", "ptx": ".ptx", "spirv": ".spv", "amdgcn": ".hsaco"}
+KIR = "kir"          # not a compile target: the verified kernel IR itself, as its JSON
+TARGETS = (KIR, *target_names())
+EXTENSIONS = {KIR: ".kir.json", **{name: target_named(name).file_extension for name in target_names()}}
 _counter = itertools.count()
 
 
@@ -45,7 +43,7 @@ def add_commands(sub) -> None:
 # --- poot compile ------------------------------------------------------------------------------------
 def load_kernels(spec: str) -> list:
     """The KernelFunction objects of FILE (definition order), or just NAME for FILE::NAME."""
-    from .api import KernelFunction
+    from poot.kernel.api import KernelFunction
 
     file, _, name = spec.partition("::")
     path = Path(file)
@@ -69,46 +67,23 @@ def load_kernels(spec: str) -> list:
     return found
 
 
-def compile_output(kernel, target: str, arch: str | None):
-    """The bytes or text of `kernel` (a KIR Kernel) for `target`."""
-    if target == "kir":
-        from ..kir.serialize import to_json
+def compile_output(kernel, form: str, arch: str | None):
+    """The bytes or text of `kernel` (a KIR Kernel) as `form`: KIR's JSON, or a registered target's artifact."""
+    if form == KIR:
+        from poot.jit.kir.serialize import to_json
 
         return to_json(kernel) + "\n"
-    from ..compile import compile_kernel
+    from poot.jit.llvm.compile import compile_kernel
 
-    return compile_kernel(kernel, target, arch=arch).data
+    return compile_kernel(kernel, form, arch=arch).data
 
 
-def check_output(path: Path, target: str, arch: str | None) -> str:
-    """Validate a written artifact with the target's own tool; returns a line saying what was done."""
-    if target == "spirv":
-        tool = shutil.which("spirv-val")
-        if tool is None:
-            return f"{path}: not validated (spirv-val is not installed; Debian package spirv-tools)"
-        out = subprocess.run([tool, "--target-env", "vulkan1.3", str(path)], capture_output=True, text=True)
-        if out.returncode != 0:
-            raise LoweringError(f"spirv-val rejects {path}:\n{out.stdout}{out.stderr}")
-        return f"{path}: spirv-val OK"
-    if target == "ptx":
-        tool = shutil.which("ptxas")
-        if tool is None:
-            return f"{path}: not validated (ptxas is not installed)"
-        with tempfile.TemporaryDirectory() as tmp:
-            out = subprocess.run([tool, f"-arch={arch or 'sm_90'}", str(path), "-o", os.path.join(tmp, "k.cubin")],
-                                 capture_output=True, text=True)
-        if out.returncode != 0:
-            raise LoweringError(f"ptxas rejects {path}:\n{out.stdout}{out.stderr}")
-        return f"{path}: ptxas OK"
-    if target == "amdgcn":
-        from ..llvm.hsaco import EM_AMDGPU, inspect_hsaco
-
-        info = inspect_hsaco(path.read_bytes())
-        if info.machine != EM_AMDGPU or not info.kernel_descriptors or not info.metadata:
-            raise LoweringError(f"{path} is no linked HSACO (machine {info.machine}, kernel descriptors "
-                                f"{list(info.kernel_descriptors)}, metadata note {'present' if info.metadata else 'absent'})")
-        return f"{path}: HSACO for {info.target}, kernels {', '.join(info.kernel_descriptors)}"
-    return f"{path}: verified KIR (no external validator for target '{target}')"
+def check_output(path: Path, form: str, arch: str | None) -> str:
+    """Validate a written artifact (`form`: KIR or a target name) with the target's own tool; returns a
+    line saying what was done."""
+    if form == KIR:
+        return f"{path}: verified KIR (no external validator for target '{form}')"
+    return target_named(form).validate(path, arch)
 
 
 def cmd_compile(args) -> int:
@@ -140,7 +115,7 @@ def cmd_compile(args) -> int:
 
 # --- poot regen-kernel-assets ---------------------------------------------------------------------
 def cmd_regen(args) -> int:
-    from . import assets
+    from poot.kernel import assets
 
     root = Path(args.root) if args.root else None
     entries = assets.load_manifest(root)

@@ -6,9 +6,9 @@ import time
 
 import numpy as np
 
-from ...dtypes import float32
-from .api import Context, kernel
-from .intrinsics import In, InOut, thread_index
+from poot.dtypes import float32
+from poot.kernel.api import Context, kernel
+from poot.kernel.intrinsics import In, InOut, thread_index
 
 
 @kernel
@@ -54,9 +54,10 @@ def run_kernel_demo(device: str = "cpu", n: int = 1 << 22, out=print) -> bool:
     out(f"  on {device} ({n:,} elements): {'matches' if good else 'DIFFERS FROM'} NumPy; first call (compile) "
         f"{first * 1e3:.1f} ms, then {t_kernel * 1e3:.2f} ms per call (NumPy {t_numpy * 1e3:.2f} ms)")
 
-    from . import assets
+    from poot.jit.kir.assets import load_manifest
+    from poot.kernel import assets
 
-    entry = next(e for e in assets.load_manifest() if e.name == "gemv_f32")
+    entry = next(e for e in load_manifest() if e.name == "gemv_f32")
     module = assets.load_source(entry)
     gemv = assets.entry_function(entry, module)
     rows, cols = 512, 1024

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ...errors import KernelImportError
+from poot.errors import KernelImportError
 
 PREFIX = "kernel-import::"
 

@@ -22,12 +22,12 @@ import sys
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...errors import DTypeError, KernelTrap, PootError
-from ..kir.model import TRAP_BOUNDS, BufferParam
-from . import emulate_ops as emu
-from . import subgroup
-from .importer import ImportedKernel, Scope
+from poot import dtypes as dt
+from poot.errors import DTypeError, KernelTrap, PootError
+from poot.jit.kir.model import TRAP_BOUNDS, BufferParam
+from poot.kernel import emulate_ops as emu
+from poot.kernel import subgroup
+from poot.kernel.importer import ImportedKernel, Scope
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -370,6 +370,6 @@ def scalar_value(p, a, kernel: str):
             raise DTypeError(f"kernel '{kernel}': {a!r} is not a {d.name} value for '{p.name}'")
     if dt.is_bool(d) and not isinstance(a, bool):
         raise DTypeError(f"kernel '{kernel}': '{p.name}' is bool, got {a!r}")
-    from .scalar_ops import as_scalar
+    from poot.kernel.scalar_ops import as_scalar
 
     return as_scalar(a, d)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from . import scalar_ops
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.kernel import scalar_ops
 
 
 class TrapSignal(Exception):

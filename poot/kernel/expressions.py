@@ -13,12 +13,12 @@ import types
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from ..kir.model import AtomicAdd, Binary, Bitcast, Cast, Const, If, Len, Load, Read, Select, Store, Unary
-from . import intrinsics as ix
-from . import scalar_ops
-from .values import (Buf, Lit, Restart, Static, Val, accepts_literal, const, default_dtype, fits,
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.jit.kir.model import AtomicAdd, Binary, Bitcast, Cast, Const, If, Len, Load, Read, Select, Store, Unary
+from poot.kernel import intrinsics as ix
+from poot.kernel import scalar_ops
+from poot.kernel.values import (Buf, Lit, Restart, Static, Val, accepts_literal, const, default_dtype, fits,
                      literal_kind, widen)
 
 _REFUSED = {

@@ -15,22 +15,22 @@ import builtins
 import logging
 from dataclasses import dataclass, field
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from ...errors import KernelImportError
-from ..kir.model import (TRAP_ASSERT, Assign, Barrier, BufferParam, Const, Kernel, Local, Read, Return,
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.errors import KernelImportError
+from poot.jit.kir.model import (TRAP_ASSERT, Assign, Barrier, BufferParam, Const, Kernel, Local, Read, Return,
                          ScalarParam, SharedArray, Trap, TrapSite)
-from ..kir.uniformity import divergent_barrier
-from ..kir.verify import verify
-from . import intrinsics as ix
-from .calls import CallLowering
-from .diagnostics import SourceInfo
-from .expressions import ExprLowering, has_effects, has_load
-from .source import fresh_copy, function_source
-from .statements import StatementLowering
-from .values import Buf, Lit, Restart, Static, Val, accepts_literal, literal_kind
+from poot.jit.kir.uniformity import divergent_barrier
+from poot.jit.kir.verify import verify
+from poot.kernel import intrinsics as ix
+from poot.kernel.calls import CallLowering
+from poot.kernel.diagnostics import SourceInfo
+from poot.kernel.expressions import ExprLowering, has_effects, has_load
+from poot.kernel.source import fresh_copy, function_source
+from poot.kernel.statements import StatementLowering
+from poot.kernel.values import Buf, Lit, Restart, Static, Val, accepts_literal, literal_kind
 
-log = logging.getLogger("poot.jit.kernel")
+log = logging.getLogger("poot.kernel")
 
 _MAX_RESTARTS = 256
 
@@ -381,7 +381,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
                 self.emit(Assign(scope.done, Const(False, dt.bool_)))
         try:
             if scope.mode == "wrapper":
-                from ..kir.model import Break, While
+                from poot.jit.kir.model import Break, While
 
                 stmts, _ = self.capture(lambda: self.block(body))
                 if not stmts or not isinstance(stmts[-1], Break):

@@ -14,9 +14,9 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 
-from ...dtypes import DType, as_dtype
-from ...errors import PootError
-from ..kir.model import BINARY_OPS, UNARY_OPS, Access
+from poot.dtypes import DType, as_dtype
+from poot.errors import PootError
+from poot.jit.kir.model import BINARY_OPS, UNARY_OPS, Access
 
 __all__ = [
     "In", "Out", "InOut", "BufferSpec", "Intrinsic", "device_fn", "DeviceFunction",
@@ -98,7 +98,7 @@ no_contract_add = Intrinsic("no_contract_add", "no_contract_add")
 bitcast = Intrinsic("bitcast", "bitcast")
 fma = Intrinsic("fma", "fma")
 
-# subgroup operations (the 32 lanes of an aligned run of local x indices; poot/jit/kernel/subgroup.py)
+# subgroup operations (the 32 lanes of an aligned run of local x indices; poot/kernel/subgroup.py)
 shuffle = Intrinsic("shuffle", "shuffle")
 shuffle_xor = Intrinsic("shuffle_xor", "shuffle_xor")
 subgroup_sum = Intrinsic("subgroup_sum", "subgroup_sum")

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...dtypes import DType
+from poot import dtypes as dt
+from poot.dtypes import DType
 
 
 def as_scalar(value, dtype: DType):

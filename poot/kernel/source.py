@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import linecache
 
-from ...errors import KernelImportError
-from .diagnostics import SourceInfo, code
+from poot.errors import KernelImportError
+from poot.kernel.diagnostics import SourceInfo, code
 
 _TREES: dict[tuple[str, int], ast.Module] = {}
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from ..kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return,
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.jit.kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return,
                          Store, Trap, Unary, While)
-from . import intrinsics as ix
-from . import subgroup
-from .values import Buf, Lit, Restart, Static, Val, literal_kind
+from poot.kernel import intrinsics as ix
+from poot.kernel import subgroup
+from poot.kernel.values import Buf, Lit, Restart, Static, Val, literal_kind
 
 _REFUSED = {
     ast.Try: ("try", "try/except is not part of the kernel subset"),

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...errors import PootError
-from ..kir.model import MMA_INPUTS, SHUFFLE_LANES, Binary, Cast, Index, Mma, Read, Shuffle, ShuffleXor
-from . import scalar_ops
-from .values import Lit, Val, const
+from poot import dtypes as dt
+from poot.errors import PootError
+from poot.jit.kir.model import MMA_INPUTS, SHUFFLE_LANES, Binary, Cast, Index, Mma, Read, Shuffle, ShuffleXor
+from poot.kernel import scalar_ops
+from poot.kernel.values import Lit, Val, const
 
 LANES = SHUFFLE_LANES
 REDUCE_OPS = {"subgroup_sum": "add", "subgroup_max": "max", "subgroup_min": "min"}
@@ -137,7 +137,7 @@ def mma_assign(imp, target, value, node) -> None:
 
 # --- emulation ---------------------------------------------------------------------------------------
 def lane_index():
-    from .emulate_ops import STATE
+    from poot.kernel.emulate_ops import STATE
 
     return np.uint32(STATE.local[0] % LANES)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from ..kir.model import Access, Cast, Const, Expr
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.jit.kir.model import Access, Cast, Const, Expr
 
 
 @dataclass(frozen=True)

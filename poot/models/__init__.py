@@ -7,10 +7,10 @@
 
 Loading checkpoints needs the `llm` extra (safetensors, tokenizers): pip install 'poot[llm]'.
 """
-from .config import PRESETS, LlamaConfig, ModelConfigError, preset
-from .generate import Decoder, Generation, Tokenizer
-from .sampling import GREEDY, SamplingConfig, SamplingError
-from .weights import CheckpointError, load_checkpoint, random_params, save_checkpoint
+from poot.models.config import PRESETS, LlamaConfig, ModelConfigError, preset
+from poot.models.generate import Decoder, Generation, Tokenizer
+from poot.models.sampling import GREEDY, SamplingConfig, SamplingError
+from poot.models.weights import CheckpointError, load_checkpoint, random_params, save_checkpoint
 
 __all__ = ["Decoder", "Generation", "Tokenizer", "LlamaConfig", "PRESETS", "preset", "SamplingConfig",
            "GREEDY", "ModelConfigError", "SamplingError", "CheckpointError", "load_checkpoint",

@@ -16,6 +16,7 @@ def add_commands(sub) -> None:
     _sampling_args(g)
     g.add_argument("--capacity", type=int, default=None,
                    help="KV cache length (default: prompt + max tokens, rounded up to 64)")
+    _kv_dtype_arg(g)
     g.set_defaults(func=_cmd_generate)
 
     b = sub.add_parser("bench", help="benchmarks of poot.models")
@@ -27,7 +28,13 @@ def add_commands(sub) -> None:
     d.add_argument("--context", type=int, default=128, help="KV cache positions attended per step")
     d.add_argument("--tokens", type=int, default=32, help="decode steps timed")
     d.add_argument("--dtype", choices=("bfloat16", "float32"), default=None, help="weights (default: the preset's)")
+    _kv_dtype_arg(d)
     d.set_defaults(func=_cmd_bench_decode)
+
+
+def _kv_dtype_arg(p) -> None:
+    p.add_argument("--kv-dtype", choices=("float32", "bfloat16", "float16"), default="float32",
+                   help="the KV cache's dtype (16-bit halves what each decode step reads)")
 
 
 def _sampling_args(p) -> None:
@@ -39,14 +46,16 @@ def _sampling_args(p) -> None:
 
 
 def _cmd_generate(args) -> int:
-    from ..errors import PootError
-    from . import Decoder, SamplingConfig
-    from .config import LlamaConfig
+    import poot as pt
+    from poot.errors import PootError
+    from poot.models import Decoder, SamplingConfig
+    from poot.models.config import LlamaConfig
 
     cfg = LlamaConfig.from_json(args.model_dir)
     cap = args.capacity or min(cfg.max_position_embeddings, 4096)
     t0 = time.perf_counter()
     m = Decoder.from_pretrained(args.model_dir, device=args.device, capacity=cap)
+    m.cache_dtype = getattr(pt, args.kv_dtype)
     load_s = time.perf_counter() - t0
     if m.tokenizer is None:
         raise PootError(f"{args.model_dir} has no tokenizer.json")
@@ -102,14 +111,14 @@ def copy_bandwidth(device, nbytes: int = 256 << 20, reps: int = 5) -> float:
 
 
 def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32, dtype=None,
-                 out=None) -> dict:
+                 out=None, kv_dtype: str = "float32") -> dict:
     """Decode `tokens` steps at positions context.. over a cache of context + tokens positions, with
     random weights of `preset`'s shapes. Returns the numbers it prints."""
     import numpy as np
 
     import poot as pt
 
-    from . import GREEDY, Decoder, llama, preset as get_preset
+    from poot.models import GREEDY, Decoder, llama, preset as get_preset
 
     cfg = get_preset(preset)
     if dtype:
@@ -117,6 +126,7 @@ def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32,
     cap = context + tokens
     t0 = time.perf_counter()
     m = Decoder.random(cfg, capacity=cap, device=device)
+    m.cache_dtype = getattr(pt, kv_dtype)
     init_s = time.perf_counter() - t0
     dev = m.device
     key = np.zeros(2, np.uint32)
@@ -151,5 +161,5 @@ def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32,
 
 
 def _cmd_bench_decode(args) -> int:
-    bench_decode(args.preset, args.device, args.context, args.tokens, args.dtype)
+    bench_decode(args.preset, args.device, args.context, args.tokens, args.dtype, kv_dtype=args.kv_dtype)
     return 0

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from ..errors import PootError
+from poot.errors import PootError
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM")
 ROPE_TYPES = ("default", "linear", "llama3")

@@ -9,11 +9,11 @@ import numpy as np
 
 import poot as pt
 
-from ..errors import PootError
-from . import llama
-from .config import LlamaConfig, preset
-from .sampling import GREEDY, SamplingConfig
-from .weights import CheckpointError, load_checkpoint, random_params, require
+from poot.errors import PootError
+from poot.models import llama
+from poot.models.config import LlamaConfig, preset
+from poot.models.sampling import GREEDY, SamplingConfig
+from poot.models.weights import CheckpointError, load_checkpoint, random_params, require
 
 
 @dataclasses.dataclass
@@ -61,8 +61,10 @@ def _bucket(n: int, capacity: int) -> int:
 class Decoder:
     """A Llama-family decoder on a device. `Decoder.from_pretrained(dir)` or `Decoder.random(cfg)`."""
 
-    def __init__(self, cfg: LlamaConfig, params: dict, capacity: int, device=None, tokenizer=None):
+    def __init__(self, cfg: LlamaConfig, params: dict, capacity: int, device=None, tokenizer=None,
+                 cache_dtype=pt.float32):
         self.cfg, self.params, self.capacity, self.tokenizer = cfg, params, capacity, tokenizer
+        self.cache_dtype = cache_dtype      # the KV cache's dtype (llama.new_cache)
         self.device = device if device is not None else params["embed"].device
 
     @classmethod
@@ -85,7 +87,7 @@ class Decoder:
 
     def new_cache(self):
         with pt.device(self.device):
-            cache = llama.new_cache(self.cfg, self.capacity)
+            cache = llama.new_cache(self.cfg, self.capacity, dtype=self.cache_dtype)
             pt.realize(*cache["k"], *cache["v"])
             return cache
 

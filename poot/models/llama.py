@@ -24,8 +24,8 @@ import numpy as np
 
 import poot as pt
 
-from .config import LlamaConfig, rope_inv_freq
-from .sampling import sample
+from poot.models.config import LlamaConfig, rope_inv_freq
+from poot.models.sampling import sample
 
 __all__ = ["rope_tables", "new_cache", "prefill_forward", "decode_forward", "prefill", "decode_step",
            "prefill_all_logits"]
@@ -37,10 +37,13 @@ def rope_tables(cfg: LlamaConfig, length: int):
     return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
 
 
-def new_cache(cfg: LlamaConfig, capacity: int, device=None):
-    """A zeroed KV cache for `capacity` positions."""
+def new_cache(cfg: LlamaConfig, capacity: int, device=None, dtype=pt.float32):
+    """A zeroed KV cache for `capacity` positions, of `dtype` (float32, or bfloat16/float16 to halve the
+    bytes each decode step reads: keys and values are rounded once, when written)."""
+    if not any(dtype == d for d in (pt.float32, pt.bfloat16, pt.float16)):
+        raise pt.DTypeError(f"new_cache: the KV cache holds float32, bfloat16 or float16, not {dtype}")
     shape = (cfg.num_key_value_heads, capacity, cfg.head_dim)
-    z = lambda: pt.zeros(shape, dtype=pt.float32, device=device)  # noqa: E731
+    z = lambda: pt.zeros(shape, dtype=dtype, device=device)  # noqa: E731
     return {"k": [z() for _ in range(cfg.num_hidden_layers)],
             "v": [z() for _ in range(cfg.num_hidden_layers)]}
 
@@ -120,9 +123,10 @@ def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
         vc[:, pos] = v.reshape((nkv, d))
         ks[li], vs[li] = kc, vc
         # K @ q then a transpose of the small (nkv, cap, g) result: q @ K.T would copy the cache
-        s = pt.matrix_transpose(pt.matmul(kc, pt.matrix_transpose(q.reshape((nkv, g, d))))) * scale
+        qg = q.reshape((nkv, g, d)).astype(kc.dtype)            # products in the cache's dtype
+        s = pt.matrix_transpose(pt.matmul(kc, pt.matrix_transpose(qg))).astype(pt.float32) * scale
         s = pt.where(visible, s, -pt.inf)
-        o = pt.matmul(pt.nn.softmax(s, axis=-1), vc)                                  # (nkv, g, d)
+        o = pt.matmul(pt.nn.softmax(s, axis=-1).astype(vc.dtype), vc).astype(pt.float32)   # (nkv, g, d)
         x = x + _linear(o.reshape((nh * d,)), layer["w_o"])
         x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
     return _logits(params, x, cfg), {"k": ks, "v": vs}
@@ -156,6 +160,7 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
         kc[:, :t] = k
         vc[:, :t] = v
         ks[li], vs[li] = kc, vc
+        k, v = k.astype(kc.dtype).astype(pt.float32), v.astype(vc.dtype).astype(pt.float32)   # as cached
         qh = pt.permute_dims(q.reshape((t, nkv, g, d)), (1, 2, 0, 3)).reshape((nkv, g * t, d))
         s = pt.matmul(qh, pt.matrix_transpose(k)).reshape((nkv, g, t, t)) * scale
         s = pt.where(visible, s, -pt.inf)

@@ -17,7 +17,7 @@ import math
 
 import poot as pt
 
-from ..errors import PootError
+from poot.errors import PootError
 
 _SCALE = float(2 ** 24)
 

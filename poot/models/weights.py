@@ -14,9 +14,9 @@ import numpy as np
 
 import poot as pt
 
-from ..errors import PootError
-from .config import LlamaConfig
-from .llama import rope_tables
+from poot.errors import PootError
+from poot.models.config import LlamaConfig
+from poot.models.llama import rope_tables
 
 _INSTALL = "pip install 'poot[llm]'"
 

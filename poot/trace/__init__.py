@@ -1,47 +1,48 @@
 """poot.trace: the lazy `poot.Array`, the NumPy-like public API and realization.
 
 Operations on Arrays record graph equations (`poot.trace.lazy.Node`); a value is computed when it is
-needed, through `poot.jit.execute.execute` on the array's device. `lazy.tracing()`, `lazy.placeholder()`
+needed, through `poot.jit.runtime.execute.execute` on the array's device. `lazy.tracing()`, `lazy.placeholder()`
 and `lazy.build_graph()` are the hooks @poot.jit traces with.
 """
 from __future__ import annotations
 
 import math as _math
 
-from .. import dtypes as _dt
-from ..errors import api_boundary as _api_boundary
-from . import methods as _methods  # noqa: F401  (installs the operators on Array)
-from . import nn, random
-from .array import Array, realize, synchronize
-from .array_api_functions import *  # noqa: F401,F403
-from .array_api_functions import __all__ as _array_api_functions_all
-from .array_api_info import *  # noqa: F401,F403
-from .array_api_info import __all__ as _array_api_info_all
-from .array_api_sets import *  # noqa: F401,F403
-from .array_api_sets import __all__ as _array_api_sets_all
-from .creation import *  # noqa: F401,F403
-from .creation import __all__ as _creation_all
-from .context import device
-from .control import cond, fori_loop, while_loop
-from .jit import jit
-from .elementwise import *  # noqa: F401,F403
-from .elementwise import __all__ as _elementwise_all
-from .indexing import *  # noqa: F401,F403
-from .indexing import __all__ as _indexing_all
-from .linalg import *  # noqa: F401,F403
-from .linalg import __all__ as _linalg_all
-from .movement import *  # noqa: F401,F403
-from .movement import __all__ as _movement_all
-from .numpy_more import *  # noqa: F401,F403
-from .numpy_more import __all__ as _numpy_more_all
-from .numpy_stats import *  # noqa: F401,F403
-from .numpy_stats import __all__ as _numpy_stats_all
-from .reductions import *  # noqa: F401,F403
-from .reductions import __all__ as _reductions_all
-from .selection import *  # noqa: F401,F403
-from .selection import __all__ as _selection_all
+from poot import dtypes as _dt
+from poot.errors import api_boundary as _api_boundary
+from poot.trace import methods as _methods  # noqa: F401  (installs the operators on Array)
+from poot.trace import fft, nn, random
+from poot.trace.array import Array, realize, synchronize
+from poot.trace.array_api_functions import *  # noqa: F401,F403
+from poot.trace.array_api_functions import __all__ as _array_api_functions_all
+from poot.trace.array_api_info import *  # noqa: F401,F403
+from poot.trace.array_api_info import __all__ as _array_api_info_all
+from poot.trace.array_api_sets import *  # noqa: F401,F403
+from poot.trace.array_api_sets import __all__ as _array_api_sets_all
+from poot.trace.creation import *  # noqa: F401,F403
+from poot.trace.creation import __all__ as _creation_all
+from poot.trace.context import device
+from poot.trace.control import cond, fori_loop, while_loop
+from poot.trace.jit import jit
+from poot.trace.elementwise import *  # noqa: F401,F403
+from poot.trace.elementwise import __all__ as _elementwise_all
+from poot.trace.indexing import *  # noqa: F401,F403
+from poot.trace.indexing import __all__ as _indexing_all
+from poot.trace.linalg import *  # noqa: F401,F403
+from poot.trace.linalg import __all__ as _linalg_all
+from poot.trace.movement import *  # noqa: F401,F403
+from poot.trace.movement import __all__ as _movement_all
+from poot.trace.numpy_more import *  # noqa: F401,F403
+from poot.trace.numpy_more import __all__ as _numpy_more_all
+from poot.trace.numpy_stats import *  # noqa: F401,F403
+from poot.trace.numpy_stats import __all__ as _numpy_stats_all
+from poot.trace.reductions import *  # noqa: F401,F403
+from poot.trace.reductions import __all__ as _reductions_all
+from poot.trace.selection import *  # noqa: F401,F403
+from poot.trace.selection import __all__ as _selection_all
 
-ndarray = Array
+from poot.trace.ndarray import ndarray  # noqa: E402
+from poot.trace.cache_update import dynamic_update_slice, paged_update  # noqa: E402
 newaxis = None
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 
@@ -72,8 +73,8 @@ def cast_to(value, dtype):
     return asarray(value).astype(dtype)  # noqa: F405
 
 
-__all__ = (["Array", "ndarray", "realize", "synchronize", "device", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
-            "result_type", "jit", "cond", "fori_loop", "while_loop"]
+__all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
+            "result_type", "jit", "cond", "fori_loop", "while_loop", "dynamic_update_slice", "paged_update"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all + _numpy_more_all

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import APIVersionError, DeviceError, DTypeError, ShapeError, TracerError, api_boundary
-from ..graph import Aval
-from ..jit.execute import buffer_to_numpy
-from . import context as _dev
-from .lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes, shared_constant
+from poot import dtypes as dt
+from poot.errors import APIVersionError, DeviceError, DTypeError, ShapeError, TracerError, api_boundary
+from poot.graph import Aval
+from poot.jit.runtime.execute import buffer_to_numpy
+from poot.trace import context as _dev
+from poot.trace import counters as _counters
+from poot.trace.lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes, shared_constant
 
 
 class Array:
@@ -78,7 +79,7 @@ class Array:
     def block_until_ready(self) -> "Array":
         """Realize this array, wait until its device has computed it and return it (JAX's name);
         raises the error of a kernel that trapped since the last host read of its device."""
-        from ..jit.launch import synchronize as sync
+        from poot.jit.runtime.launch import synchronize as sync
 
         n = self._realize(".block_until_ready()")
         sync(_dev.backend(n.device))
@@ -87,6 +88,7 @@ class Array:
     def numpy(self) -> np.ndarray:
         """The value as a read-only NumPy array (zero copy on the CPU)."""
         n = self._realize(".numpy()")
+        _counters.counts.host_reads += 1
         return buffer_to_numpy(n.buf, n.aval)
 
     def __array__(self, dtype=None, copy=None):
@@ -100,6 +102,7 @@ class Array:
             raise ShapeError(f"{what}: only an array of size 1 converts to a Python scalar; this one "
                              f"is {self.aval} ({self.size} elements); index it or reduce it first")
         n = self._realize(what)
+        _counters.counts.host_reads += 1
         return buffer_to_numpy(n.buf, n.aval).reshape(()).item()
 
     @api_boundary
@@ -206,21 +209,17 @@ class Array:
         return self.to(device)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if _dev.backend(self.device).caps.target != "cpu":
+        if not _dev.backend(self.device).shares_host_memory:
             raise DeviceError(f"__dlpack__ is supported on the CPU only; this array is on "
                               f"'{self.device}': use x.to('cpu') first")
         kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
                                     ("copy", copy)) if v is not None}
-        try:
-            return self.numpy().__dlpack__(**kwargs)
-        except BufferError:
-            if copy is False:
-                raise
-            # old DLPack consumers cannot mark a tensor read-only: hand them a private copy
-            return np.array(self.numpy()).__dlpack__(**kwargs)
+        from poot.trace.dlpack import export
+
+        return export(self, kwargs, copy)
 
     def __dlpack_device__(self):
-        if _dev.backend(self.device).caps.target != "cpu":
+        if not _dev.backend(self.device).shares_host_memory:
             raise DeviceError(f"__dlpack_device__: this array is on '{self.device}', not the CPU")
         return (1, 0)  # kDLCPU, device 0
 
@@ -229,7 +228,7 @@ class Array:
         subsets of it and accepted too)."""
         import poot
 
-        from .array_api_info import SUPPORTED_VERSIONS
+        from poot.trace.array_api_info import SUPPORTED_VERSIONS
 
         if api_version is not None and api_version not in SUPPORTED_VERSIONS:
             raise APIVersionError(f"__array_namespace__: poot implements the array API standard "
@@ -289,8 +288,8 @@ def synchronize(device=None) -> None:
     and raise the error of a kernel that trapped since the last host read: a realize on a GPU
     returns once its kernels are queued, and its errors (`KernelIndexError` naming the line of an
     out-of-bounds index) surface at the next `.numpy()`, `float(x)`... or here."""
-    from ..devices import opened
-    from ..jit.launch import synchronize as sync
+    from poot.devices import opened
+    from poot.jit.runtime.launch import synchronize as sync
 
     targets = opened() if device is None else [_dev.backend(_dev.canonical(device))]
     for d in targets:

@@ -3,8 +3,8 @@ cumulative_sum, unstack, conj, real, imag. All lazy. (Sorting, searching and set
 array_api_sets, inspection and dtype functions in array_api_info, linalg in array_api_linalg.)"""
 from __future__ import annotations
 
-from ..errors import AxisError, ShapeError, api_boundary
-from .movement import arr, axis_of
+from poot.errors import AxisError, ShapeError, api_boundary
+from poot.trace.movement import arr, axis_of
 
 __all__ = ["cumulative_sum", "unstack", "conj", "real", "imag"]
 
@@ -14,9 +14,9 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """Cumulative sum along `axis` (optional only for 1-D x), with sum's result dtypes (signed ints
     -> int64, unsigned -> uint64, bool -> int64). `include_initial=True` starts with a zero, so the
     axis grows by one."""
-    from .creation import zeros
-    from .movement import concat
-    from .reductions import cumsum
+    from poot.trace.creation import zeros
+    from poot.trace.movement import concat
+    from poot.trace.reductions import cumsum
 
     x = arr(x)
     if x.ndim == 0:
@@ -58,6 +58,6 @@ def real(x, /):
 @api_boundary
 def imag(x, /):
     """The imaginary component: poot arrays are real, so zeros of x's shape and dtype."""
-    from .creation import zeros_like
+    from poot.trace.creation import zeros_like
 
     return zeros_like(arr(x))

@@ -6,9 +6,9 @@ types, so `dtypes()` leaves them out, as the standard asks; poot has no complex 
 """
 from __future__ import annotations
 
-from .. import dtypes as dt
-from ..errors import DTypeError, api_boundary
-from . import context as _dev
+from poot import dtypes as dt
+from poot.errors import DTypeError, api_boundary
+from poot.trace import context as _dev
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "isdtype", "can_cast", "finfo", "iinfo"]
 
@@ -58,7 +58,7 @@ class Info:
 
     def devices(self) -> list:
         """Every device that can be used on this machine (creating each once to find out)."""
-        from .. import devices
+        from poot import devices
 
         return [_dev.canonical(name) for name, usable, _ in devices.availability() if usable]
 
@@ -92,7 +92,7 @@ def __array_namespace_info__() -> Info:
 
 
 def _dtype_of(x, op: str) -> dt.DType:
-    from .array import Array
+    from poot.trace.array import Array
 
     if isinstance(x, Array):
         return x.dtype

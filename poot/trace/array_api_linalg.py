@@ -18,15 +18,15 @@ import math
 import operator
 from typing import NamedTuple
 
-from .. import dtypes as dt
-from ..errors import ShapeError, api_boundary
-from ..graph.aval import broadcast_shapes
-from ..graph.host import LinAlgError
-from . import elementwise as ew, reductions as red
-from .array import Array
-from .lazy import is_tracing, realize_nodes, record
-from .linalg import diagonal as _diagonal, matmul, tensordot, vecdot
-from .movement import arr, broadcast_to, matrix_transpose
+from poot import dtypes as dt
+from poot.errors import ShapeError, api_boundary
+from poot.graph.aval import broadcast_shapes
+from poot.graph.host import LinAlgError
+from poot.trace import elementwise as ew, reductions as red
+from poot.trace.array import Array
+from poot.trace.lazy import is_tracing, realize_nodes, record
+from poot.trace.linalg import diagonal as _diagonal, matmul, tensordot, vecdot
+from poot.trace.movement import arr, broadcast_to, matrix_transpose
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
@@ -151,7 +151,7 @@ def svdvals(x, /):
 def _rtol(rtol, x: Array):
     """The relative cutoff, one per matrix of the stack (x's batch shape, x's dtype): max(M, N) * eps
     by default (the standard's), else rtol broadcast against the stack."""
-    from .creation import full
+    from poot.trace.creation import full
 
     batch = x.shape[:-2]
     if rtol is None:
@@ -170,7 +170,7 @@ def _rtol(rtol, x: Array):
 def matrix_rank(x, /, *, rtol=None):
     """How many singular values exceed rtol times the largest (int64). The singular values are a
     host step (svdvals); the count is lazy."""
-    from .creation import zeros
+    from poot.trace.creation import zeros
 
     x = _matrices("matrix_rank", x)
     s = svdvals(x)
@@ -237,7 +237,7 @@ def trace(x, /, *, offset=0, dtype=None):
 @api_boundary
 def outer(x1, x2, /):
     """Outer product of two 1-D arrays: out[i, j] = x1[i] * x2[j], lazily."""
-    from .linalg import outer as outer_
+    from poot.trace.linalg import outer as outer_
 
     a, b = arr(x1), arr(x2)
     if a.ndim != 1 or b.ndim != 1:
@@ -248,7 +248,7 @@ def outer(x1, x2, /):
 @api_boundary
 def cross(x1, x2, /, *, axis=-1):
     """Cross products of 3-vectors along `axis` (other axes broadcast), lazily."""
-    from .movement import broadcast_arrays, moveaxis, stack
+    from poot.trace.movement import broadcast_arrays, moveaxis, stack
 
     a, b = arr(x1), arr(x2)
     nd = min(a.ndim, b.ndim)
@@ -316,8 +316,8 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 (the standard
 def matrix_power(x, n, /):
     """x raised to the integer power n: identity for 0, repeated squaring with matmul for n > 0
     (lazy); n < 0 inverts first (a host step through inv)."""
-    from .creation import eye
-    from .movement import broadcast_to
+    from poot.trace.creation import eye
+    from poot.trace.movement import broadcast_to
 
     n = operator.index(n)
     x = arr(x)

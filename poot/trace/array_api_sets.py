@@ -13,11 +13,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, api_boundary
-from .array import Array
-from .lazy import from_numpy, record
-from .movement import arr, axis_of
+from poot import dtypes as dt
+from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.graph import host_sort
+from poot.trace.array import Array
+from poot.trace.lazy import from_numpy, record
+from poot.trace.movement import arr, axis_of
 
 __all__ = ["sort", "argsort", "searchsorted", "unique_all", "unique_counts", "unique_inverse",
            "unique_values"]
@@ -59,14 +60,14 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
 
 def _less(a, v, float_kind: bool):
     """a < v in the order NumPy sorts by (NaN greatest), as lazy arrays."""
-    from .elementwise import isnan, less, logical_and, logical_not, logical_or
+    from poot.trace.elementwise import isnan, less, logical_and, logical_not, logical_or
 
     r = less(a, v)
     return logical_or(r, logical_and(logical_not(isnan(a)), isnan(v))) if float_kind else r
 
 
 def _less_equal(a, v, float_kind: bool):
-    from .elementwise import isnan, less_equal, logical_or
+    from poot.trace.elementwise import isnan, less_equal, logical_or
 
     r = less_equal(a, v)
     return logical_or(r, isnan(v)) if float_kind else r
@@ -79,9 +80,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     count as the greatest values, as they sort. Lazy: one compare-and-count reduction of
     len(x1) * x2.size comparisons when that is at most SEARCH_FUSED_MAX, else a host op (NumPy's
     binary search, run by the program on the host); both work inside @pt.jit."""
-    from .indexing import take
-    from .promote import promote
-    from .reductions import sum as sum_
+    from poot.trace.indexing import take
+    from poot.trace.promote import promote
+    from poot.trace.reductions import sum as sum_
 
     x1 = arr(x1)
     if x1.ndim != 1:
@@ -121,7 +122,8 @@ def _unique(x, what: str, size, fill_value, want: tuple):
     """The results `want` (0 values, 1 first indices, 2 inverse, 3 counts) of NumPy's unique over the
     flattened `x`, each NaN distinct (the standard's rule: NaN != NaN). With `size`: the host op, padded
     or truncated to `size` (JAX's rule). Without: realized now on the host (refused while tracing)."""
-    from .indexing import refuse_data_dependent
+    from poot.trace.host_results import HostResults
+    from poot.trace.indexing import refuse_data_dependent
 
     x = arr(x)
     if x.dtype.kind not in "biuf":
@@ -138,12 +140,12 @@ def _unique(x, what: str, size, fill_value, want: tuple):
                           f"pass size=n (and fill_value=) for a fixed length: {what}(x, size=n)")
     x._realize(f"{what}()")
     a = x.numpy().reshape(-1)
-    values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True,
-                                               return_counts=True, equal_nan=False)
-    got = (_leaf(values, x.device, x.dtype), _leaf(index.astype(np.int64), x.device),
-           _leaf(inverse.reshape(x.shape).astype(np.int64), x.device),
-           _leaf(counts.astype(np.int64), x.device))
-    return [got[k] for k in want]
+    res = HostResults(x.device)
+    got = host_sort.unique(a, index=1 in want, inverse=2 in want, counts=3 in want, equal_nan=False,
+                           alloc=res.alloc)
+    if 2 in want:
+        got[2] = got[2].reshape(x.shape)
+    return [res.array(got[k], x.dtype if k == 0 else None) for k in want]
 
 
 _SIZE_DOC = ("With size=n the results have n entries (a host op, lazy, works inside @pt.jit): fewer "

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import threading
 
-from .. import devices
-from ..errors import DeviceUnavailableError
+from poot import devices
+from poot.errors import DeviceUnavailableError
 
 ORACLE = "oracle"
 _SINGLE = ("cpu", "wgpu", "vulkan")  # kinds with one device per machine: no ":n" suffix
@@ -38,7 +38,7 @@ def backend(name: str) -> devices.Device:
 
 
 def executor(name: str):
-    """What `poot.jit.execute.execute` takes for `name`: the string "oracle" or a Device."""
+    """What `poot.jit.runtime.execute.execute` takes for `name`: the string "oracle" or a Device."""
     return ORACLE if name == ORACLE else devices.get(name)
 
 

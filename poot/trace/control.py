@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import PootError, ShapeError, api_boundary
-from ..graph import Aval, Graph, Region, Var
-from . import context as _dev
-from . import lazy, pytree
-from .array import Array
-from .promote import cast, is_weak
+from poot import dtypes as dt
+from poot.errors import PootError, ShapeError, api_boundary
+from poot.graph import Aval, Graph, Region, Var
+from poot.trace import context as _dev
+from poot.trace import lazy, pytree
+from poot.trace.array import Array
+from poot.trace.promote import cast, is_weak
 
 __all__ = ["cond", "fori_loop", "while_loop"]
 

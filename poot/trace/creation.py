@@ -11,12 +11,12 @@ import operator
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import CopyError, DTypeError, ShapeError, api_boundary
-from . import context as _dev
-from .array import Array, host_array
-from .lazy import check_scalar_fits, constant, from_numpy, record
-from .promote import cast, is_weak, wrap
+from poot import dtypes as dt
+from poot.errors import CopyError, DTypeError, ShapeError, api_boundary
+from poot.trace import context as _dev
+from poot.trace.array import Array, host_array
+from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
+from poot.trace.promote import cast, is_weak, wrap
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "identity", "from_dlpack",
@@ -57,7 +57,7 @@ def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
         out = obj if device is None else obj.to(device)
         out = out if d is None else Array(cast(out._node, d))
     elif isinstance(obj, (list, tuple)) and obj and _contains_array(obj):
-        from .movement import stack
+        from poot.trace.movement import stack
 
         out = stack([_array(o, device=device) for o in obj])
         out = out if d is None else Array(cast(out._node, d))
@@ -111,7 +111,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
     shape = normalize_shape(shape, "full")
     d = _dtype(dtype)
     if isinstance(fill_value, Array) or (not is_weak(fill_value) and np.ndim(fill_value) > 0):
-        from .movement import broadcast_to
+        from poot.trace.movement import broadcast_to
 
         v = _array(fill_value, d, device=device)
         return broadcast_to(v, shape)
@@ -271,7 +271,7 @@ def triu(x, k=0):
 @api_boundary
 def meshgrid(*xs, indexing="xy"):
     """Coordinate arrays from 1-D coordinate vectors (NumPy's meshgrid, lazily broadcast)."""
-    from .movement import broadcast_to
+    from poot.trace.movement import broadcast_to
 
     arrays = [_array(x).reshape(-1) for x in xs]
     if indexing not in ("xy", "ij"):
@@ -292,20 +292,13 @@ def meshgrid(*xs, indexing="xy"):
 
 @api_boundary
 def from_dlpack(x, /, *, device=None, copy=None):
-    """A poot array from a DLPack-exporting CPU object (a poot array too). Its data is copied:
-    poot arrays are immutable, so they never alias memory a producer may still write; copy=False
-    therefore raises CopyError (a BufferError, as the standard asks)."""
-    if copy is False:
-        raise CopyError("from_dlpack(copy=False): poot always copies DLPack data into its own "
-                        "(immutable) buffers; pass copy=None or copy=True")
-    if isinstance(x, Array):
-        return x.to(_device(device)).copy() if device is not None else x.copy()
-    try:
-        host = np.from_dlpack(x)
-    except (AttributeError, BufferError, RuntimeError, TypeError) as e:
-        raise DTypeError(f"from_dlpack: cannot read a {type(x).__name__} through DLPack ({e}); "
-                         f"poot takes DLPack data on the CPU") from None
-    return Array(from_numpy(host_array(host, "from_dlpack"), _device(device)))
+    """A poot array from a DLPack-exporting CPU object (a poot array too). copy=True copies;
+    copy=False shares the producer's memory on the CPU (the producer's later writes show through) or
+    raises CopyError (a BufferError) where that is impossible; copy=None copies, as asarray does.
+    See poot/trace/dlpack.py."""
+    from poot.trace.dlpack import from_dlpack_array
+
+    return from_dlpack_array(x, _device(device), copy)
 
 
 @api_boundary

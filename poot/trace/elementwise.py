@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, exporter
-from ..graph import broadcast_shapes
-from .array import Array
-from .lazy import Node, check_scalar_fits, constant, record, shared_constant
-from .promote import cast, finish, float_of, promote, require, wrap
+from poot import dtypes as dt
+from poot.errors import DTypeError, ShapeError, exporter
+from poot.graph import broadcast_shapes
+from poot.trace.array import Array
+from poot.trace.lazy import Node, check_scalar_fits, constant, record, shared_constant
+from poot.trace.promote import cast, finish, float_of, promote, require, wrap
 
 __all__: list[str] = []
 

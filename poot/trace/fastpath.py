@@ -24,12 +24,12 @@ import operator
 import struct
 import sys
 
-from .. import dtypes as dt
-from ..devices.cpu import CpuBuffer
-from ..errors import api_boundary, fast_boundary
-from ..graph import Aval
-from .array import Array
-from .lazy import (_EMPTY, MAX_PENDING_DEPTH, HostScalar, Node, _internal_code, _shared, _state,
+from poot import dtypes as dt
+from poot.devices.cpu import CpuBuffer
+from poot.errors import api_boundary, fast_boundary
+from poot.graph import Aval
+from poot.trace.array import Array
+from poot.trace.lazy import (_EMPTY, MAX_PENDING_DEPTH, HostScalar, Node, _internal_code, _shared, _state,
                    caller_where, is_internal, realize_nodes, shared_constant)
 
 _getframe = sys._getframe

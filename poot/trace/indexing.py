@@ -19,14 +19,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import PootIndexError, ShapeError, TracerError, api_boundary
-from ..graph import broadcast_shapes
-from .array import Array
-from .lazy import (caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
+from poot import dtypes as dt
+from poot.errors import PootIndexError, ShapeError, TracerError, api_boundary
+from poot.graph import broadcast_shapes
+from poot.trace.array import Array
+from poot.trace.lazy import (caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
                    record, scalar_value, shared_constant)
-from .movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
-from .promote import cast, is_weak, promote, wrap
+from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
+from poot.trace.promote import cast, is_weak, promote, wrap
 
 __all__ = ["take", "take_along_axis", "nonzero"]
 
@@ -61,6 +61,56 @@ def _index_array(it, x):
         raise PootIndexError(f"arrays used as indices must be integer or bool, got {a.dtype} "
                              f"(indexing {x.aval})")
     return ("adv", a.astype(np.int64))
+
+
+def _scalar_bool(it, x):
+    """True/False for a 0-d boolean index (a Python or NumPy bool, a 0-d bool NumPy or poot array),
+    None for anything else. A poot one is read now (the result's shape depends on it)."""
+    if isinstance(it, (bool, np.bool_)):
+        return bool(it)
+    if isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype == np.bool_:
+        return bool(it)
+    if isinstance(it, Array) and it.ndim == 0 and it.dtype is dt.bool_:
+        refuse_data_dependent("x[b] with a 0-d boolean b", "it adds an axis of length 1 if b else 0",
+                              "use pt.where(b, x, fill) or x[None]")
+        return bool(it.numpy())
+    return None
+
+
+def _split_scalar_bools(x, idx):
+    """NumPy's 0-d boolean index is an advanced index over a new axis of length 1: True keeps it,
+    False empties it. `x[idx]` is then `x[first][second]`, where `first` puts a new axis (None) at each
+    0-d boolean and keeps x's axes whole, and `second` indexes that axis with [0] or [] and x's axes as
+    idx did (so the advanced indices broadcast and place as NumPy's do). None when idx has no 0-d
+    boolean."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    flags = [_scalar_bool(it, x) for it in items]
+    if all(f is None for f in flags):
+        return None
+    first, second = [], []
+    for it, flag in zip(items, flags):
+        if flag is not None:
+            first.append(None)
+            second.append(np.zeros(1 if flag else 0, np.int64))
+        elif it is None:
+            first.append(None)
+            second.append(slice(None))
+        elif it is Ellipsis:
+            first.append(Ellipsis)
+            second.append(Ellipsis)
+        else:
+            consumed = getattr(it, "ndim", 1) if _is_bool_array(it) else 1
+            first.extend([slice(None)] * consumed)
+            second.append(it)
+    return tuple(first), tuple(second)
+
+
+def _is_bool_array(it) -> bool:
+    if isinstance(it, Array):
+        return it.dtype is dt.bool_
+    if isinstance(it, (list, tuple, np.ndarray)):
+        return np.asarray(it).dtype == np.bool_
+    return False
 
 
 def _expand(x, idx):
@@ -182,6 +232,9 @@ def _region(entries, x):
 
 
 def getitem_node(x: Array, idx):
+    split = _split_scalar_bools(x, idx)
+    if split is not None:
+        return getitem_node(Array(getitem_node(x, split[0])), split[1])
     entries = _expand(x, idx)
     has_adv = any(e[0] == "adv" for e in entries)
     if has_adv:
@@ -298,7 +351,8 @@ def setitem_node(x: Array, idx, value, mode="set"):
     """The node of `x` with `x[idx]` set to (or, mode='add', increased by) `value`."""
     v = _value_node(x, value)
     dev = x._node.device
-    if mode == "set" and _is_plain_mask(idx, x):
+    scalar_bools = _split_scalar_bools(x, idx) is not None    # the general case below handles them
+    if mode == "set" and not scalar_bools and _is_plain_mask(idx, x):
         m = idx._node if isinstance(idx, Array) else from_numpy(idx, dev)
         rest = x.shape[m.aval.ndim:]
         try:
@@ -308,8 +362,8 @@ def setitem_node(x: Array, idx, value, mode="set"):
         if vb is not None:
             m = _reshape_node(m, m.aval.shape + (1,) * len(rest))
             return record("select", (broadcast_node(m, x.shape), broadcast_node(vb, x.shape), x._node))
-    entries = _expand(x, idx)
-    if mode == "set" and not any(e[0] == "adv" for e in entries):
+    entries = None if scalar_bools else _expand(x, idx)
+    if mode == "set" and entries is not None and not any(e[0] == "adv" for e in entries):
         starts, steps, sizes, out_shape = _region(entries, x)
         v = _broadcast_value(v, out_shape, x)
         if math.prod(out_shape) == 0:

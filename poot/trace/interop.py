@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DTypeError
+from poot import dtypes as dt
+from poot.errors import DTypeError
 
 
 def _poot():
@@ -20,7 +21,7 @@ def _poot():
 
 
 def _to_numpy(obj):
-    from .array import Array
+    from poot.trace.array import Array
 
     if isinstance(obj, Array):
         return obj.numpy()
@@ -62,10 +63,38 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
+def _defers_to(values, array_type) -> bool:
+    """NumPy's override protocol (NEP 13): an operand of another array library with its own
+    `__array_ufunc__` (a Dask array, which registers poot arrays as its chunks) is higher in the
+    hierarchy, so poot returns NotImplemented and lets it answer, instead of reading it to the host."""
+    return any(hasattr(type(v), "__array_ufunc__") and not isinstance(v, (array_type, np.ndarray, np.generic))
+               for v in values)
+
+
+def _ufunc_in_dtype(pt, target: str, inputs, dtype):
+    """`np.add(x, y, dtype=d)` on poot arrays, lazily (Dask adds partial sums so): NumPy computes the
+    ufunc in `d`, so the poot array inputs are cast to `d` first. None where the result would not be
+    of `d` (a comparison) or `d` is no poot dtype: NumPy's fallback answers those."""
+    from poot.trace.array import Array
+
+    if dtype is None:
+        return getattr(pt, target)(*inputs)
+    try:
+        d = dt.as_dtype(dtype)
+    except DTypeError:
+        return None
+    if d.kind == "b":  # a comparison's loop in bool: its inputs are not cast to bool
+        return None
+    result = getattr(pt, target)(*[x.astype(d) if isinstance(x, Array) else x for x in inputs])
+    return result if result.dtype is d else None
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     pt = _poot()
-    from .array import Array
+    from poot.trace.array import Array
 
+    if _defers_to(inputs, Array):
+        return NotImplemented
     out = kwargs.get("out")
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
@@ -76,6 +105,10 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = ufunc.__name__
     if method == "__call__" and name == "divmod" and not kwargs:
         return pt.floor_divide(*inputs), pt.remainder(*inputs)
+    if method == "__call__" and _UFUNCS.get(name) and set(kwargs) == {"dtype"}:
+        result = _ufunc_in_dtype(pt, _UFUNCS[name], inputs, kwargs["dtype"])
+        if result is not None:
+            return result
     if method == "__call__" and name in _UFUNCS and not kwargs:
         target = _UFUNCS[name]
         if target is None:  # conjugate of a real array
@@ -95,7 +128,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         kw.setdefault("axis", 0)
         return getattr(pt, _ACCUMULATE[name])(inputs[0], **kw)
     if method == "at" and name in ("add",) and isinstance(inputs[0], Array) and not kwargs:
-        from .indexing import setitem_node
+        from poot.trace.indexing import setitem_node
 
         target, idx = inputs[0], inputs[1]
         vals = inputs[2] if len(inputs) > 2 else 1
@@ -137,6 +170,10 @@ def _numpy_clip(pt, a, *bounds, **kwargs):
 
 
 def array_function(self, func, types, args, kwargs):
+    from poot.trace.array import Array
+
+    if any(not issubclass(t, (Array, np.ndarray)) for t in types):
+        return NotImplemented   # another array library that knows poot arrays (Dask) answers
     pt = _poot()
     name = func.__name__
     if func is np.clip and kwargs.get("out") is None and len(args) <= 3:
@@ -145,7 +182,7 @@ def array_function(self, func, types, args, kwargs):
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         target = getattr(pt, name, None)
         if name == "trace":
-            from .linalg import trace as target
+            from poot.trace.linalg import trace as target
         if target is not None:
             return target(*args, **kwargs)
     if name == "shape" and len(args) == 1:

@@ -18,14 +18,14 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import PootError, RetraceWarning, api_boundary
-from ..graph import Aval
-from . import context as _dev
-from . import lazy, pytree
-from .array import Array
-from .jit_program import SCALARS as _SCALARS
-from .jit_program import JitProgram
+from poot import dtypes as dt
+from poot.errors import PootError, RetraceWarning, api_boundary
+from poot.graph import Aval
+from poot.trace import context as _dev
+from poot.trace import lazy, pytree
+from poot.trace.array import Array
+from poot.trace.jit_program import SCALARS as _SCALARS
+from poot.trace.jit_program import JitProgram
 
 log = logging.getLogger("poot.jit")
 
@@ -254,7 +254,7 @@ class Jitted:
     def lower(self, *args, **kwargs):
         """What a call with these arguments compiles to (`.graph`, `.plan`, `.kernels`,
         `.as_text(stage)`), traced fresh and without running anything."""
-        from .jit_lower import Lowered
+        from poot.trace.jit_lower import Lowered
 
         key, leaves = self._signature(args, kwargs)
         prog = self._cache.get(key) or self._trace(args, kwargs, leaves, key[-1])

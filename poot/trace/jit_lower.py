@@ -2,7 +2,7 @@
 (like `jax.jit(f).lower(...)`)."""
 from __future__ import annotations
 
-from ..errors import PootError
+from poot.errors import PootError
 
 STAGES = ("graph", "plan", "kir", "llvm", "asm")
 
@@ -11,7 +11,7 @@ class Lowered:
     """The traced graph, its fusion plan, each kernel's KIR, and its target code."""
 
     def __init__(self, prog):
-        from ..fuse.plan import plan_fusion
+        from poot.fuse.plan import plan_fusion
 
         self._prog = prog
         self.graph = prog.graph
@@ -34,8 +34,8 @@ class Lowered:
     def as_text(self, stage: str = "graph") -> str:
         """One stage as text: "graph", "plan", "kir", "llvm" (optimized LLVM IR) or "asm" (the
         device's target code: CPU assembly, PTX, SPIR-V disassembly)."""
-        from ..jit.compile import llvm_ir, target_assembly
-        from ..jit.kir.text import format_kernel
+        from poot.jit.llvm.compile import llvm_ir, target_assembly
+        from poot.jit.kir.text import format_kernel
 
         if stage == "graph":
             return str(self.graph)

@@ -11,13 +11,13 @@ import sys
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import KernelIndexError, PootError
-from ..jit.execute import _wheres, compiled_program, execute, located, numpy_to_buffer
-from ..jit.replay import Replay
-from . import context as _dev
-from . import lazy, pytree
-from .array import Array
+from poot import dtypes as dt
+from poot.errors import KernelIndexError, PootError
+from poot.jit.runtime.execute import _wheres, compiled_program, execute, located, numpy_to_buffer
+from poot.jit.runtime.replay import Replay
+from poot.trace import context as _dev
+from poot.trace import lazy, pytree
+from poot.trace.array import Array
 
 SCALARS = (bool, int, float)   # Python scalar arguments: weakly typed inputs
 

@@ -12,6 +12,7 @@ so graphs never grow without bound (except while tracing, where realizing is ref
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import threading
@@ -20,13 +21,14 @@ from itertools import chain
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..devices.base import Buffer
-from ..errors import DTypeError, PootError, TracerError
-from ..graph import OPS, Aval, Eqn, Graph, Var
-from ..graph.ir import _freeze, structural_key
-from ..jit.execute import execute_keyed, numpy_to_buffer
-from . import context as _dev
+from poot import dtypes as dt
+from poot.devices.base import Buffer
+from poot.errors import DTypeError, PootError, TracerError
+from poot.graph import OPS, Aval, Eqn, Graph, Var
+from poot.graph.ir import _freeze, structural_key
+from poot.jit.runtime.execute import execute_keyed, numpy_to_buffer
+from poot.trace import context as _dev
+from poot.trace import counters as _counters
 
 MAX_PENDING_DEPTH = 1000
 _EMPTY: dict = {}
@@ -248,8 +250,13 @@ def shared_constant(value, dtype: dt.DType, device: str) -> Node:
     """A user's Python scalar in an operation (`x * 0.5`) as a 0-d realized leaf, not a `full`
     equation: the value then lives in a buffer, not in the graph's structure, so `x * 0.5` and
     `x * 0.25` share one compiled program. Leaves are immutable, so equal scalars share one (a small
-    bounded cache)."""
-    key = (value, type(value), dtype.name, device)     # a name hashes in C, a DType in Python
+    bounded cache). Keyed by the value's bits where equality is too coarse: +0.0 == -0.0, so a float
+    zero is keyed by its sign (and never under the plain key fastpath.py looks up); NaNs never compare
+    equal, so a NaN is found again only as the same object, whose bits are the same."""
+    if isinstance(value, float) and value == 0.0:
+        key = ("zero", math.copysign(1.0, value), dtype.name, device)
+    else:
+        key = (value, type(value), dtype.name, device)     # a name hashes in C, a DType in Python
     n = _shared.get(key)
     if n is None:
         if len(_shared) >= 512:
@@ -414,6 +421,7 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
         if live:
             group, roots = group + live, roots + live
             w = Walk(roots)
+        _counters.counts.programs += 1
         outs = execute_keyed(w.key, w.graph, [leaf.buf for leaf in w.leaves], _dev.executor(dev))
         for n, b in zip(group, outs):
             _become_leaf(n, b)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes as dt
-from ..errors import ShapeError, api_boundary
-from ..graph import broadcast_shapes
-from .lazy import constant, record
-from .movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
-from .promote import cast, finish, promote, wrap
+from poot import dtypes as dt
+from poot.errors import ShapeError, api_boundary
+from poot.graph import broadcast_shapes
+from poot.trace.lazy import constant, record
+from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
+from poot.trace.promote import cast, finish, promote, wrap
 
 # `trace` is not exported at the top level: `poot.trace` is the package (use x.trace() or np.trace(x))
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "vecdot", "einsum", "diagonal"]
@@ -148,13 +148,31 @@ def outer(a, b):
     return wrap(_result(record("mul", (x, y)), d, work))
 
 
+def _shape_of(x) -> tuple:
+    return tuple(x.shape) if hasattr(x, "shape") else ()
+
+
+def _check_contracted(op, shape1, shape2, neg_axis) -> None:
+    """The contracted axis has one size in both operands (the standard forbids broadcasting it: NumPy
+    raises too); an operand without that axis counts as size 1."""
+    n1 = shape1[neg_axis] if len(shape1) >= -neg_axis else 1
+    n2 = shape2[neg_axis] if len(shape2) >= -neg_axis else 1
+    if n1 != n2:
+        raise ShapeError(f"{op}: the contracted axis {neg_axis} has size {n1} in x1 {shape1} but {n2} in "
+                         f"x2 {shape2}; it must be the same in both (it is not broadcast)")
+
+
 @api_boundary
 def vecdot(x1, x2, axis=-1):
     """Sum of products along `axis` (after broadcasting), the array API's vecdot."""
+    shape1, shape2 = _shape_of(x1), _shape_of(x2)
+    ndim = max(len(shape1), len(shape2))
+    if isinstance(axis, int) and -ndim <= axis < ndim:    # before broadcasting, which would say less
+        _check_contracted("vecdot", shape1, shape2, axis - ndim if axis >= 0 else axis)
     (x, y), d, work = _operands("vecdot", x1, x2)
     p = record("mul", (x, y))
     ax = axis_of(axis, p.aval.ndim, "vecdot", wrap(p))
-    from .reductions import _reduce
+    from poot.trace.reductions import _reduce
 
     return wrap(_result(_reduce("reduce_sum", p, (ax,), work, False), d, work))
 
@@ -185,7 +203,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 @api_boundary
 def trace(x, offset=0, axis1=0, axis2=1, dtype=None):
     """The sum along diagonals."""
-    from .reductions import sum as sum_
+    from poot.trace.reductions import sum as sum_
 
     return sum_(diagonal(x, offset, axis1, axis2), axis=-1, dtype=dtype)
 
@@ -227,7 +245,7 @@ def _parse_einsum(subscripts, nds):
 
 
 def _sum_out(n, labels, drop):
-    from .reductions import _reduce
+    from poot.trace.reductions import _reduce
 
     axes = tuple(i for i, c in enumerate(labels) if c in drop)
     if not axes:

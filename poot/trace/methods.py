@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, api_boundary
-from . import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
-from .array import Array
-from .interop import array_function, array_ufunc
-from .promote import cast, is_weak
+from poot import dtypes as dt
+from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.trace import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
+from poot.trace.array import Array
+from poot.trace.interop import array_function, array_ufunc
+from poot.trace.lazy import record
+from poot.trace.promote import cast, is_weak
 
 _OPERAND_TYPES = (Array, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
@@ -152,6 +153,24 @@ def _astype(self, dtype, copy=True, casting="unsafe"):
     return Array(cast(self._node, d))
 
 
+def _view(self, dtype=None, type=None):
+    """NumPy's `x.view(dtype)` for a dtype of the same width: the same bits read as `dtype` (a
+    bitcast; float32 <-> int32/uint32, float16/bfloat16 <-> int16/uint16...). poot arrays are values,
+    not memory, so the result is a new array; `x.view()` is `x` itself."""
+    if type is not None:
+        raise DTypeError("view: the type= argument (an ndarray subclass) has no poot meaning")
+    if dtype is None:
+        return self
+    d = dt.as_dtype(dtype)
+    if d is self.dtype:
+        return self
+    if d.bits != self.dtype.bits or dt.bool_ in (d, self.dtype):
+        raise DTypeError(f"view: {self.dtype.name} ({self.dtype.bits} bits) cannot be viewed as {d.name} "
+                         f"({d.bits} bits); poot reinterprets bits only between dtypes of the same width "
+                         f"(not bool); use astype to convert values")
+    return Array(record("bitcast", (self._node,), {"dtype": d}))
+
+
 def _fill_value_like(self, value):
     if not is_weak(value) and not isinstance(value, (Array, np.generic)):
         raise DTypeError(f"fill: a scalar is needed, got {type(value).__name__}")
@@ -162,6 +181,7 @@ Array.reshape = api_boundary(_reshape)
 Array.transpose = api_boundary(_transpose)
 Array.astype = api_boundary(_astype)
 Array.fill = api_boundary(_fill_value_like)
+Array.view = api_boundary(_view)
 Array.conj = Array.conjugate = lambda self: self
 
 # method name -> function taking the array first (NumPy's method signatures)

@@ -7,12 +7,12 @@ import operator
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import AxisError, ShapeError, api_boundary
-from ..graph import broadcast_shapes, normalize_axes, normalize_axis
-from .array import Array
-from .lazy import record, scalar_value
-from .promote import cast, device_of, promote, wrap
+from poot import dtypes as dt
+from poot.errors import AxisError, ShapeError, api_boundary
+from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
+from poot.trace.array import Array
+from poot.trace.lazy import record, scalar_value
+from poot.trace.promote import cast, device_of, promote, wrap
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes",
            "moveaxis", "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
@@ -23,7 +23,7 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", 
 def arr(x, op="array") -> Array:
     if isinstance(x, Array):
         return x
-    from .creation import asarray
+    from poot.trace.creation import asarray
 
     return asarray(x)
 
@@ -365,7 +365,7 @@ def pad(x, pad_width, mode="constant", constant_values=0, **kwargs):
     (gathers at indices NumPy's np.pad computes for each axis; lazy)."""
     x = arr(x)
     if mode != "constant":
-        from .numpy_more import pad_gather
+        from poot.trace.numpy_more import pad_gather
 
         return pad_gather(x, pad_width, mode, **kwargs)
     try:
@@ -409,7 +409,7 @@ def repeat(x, repeats, axis=None):
         x, axis = reshape(x, (-1,)), 0 if axis is None else axis
     ax = axis_of(axis, x.ndim, "repeat", x)
     if isinstance(repeats, Array):
-        from .indexing import refuse_data_dependent
+        from poot.trace.indexing import refuse_data_dependent
 
         refuse_data_dependent("repeat(x, repeats) with an array of counts", "its length is the sum of "
                               "the counts", "give the counts as a Python int, a list or a NumPy array "
@@ -427,6 +427,6 @@ def repeat(x, repeats, axis=None):
     if reps.shape != (x.shape[ax],) or (reps < 0).any():
         raise ShapeError(f"repeat: repeats of shape {reps.shape} do not match axis {ax} of {x.aval} "
                          f"(give one non-negative count per element)")
-    from .indexing import take
+    from poot.trace.indexing import take
 
     return take(x, np.repeat(np.arange(x.shape[ax]), reps), axis=ax)

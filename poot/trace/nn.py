@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes as dt
-from ..errors import ShapeError, api_boundary
-from . import elementwise as ew
-from . import reductions as red
-from . import selection as sel
-from .movement import arr, axes_of
-from .promote import float_of
+from poot import dtypes as dt
+from poot.errors import ShapeError, api_boundary
+from poot.trace import elementwise as ew
+from poot.trace import reductions as red
+from poot.trace import selection as sel
+from poot.trace.movement import arr, axes_of
+from poot.trace.promote import float_of
+from poot.trace.attention import scaled_dot_product_attention  # noqa: E402,F401  (one fused op)
 
 __all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "logsumexp", "layer_norm",
-           "rms_norm", "one_hot"]
+           "rms_norm", "one_hot", "scaled_dot_product_attention"]
 
 
 def _work(x):
@@ -127,7 +128,7 @@ def rms_norm(x, weight=None, eps=1e-6, axis=-1):
 @api_boundary
 def one_hot(indices, num_classes, dtype=None):
     """out[..., k] = (indices[...] == k), as `dtype` (float64 by default)."""
-    from .creation import arange
+    from poot.trace.creation import arange
 
     i = arr(indices)
     return ew.equal(i[..., None], arange(num_classes, device=i.device)).astype(dtype or dt.float64)

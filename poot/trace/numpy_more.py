@@ -20,19 +20,21 @@ import operator
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, NotBuiltError, ShapeError, exporter
-from . import elementwise as ew
-from . import movement as mv
-from . import reductions as red
-from .array import Array
-from .array_api_sets import argsort as _argsort, searchsorted as _searchsorted, sort as _sort
-from .creation import full, zeros
-from .indexing import nonzero, refuse_data_dependent, setitem_node, take
-from .lazy import is_tracing, record
-from .movement import arr, axis_of
-from .numpy_stats import _HALF, _float_dtype, _keep, _leaf
-from .selection import where as _sel
+from poot import dtypes as dt
+from poot.errors import DTypeError, NotBuiltError, ShapeError, exporter
+from poot.graph import host_sort
+from poot.trace.host_results import HostResults
+from poot.trace import elementwise as ew
+from poot.trace import movement as mv
+from poot.trace import reductions as red
+from poot.trace.array import Array
+from poot.trace.array_api_sets import argsort as _argsort, searchsorted as _searchsorted, sort as _sort
+from poot.trace.creation import full, zeros
+from poot.trace.indexing import nonzero, refuse_data_dependent, setitem_node, take
+from poot.trace.lazy import is_tracing, record
+from poot.trace.movement import arr, axis_of
+from poot.trace.numpy_stats import _HALF, _float_dtype, _keep, _leaf
+from poot.trace.selection import where as _sel
 
 __all__: list[str] = []
 _export = exporter(globals(), __all__)
@@ -90,12 +92,20 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
     a = x.numpy()
     half = x.dtype in _HALF
     work = a.astype(np.float32) if half else a
-    res = np.unique(work, return_index=return_index, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=axis, equal_nan=equal_nan)
+    host = HostResults(x.device)
+    if axis is None:     # host_sort.unique: NumPy's results at its fast (unstable) sort's speed
+        got = host_sort.unique(work.reshape(-1), index=return_index, inverse=return_inverse,
+                               counts=return_counts, equal_nan=equal_nan, alloc=host.alloc)
+        if return_inverse:   # NumPy 2 gives the inverse the input's shape when axis is None
+            got[2] = got[2].reshape(a.shape)
+        res = tuple(r for r, want in zip(got, (True, return_index, return_inverse, return_counts)) if want)
+    else:
+        res = np.unique(work, return_index=return_index, return_inverse=return_inverse,
+                        return_counts=return_counts, axis=axis, equal_nan=equal_nan)
     if not isinstance(res, tuple):
         res = (res,)
-    out = [_leaf(res[0].astype(x.dtype.np) if half else res[0], x.device, x.dtype)]
-    out += [_leaf(r.astype(np.int64), x.device) for r in res[1:]]
+    out = [host.array(res[0].astype(x.dtype.np) if half else res[0], x.dtype)]
+    out += [host.array(r.astype(np.int64, copy=False), dt.int64) for r in res[1:]]
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -336,7 +346,7 @@ _export("interp", _interp, "One-dimensional linear interpolation of (xp, fp) at 
 
 # --- covariance ----------------------------------------------------------------------------------
 def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
-    from .linalg import matmul
+    from poot.trace.linalg import matmul
 
     x = arr(m)
     if x.ndim > 2:
@@ -397,7 +407,7 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = _cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return ew.divide(c, c)
-    from .linalg import diagonal
+    from poot.trace.linalg import diagonal
 
     s = ew.sqrt(diagonal(c))
     c = ew.divide(ew.divide(c, mv.reshape(s, (-1, 1))), mv.reshape(s, (1, -1)))
@@ -449,7 +459,7 @@ def _tri_indices(name):
     fn = getattr(np, name)
 
     def f(n, k=0, m=None, *, device=None):
-        from .creation import _device
+        from poot.trace.creation import _device
 
         dev = _device(device)
         return tuple(_leaf(i.astype(np.int64), dev) for i in fn(n, k, m))
@@ -482,7 +492,7 @@ def _save(file, arr_, allow_pickle=True, fix_imports=True):
 
 def _load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="ASCII", *,
           device=None):
-    from .creation import _device
+    from poot.trace.creation import _device
 
     if allow_pickle:
         raise DTypeError("load: allow_pickle=True is not supported (poot holds no object arrays)")
@@ -502,7 +512,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     """Matrix or vector norm with NumPy's `ord`/`axis`/`keepdims` (np.linalg.norm): vector norms over
     one axis (ord None = 2, inf, -inf, 0, 1, any p), matrix norms over two ('fro', 'nuc', 1, -1, 2,
     -2, inf, -inf). Lazy, except ord 2, -2 and 'nuc' of matrices (singular values: a host step)."""
-    from .array_api_linalg import matrix_norm, vector_norm
+    from poot.trace.array_api_linalg import matrix_norm, vector_norm
 
     x = arr(x)
     if x.dtype.kind != "f":
@@ -628,7 +638,7 @@ def _argsort_method(self, axis=-1, kind=None, order=None, *, stable=None, descen
 
 
 def install_methods() -> None:
-    from ..errors import api_boundary
+    from poot.errors import api_boundary
 
     Array.sort = api_boundary(_sort_method)
     Array.argsort = api_boundary(_argsort_method)

@@ -8,18 +8,18 @@ import math
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, exporter
-from . import elementwise as ew
-from . import movement as mv
-from . import reductions as red
-from .array import Array
-from .array_api_sets import sort as _sort
-from .creation import full
-from .indexing import take_along_axis
-from .lazy import from_numpy
-from .movement import arr, axes_of
-from .selection import where as _sel
+from poot import dtypes as dt
+from poot.errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, exporter
+from poot.trace import elementwise as ew
+from poot.trace import movement as mv
+from poot.trace import reductions as red
+from poot.trace.array import Array
+from poot.trace.array_api_sets import sort as _sort
+from poot.trace.creation import full
+from poot.trace.indexing import take_along_axis
+from poot.trace.lazy import from_numpy
+from poot.trace.movement import arr, axes_of
+from poot.trace.selection import where as _sel
 
 __all__: list[str] = []
 _export = exporter(globals(), __all__)
@@ -200,18 +200,56 @@ def _lerp(a, b, t):
     return _sel(ew.greater_equal(t, 0.5), hi, lo)
 
 
+# NumPy's quantile methods (Hyndman & Fan): the continuous ones by their (alpha, beta) plotting
+# positions; the discontinuous ones pick an order statistic (DISCRETE) and keep the input's dtype
+CONTINUOUS = {"linear": None, "hazen": (0.5, 0.5), "weibull": (0.0, 0.0), "median_unbiased": (1 / 3, 1 / 3),
+              "normal_unbiased": (3 / 8, 3 / 8), "interpolated_inverted_cdf": (0.0, 1.0),
+              "averaged_inverted_cdf": None, "midpoint": None}
+DISCRETE = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
+METHODS = tuple(CONTINUOUS) + DISCRETE
+
+
+def _discrete_index(method, qf, cnt):
+    """The (float) order statistic a discontinuous method picks, as NumPy computes it."""
+    if method in ("lower", "higher", "nearest"):
+        v = ew.multiply(ew.subtract(cnt, 1), qf)
+        return {"lower": ew.floor, "higher": ew.ceil, "nearest": ew.round}[method](v)
+    shift = 1.5 if method == "closest_observation" else 1.0
+    idx = ew.subtract(ew.multiply(cnt, qf), shift)
+    prev = ew.floor(idx)
+    take_prev = ew.equal(ew.subtract(idx, prev), 0)
+    if method == "closest_observation":   # the even order statistic (1-based) at gamma = 0
+        take_prev = ew.logical_and(take_prev, ew.equal(ew.remainder(prev, 2), 1))
+    return ew.maximum(_sel(take_prev, prev, ew.add(prev, 1)), 0)
+
+
+def _continuous_index(method, qf, cnt):
+    """(virtual index, a function fixing gamma or None) of a continuous method."""
+    if method == "linear":
+        return ew.multiply(ew.subtract(cnt, 1), qf), None
+    if method == "midpoint":
+        v = ew.multiply(ew.subtract(cnt, 1), qf)
+        vi = ew.multiply(0.5, ew.add(ew.floor(v), ew.ceil(v)))
+        return vi, lambda g: _sel(ew.equal(ew.remainder(vi, 1), 0), 0.0, 0.5)
+    if method == "averaged_inverted_cdf":
+        return ew.subtract(ew.multiply(cnt, qf), 1), lambda g: _sel(ew.equal(g, 0), 0.5, 1.0)
+    alpha, beta = CONTINUOUS[method]
+    return ew.subtract(ew.add(ew.multiply(cnt, qf), ew.add(alpha, ew.multiply(qf, 1 - alpha - beta))), 1), None
+
+
 def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
-    if method != "linear":
-        raise NotBuiltError(f"{op}: method={method!r} is not built; only method='linear' is")
+    if method not in METHODS:
+        raise ShapeError(f"{op}: method={method!r} is not one of NumPy's: {', '.join(METHODS)}")
     x = arr(a)
     if x.dtype.kind not in "iuf":
         raise DTypeError(f"{op}: needs a numeric array, got {x.dtype.name}")
-    d = _float_dtype(x.dtype)
+    discrete = method in DISCRETE and not median
+    d = x.dtype if discrete else _float_dtype(x.dtype)
     if median:
         qa, qshape, qdt = None, (), None
     else:
         qa, qshape, qdt = _q_array(q, scale, op, x.device)
-    if qdt is not None and d.kind == "f":
+    if qdt is not None and d.kind == "f" and not discrete:
         d = dt.result_type(d, qdt if qdt.kind == "f" else dt.float64)
     work = dt.float32 if d in _HALF else d
     y, axes, kept = _to_last(x, axis)
@@ -221,6 +259,8 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
             raise PootIndexError(f"{op}: cannot take a quantile of an empty array ({x.aval})")
         r = full(kept, math.nan, dtype=d, device=x.device)
         return _keep(r, x.ndim, axes) if keepdims else r
+    if discrete and work.kind != "f":
+        nan_aware = False                      # integers hold no NaN to skip
     s = _sort(y.astype(work), axis=-1)
     rows = kept
     if nan_aware and work.kind == "f":
@@ -240,20 +280,27 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
         k_shape = ()
     else:
         qf = mv.reshape(qa, (-1,))                                # (k,)
-        vi = ew.multiply(qf, ew.subtract(cnt, 1))                 # (rows..., k) or (k,)
-        prev = ew.floor(vi)
-        gamma = ew.subtract(vi, prev)
-        last = ew.subtract(cnt, 1)
-        above = ew.greater_equal(vi, last)
-        below = ew.less(vi, 0)
-        prev_i = _sel(above, last, _sel(below, 0, prev))
-        next_i = _sel(above, last, _sel(below, 0, ew.add(prev, 1)))
         full_shape = rows + (qf.shape[0],)
-        prev_i = mv.broadcast_to(ew.maximum(prev_i, 0).astype(dt.int64), full_shape)
-        next_i = mv.broadcast_to(ew.minimum(ew.maximum(next_i, 0), n - 1).astype(dt.int64), full_shape)
-        va, vb = _gather_last(s, prev_i), _gather_last(s, next_i)
-        g = mv.broadcast_to(gamma, full_shape).astype(work)
-        r = _lerp(va, vb, g)
+        last = ew.subtract(cnt, 1)
+        if discrete:
+            idx = ew.minimum(_discrete_index(method, qf, cnt), last)
+            idx = ew.minimum(ew.maximum(idx, 0), n - 1).astype(dt.int64)
+            r = _gather_last(s, mv.broadcast_to(idx, full_shape))
+        else:
+            vi, fix_gamma = _continuous_index(method, qf, cnt)   # (rows..., k) or (k,)
+            prev = ew.floor(vi)
+            gamma = ew.subtract(vi, prev)
+            if fix_gamma is not None:
+                gamma = fix_gamma(gamma)
+            above = ew.greater_equal(vi, last)
+            below = ew.less(vi, 0)
+            prev_i = _sel(above, last, _sel(below, 0, prev))
+            next_i = _sel(above, last, _sel(below, 0, ew.add(prev, 1)))
+            prev_i = mv.broadcast_to(ew.maximum(prev_i, 0).astype(dt.int64), full_shape)
+            next_i = mv.broadcast_to(ew.minimum(ew.maximum(next_i, 0), n - 1).astype(dt.int64), full_shape)
+            va, vb = _gather_last(s, prev_i), _gather_last(s, next_i)
+            g = mv.broadcast_to(gamma, full_shape).astype(work)
+            r = _lerp(va, vb, g)
         k_shape = qshape
     if work.kind == "f":
         if c is None:
@@ -302,7 +349,8 @@ def _make_quantile(op, scale, nan_aware):
 
 
 _ORDER_DOC = (" Lazy: sorts along the axis with the `sort` host op, then gathers and interpolates "
-              "(method='linear', NumPy's default); works inside @pt.jit.")
+              "(every NumPy method: 'linear', the default, and the other continuous and discontinuous "
+              "ones); works inside @pt.jit.")
 _export("median", _median, "Median along `axis` (NaN where a slice holds NaN; NaN for an empty "
                            "array)." + _ORDER_DOC)
 _export("nanmedian", _nanmedian, "Median ignoring NaN (NaN for an all-NaN slice)." + _ORDER_DOC)

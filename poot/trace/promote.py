@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DeviceError, DTypeError
-from . import context as _dev
-from .array import Array, asnode
-from .lazy import Node, check_scalar_fits, note_weak_cast, record, scalar_value, shared_constant
+from poot import dtypes as dt
+from poot.errors import DeviceError, DTypeError
+from poot.trace import context as _dev
+from poot.trace.array import Array, asnode
+from poot.trace.lazy import Node, check_scalar_fits, note_weak_cast, record, scalar_value, shared_constant
 
 _WEAK = (bool, int, float)
 _WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0}   # a Python scalar of a weak value's kind

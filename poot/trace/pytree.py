@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..errors import PootError
+from poot.errors import PootError
 
 LEAF = "*"
 _NONE = ("none",)

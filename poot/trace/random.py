@@ -12,12 +12,12 @@ import operator
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, api_boundary
-from .array import Array
-from .creation import _device, normalize_shape
-from .lazy import constant, from_numpy, record
-from .promote import cast
+from poot import dtypes as dt
+from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.trace.array import Array
+from poot.trace.creation import _device, normalize_shape
+from poot.trace.lazy import constant, from_numpy, record
+from poot.trace.promote import cast
 
 __all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli", "Generator",
            "default_rng"]
@@ -98,11 +98,24 @@ def split(key, num=2):  # noqa: A002 (JAX's name)
 
 @api_boundary
 def fold_in(key, data):
-    """A new key from `key` and an integer (e.g. a step number)."""
+    """A new key from `key` and an integer (e.g. a step number): a Python int, or a 0-d integer
+    array, traced or not (a loop counter inside `pt.fori_loop` or `@pt.jit`). Either way only the
+    low 32 bits of `data` count, as in JAX."""
     k0, k1 = _key_words(key, "fold_in")
     dev = key._node.device
-    data = operator.index(data) & 0xFFFFFFFF
-    y0, y1 = threefry2x32(k0, k1, _c(0, dev), _c(data, dev))
+    if isinstance(data, Array):
+        if data.ndim != 0 or data.dtype.kind not in "iub":
+            raise DTypeError(f"fold_in: data must be an integer scalar; got an array of shape {data.shape} "
+                             f"and dtype {data.dtype.name}")
+        word = cast(data._node, _U32)       # integer conversion wraps: the low 32 bits
+        if word.device != dev:
+            raise DTypeError(f"fold_in: the key is on '{dev}' and data on '{word.device}'")
+    else:
+        try:
+            word = _c(operator.index(data) & 0xFFFFFFFF, dev)
+        except TypeError:
+            raise DTypeError(f"fold_in: data must be an integer, got {type(data).__name__}") from None
+    y0, y1 = threefry2x32(k0, k1, _c(0, dev), word)
     return Array(record("concatenate", (record("reshape", (y0,), {"shape": (1,)}),
                                         record("reshape", (y1,), {"shape": (1,)})), {"axis": 0}))
 
@@ -213,4 +226,4 @@ def bernoulli(key, p=0.5, shape=()):
 
 
 # NumPy's Generator interface over these functions (imported last: it builds on them)
-from .random_generator import Generator, default_rng  # noqa: E402
+from poot.trace.random_generator import Generator, default_rng  # noqa: E402

@@ -17,13 +17,13 @@ import operator
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, api_boundary
-from . import elementwise as ew
-from . import movement as mv
-from . import random as _r
-from . import reductions as red
-from .array import Array
+from poot import dtypes as dt
+from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.trace import elementwise as ew
+from poot.trace import movement as mv
+from poot.trace import random as _r
+from poot.trace import reductions as red
+from poot.trace.array import Array
 
 __all__ = ["Generator", "default_rng"]
 
@@ -132,7 +132,7 @@ class Generator:
     # --- permutations and sampling ---------------------------------------------------------------
     def _order(self, n: int) -> Array:
         """A uniformly random permutation of range(n) (int64): argsort of random 64-bit keys."""
-        from .array_api_sets import argsort
+        from poot.trace.array_api_sets import argsort
 
         b = _r.bits(self._next(), (n,), dt.uint64)
         return argsort(b)
@@ -140,7 +140,7 @@ class Generator:
     @api_boundary
     def permutation(self, x, axis=0):
         """A permuted range(x) for an int, else a permuted copy of x along `axis`."""
-        from .indexing import take
+        from poot.trace.indexing import take
 
         if isinstance(x, (int, np.integer)):
             return self._order(operator.index(x))
@@ -153,8 +153,8 @@ class Generator:
     @api_boundary
     def permuted(self, x, axis=None, out=None):
         """x with each slice along `axis` shuffled independently (the flattened x when None)."""
-        from .array_api_sets import argsort
-        from .indexing import take_along_axis
+        from poot.trace.array_api_sets import argsort
+        from poot.trace.indexing import take_along_axis
 
         _no_out(out)
         x = mv.arr(x)
@@ -176,9 +176,9 @@ class Generator:
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """Random samples from `a` (an int n means range(n)): with or without replacement, uniformly
         or with probabilities `p` (inverse CDF with replacement, Gumbel top-k without)."""
-        from .array_api_sets import argsort, searchsorted
-        from .creation import arange
-        from .indexing import take
+        from poot.trace.array_api_sets import argsort, searchsorted
+        from poot.trace.creation import arange
+        from poot.trace.indexing import take
 
         if isinstance(a, (int, np.integer)):
             n = operator.index(a)

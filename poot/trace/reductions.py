@@ -6,11 +6,11 @@ from __future__ import annotations
 import builtins as _bi
 import math
 
-from .. import dtypes as dt
-from ..errors import ShapeError, api_boundary
-from .lazy import constant, record
-from .movement import arr, axes_of, axis_of, _reshape_node
-from .promote import cast, wrap
+from poot import dtypes as dt
+from poot.errors import ShapeError, api_boundary
+from poot.trace.lazy import constant, record
+from poot.trace.movement import arr, axes_of, axis_of, _reshape_node
+from poot.trace.promote import cast, wrap
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
            "any", "all", "cumsum", "cumprod", "count_nonzero"]

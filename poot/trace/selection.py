@@ -1,11 +1,11 @@
 """Elementwise functions that choose or compare: where, clip, isclose, allclose, array_equal."""
 from __future__ import annotations
 
-from .. import dtypes as dt
-from ..errors import ShapeError, exporter
-from .elementwise import _check_broadcast, equal, isnan, logical_and, logical_or
-from .lazy import Node, constant, record
-from .promote import cast, device_of, finish, float_of, promote, wrap
+from poot import dtypes as dt
+from poot.errors import ShapeError, exporter
+from poot.trace.elementwise import _check_broadcast, equal, isnan, logical_and, logical_or
+from poot.trace.lazy import Node, constant, record
+from poot.trace.promote import cast, device_of, finish, float_of, promote, wrap
 
 __all__: list[str] = []
 
@@ -15,7 +15,7 @@ _export = exporter(globals(), __all__)
 
 def _where(condition, x=None, y=None):
     if x is None and y is None:
-        from .indexing import nonzero
+        from poot.trace.indexing import nonzero
 
         return nonzero(condition)
     if x is None or y is None:
@@ -84,15 +84,15 @@ _export("isclose", _isclose, "Elementwise |a - b| <= atol + rtol * |b| (inf equa
 
 
 def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from .reductions import all as all_
+    from poot.trace.reductions import all as all_
 
     return bool(all_(isclose(a, b, rtol, atol, equal_nan)))  # noqa: F821 (defined by _export)
 
 
 def _array_equal(a1, a2, equal_nan=False):
-    from .reductions import all as all_
+    from poot.trace.reductions import all as all_
 
-    from .creation import asarray
+    from poot.trace.creation import asarray
 
     x, y = asarray(a1), asarray(a2)
     if x.shape != y.shape:

@@ -1,5 +1,5 @@
 """DLPack on the CPU: poot arrays export to NumPy (and any consumer) and import from any CPU
-producer; from_dlpack copies (poot arrays are immutable), so copy=False is refused."""
+producer; from_dlpack copies by default, and copy=False shares CPU memory or raises BufferError."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,11 +30,32 @@ def test_from_dlpack_copies_and_takes_views():
     assert z.numpy().tolist() == [1.0, 2.0] and pt.from_dlpack(np.zeros(())).shape == ()
 
 
-def test_copy_false_is_a_buffer_error():
-    with pytest.raises(BufferError, match="copy=False"):
-        pt.from_dlpack(np.ones(2), copy=False)
-    with pytest.raises(pt.CopyError):
-        pt.from_dlpack(np.ones(2), copy=False)
+def _aligned(n):
+    raw = np.zeros(n + 8)
+    off = (-raw.ctypes.data % 64) // 8
+    return raw[off:off + n]
+
+
+def test_copy_false_shares_cpu_memory():
+    a = _aligned(4)
+    y = pt.from_dlpack(a, copy=False)
+    a[0] = 7.0
+    assert y.numpy().tolist() == [7.0, 0.0, 0.0, 0.0] and (y + 1).numpy().tolist() == [8.0, 1.0, 1.0, 1.0]
+    x = pt.asarray([1.0, 2.0])
+    assert pt.from_dlpack(x, copy=False) is x
+    shared = np.from_dlpack(x, copy=False)       # DLPack 1.0 consumers share read-only memory
+    assert shared.tolist() == [1.0, 2.0] and not shared.flags.writeable
+
+
+def test_copy_false_is_a_buffer_error_when_sharing_is_impossible():
+    with pytest.raises(BufferError, match="copy=False.*not C-contiguous"):
+        pt.from_dlpack(np.ones(8)[::2], copy=False)
+    with pytest.raises(pt.CopyError, match="max_version"):
+        pt.asarray([1.0, 2.0]).__dlpack__(copy=False)     # a legacy consumer cannot be told read-only
+    a = _aligned(4)
+    a.flags.writeable = False
+    with pytest.raises(pt.CopyError, match="read-only"):
+        pt.from_dlpack(a, copy=False)
 
 
 def test_dlpack_keywords():

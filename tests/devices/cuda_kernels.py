@@ -1,6 +1,6 @@
 """Hand-written NVPTX kernels for the CUDA device tests, so the device is tested without the KIR lowering.
 
-Each follows poot's launch ABI (poot/jit/abi.py): the kernel's buffers, then meta (uint32 words: one
+Each follows poot's launch ABI (poot/jit/llvm/abi.py): the kernel's buffers, then meta (uint32 words: one
 length per buffer, the logical grid x, y, z, the launch id), then trap. The linear physical block id
 is `ctaid.x + nctaid.x * (ctaid.y + nctaid.y * ctaid.z)`; blocks at or past the logical block count
 (the product of meta's grid words) leave at once, so folded grids work. Built with llvmlite's NVPTX

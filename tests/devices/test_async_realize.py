@@ -13,7 +13,7 @@ import pytest
 
 import poot as pt
 from poot import devices
-from poot.jit import traps
+from poot.jit.runtime import traps
 
 HERE = os.path.basename(__file__)
 

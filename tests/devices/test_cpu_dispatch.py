@@ -11,7 +11,7 @@ from poot import devices, dtypes as dt
 from poot.devices.cpu_threads import NativePool
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access
-from poot.jit.launch import launch
+from poot.jit.runtime.launch import launch
 
 DEV = devices.get("cpu")
 U = dt.uint32

@@ -1,6 +1,6 @@
 """The ROCm device. Everywhere: `poot devices` says why ROCm is unavailable (or what the GPU is), and the
-CUDA device code the ROCm device shares has a HIP answer for every driver call and attribute it uses
-(so a change to cuda.py cannot silently break ROCm). On an AMD GPU: transfers, @pt.kernel launches
+driver-API code the ROCm device shares with CUDA has a HIP answer for every driver call and attribute it
+uses (so a change to driver_api.py cannot silently break ROCm). On an AMD GPU: transfers, @pt.kernel launches
 through the AMDGCN target (checked against NumPy), grid folding, traps and the array API. Without one
 those skip with the reason. Nothing here has run on AMD hardware yet.
 Run on an AMD GPU machine: python -m pytest -q tests/devices/test_rocm.py"""
@@ -15,7 +15,7 @@ import pytest
 
 import poot as pt
 from poot import devices
-from poot.devices import cuda, rocm
+from poot.devices import driver_api, rocm
 from poot.errors import DeviceError, DeviceUnavailableError, KernelTrap
 
 
@@ -39,25 +39,25 @@ def test_a_missing_runtime_is_a_device_unavailable_error():
 
 
 def _shared_methods():
-    tree = ast.parse(inspect.getsource(cuda))
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CudaDevice")
+    tree = ast.parse(inspect.getsource(driver_api))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DriverApiDevice")
     methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
     helpers = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     return methods, helpers
 
 
 def _is_driver(node) -> bool:
-    """`drv` or `<anything>._drv`: how cuda.py spells the driver module."""
+    """`drv` or `<anything>._drv`: how driver_api.py spells the driver module."""
     return (isinstance(node, ast.Name) and node.id == "drv") or (isinstance(node, ast.Attribute) and node.attr == "_drv")
 
 
 def test_every_driver_call_of_the_shared_cuda_code_has_a_hip_answer():
-    """RocmDevice runs CudaDevice's methods in RocmDevice.SHARED on _HipDriver: each driver attribute they
-    (or the module helpers they call) touch must exist there."""
+    """RocmDevice runs DriverApiDevice's methods on _HipDriver: each driver attribute they (or the module
+    helpers they call) touch must exist there."""
     methods, helpers = _shared_methods()
     used: dict[str, str] = {}
-    for name in rocm.RocmDevice.SHARED:
-        assert name in methods, f"CudaDevice.{name} is gone: update RocmDevice.SHARED"
+    assert issubclass(rocm.RocmDevice, driver_api.DriverApiDevice)
+    for name in methods:
         called = {n.id for n in ast.walk(methods[name]) if isinstance(n, ast.Name) and n.id in helpers}
         for fn in [methods[name]] + [helpers[c] for c in called]:
             for node in ast.walk(fn):
@@ -70,16 +70,19 @@ def test_every_driver_call_of_the_shared_cuda_code_has_a_hip_answer():
 
 
 def test_the_shared_cuda_code_finds_every_attribute_it_reads():
-    """Each `self.X` the shared methods read is set by RocmDevice.__init__ or is one of its attributes."""
+    """Each `self.X` the shared methods read is set by RocmDevice.__init__ (or the `_init_state` it calls) or
+    is one of its attributes."""
     methods, _ = _shared_methods()
     source = ast.parse(inspect.getsource(rocm.RocmDevice))
     init = next(f for f in source.body[0].body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
-    assigned = {t.attr for n in ast.walk(init) for t in (n.targets if isinstance(n, ast.Assign) else
-                                                             [n.target] if isinstance(n, ast.AnnAssign) else [])
+    assert any(isinstance(n, ast.Attribute) and n.attr == "_init_state" for n in ast.walk(init))
+    assigned = {t.attr for fn in (init, methods["_init_state"]) for n in ast.walk(fn)
+                for t in (n.targets if isinstance(n, ast.Assign)
+                          else [n.target] if isinstance(n, ast.AnnAssign) else [])
                 for t in (t.elts if isinstance(t, ast.Tuple) else [t])
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
     missing = {}
-    for name in rocm.RocmDevice.SHARED:
+    for name in methods:
         for node in ast.walk(methods[name]):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 if node.attr not in assigned and not hasattr(rocm.RocmDevice, node.attr):

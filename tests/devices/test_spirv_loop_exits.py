@@ -1,6 +1,6 @@
 """Early exits -- break, continue and return inside branches and nested loops -- on every device, against
 `kernel.emulate`. On the SPIR-V devices (wgpu over naga, raw Vulkan) they are spelled with flags before
-lowering (poot/jit/llvm/spirv_loops.py, spirv_returns.py): LLVM's SPIR-V structurizer turned a loop
+lowering (poot/jit/llvm/targets/spirv/loops.py, spirv_returns.py): LLVM's SPIR-V structurizer turned a loop
 left from inside a selection into SPIR-V that naga and Vulkan drivers refuse, which `spirv-val` took.
 
 Hand-written shapes, then a family of kernels generated from seeds: random nestings of if/else, counted
@@ -291,12 +291,12 @@ def test_generated_exits(generated, seed, dev):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_generated_exits_are_valid_vulkan_spirv(generated, seed):
     """The rewritten KIR verifies, and both SPIR-V consumers' modules pass `spirv-val`."""
-    from poot.jit.compile import compile_kernel
+    from poot.jit.llvm.compile import compile_kernel
     from poot.jit.kir.verify import verify
     from poot.jit.kir.model import Break, Continue, Return
-    from poot.jit.llvm.spirv_loops import eliminate_loop_exits
-    from poot.jit.llvm.spirv_returns import eliminate_returns
-    from poot.jit.llvm.spirv_lowering import walk
+    from poot.jit.llvm.targets.spirv.loops import eliminate_loop_exits
+    from poot.jit.llvm.targets.spirv.returns import eliminate_returns
+    from poot.jit.llvm.targets.spirv.lowering import walk
 
     kir = getattr(generated, f"exits_{seed}").kir
     rewritten = eliminate_loop_exits(eliminate_returns(kir))

@@ -18,8 +18,8 @@ import pytest
 import poot as pt
 from poot import devices, dtypes as dt
 from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap
-from poot.jit.compile import compile_kernel
-from poot.jit.launch import check_traps, launch
+from poot.jit.llvm.compile import compile_kernel
+from poot.jit.runtime.launch import check_traps, launch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jit"))
 import kir_samples as S  # noqa: E402
@@ -164,7 +164,7 @@ def test_a_kernel_needing_a_missing_feature_is_refused_by_dtype(dev, monkeypatch
 def _recorded(dev, n=4096):
     kernel = S.add_kernel(wg=64)
     prog = dev.load(compile_kernel(kernel, "spirv", arch="vulkan1.3"))
-    from poot.jit.abi import pack_meta
+    from poot.jit.llvm.abi import pack_meta
 
     a = np.arange(n, dtype=np.float32)
     x, y, out = upload(dev, a, 2 * a, np.zeros(n, np.float32))
@@ -245,7 +245,7 @@ def test_pipeline_cache_is_written_under_poot_cache_dir(tmp_path):
     assert again.returncode == 0 and again.stdout.split()[0] == "135.0", again.stderr[-3000:]
     off = child(code, POOT_CACHE_DIR=str(tmp_path / "off"), POOT_DISK_CACHE="0")
     assert off.returncode == 0 and off.stdout.split()[1] == "None", off.stderr[-3000:]
-    cleared = child("from poot.jit import cache; cache.cache_clear()", POOT_CACHE_DIR=str(tmp_path))
+    cleared = child("from poot.jit.llvm import cache; cache.cache_clear()", POOT_CACHE_DIR=str(tmp_path))
     assert cleared.returncode == 0 and not os.path.exists(path), cleared.stderr[-3000:]    # poot cache clear
 
 

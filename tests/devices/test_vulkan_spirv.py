@@ -13,7 +13,7 @@ import pytest
 
 from poot import devices
 from poot.errors import DeviceUnavailableError
-from poot.jit.compile import compile_kernel
+from poot.jit.llvm.compile import compile_kernel
 
 import test_wgpu_spirv as suite
 from test_ptxas_all_kernels import CASES
@@ -53,14 +53,14 @@ def test_sample_kernels_are_valid_vulkan_spirv(kernel):
 
 
 def _asset_names():
-    from poot.jit.kernel import assets
+    from poot.jit.kir import assets
 
     return [e.name for e in assets.load_manifest() if e.builds_for("spirv")]
 
 
 @pytest.mark.parametrize("name", _asset_names())
 def test_imported_kernels_are_valid_vulkan_spirv(name):
-    from poot.jit.kernel import assets
+    from poot.jit.kir import assets
 
     spirv_val(compile_kernel(assets.load_asset(name), "spirv", arch="vulkan1.3").data, name)
 
@@ -68,7 +68,7 @@ def test_imported_kernels_are_valid_vulkan_spirv(name):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_generated_kernels_are_valid_vulkan_spirv(case, dev):
     from poot.fuse.plan import plan_fusion
-    from poot.jit.kernelgen import generate
+    from poot.jit.codegen import generate
 
     plan = plan_fusion(CASES[case])
     kernels = [launch.kernel for step in plan.kernel_steps for launch in generate(step, plan, dev.caps).launches]
@@ -93,9 +93,9 @@ def test_a_64_bit_atomic_add_is_refused_naming_the_missing_capability(arch):
 def test_the_consumers_share_llvms_emission_and_each_module_names_its_entry(tmp_path, monkeypatch):
     """Both consumers lower a kernel to the same LLVM IR: the second one (here, or in another process on
     the same POOT_CACHE_DIR) takes LLVM's SPIR-V from the disk cache and applies only its post-pass."""
-    from poot.jit import cache
-    from poot.jit.llvm.spirv_naga import OP_ENTRY_POINT, _string, opcode, parse
-    from poot.jit.llvm.targets import spirv
+    from poot.jit.llvm import cache
+    from poot.jit.llvm.targets.spirv.naga import OP_ENTRY_POINT, _string, opcode, parse
+    from poot.jit.llvm.targets.spirv import target as spirv
 
     monkeypatch.setenv("POOT_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("POOT_DISK_CACHE", raising=False)

@@ -73,10 +73,10 @@ def spirv_kernel(bindings, body: str, workgroup=(64, 1, 1), globals_: str = "") 
     mod = llvm.parse_assembly(ir)
     mod.verify()
     spv = tm.emit_object(mod)
-    from poot.jit.llvm.spirv_naga import duplicate_ids, fix_for_naga
+    from poot.jit.llvm.targets.spirv.naga import duplicate_ids, fix_for_naga
 
     if duplicate_ids(spv):   # LLVM's SPIR-V backend after many modules in one process (spirv_worker.py
-        from poot.jit.llvm import spirv_worker   # says why): compile in a fresh worker, as poot does
+        from poot.jit.llvm.targets.spirv import worker as spirv_worker   # says why): compile in a fresh worker, as poot does
 
         spirv_worker.restart()
         spv = spirv_worker.compile_spirv(ir, "main")
@@ -339,7 +339,7 @@ def test_replay_after_a_buffer_was_freed_is_refused(dev, add_program):
 
 
 def test_program_needing_a_missing_feature_is_refused_by_name(dev, monkeypatch):
-    from poot.jit.llvm.spirv_naga import assemble, parse
+    from poot.jit.llvm.targets.spirv.naga import assemble, parse
 
     header, insts = parse(spirv_kernel(ADD_BINDINGS, ADD))
     insts.insert(1, [(2 << 16) | 17, 10])              # OpCapability Float64

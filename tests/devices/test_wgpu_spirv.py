@@ -13,10 +13,10 @@ import pytest
 
 from poot import devices, dtypes as dt
 from poot.errors import DeviceUnavailableError, KernelTrap, LoweringError
-from poot.jit.compile import compile_kernel
+from poot.jit.llvm.compile import compile_kernel
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Binary, Len
-from poot.jit.launch import check_traps, launch
+from poot.jit.runtime.launch import check_traps, launch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jit"))
 import kir_samples as S  # noqa: E402
@@ -373,7 +373,7 @@ def _checking(sites: int):
 
 
 def _trap_atomics(spv: bytes) -> int:
-    from poot.jit.llvm.spirv_naga import opcode, parse
+    from poot.jit.llvm.targets.spirv.naga import opcode, parse
 
     return sum(227 <= opcode(ins) <= 242 for ins in parse(spv)[1])      # OpAtomicLoad .. OpAtomicXor
 
@@ -410,7 +410,7 @@ def test_trap_in_a_kernel_with_barriers_is_reported_and_writes_nothing_after_it(
 
 # --- the SPIR-V itself ----------------------------------------------------------------------------
 def _barrier_semantics(spv: bytes) -> list[int]:
-    from poot.jit.llvm.spirv_naga import opcode, parse
+    from poot.jit.llvm.targets.spirv.naga import opcode, parse
 
     _, insts = parse(spv)
     consts = {ins[2]: ins[3] for ins in insts if opcode(ins) == 43 and len(ins) == 4}
@@ -427,7 +427,7 @@ def test_without_the_barrier_fix_a_shared_memory_reduction_goes_wrong(dev):
     execution barrier and (on lavapipe) the tree reduction reads stale shared memory."""
     import struct
 
-    from poot.jit.llvm.spirv_naga import BARRIER_SEMANTICS
+    from poot.jit.llvm.targets.spirv.naga import BARRIER_SEMANTICS
 
     spv = compile_kernel(S.reduce_shared_kernel(64), "spirv").data
     words = list(struct.unpack(f"<{len(spv) // 4}I", spv))
@@ -444,7 +444,7 @@ def test_without_the_barrier_fix_a_shared_memory_reduction_goes_wrong(dev):
     np.testing.assert_allclose(fixed, want, rtol=1e-5)
     from types import SimpleNamespace
 
-    from poot.jit.abi import pack_meta
+    from poot.jit.llvm.abi import pack_meta
 
     program = dev.load(SimpleNamespace(data=broken, name="rsum_unfixed", entry=compile_kernel(
         S.reduce_shared_kernel(64), "spirv").entry, folds_grid=True))
@@ -462,7 +462,7 @@ def test_without_the_barrier_fix_a_shared_memory_reduction_goes_wrong(dev):
 
 
 def test_narrow_ints_are_computed_without_8_or_16_bit_types():
-    from poot.jit.llvm.spirv_naga import opcode, parse
+    from poot.jit.llvm.targets.spirv.naga import opcode, parse
 
     spv = spirv_val(S.binary_kernel("shr", dt.int16))
     widths = {ins[2] for ins in parse(spv)[1] if opcode(ins) == 21}
@@ -470,7 +470,7 @@ def test_narrow_ints_are_computed_without_8_or_16_bit_types():
 
 
 def test_llvm_abort_is_a_lowering_error_and_the_next_compile_works():
-    from poot.jit.llvm.spirv_worker import compile_spirv
+    from poot.jit.llvm.targets.spirv.worker import compile_spirv
 
     handle = 'target("spirv.VulkanBuffer", [0 x i32], 12, 1)'
     mangled = "tspirv.VulkanBuffer_a0i32_12_1t"

@@ -11,10 +11,10 @@ import pytest
 
 from poot import dtypes as dt
 from poot.errors import LoweringError
-from poot.jit.compile import compile_kernel, get_target
-from poot.jit.llvm import spirv_naga as N
+from poot.jit.llvm.compile import compile_kernel, get_target
+from poot.jit.llvm.targets.spirv import naga as N
 from poot.jit.llvm.lower import lower_to_llvm
-from poot.jit.llvm.spirv_worker import compile_spirv
+from poot.jit.llvm.targets.spirv.worker import compile_spirv
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jit"))
 import kir_samples as S  # noqa: E402
@@ -97,7 +97,7 @@ def test_signed_integer_ops_get_signed_operands():
 @pytest.mark.parametrize("post_pass", ["naga", "vulkan"])
 def test_signed_remainders_are_spelled_with_a_signed_division(post_pass):
     # NVIDIA's driver computes OpSRem as an unsigned remainder, behind naga and without it
-    from poot.jit.llvm.spirv_vulkan import fix_for_vulkan
+    from poot.jit.llvm.targets.spirv.vulkan import fix_for_vulkan
 
     raw = raw_spirv(S.binary_kernel("rem", dt.int32))
     assert any(N.opcode(i) == N.OP_S_REM for i in ops(raw))

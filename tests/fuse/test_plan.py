@@ -9,7 +9,7 @@ from poot import dtypes as dt
 from poot.devices.base import Capabilities
 from poot.fuse.passes import optimize
 from poot.fuse.plan import plan_fusion
-from poot.jit.kernelgen import generate
+from poot.jit.codegen import generate
 from poot.jit.kir.verify import verify
 
 from .graphs import G, layer_norm, softmax

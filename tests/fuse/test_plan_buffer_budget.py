@@ -7,8 +7,8 @@ import pytest
 from poot import devices
 from poot.fuse.plan import plan_fusion
 from poot.graph import evaluate
-from poot.jit.execute import buffer_to_numpy, numpy_to_buffer
-from poot.jit.program import Program
+from poot.jit.runtime.execute import buffer_to_numpy, numpy_to_buffer
+from poot.jit.runtime.program import Program
 
 from .graphs import G
 

@@ -8,7 +8,7 @@ import pytest
 import poot as pt
 from poot.devices.base import Capabilities
 from poot.fuse.plan import plan_fusion
-from poot.jit.kernelgen import generate
+from poot.jit.codegen import generate
 from poot.jit.kir.model import Load
 from poot.jit.kir.verify import verify
 

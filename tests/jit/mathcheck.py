@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.jit.launch import launch
+from poot.jit.runtime.launch import launch
 from poot import devices
 
 from kir_samples import binary_kernel, unary_kernel

@@ -11,9 +11,9 @@ import pytest
 
 from poot.devices.base import Capabilities
 from poot.errors import LoweringError
-from poot.jit.compile import compile_kernel, get_target, llvm_ir
-from poot.jit.llvm.hsaco import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, inspect_hsaco
-from poot.jit.llvm.targets.amdgcn import parse_arch
+from poot.jit.llvm.compile import compile_kernel, get_target, llvm_ir
+from poot.jit.llvm.targets.amdgcn.hsaco import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, inspect_hsaco
+from poot.jit.llvm.targets.amdgcn.target import parse_arch
 
 from kir_samples import add_kernel, all_kernels, reduce_shared_kernel
 from test_ptxas_all_kernels import CASES
@@ -46,7 +46,7 @@ def test_sample_kernels_link_to_hsaco(name, kernel, arch):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_generated_kernels_link_to_hsaco(case):
     from poot.fuse.plan import plan_fusion
-    from poot.jit.kernelgen import generate
+    from poot.jit.codegen import generate
 
     plan = plan_fusion(CASES[case])
     kernels = [launch.kernel for step in plan.kernel_steps for launch in generate(step, plan, ROCM_CAPS).launches]
@@ -56,7 +56,7 @@ def test_generated_kernels_link_to_hsaco(case):
 
 
 def _asset_names():
-    from poot.jit.kernel import assets
+    from poot.jit.kir import assets
 
     return [e.name for e in assets.load_manifest() if e.builds_for("amdgcn")]
 
@@ -64,7 +64,7 @@ def _asset_names():
 @pytest.mark.parametrize("arch", ("gfx90a", "gfx1100"))
 @pytest.mark.parametrize("name", _asset_names())
 def test_imported_kernels_link_to_hsaco(name, arch):
-    from poot.jit.kernel import assets
+    from poot.jit.kir import assets
 
     check_hsaco(compile_kernel(assets.load_asset(name), "amdgcn", arch=arch), arch)
 
@@ -101,7 +101,7 @@ def test_target_ids_and_bad_archs():
 
 
 def test_disk_cache_returns_the_same_hsaco(tmp_path, monkeypatch):
-    from poot.jit import cache
+    from poot.jit.llvm import cache
 
     monkeypatch.setenv("POOT_CACHE_DIR", str(tmp_path))
     kernel = add_kernel(wg=96)

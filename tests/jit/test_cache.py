@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from poot import devices
-from poot.jit import cache
-from poot.jit.compile import compile_kernel
-from poot.jit.launch import launch
+from poot.jit.llvm import cache
+from poot.jit.llvm.compile import compile_kernel
+from poot.jit.runtime.launch import launch
 
 from kir_samples import add_kernel, chain_kernel
 
@@ -106,8 +106,8 @@ def test_new_process_hits_the_disk_cache(cache_dir):
         import sys
         sys.path.insert(0, {HERE!r}); sys.path.insert(0, {ROOT!r})
         from kir_samples import chain_kernel
-        from poot.jit import cache
-        from poot.jit.compile import compile_kernel, get_target
+        from poot.jit.llvm import cache
+        from poot.jit.llvm.compile import compile_kernel, get_target
         from poot import devices
         k = chain_kernel(); get_target("cpu"); dev = devices.get("cpu"); dev._engine()
         dev.load(compile_kernel(k))
@@ -161,7 +161,7 @@ def test_processes_sharing_the_cache_directory(cache_dir):
         import sys
         sys.path.insert(0, {HERE!r}); sys.path.insert(0, {ROOT!r})
         from kir_samples import add_kernel, chain_kernel, loops_kernel
-        from poot.jit.compile import compile_kernel
+        from poot.jit.llvm.compile import compile_kernel
         for k in (add_kernel(), chain_kernel(), loops_kernel()):
             compile_kernel(k)
         print("ok")

@@ -8,11 +8,11 @@ import pytest
 
 from poot import devices, dtypes as dt
 from poot.errors import KernelTrap
-from poot.jit.abi import LaunchError, pack_meta
-from poot.jit.compile import llvm_ir
+from poot.jit.llvm.abi import LaunchError, pack_meta
+from poot.jit.llvm.compile import llvm_ir
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Binary, Len, TrapSite
-from poot.jit.launch import launch
+from poot.jit.runtime.launch import launch
 
 from kir_samples import (add_kernel, atomic_sum_kernel, axpy_kernel, chain_kernel, grid3d_kernel, loops_kernel,
                          multi_acc_sum_kernel, multi_acc_sum_kernel64, reduce_shared_kernel)

@@ -11,13 +11,13 @@ import poot as pt
 from poot import devices, dtypes as dt
 from poot.errors import KernelTrap
 from poot.fuse.plan import plan_fusion
-from poot.jit.compile import target_assembly
-from poot.jit.kernelgen import generate
-from poot.jit.kernelgen.pointwise import STREAM_BYTES
+from poot.jit.llvm.compile import target_assembly
+from poot.jit.codegen import generate
+from poot.jit.codegen.pointwise import STREAM_BYTES
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Len
 from poot.jit.kir.serialize import from_json, to_json
-from poot.jit.launch import launch
+from poot.jit.runtime.launch import launch
 
 from fuse.graphs import G
 

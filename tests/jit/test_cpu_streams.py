@@ -10,8 +10,8 @@ import pytest
 import poot as pt
 from poot import devices, dtypes as dt
 from poot.fuse.plan import plan_fusion
-from poot.jit.kernelgen import generate
-from poot.jit.kernelgen.streams import STREAMS
+from poot.jit.codegen import generate
+from poot.jit.codegen.streams import STREAMS
 from tolerance import assert_close
 
 from fuse.graphs import G

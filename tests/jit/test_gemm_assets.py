@@ -14,9 +14,10 @@ import pytest
 
 import poot as pt
 from poot.fuse.plan import plan_fusion
-from poot.jit.compile import compile_kernel
-from poot.jit.kernel import assets
-from poot.jit.kernelgen import generate
+from poot.jit.llvm.compile import compile_kernel
+from poot.jit.kir import assets
+from poot.kernel import assets as kernel_assets
+from poot.jit.codegen import generate
 
 from ptxas_tool import PTXAS, SKIP_REASON
 from test_ptxas_all_kernels import BF16, CUDA_CAPS, F16, F32, _G
@@ -85,8 +86,8 @@ def test_tensor_core_gemm_is_not_built_for_spirv():
 @pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc"])
 def test_gemm_kernels_emulate_numpy(name):
     entry = _entry(name)
-    module = assets.load_source(entry)
-    fn = assets.entry_function(entry, module)
+    module = kernel_assets.load_source(entry)
+    fn = kernel_assets.entry_function(entry, module)
     for ex in getattr(module, f"example_{entry.entry}")(np.random.default_rng(0)):
         args = ex.fresh_args()
         fn.emulate(*args, threads=ex.threads, workgroup=(256, 1, 1))

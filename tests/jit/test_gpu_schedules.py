@@ -11,7 +11,7 @@ import pytest
 import poot as pt
 from poot.errors import DeviceUnavailableError
 from poot.fuse.plan import plan_fusion
-from poot.jit.kernelgen import generate
+from poot.jit.codegen import generate
 
 from test_ptxas_all_kernels import CASES, CUDA_CAPS
 
@@ -124,7 +124,7 @@ def test_gemv_assets_take_matrix_vector_products_when_asked(monkeypatch, gpu):
 
 def test_a_bad_gemv_path_is_named(monkeypatch):
     from poot.errors import PootError
-    from poot.jit.kernelgen import gemv_path
+    from poot.jit.codegen import gemv_path
 
     monkeypatch.setenv("POOT_GPU_GEMV", "fastest")
     with pytest.raises(PootError, match="POOT_GPU_GEMV is 'fastest'"):

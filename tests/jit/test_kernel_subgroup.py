@@ -12,7 +12,7 @@ import pytest
 
 import poot as pt
 from poot.errors import KernelImportError, NotBuiltError
-from poot.jit.compile import compile_kernel
+from poot.jit.llvm.compile import compile_kernel
 
 from ptxas_tool import PTXAS
 from subgroup_kernels import mma_bf16, mma_f16, sg

@@ -167,7 +167,7 @@ def test_random_kernels_round_trip_and_lower_to_valid_llvm(kernel):
     assert format_kernel(back) == format_kernel(kernel)
     import llvmlite.binding as llvm
 
-    from poot.jit.compile import get_target
+    from poot.jit.llvm.compile import get_target
     from poot.jit.llvm.lower import lower_to_llvm
     for target in ("cpu", "ptx"):
         mod = llvm.parse_assembly(lower_to_llvm(back, get_target(target), "rand"))

@@ -12,9 +12,9 @@ from poot import dtypes as dt
 from poot.devices.base import Capabilities
 from poot.errors import DeviceUnavailableError, KIRError, NotBuiltError, PootError
 from poot.fuse.plan import plan_fusion
-from poot.jit.compile import compile_kernel
-from poot.jit.kernelgen import generate
-from poot.jit.kernelgen.gpu_lanes import shuffles
+from poot.jit.llvm.compile import compile_kernel
+from poot.jit.codegen import generate
+from poot.jit.codegen.gpu_lanes import shuffles
 from poot.jit.kir.builder import KernelBuilder, binary, cast, shuffle_xor
 from poot.jit.kir.model import Access, Index, ShuffleXor
 from poot.jit.kir.serialize import from_json, to_json
@@ -89,7 +89,7 @@ def test_ptx_shuffles_are_shfl_sync_bfly_and_assemble(dtype, tmp_path):
 def test_amdgcn_shuffles_are_ds_bpermute():
     pytest.importorskip("ziglang", reason="linking a HSACO needs the ziglang wheel's ld.lld (pip install 'poot[rocm]')")
     from poot.jit.llvm.lower import lower_to_llvm
-    from poot.jit.llvm.targets.amdgcn import AmdgcnTarget
+    from poot.jit.llvm.targets.amdgcn.target import AmdgcnTarget
 
     assert "llvm.amdgcn.ds.bpermute" in lower_to_llvm(exchange_kernel(), AmdgcnTarget("gfx942"))
     compile_kernel(exchange_kernel(dt.float64), "amdgcn", arch="gfx942")     # links to a code object
@@ -149,7 +149,7 @@ def cuda():
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.bfloat16, dt.int64, dt.uint8, dt.bool_],
                          ids=lambda d: d.name)
 def test_the_exchange_on_a_cuda_gpu(cuda, dtype):
-    from poot.jit.launch import launch, synchronize
+    from poot.jit.runtime.launch import launch, synchronize
 
     x = ((np.arange(256) * 3 + 1) % (2 if dtype is dt.bool_ else 250)).astype(dtype.np)
     bx, bout = cuda.allocate(x.nbytes), cuda.allocate(x.nbytes)

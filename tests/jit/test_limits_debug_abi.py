@@ -4,12 +4,12 @@ import pytest
 
 from poot import devices, dtypes as dt
 from poot.errors import CompileLimitError
-from poot.jit import limits
-from poot.jit.abi import meta_layout, pack_meta
-from poot.jit.compile import compile_kernel
+from poot.jit.llvm import limits
+from poot.jit.llvm.abi import meta_layout, pack_meta
+from poot.jit.llvm.compile import compile_kernel
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, ScalarParam, BufferParam, Kernel, Return
-from poot.jit.launch import launch
+from poot.jit.runtime.launch import launch
 
 from kir_samples import add_kernel, axpy_kernel, chain_kernel
 

@@ -6,7 +6,7 @@ import pytest
 from poot import devices, dtypes as dt
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Binary, Bitcast, Cast, Fma, Len, Select, Unary
-from poot.jit.launch import launch
+from poot.jit.runtime.launch import launch
 
 INTS = [dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64]
 FLOATS = [dt.float16, dt.bfloat16, dt.float32, dt.float64]

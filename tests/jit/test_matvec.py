@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import poot as pt
-from poot.jit import execute, matvec
+from poot.jit.runtime import execute, matvec
 
 
 def _matvec_steps():

@@ -5,8 +5,8 @@ import subprocess
 import pytest
 
 from poot.errors import LoweringError
-from poot.jit.compile import compile_kernel
-from poot.jit.llvm.targets.ptx import ptx_feature
+from poot.jit.llvm.compile import compile_kernel
+from poot.jit.llvm.targets.ptx.target import ptx_feature
 
 from kir_samples import all_kernels, reduce_shared_kernel
 from ptxas_tool import PTXAS, SKIP_REASON

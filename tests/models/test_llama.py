@@ -117,3 +117,28 @@ def test_config_from_hf_and_errors():
     with pytest.raises(pt.PootError, match="yarn"):
         LlamaConfig.from_hf({**CONFIGS["qwen2"], "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})
     json.dumps(CONFIGS)
+
+
+@pytest.mark.parametrize("kv", ["bfloat16", "float16"])
+def test_16bit_kv_cache_close_to_float32_cache(device, kv):
+    """A 16-bit cache rounds each key and value once, when written; prefill attends to the same
+    rounded values decode will read, so both stay within the 16-bit rounding of the float32 run."""
+    hf, tensors, cfg, params = _setup("mistral", seed=5)
+    ref = Reference(hf, tensors)
+    want = np.stack([ref.step(t, p) for p, t in enumerate(PROMPT16)])
+    scale = np.abs(want).max()
+    cache = llama.new_cache(cfg, CAP, dtype=getattr(pt, kv))
+    assert cache["k"][0].dtype == getattr(pt, kv)
+    logits, cache = llama.prefill_all_logits(params, cache, np.array(PROMPT16, np.int32), cfg=cfg)
+    tol = 0.02 if kv == "bfloat16" else 0.003
+    np.testing.assert_allclose(logits.numpy(), want, atol=tol * scale)
+    for i, t in enumerate([3, 9, 27]):
+        pos = len(PROMPT16) + i
+        _, logits, cache = llama.decode_step(params, cache, np.array([t], np.int32), pos,
+                                             np.zeros(2, np.uint32), cfg=cfg, sampling=GREEDY)
+        assert cache["k"][0].dtype == getattr(pt, kv)
+        np.testing.assert_allclose(logits.numpy(), ref.step(t, pos), atol=tol * scale)
+    m = Decoder(cfg, params, CAP, cache_dtype=getattr(pt, kv))
+    assert len(m.generate(PROMPT, max_tokens=4, sampling=GREEDY).tokens) == 4
+    with pytest.raises(pt.DTypeError, match="float32, bfloat16 or float16"):
+        llama.new_cache(cfg, CAP, dtype=pt.int32)

@@ -1,16 +1,18 @@
 """Kernel generation: each planned step becomes KIR kernels with their launch geometry."""
 from __future__ import annotations
 
-from .common import Launch, StepCode, style_of
-from .gpu_columns import generate_gpu_columns, pieces_for
-from .gpu_gemm import applies as gemm_applies, generate_gpu_gemm
-from .gpu_gemv import applies as gemv_applies, asset_applies, gemv_path, generate_asset_gemv, generate_gpu_gemv
-from .gpu_pointwise import generate_gpu_pointwise
-from .gpu_split import generate_gpu_split
-from .opaque import generate_matmul, generate_scan, generate_scatter
-from .pointwise import generate_pointwise
-from .rows import generate_row
-from .split import choose
+from poot.jit.codegen.attention import generate_attention
+from poot.jit.codegen.common import Launch, StepCode, style_of
+from poot.jit.codegen.gpu_columns import generate_gpu_columns, pieces_for
+from poot.jit.codegen.gpu_gemm import applies as gemm_applies, generate_gpu_gemm
+from poot.jit.codegen.gpu_gemv import applies as gemv_applies, asset_applies, gemv_path, generate_asset_gemv, generate_gpu_gemv
+from poot.jit.codegen.gpu_pointwise import generate_gpu_pointwise
+from poot.jit.codegen.gpu_split import generate_gpu_split
+from poot.jit.codegen.opaque import generate_matmul, generate_scan, generate_scatter
+from poot.jit.codegen.pointwise import generate_pointwise
+from poot.jit.codegen.rows import generate_row
+from poot.jit.codegen.split import choose
+from poot.jit.llvm.targets import KernelStyle
 
 _GENERATORS = {"pointwise": generate_pointwise, "row": generate_row, "scan": generate_scan,
                "scatter": generate_scatter, "matmul": generate_matmul}
@@ -19,16 +21,18 @@ _GENERATORS = {"pointwise": generate_pointwise, "row": generate_row, "scan": gen
 def generate(step, plan, caps) -> StepCode:
     """KIR kernels for one plan step on a device with capabilities `caps`."""
     style = style_of(caps)
-    if step.kind == "pointwise" and style == "gpu":
+    if step.kind == "attention":
+        return generate_attention(step, plan, caps)
+    if step.kind == "pointwise" and style is KernelStyle.GPU:
         return generate_gpu_pointwise(step, plan, caps)
-    if step.kind == "row" and style == "gpu":
+    if step.kind == "row" and style is KernelStyle.GPU:
         pieces = pieces_for(step, plan)
         if pieces > 1:
             return generate_gpu_columns(step, plan, pieces)
         if choose(step, plan, style) == "split":
             return generate_gpu_split(step, plan, caps)
         return generate_row(step, plan, style, caps)
-    if step.kind == "matmul" and style == "gpu":
+    if step.kind == "matmul" and style is KernelStyle.GPU:
         if asset_applies(step) and gemv_path() == "asset":
             return generate_asset_gemv(step)
         if gemv_applies(step):

@@ -4,12 +4,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ... import dtypes as dt
-from ...fuse.indexing import Coord, Form
-from ...fuse.plan import Step
-from ..kir.builder import KernelBuilder, cast
-from ..kir.model import Access, Index, Kernel
-from .values import ValueGen, index_dtype_for
+from poot import dtypes as dt
+from poot.fuse.indexing import Coord, Form
+from poot.fuse.plan import Step
+from poot.jit.kir.builder import KernelBuilder, cast
+from poot.jit.kir.model import Access, Index, Kernel
+from poot.jit.codegen.values import ValueGen, index_dtype_for
+from poot.jit.llvm.targets import KernelStyle, target_of
 
 CPU_BLOCK = 16384          # elements one CPU work unit handles in a pointwise kernel
 GPU_WORKGROUP = 256
@@ -29,17 +30,18 @@ class StepCode:
     temps: list[int] = field(default_factory=list)      # bytes of each temporary buffer
 
 
-def style_of(caps) -> str:
-    return "cpu" if caps.target == "cpu" else "gpu"
+def style_of(caps) -> KernelStyle:
+    """The shape of the kernels to build for a device with capabilities `caps` (its target's)."""
+    return target_of(caps).style
 
 
 class KernelContext:
     """A KernelBuilder with the step's buffers declared and a ValueGen over them."""
 
-    def __init__(self, step: Step, plan, style: str, name: str | None = None,
+    def __init__(self, step: Step, plan, style: KernelStyle, name: str | None = None,
                  extra_sizes=(), workgroup=None, out_access=Access.WRITE, with_outputs=True):
         self.step, self.plan, self.style = step, plan, style
-        wg = workgroup or ((1, 1, 1) if style == "cpu" else (GPU_WORKGROUP, 1, 1))
+        wg = workgroup or ((1, 1, 1) if style is KernelStyle.CPU else (GPU_WORKGROUP, 1, 1))
         self.kb = KernelBuilder(name or step.name, workgroup=wg, checks=False)
         self.bindings: list[tuple[str, object]] = []
         buffers: dict[int, str] = {}

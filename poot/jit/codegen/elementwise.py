@@ -1,13 +1,15 @@
-"""Elementwise graph ops as KIR, with NumPy's semantics: one rule per op name (STYLE.md item 1).
+"""Elementwise graph ops as KIR, with NumPy's semantics: each op's `kir` rule in the op registry
+(poot/graph/registry.py), registered when this module is imported.
 
 A rule takes the KernelBuilder (for ops that need statements), the equation and its operand
-expressions, and returns the result expression."""
+expressions, and returns the result expression: `OPS[e.op].kir(kb, e, *args)`."""
 from __future__ import annotations
 
 import math
 
-from ... import dtypes as dt
-from ..kir.builder import binary, bitcast, cast, const, select, unary
+from poot import dtypes as dt
+from poot.graph.registry import get
+from poot.jit.kir.builder import binary, bitcast, cast, const, select, unary
 
 LN2 = math.log(2.0)
 
@@ -125,10 +127,16 @@ def _bitcast(kb, e, x):
     return bitcast(x, e.params["dtype"])
 
 
-RULES = {name: _u(name) for name in _UNARY_SAME_NAME}
-RULES.update({name: _b(name) for name in _BINARY_SAME_NAME})
-RULES.update({
-    "neg": _neg, "bitwise_not": _bitwise_not, "logical_not": _u("not"),
-    "max": _maxmin("max"), "min": _maxmin("min"), "floordiv": _floordiv, "mod": _mod, "pow": _pow,
-    "logaddexp": _logaddexp, "select": _select, "convert": _convert, "bitcast": _bitcast,
-})
+def _register() -> None:
+    for name in _UNARY_SAME_NAME:
+        get(name).register(kir=_u(name))
+    for name in _BINARY_SAME_NAME:
+        get(name).register(kir=_b(name))
+    for name, fn in (("neg", _neg), ("bitwise_not", _bitwise_not), ("logical_not", _u("not")),
+                     ("max", _maxmin("max")), ("min", _maxmin("min")), ("floordiv", _floordiv),
+                     ("mod", _mod), ("pow", _pow), ("logaddexp", _logaddexp), ("select", _select),
+                     ("convert", _convert), ("bitcast", _bitcast)):
+        get(name).register(kir=fn)
+
+
+_register()

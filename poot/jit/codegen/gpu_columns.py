@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 
-from ...fuse.indexing import unravel
-from ..kir.builder import binary, const
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .rows import Reduction, accumulate, layout
-from .split import fold_partials
+from poot.fuse.indexing import unravel
+from poot.jit.kir.builder import binary, const
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.rows import Reduction, accumulate, layout
+from poot.jit.codegen.split import fold_partials
+from poot.jit.llvm.targets import KernelStyle
 
 TARGET_THREADS = 1 << 18     # threads launch 1 aims for: enough loads in flight on a large GPU
 MIN_PIECE = 64               # reduced positions per piece at least
@@ -25,7 +26,7 @@ MIN_PIECE = 64               # reduced positions per piece at least
 
 def pieces_for(step, plan) -> int:
     """How many pieces a GPU column reduction of `step` is cut into; 1 where this schedule does not apply."""
-    from .split import independent
+    from poot.jit.codegen.split import independent
 
     shape, axes, _, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
@@ -42,7 +43,7 @@ def generate_gpu_columns(step, plan, pieces: int) -> StepCode:
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
     chunk = ceil_div(K, pieces)
     code = StepCode()
-    part = KernelContext(step, plan, "gpu", name=step.name + "_cols", with_outputs=False,
+    part = KernelContext(step, plan, KernelStyle.GPU, name=step.name + "_cols", with_outputs=False,
                          extra_sizes=(nrows * pieces,))
     kb = part.kb
     reds = [Reduction(e, part, False) for e in step.reductions]
@@ -65,7 +66,7 @@ def generate_gpu_columns(step, plan, pieces: int) -> StepCode:
                 kb.store(idxs, t, best)
     code.launches.append(Launch(part.build(), part.bindings, groups_for(ceil_div(nrows * pieces, GPU_WORKGROUP))))
 
-    comb = KernelContext(step, plan, "gpu", name=step.name + "_comb", extra_sizes=(nrows * pieces,))
+    comb = KernelContext(step, plan, KernelStyle.GPU, name=step.name + "_comb", extra_sizes=(nrows * pieces,))
     kb, gen = comb.kb, comb.gen
     rslots = [(comb.temp_buffer(f"p{k}", red.acc, 2 * k),
                comb.temp_buffer(f"pi{k}", comb.idt, 2 * k + 1) if red.is_arg else None) for k, red in enumerate(reds)]

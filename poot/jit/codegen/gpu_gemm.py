@@ -22,9 +22,10 @@ import math
 import os
 import re
 
-from ... import dtypes as dt
-from ...errors import PootError
-from .common import Launch, StepCode, ceil_div
+from poot import dtypes as dt
+from poot.errors import PootError
+from poot.jit.codegen.common import Launch, StepCode, ceil_div
+from poot.jit.llvm.targets import target_of
 
 TILE = 128                 # rows and columns of C per workgroup (both assets)
 THREADS = 256              # threads per workgroup (both assets)
@@ -42,7 +43,8 @@ def gemm_path() -> str:
 
 
 def _sm(caps) -> int:
-    if caps.target != "ptx":
+    """The device's SM version where its target has matrix fragments (tensor cores), else 0."""
+    if not target_of(caps).has_mma:
         return 0
     m = re.match(r"sm_(\d+)", str(caps.compile_arch or caps.extra.get("arch", "")))
     return int(m.group(1)) if m else 0
@@ -55,7 +57,7 @@ def asset_for(step, caps) -> str | None:
     if out.size == 0 or a.dtype is not out.dtype or b.dtype is not out.dtype:
         return None
     name = SIMT.get(out.dtype) or (TENSOR_CORE.get(out.dtype) if _sm(caps) >= 80 else None)
-    if caps.target not in ("ptx", "amdgcn"):
+    if not target_of(caps).runs_gemm_assets:
         return None          # SPIR-V: LLVM's backend fails on gemm_f32 (kernels/contraction/gemm_f32.py)
     if name is None:
         return None
@@ -77,7 +79,7 @@ def applies(step, caps) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _asset(name: str):
-    from ..kernel.assets import load_asset
+    from poot.jit.kir.assets import load_asset
 
     return load_asset(name)
 

@@ -10,8 +10,8 @@ of the vector where K keeps the rows aligned; gpu_lanes.py), then each row's lan
 partials: a warp butterfly, and one shared round for teams wider than a warp (gpu_lanes.shuffles; a
 shared-memory tree on SPIR-V). One load of the vector serves a team's rows; the vector stays in cache.
 
-The schedule (lanes, teams per workgroup, blocks per step, rows per team), measured on the H200 (session
-14 sweep, benchmarks/results/cuda-h200.md): one row per 256-thread workgroup, two blocks per step --
+The schedule (lanes, teams per workgroup, blocks per step, rows per team), measured on the H200 (the
+sweep of bench_matmul --gemv-schedules, in benchmarks/results/REPORT.md): one row per 256-thread workgroup, two blocks per step --
 the fastest or as fast as any at 4096 x 4096 f32 and 14336 x 4096 in both dtypes -- with lanes halved
 (teams filling the workgroup) while a thread would not get one whole step of a row; for
 16-bit weights of at most SMALL_NARROW elements, warps carrying 4 rows each, one block per step (4096 x
@@ -21,7 +21,7 @@ are four shapes on one GPU: POOT_GPU_GEMV_SCHEDULE forces any other.
 The imported GEMV assets (kernels/contraction/gemv_{f32,bf16}.py: 64 lanes x 4 rows per workgroup,
 one element per load) take f32 and bf16 [N, K] @ [K, 1] products instead where `gemv_path` says so:
 POOT_GPU_GEMV=asset|generated forces a path; auto is the rule measured on the H200 (the generated
-schedule, faster at every size there: benchmarks/results/cuda-h200.md).
+schedule, faster at every size there: bench_matmul --gemv-path).
 """
 from __future__ import annotations
 
@@ -29,14 +29,15 @@ import contextlib
 import functools
 import os
 
-from ... import dtypes as dt
-from ...errors import PootError
-from ...fuse.indexing import unravel
-from ..kir.builder import binary, cast, const
-from ..kir.model import Index
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
-from .opaque import _batch
+from poot import dtypes as dt
+from poot.errors import PootError
+from poot.fuse.indexing import unravel
+from poot.jit.kir.builder import binary, cast, const
+from poot.jit.kir.model import Index
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
+from poot.jit.codegen.opaque import _batch
+from poot.jit.llvm.targets import KernelStyle
 
 MIN_K = 2 * GPU_WORKGROUP    # shorter rows keep one thread per output
 MIN_LANES = 32
@@ -63,7 +64,7 @@ def asset_applies(step) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _asset(name: str):
-    from ..kernel.assets import load_asset
+    from poot.jit.kir.assets import load_asset
 
     return load_asset(name)
 
@@ -117,7 +118,7 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     vec = vector_width([a.aval.dtype, b.aval.dtype])
     lanes, teams, unroll, per = schedule(n, K, vec, a.aval.dtype.itemsize == 2)
     threads, rows = lanes * teams, teams * per
-    ctx = KernelContext(step, plan, "gpu", workgroup=(threads, 1, 1))
+    ctx = KernelContext(step, plan, KernelStyle.GPU, workgroup=(threads, 1, 1))
     kb, gen = ctx.kb, ctx.gen
     local = kb.let("local", cast(Index("local", 0), ctx.idt))
     lane = kb.let("lane", binary("rem", local, lanes)) if teams > 1 else local

@@ -8,18 +8,19 @@ because each is a whole device allocation). The consecutive elements go to separ
 reduction, so their adds do not wait on one another. Nothing here changes what is computed: the order
 of every sum is fixed by the shape alone.
 
-Combines across threads use warp shuffles where the target has them (`shuffles(caps)`: PTX and AMDGCN,
-whose subgroups hold 32 consecutive threads or more): a butterfly of ShuffleXor over each 32 lanes,
-then one shared-memory round across the warps, instead of a shared-memory tree of log2(lanes)
+Combines across threads use warp shuffles where the target has them (`shuffles(caps)`: the targets
+that declare `has_shuffles` in poot/jit/llvm/targets, PTX and AMDGCN, whose subgroups hold 32
+consecutive threads or more): a butterfly of ShuffleXor over each 32 lanes, then one shared-memory
+round across the warps, instead of a shared-memory tree of log2(lanes)
 barrier rounds. SPIR-V keeps the tree: a Vulkan subgroup may be narrower than 32 (lavapipe's is 8 or
 16) and poot's SPIR-V path has no subgroup op; the CPU runs one thread per row.
 """
 from __future__ import annotations
 
-from ..kir.builder import binary, const, shuffle_xor
-from ..kir.model import SHUFFLE_LANES
+from poot.jit.kir.builder import binary, const, shuffle_xor
+from poot.jit.kir.model import SHUFFLE_LANES
+from poot.jit.llvm.targets import target_of
 
-SHUFFLE_TARGETS = frozenset({"ptx", "amdgcn"})
 WARP = SHUFFLE_LANES
 
 VECTOR_BYTES = 16
@@ -37,7 +38,7 @@ def multiprocessors(caps) -> int:
 
 def shuffles(caps) -> bool:
     """Whether combines on this device may exchange values by ShuffleXor (see the module docstring)."""
-    return caps is not None and caps.target in SHUFFLE_TARGETS and caps.subgroup_size >= WARP
+    return caps is not None and target_of(caps).has_shuffles and caps.subgroup_size >= WARP
 
 
 def butterfly(kb, values, combine, lanes: int = WARP):
@@ -51,6 +52,12 @@ def butterfly(kb, values, combine, lanes: int = WARP):
         values = tuple(kb.let("bv", v) for v in combine(values, other))
         m //= 2
     return values
+
+
+def store_bytes(caps) -> int:
+    """The widest store per thread on this device: its target's merged store (16 bytes where LLVM's
+    load-store vectorizer runs), narrowed by the device's own Capabilities.vector_store_bytes (wgpu: 4)."""
+    return min(target_of(caps).vector_store_bytes, caps.vector_store_bytes)
 
 
 def vector_width(dtypes, access_bytes: int = VECTOR_BYTES) -> int:

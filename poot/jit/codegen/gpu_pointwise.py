@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 
-from ... import dtypes as dt
-from ...fuse.access import leaf_forms
-from ...fuse.indexing import Coord, Form, ravel, unravel
-from ..kir.builder import binary, const
-from .common import KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import multiprocessors, vector_width
-from .pointwise import _affine, _members
+from poot import dtypes as dt
+from poot.fuse.access import leaf_forms
+from poot.fuse.indexing import Coord, Form, ravel, unravel
+from poot.jit.kir.builder import binary, const
+from poot.jit.codegen.common import KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.gpu_lanes import multiprocessors, store_bytes, vector_width
+from poot.jit.codegen.pointwise import _affine, _members
+from poot.jit.llvm.targets import KernelStyle
 
 GROUPS_PER_CORE = 32          # workgroups per multiprocessor (256 threads each): a few waves of full occupancy
 MAX_UNROLLED_OPS = 512        # equations x vector width: longer chains take fewer elements per step
@@ -32,12 +33,12 @@ def generate_gpu_pointwise(step, plan, caps) -> StepCode:
     total = math.prod(shape)
     if total == 0:
         return StepCode()
-    ctx = KernelContext(step, plan, "gpu")
+    ctx = KernelContext(step, plan, KernelStyle.GPU)
     kb, gen = ctx.kb, ctx.gen
     members = _members(step, plan)
     probe = unravel(Form.of(Coord("i", total)), shape)
     flat = _affine(leaf_forms(plan.producer, members, [(r, probe) for r in step.outputs]))
-    vec = vector_width([v.aval.dtype for v in step.inputs + step.outputs], caps.vector_store_bytes) if flat else 1
+    vec = vector_width([v.aval.dtype for v in step.inputs + step.outputs], store_bytes(caps)) if flat else 1
     while vec > 1 and vec * len(members) > MAX_UNROLLED_OPS:
         vec //= 2
     units = total // vec

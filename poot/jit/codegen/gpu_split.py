@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import math
 
-from ...fuse.indexing import unravel
-from ..kir.builder import binary, cast, const
-from ..kir.model import Index
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import UNROLL, shuffles, vector_width
-from .rows import Reduction, accumulate, lane_partial, layout, workgroup_combine
-from .split import SPLIT_PIECE_GPU, _temps, fold_partials
+from poot.fuse.indexing import unravel
+from poot.jit.kir.builder import binary, cast, const
+from poot.jit.kir.model import Index
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.gpu_lanes import UNROLL, shuffles, vector_width
+from poot.jit.codegen.rows import Reduction, accumulate, lane_partial, layout, workgroup_combine
+from poot.jit.codegen.split import SPLIT_PIECE_GPU, _temps, fold_partials
+from poot.jit.llvm.targets import KernelStyle
 
 # partials per row at most: 512 pieces of a 64M-element sum on the H200 took wgpu 0.076 ms against 0.091 with
-# 4096 (raw Vulkan 0.078 / 0.080; h200_s15_spirv_probe.py): fewer partials shorten the combine launch
+# 4096 (raw Vulkan 0.078 / 0.080; bench_reductions --split-pieces): fewer partials shorten the combine launch
 MAX_PIECES_GPU = 512
 
 
@@ -38,7 +39,7 @@ def generate_gpu_split(step, plan, caps=None) -> StepCode:
     chunk = ceil_div(ceil_div(K, min(ceil_div(K, SPLIT_PIECE_GPU), MAX_PIECES_GPU)), block) * block
     P = ceil_div(K, chunk)
     code = StepCode()
-    part = KernelContext(step, plan, "gpu", name=step.name + "_part", with_outputs=False)
+    part = KernelContext(step, plan, KernelStyle.GPU, name=step.name + "_part", with_outputs=False)
     kb = part.kb
     reds = [Reduction(e, part, False) for e in step.reductions]
     slots = _temps(part, reds, code, nrows * P)
@@ -61,7 +62,7 @@ def generate_gpu_split(step, plan, caps=None) -> StepCode:
                 kb.store(idxs, g, best)
     code.launches.append(Launch(part.build(), part.bindings, groups_for(nrows * P)))
 
-    comb = KernelContext(step, plan, "gpu", name=step.name + "_comb")
+    comb = KernelContext(step, plan, KernelStyle.GPU, name=step.name + "_comb")
     kb, gen = comb.kb, comb.gen
     row = kb.let("row", cast(Index("group", 0), comb.idt))
     lane = kb.let("lane", cast(Index("local", 0), comb.idt))

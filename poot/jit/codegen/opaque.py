@@ -1,18 +1,19 @@
 """Kernels for the opaque ops: scans (cumsum, cumprod), scatter, and matmul on GPU-shaped targets.
-(On the CPU, matmul runs through the BLAS NumPy links: see poot/jit/program.py.)"""
+(On the CPU, matmul runs through the BLAS NumPy links: see poot/jit/runtime/program.py.)"""
 from __future__ import annotations
 
 import contextlib
 import math
 
-from ... import dtypes as dt
-from ...fuse.indexing import Form, ravel, unravel
-from ..kir.builder import binary, cast, const
-from ..kir.model import Access
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot import dtypes as dt
+from poot.fuse.indexing import Form, ravel, unravel
+from poot.jit.kir.builder import binary, cast, const
+from poot.jit.kir.model import Access
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.llvm.targets import KernelStyle
 
 
-def generate_scan(step, plan, style: str) -> StepCode:
+def generate_scan(step, plan, style: KernelStyle) -> StepCode:
     """One thread per line along the axis, accumulating in order (NumPy's sequential result)."""
     e = step.eqn
     shape, axis = e.out.aval.shape, e.params["axis"]
@@ -41,7 +42,7 @@ def generate_scan(step, plan, style: str) -> StepCode:
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(lines, wg)))])
 
 
-def generate_scatter(step, plan, style: str) -> StepCode:
+def generate_scatter(step, plan, style: KernelStyle) -> StepCode:
     """out = x; out[idx[i]] = updates[i] (mode set) or += (mode add), along axis 0.
 
     Two launches: a copy, then the writes. The writes run on one thread on the CPU so duplicate
@@ -67,8 +68,8 @@ def generate_scatter(step, plan, style: str) -> StepCode:
     w = KernelContext(step, plan, style, name=step.name + "_write", out_access=Access.READ_WRITE)
     kb, gen = w.kb, w.gen
     out = w.out_names[0]
-    atomic = style != "cpu" and e.params["mode"] == "add" and x.aval.dtype in (dt.float32, dt.int32, dt.uint32)
-    if style == "cpu" or (e.params["mode"] == "add" and not atomic):
+    atomic = style is not KernelStyle.CPU and e.params["mode"] == "add" and x.aval.dtype in (dt.float32, dt.int32, dt.uint32)
+    if style is KernelStyle.CPU or (e.params["mode"] == "add" and not atomic):
         serial = True
         loop = kb.for_("k", 0, nidx, dtype=w.idt)
         t = None
@@ -94,7 +95,7 @@ def generate_scatter(step, plan, style: str) -> StepCode:
             gen.pop()
         gen.pop()
     if serial:   # one thread: on a GPU the rest of the one workgroup must not repeat the adds
-        with kb.if_(binary("eq", w.thread(), 0)) if style != "cpu" else contextlib.nullcontext():
+        with kb.if_(binary("eq", w.thread(), 0)) if style is not KernelStyle.CPU else contextlib.nullcontext():
             with loop as k:
                 body(k)
         groups = groups_for(1)
@@ -106,7 +107,7 @@ def generate_scatter(step, plan, style: str) -> StepCode:
     return code
 
 
-def generate_matmul(step, plan, style: str) -> StepCode:
+def generate_matmul(step, plan, style: KernelStyle) -> StepCode:
     """C[b, m, n] = sum_k A[b, m, k] B[b, k, n], one thread per output element, f32 accumulation for
     16-bit floats. (A tiled, shared-memory GEMM and the GEMV assets take over hot shapes.)"""
     e = step.eqn

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 
-from ...fuse.access import leaf_forms
-from ...fuse.indexing import Clamp, Coord, Div, Form, Mod, ravel, unravel
-from ..kir.builder import binary, const
-from ..kir.model import Access
-from .common import CPU_BLOCK, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.fuse.access import leaf_forms
+from poot.fuse.indexing import Clamp, Coord, Div, Form, Mod, ravel, unravel
+from poot.jit.kir.builder import binary, const
+from poot.jit.kir.model import Access
+from poot.jit.codegen.common import CPU_BLOCK, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.llvm.targets import KernelStyle
 
 STREAM_BYTES = 16 << 20    # CPU results at least this big are stored past the caches (Access.STREAM)
 
@@ -38,13 +39,13 @@ def _members(step, plan) -> set[int]:
     return out
 
 
-def generate_pointwise(step, plan, style: str) -> StepCode:
+def generate_pointwise(step, plan, style: KernelStyle) -> StepCode:
     shape = step.shape
     total = math.prod(shape)
     if total == 0:
         return StepCode()
     flat = False
-    if style == "cpu":
+    if style is KernelStyle.CPU:
         probe_idx = unravel(Form.of(Coord("i", total)), shape)
         members = _members(step, plan)
         flat = _affine(leaf_forms(plan.producer, members, [(r, probe_idx) for r in step.outputs]))

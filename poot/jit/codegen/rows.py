@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 
-from ... import dtypes as dt
-from ...fuse.indexing import Form, ravel, unravel
-from ...graph.ops import OPS
-from ..kir.builder import binary, cast, const, select, unary
-from ..kir.model import Access, Index, Load
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
-from .gpu_lanes import WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
+from poot import dtypes as dt
+from poot.fuse.indexing import Form, ravel, unravel
+from poot.graph.ops import OPS
+from poot.jit.kir.builder import binary, cast, const, select, unary
+from poot.jit.kir.model import Access, Index, Load
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
+from poot.jit.codegen.gpu_lanes import WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
+from poot.jit.llvm.targets import KernelStyle
 
 
 class Reduction:
@@ -173,23 +174,23 @@ def full_index(shape, axes, kept, row_idx, red_idx):
     return full
 
 
-def generate_row(step, plan, style: str, caps=None) -> StepCode:
+def generate_row(step, plan, style: KernelStyle, caps=None) -> StepCode:
     shape, axes, kept, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
     if nrows == 0:
         return StepCode()
-    from .split import choose, generate_columns, generate_split
-    from .streams import generate_row_blocks, row_blocks_apply
+    from poot.jit.codegen.split import choose, generate_columns, generate_split
+    from poot.jit.codegen.streams import generate_row_blocks, row_blocks_apply
 
     strategy = choose(step, plan, style)
     if strategy == "split":
         return generate_split(step, plan, style)
     if strategy == "columns":
         return generate_columns(step, plan, style)
-    cooperative = style == "gpu" and (len(shape) - 1) in axes and K > 32
-    if style == "cpu" and row_blocks_apply(step, nrows):
+    cooperative = style is KernelStyle.GPU and (len(shape) - 1) in axes and K > 32
+    if style is KernelStyle.CPU and row_blocks_apply(step, nrows):
         return generate_row_blocks(step, plan, style, nrows, K)
-    if style == "cpu":
+    if style is KernelStyle.CPU:
         stash = stashes(step, plan)
         ctx = KernelContext(step, plan, style, out_access=Access.READ_WRITE if stash else Access.WRITE)
         row = ctx.thread()
@@ -215,7 +216,7 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
     kb, gen = ctx.kb, ctx.gen
     row_form = ctx.coord("row", nrows, row)
     row_idx = unravel(row_form, kept_shape)
-    reassoc = ctx.style == "cpu"
+    reassoc = ctx.style is KernelStyle.CPU
     lane = kb.let("lane", cast(Index("local", 0), ctx.idt)) if lanes else None
 
     # cooperating lanes take `vec` consecutive positions per step (16-byte accesses, gpu_lanes.lane_loop)

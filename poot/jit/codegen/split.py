@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 
-from ...fuse.indexing import ravel, unravel
-from ..kir.builder import binary, cast, const, select
-from ..kir.model import Index, Load
-from .common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import fold_pairwise
-from .rows import Reduction, accumulate, full_index, layout
-from .streams import STREAMS, accumulate_parts
+from poot.fuse.indexing import ravel, unravel
+from poot.jit.kir.builder import binary, cast, const, select
+from poot.jit.kir.model import Index, Load
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.gpu_lanes import fold_pairwise
+from poot.jit.codegen.rows import Reduction, accumulate, full_index, layout
+from poot.jit.codegen.streams import STREAMS, accumulate_parts
+from poot.jit.llvm.targets import KernelStyle
 
 SPLIT_PIECE_CPU = 1 << 16        # elements per partial on the CPU
 SPLIT_PIECE_GPU = GPU_WORKGROUP * 64
@@ -51,21 +52,21 @@ def independent(step, plan) -> bool:
     return True
 
 
-def choose(step, plan, style: str) -> str:
+def choose(step, plan, style: KernelStyle) -> str:
     """'split', 'columns' or 'rows' for a row step."""
     shape, axes, _, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
     row_wide = any(r.aval.shape == shape for r in step.outputs)
-    piece = SPLIT_PIECE_CPU if style == "cpu" else SPLIT_PIECE_GPU
-    if not row_wide and K >= 2 * piece and nrows < (16 if style == "cpu" else 512) \
+    piece = SPLIT_PIECE_CPU if style is KernelStyle.CPU else SPLIT_PIECE_GPU
+    if not row_wide and K >= 2 * piece and nrows < (16 if style is KernelStyle.CPU else 512) \
             and independent(step, plan):
         return "split"
-    if style == "cpu" and (len(shape) - 1) not in axes and nrows >= 8 and K > 1:
+    if style is KernelStyle.CPU and (len(shape) - 1) not in axes and nrows >= 8 and K > 1:
         return "columns"
     return "rows"
 
 
-def generate_split(step, plan, style: str) -> StepCode:
+def generate_split(step, plan, style: KernelStyle) -> StepCode:
     """The CPU split: a workgroup of one thread per (row, piece), then one thread per row combining."""
     shape, axes, kept, kept_shape, red_shape = layout(step)
     nrows, K = math.prod(kept_shape), math.prod(red_shape)
@@ -142,7 +143,7 @@ def _temps(ctx, reds, code: StepCode, n: int):
     return slots
 
 
-def generate_columns(step, plan, style: str) -> StepCode:
+def generate_columns(step, plan, style: KernelStyle) -> StepCode:
     """One launch of column blocks over all K reduced positions or, when there are few blocks,
     independent reductions and no row-wide results, P launches' worth of (block, piece) workgroups
     writing partial accumulators, then a launch combining the P partials per column. P depends on

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 
-from ...fuse.indexing import unravel
-from ...graph.ops import OPS
-from ..kir.builder import binary, cast, const
-from .common import KernelContext, Launch, StepCode, ceil_div, groups_for
-from .gpu_lanes import fold_pairwise
-from .rows import Reduction, full_index, layout
+from poot.fuse.indexing import unravel
+from poot.graph.ops import OPS
+from poot.jit.kir.builder import binary, cast, const
+from poot.jit.codegen.common import KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.gpu_lanes import fold_pairwise
+from poot.jit.codegen.rows import Reduction, full_index, layout
+from poot.jit.llvm.targets import KernelStyle
 
 STREAMS = 4
 
@@ -70,7 +71,7 @@ def row_blocks_apply(step, nrows: int) -> bool:
         and all(OPS[e.op].kind != "argreduce" for e in step.reductions)
 
 
-def generate_row_blocks(step, plan, style: str, nrows: int, K: int) -> StepCode:
+def generate_row_blocks(step, plan, style: KernelStyle, nrows: int, K: int) -> StepCode:
     """One workgroup per STREAMS consecutive rows (the last block's extra rows repeat the last row,
     which it then stores twice with the same value)."""
     shape, axes, kept, kept_shape, red_shape = layout(step)

@@ -4,15 +4,16 @@ buffers. Movement ops are index arithmetic (poot.fuse.access); every computed va
 local and memoized per (value, index), so a DAG never turns into an exponentially large tree."""
 from __future__ import annotations
 
-from ... import dtypes as dt
-from ...errors import TRAP_INDEX
-from ...fuse.access import operand_index
-from ...fuse.indexing import Clamp, Coord, Data, Div, Form, Mod, ravel
-from ...graph import Var
-from ...graph.ops import OPS
-from ..kir.builder import binary, cast, const, select
-from ..kir.model import Const, Load, Read
-from .elementwise import RULES
+from poot import dtypes as dt
+from poot.errors import TRAP_INDEX
+from poot.fuse.access import operand_index
+from poot.fuse.indexing import Clamp, Coord, Data, Div, Form, Mod, ravel
+from poot.graph import Var
+from poot.graph.ops import OPS
+from poot.jit.kir.builder import binary, cast, const, select
+from poot.jit.kir.model import Const, Load, Read
+from poot.jit.codegen import elementwise  # noqa: F401  (registers each elementwise op's kir rule)
+from poot.jit.llvm.targets import KernelStyle
 
 _UNSIGNED = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
 
@@ -150,7 +151,7 @@ class ValueGen:
             expr = self.value(e.inputs[0], operand_index(e, 0, idx))
         elif kind == "elementwise":
             args = [self.value(u, operand_index(e, k, idx)) for k, u in enumerate(e.inputs)]
-            expr = RULES[e.op](self.kb, e, *args)
+            expr = OPS[e.op].kir(self.kb, e, *args)
         else:
             raise RuntimeError(f"kernelgen: '{e.op}' cannot be computed inside this kernel (planner bug)")
         return self._bind(key, expr, e.op[:6])
@@ -256,8 +257,8 @@ def slice_relation(e, idx: list[Form]) -> str | None:
     return "in" if inside else None
 
 
-def index_dtype_for(sizes, style: str):
+def index_dtype_for(sizes, style: KernelStyle):
     """int64 on the CPU (addressing is 64-bit anyway); int32 on GPUs when every index fits."""
-    if style == "cpu" or max(sizes, default=0) >= 2**31 - 1:
+    if style is KernelStyle.CPU or max(sizes, default=0) >= 2**31 - 1:
         return dt.int64
     return dt.int32

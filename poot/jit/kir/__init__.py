@@ -1,2 +1,2 @@
 """KIR, poot's kernel IR (see model.py for its semantics)."""
-from .model import *  # noqa: F401,F403
+from poot.jit.kir.model import *  # noqa: F401,F403

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import math
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from .model import (COMPARE_OPS, PREDICATE_UNARY, Access, Assign, AtomicAdd, Barrier, Binary,
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.jit.kir.model import (COMPARE_OPS, PREDICATE_UNARY, Access, Assign, AtomicAdd, Barrier, Binary,
                     Bitcast, Break, BufferParam, Cast, Const, Continue, Expr, Fma, For, If, Index,
                     Kernel, Load, Local, Read, Return, ScalarParam, Select, SharedArray, ShuffleXor, Store, Trap,
                     TrapSite, Unary, While)

@@ -5,7 +5,7 @@ at most 3 dimensions). The body is a tree of statements (structured control flow
 break, continue, return), expressions are pure trees whose every node carries its scalar dtype (the
 same `poot.dtypes` objects the arrays use), and mutable scalar locals are declared up front.
 
-Semantics every target implements (the emulator in `poot.jit.kernel` is the executable spec):
+Semantics every target implements (the emulator in `poot.kernel` is the executable spec):
 - Index intrinsics (`Index`) are uint32. thread = group * group_size + local, per axis.
 - Integer arithmetic wraps (two's complement). `div`/`rem` on integers truncate toward zero (C);
   a zero divisor gives 0 (never a hardware fault) and so does INT_MIN / -1's overflow. Shifts
@@ -42,8 +42,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Union
 
-from ... import dtypes as dt
-from ...dtypes import DType
+from poot import dtypes as dt
+from poot.dtypes import DType
 
 TRAP_BOUNDS = 1      # a checked buffer access out of range
 TRAP_ASSERT = 2      # first code for `assert` statements; later asserts count up from here

@@ -18,9 +18,9 @@ import struct
 import ml_dtypes
 import numpy as np
 
-from ... import dtypes as dt
-from ...errors import KIRError
-from .model import (Access, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast,
+from poot import dtypes as dt
+from poot.errors import KIRError
+from poot.jit.kir.model import (Access, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast,
                     Const, Continue, Fma, For, If, Index, Kernel, Len, Load, Local, Mma, Read, Return,
                     ScalarParam, Select, SharedArray, Shuffle, ShuffleXor, Store, Trap, TrapSite, Unary, While)
 

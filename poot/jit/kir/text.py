@@ -9,8 +9,8 @@ the exchange format is the JSON of serialize.py.
 """
 from __future__ import annotations
 
-from ... import dtypes as dt
-from .model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
+from poot import dtypes as dt
+from poot.jit.kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
                     Continue, Fma, For, If, Index, Kernel, Len, Load, Mma, Read, Return, Select, Shuffle, ShuffleXor,
                     Store, Trap, Unary, While)
 

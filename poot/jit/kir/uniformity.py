@@ -3,7 +3,7 @@ Barrier (or statement evaluating a ShuffleXor) reached under control flow that d
 refuses such a kernel; the kernel importer uses the same analysis to name the barrier's source line."""
 from __future__ import annotations
 
-from .model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Mma, Read,
+from poot.jit.kir.model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Mma, Read,
                     Return, Shuffle, ShuffleXor, Store, While)
 
 

@@ -45,14 +45,14 @@ import math
 
 import numpy as np
 
-from ... import dtypes as dt
-from ...errors import KIRError
-from .model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNARY, INDEX_KINDS,
+from poot import dtypes as dt
+from poot.errors import KIRError
+from poot.jit.kir.model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNARY, INDEX_KINDS,
                     PREDICATE_UNARY, UNARY_OPS, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break,
                     BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load, MMA_INPUTS,
                     MMA_SHAPES, Mma, Read, Return, ScalarParam, Select, SHUFFLE_LANES, Shuffle, ShuffleXor, Store,
                     Trap, Unary, While)
-from .uniformity import divergent_barrier, divergent_shuffle
+from poot.jit.kir.uniformity import divergent_barrier, divergent_shuffle
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
 MAX_WORKGROUP_SIZE = 1024

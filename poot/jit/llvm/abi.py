@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import PootError
-from .kir.model import Kernel
+from poot import dtypes as dt
+from poot.errors import PootError
+from poot.jit.kir.model import Kernel
 
 TRAP_WORDS = 4           # code, launch id, two reserved words
 ABI_BUFFERS = 2          # meta and trap, bound after a kernel's own buffers

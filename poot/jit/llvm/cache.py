@@ -20,10 +20,11 @@ import logging
 import os
 import tempfile
 import threading
+from pathlib import Path
 
-from ..errors import CacheError
+from poot.errors import CacheError
 
-log = logging.getLogger("poot.jit.cache")
+log = logging.getLogger("poot.jit.llvm.cache")
 FORMAT, VERSION = "poot-artifact", 1
 _mem: dict[str, object] = {}
 _lock = threading.Lock()
@@ -44,17 +45,12 @@ def toolchain_fingerprint() -> str:
     import llvmlite
     import llvmlite.binding as llvm
 
-    from .. import __version__
+    from poot._version import __version__
 
     h = hashlib.sha256(f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info} poot {__version__}".encode())
-    here = os.path.dirname(os.path.abspath(__file__))
-    sources = ["abi.py", "compile.py"] + [os.path.join("llvm", n) for n in sorted(os.listdir(os.path.join(here, "llvm")))
-                                          if n.endswith(".py")]
-    sources += [os.path.join("llvm", "targets", n) for n in sorted(os.listdir(os.path.join(here, "llvm", "targets")))
-                if n.endswith(".py")]
-    for rel in sources:
-        with open(os.path.join(here, rel), "rb") as f:
-            h.update(rel.encode() + b"\0" + f.read())
+    here = Path(__file__).resolve().parent            # poot/jit/llvm: the lowering, the ABI, every target
+    for path in sorted(here.rglob("*.py")):
+        h.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -1,11 +1,12 @@
 """Compiling one KIR kernel for one target: verify -> limits -> lower -> LLVM (verify, optimize) ->
 object code / PTX, through the memory and disk caches (cache.py).
 
-`compile_kernel(kernel, target, *, arch=None) -> Artifact`. Targets: "cpu" (object code for this
-machine, or for `arch` as an LLVM CPU name), "ptx" (`arch` sm_XY, default sm_80), "llvm" (the
-unoptimized LLVM IR text, for inspection; target cpu's lowering), "spirv" (Vulkan compute SPIR-V
-binary, poot/jit/llvm/targets/spirv.py), "amdgcn" (a linked HSACO for `arch` gfxNNN, default gfx90a,
-poot/jit/llvm/targets/amdgcn.py).
+`compile_kernel(kernel, target, *, arch=None) -> Artifact`. `target` names an entry of the target
+registry (poot/jit/llvm/targets/__init__.py), which holds each target's facts and lowering class:
+"cpu" (object code for this machine, or for `arch` as an LLVM CPU name), "ptx" (`arch` sm_XY, default
+sm_80), "llvm" (the unoptimized LLVM IR text, for inspection; target cpu's lowering), "spirv" (Vulkan
+compute SPIR-V binary, poot/jit/llvm/targets/spirv/target.py), "amdgcn" (a linked HSACO for `arch`
+gfxNNN, default gfx90a, poot/jit/llvm/targets/amdgcn/target.py).
 
 POOT_DEBUG (read on every call): 3 prints the KIR text of each kernel compiled, 4 its optimized LLVM
 IR, 5 its target assembly -- to stderr and the `poot.jit` logger.
@@ -16,19 +17,18 @@ import logging
 import os
 import re
 import sys
-import threading
 import time
 from dataclasses import dataclass, field, replace
 
-from ..errors import LoweringError
-from . import cache, limits
-from .kir.model import Kernel
-from .kir.serialize import to_json
+from poot.errors import LoweringError
+from poot.jit.llvm import cache, limits
+from poot.jit.llvm.targets import LLVM_LOCK, names as target_names, target_named
+from poot.jit.kir.model import Kernel
+from poot.jit.kir.serialize import to_json
 
 log = logging.getLogger("poot.jit")
-_llvm_lock = threading.RLock()      # LLVM's global context is not thread-safe
-_targets: dict = {}
-TARGETS = ("cpu", "ptx", "spirv", "amdgcn", "llvm")
+_llvm_lock = LLVM_LOCK             # LLVM's global context is not thread-safe
+TARGETS = target_names()
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,12 @@ class Artifact:
     kernel: Kernel = field(repr=False, compare=False)   # its ABI: params, scalars, workgroup
     arch: str = ""
     key: str = ""             # the cache key
+
+    @property
+    def folds_grid(self) -> bool:
+        """Whether the kernel rebuilds its logical grid from a folded physical one (what a GPU device
+        needs to know to launch a grid past its limits): a fact of the target (the registry's)."""
+        return target_named(self.target).folds_grid
 
 
 def debug_level() -> int:
@@ -59,30 +65,8 @@ def debug_print(level: int, text: str) -> None:
 
 
 def get_target(target: str, arch: str | None = None):
-    key = (target, arch)
-    t = _targets.get(key)
-    if t is None:
-        with _llvm_lock:
-            if target in ("cpu", "llvm"):
-                from .llvm.targets.cpu import CpuTarget
-
-                t = CpuTarget(arch)
-            elif target == "spirv":
-                from .llvm.targets.spirv import SpirvTarget
-
-                t = SpirvTarget(arch)
-            elif target == "ptx":
-                from .llvm.targets.ptx import PtxTarget
-
-                t = PtxTarget(arch)
-            elif target == "amdgcn":
-                from .llvm.targets.amdgcn import AmdgcnTarget
-
-                t = AmdgcnTarget(arch)
-            else:
-                raise LoweringError(f"unknown target '{target}'; poot compiles for " + ", ".join(TARGETS))
-        _targets[key] = t
-    return t
+    """The lowering object of `target` (a registered name, poot/jit/llvm/targets) for `arch`."""
+    return target_named(target).lowering(arch)
 
 
 def entry_symbol(kernel: Kernel, key: str) -> str:
@@ -122,20 +106,20 @@ def build(kernel: Kernel, target: str, tgt, key: str) -> Artifact:
     """Compile without the caches."""
     import llvmlite.binding as llvm
 
-    from .kir.verify import verify
-    from .llvm.lower import lower_to_llvm
+    from poot.jit.kir.verify import verify
+    from poot.jit.llvm.lower import lower_to_llvm
 
     t0 = time.perf_counter()
     limits.check_kernel(kernel)
     verify(kernel, max_workgroup_size=tgt.max_workgroup_size)
     if debug_level() >= 3:
-        from .kir.text import format_kernel
+        from poot.jit.kir.text import format_kernel
 
         debug_print(3, f"--- KIR {kernel.name} ---\n{format_kernel(kernel)}")
     symbol = entry_symbol(kernel, key)
     ir = lower_to_llvm(kernel, tgt, symbol, verified=True)
     limits.check_ir(kernel.name, ir)
-    if target == "llvm":
+    if target_named(target).inspection_only:
         return Artifact(target, kernel.name, symbol, ir, kernel, tgt.arch, key)
     with _llvm_lock:
         try:
@@ -158,8 +142,8 @@ def llvm_ir(kernel: Kernel, target: str = "cpu", *, arch: str | None = None, opt
     (for inspection and tests: e.g. that a loop was vectorized)."""
     import llvmlite.binding as llvm
 
-    from .kir.verify import verify
-    from .llvm.lower import lower_to_llvm
+    from poot.jit.kir.verify import verify
+    from poot.jit.llvm.lower import lower_to_llvm
 
     tgt = get_target(target, arch)
     verify(kernel, max_workgroup_size=tgt.max_workgroup_size)

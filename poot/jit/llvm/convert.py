@@ -3,8 +3,8 @@ storage (f16 via LLVM half, bf16 with integer bit operations: round to nearest e
 bit views, KIR casts (float -> int saturating), and nextafter on the bits of the value's own dtype."""
 from __future__ import annotations
 
-from ... import dtypes as dt
-from .ir import float_const, int_const, reg_type
+from poot import dtypes as dt
+from poot.jit.llvm.ir import float_const, int_const, reg_type
 
 
 def _sfx(ty: str) -> str:

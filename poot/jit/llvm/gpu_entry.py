@@ -14,7 +14,7 @@ from meta.
 """
 from __future__ import annotations
 
-from .ir import Func, mem_type
+from poot.jit.llvm.ir import Func, mem_type
 
 
 def emit_gpu_kernel(lw, symbol: str, physical, local_id) -> tuple[Func, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from ... import dtypes as dt
+from poot import dtypes as dt
 
 
 def reg_type(dtype) -> str:

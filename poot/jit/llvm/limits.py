@@ -4,7 +4,7 @@ it, the artifact size before it is cached or loaded.
 
 Defaults are generous; change them with `set_limits(...)` / the `limits(...)` context manager, or the
 environment variables POOT_MAX_KERNEL_NODES, POOT_MAX_IR_BYTES, POOT_MAX_ARTIFACT_BYTES (read when
-poot.jit.limits is imported).
+poot.jit.llvm.limits is imported).
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import contextlib
 import dataclasses
 import os
 
-from ..errors import CompileLimitError
-from .kir.model import Kernel
+from poot.errors import CompileLimitError
+from poot.jit.kir.model import Kernel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +80,7 @@ def check_kernel(kernel: Kernel) -> None:
     if n > lim:
         raise CompileLimitError(f"kernel '{kernel.name}' has more than {lim} KIR nodes (limit "
                                 "max_kernel_nodes); split the computation or raise the limit with "
-                                "poot.jit.limits.set_limits(max_kernel_nodes=...)")
+                                "poot.jit.llvm.limits.set_limits(max_kernel_nodes=...)")
 
 
 def check_ir(kernel_name: str, ir: str) -> None:

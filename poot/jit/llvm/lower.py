@@ -20,14 +20,14 @@ Rules the IR follows (KIR semantics, model.py):
 """
 from __future__ import annotations
 
-from ... import dtypes as dt
-from ...errors import LoweringError, NotBuiltError
-from ..kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
+from poot import dtypes as dt
+from poot.errors import LoweringError, NotBuiltError
+from poot.jit.kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
                          Continue, Fma, For, If, Index, Kernel, Len, Load, Mma, Read, Return, Select,
                          Shuffle, ShuffleXor, Store, Trap, TRAP_BOUNDS, Unary, While)
-from . import mathlib
-from .convert import Conversions, _sfx
-from .ir import Func, Module, const, float_const, int_const, mem_type, reg_type
+from poot.jit.llvm import mathlib
+from poot.jit.llvm.convert import Conversions, _sfx
+from poot.jit.llvm.ir import Func, Module, const, float_const, int_const, mem_type, reg_type
 
 _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _ICMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
@@ -59,7 +59,7 @@ class Lowering(Conversions):
         self.meta_cache: dict = {}
         self.decl = {p.name: p for p in kernel.params} | {s.name: s for s in kernel.shared}
         self.local_types = {v.name: v.dtype for v in kernel.locals}
-        from ..abi import meta_layout
+        from poot.jit.llvm.abi import meta_layout
 
         self.layout = meta_layout(kernel)
         self.scalar_words = {name: (w, t) for name, w, t in self.layout.scalars}
@@ -481,7 +481,7 @@ def lower_to_llvm(kernel: Kernel, target, symbol: str | None = None, *, verified
     """The LLVM IR module text of `kernel` for `target` (a targets.* object), entry `@symbol`
     (default: the kernel's name). Verifies the kernel first unless `verified`."""
     if not verified:
-        from ..kir.verify import verify
+        from poot.jit.kir.verify import verify
 
         verify(kernel, max_workgroup_size=getattr(target, "max_workgroup_size", 1024))
     module = Module(target.triple, target.datalayout)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .ir import Func, Module, float_const
+from poot.jit.llvm.ir import Func, Module, float_const
 
 _INF = float("inf")
 
@@ -95,7 +95,7 @@ class MathBuilder:
         return self.sel(self.cmp("olt", x, self.k(lo)), self.k(lo), x)
 
     def call(self, op, *args):
-        from .mathlib import require     # mathlib's functions call each other through their builders
+        from poot.jit.llvm.mathlib import require     # mathlib's functions call each other through their builders
 
         fn = require(self.m, op, self.ety)
         return self.o(f"call {self.ty} {fn}(" + ", ".join(f"{self.ty} {a}" for a in args) + ")")

@@ -19,8 +19,9 @@ Methods (double):
   round that sum; pow uses it as exp(y * (hi + lo)) with an exact FMA product.
 - expm1: the exp reduction with e**r - 1 = r + r*r*P(r), recombined as fma(2**n, p, 2**n - 1).
 - sin/cos/tan: n = round(x*2/pi), r = x - n*pi/2 with pi/2 as three doubles and FMAs; Taylor
-  polynomials on |r| <= pi/4. RANGE LIMIT: accurate (measured <= 3 ulp double, 1.1 ulp float) for
-  |x| <= 2**50 (~1.1e15); beyond it (where the reduction stops being exact) the result is NaN.
+  polynomials on |r| <= pi/4 (measured <= 3 ulp double, 1.1 ulp float). Cody-Waite is exact for
+  |x| <= 2**50 (~1.1e15); beyond, mathtrig.py's Payne-Hanek reduction (a double-double r) takes
+  the lanes, up to the largest double.
 - atan: reduction to |t| <= tan(pi/8) (1/t and (t-1)/(t+1)), Chebyshev fit (mathcoeffs.py);
   atan2 reduces min/max(|x|,|y|) to atan and fixes the quadrant; asin/acos via atan2 and
   sqrt((1-x)(1+x)).
@@ -33,10 +34,11 @@ from __future__ import annotations
 import math
 
 
-from ...errors import NotBuiltError
-from . import mathcoeffs as C
-from .ir import Module
-from .mathbuild import MathBuilder
+from poot.errors import NotBuiltError
+from poot.jit.llvm import mathcoeffs as C
+from poot.jit.llvm.mathtrig import TRIG_LIMIT, _cos, _sin, _tan
+from poot.jit.llvm.ir import Module
+from poot.jit.llvm.mathbuild import MathBuilder
 
 _INF, _NAN = float("inf"), float("nan")
 NATIVE_F32 = frozenset({"exp", "exp2", "log", "expm1", "tanh", "sinh", "cosh", "erf", "sin", "cos"})
@@ -204,78 +206,7 @@ def _pow(b, x, y):
     return b.sel(b.cmp("oeq", x, one), one, res)
 
 
-# --- trigonometric ---------------------------------------------------------------------------------
-_SIN_P = [(-1) ** k / math.factorial(2 * k + 1) for k in range(1, 9)]
-_COS_P = [(-1) ** k / math.factorial(2 * k) for k in range(2, 10)]
-
-
-def _sincos_core(b, x):
-    """(sin r, cos r, quadrant as a float in {0, 1, 2, 3}) with x = r + quadrant*pi/2."""
-    n = b.rint(b.mul(x, b.k(0.6366197723675814)))
-    nn = b.neg(n)
-    r = b.fma(nn, b.k(C.PIO2[0]), x)
-    r = b.fma(nn, b.k(C.PIO2[1]), r)
-    r = b.fma(nn, b.k(C.PIO2[2]), r)
-    q = b.sub(n, b.mul(b.k(4.0), b.floor(b.mul(n, b.k(0.25)))))   # n mod 4 in float: exact, any n
-    z = b.mul(r, r)
-    s = b.fma(b.mul(r, z), b.horner(z, _SIN_P), r)
-    hz = b.mul(b.k(0.5), z)
-    w = b.sub(b.k(1.0), hz)
-    corr = b.sub(b.sub(b.k(1.0), w), hz)
-    c = b.add(w, b.fma(b.mul(z, z), b.horner(z, _COS_P), corr))
-    return s, c, q
-
-
-def _sincos_f32(b, x):
-    """float sin/cos: the reduction in double (exact for |x| <= 2**50, as for double), r rounded to
-    float with its rounding error kept as a first-order correction, then float polynomials (Taylor to
-    r**9 / r**10: truncation < 2**-28 on |r| <= pi/4); about half the work of computing in double."""
-    d = MathBuilder(b.m, "double", b.lanes)
-    d.f = b.f
-    xd = b.o(f"fpext {b.ty} {x} to {d.ty}")
-    n = d.rint(d.mul(xd, d.k(0.6366197723675814)))
-    nn = d.neg(n)
-    r = d.fma(nn, d.k(C.PIO2[0]), xd)
-    r = d.fma(nn, d.k(C.PIO2[1]), r)
-    r = d.fma(nn, d.k(C.PIO2[2]), r)
-    q = d.sub(n, d.mul(d.k(4.0), d.floor(d.mul(n, d.k(0.25)))))
-    q = b.o(f"fptrunc {d.ty} {q} to {b.ty}")
-    rf = b.o(f"fptrunc {d.ty} {r} to {b.ty}")
-    lo = b.o(f"fptrunc {d.ty} {d.sub(r, b.o(f'fpext {b.ty} {rf} to {d.ty}'))} to {b.ty}")  # r - rf
-    z = b.mul(rf, rf)
-    sn = b.add(rf, b.fma(b.mul(rf, z), b.horner(z, _SIN_P[:4]), lo))      # sin(rf + lo) ~ .. + lo
-    cs = b.add(b.k(1.0), b.fma(z, b.horner(z, [-0.5] + _COS_P[:4]), b.mul(b.neg(lo), rf)))
-    return sn, cs, q
-
-
-def _quadrant(b, q, vals):
-    out = vals[0]
-    for j in (1, 2, 3):
-        out = b.sel(b.cmp("oeq", q, b.k(float(j))), vals[j], out)
-    return out
-
-
-TRIG_LIMIT = 2.0 ** 50      # |x| beyond this: sin/cos/tan give NaN (the reduction is no longer exact)
-
-
-def _in_range(b, x, res):
-    return b.sel(b.cmp("ogt", b.fabs(x), b.k(TRIG_LIMIT)), b.k(_NAN), res)
-
-
-def _sin(b, x):
-    s, c, q = _sincos_core(b, x) if b.dbl else _sincos_f32(b, x)
-    return _in_range(b, x, b.keep_zero(x, _quadrant(b, q, [s, c, b.neg(s), b.neg(c)])))
-
-
-def _cos(b, x):
-    s, c, q = _sincos_core(b, x) if b.dbl else _sincos_f32(b, x)
-    return _in_range(b, x, _quadrant(b, q, [c, b.neg(s), b.neg(c), s]))
-
-
-def _tan(b, x):
-    s, c, q = _sincos_core(b, x)
-    odd = b.or_(b.cmp("oeq", q, b.k(1.0)), b.cmp("oeq", q, b.k(3.0)))
-    return _in_range(b, x, b.keep_zero(x, b.sel(odd, b.neg(b.div(c, s)), b.div(s, c))))
+# --- trigonometric: mathtrig.py -------------------------------------------------------------------
 
 
 PI_HI, PI_LO = 3.141592653589793, 1.2246467991473532e-16
@@ -437,11 +368,16 @@ def require(module: Module, op: str, ty: str) -> str:
     defined.add(name)
     impl = _IMPL[op]
     if ty == "float" and module.math_lanes:       # the CPU's own float versions
-        from . import mathvec
+        from poot.jit.llvm import mathvec
 
         if op in mathvec.OPS:
             return mathvec.require(module, op, module.math_lanes)
         impl = mathvec.CPU_FLOAT.get(op, impl)
+    if ty == "double" and module.math_lanes:      # the CPU's double sin/cos/tan: a branch for huge x
+        from poot.jit.llvm import mathvec
+
+        if op in mathvec.DOUBLE_OPS:
+            return mathvec.require(module, op, module.math_lanes, "double")
     nargs = 2 if op in BINARY else 1
     params = ", ".join(f"{ty} %a{i}" for i in range(nargs))
     args = [f"%a{i}" for i in range(nargs)]
@@ -458,4 +394,4 @@ def require(module: Module, op: str, ty: str) -> str:
     return name
 
 
-__all__ = ["require", "FUNCTIONS", "NATIVE_F32"]
+__all__ = ["require", "FUNCTIONS", "NATIVE_F32", "TRIG_LIMIT"]

@@ -15,17 +15,22 @@ Fast path (|x| <= FAST_BOUND): n = rint(x*2/pi); r + lo = x - n*pi/2 by Cody-Wai
 three floats with FMAs, the rounding error of the second product kept in lo (without it: 1.48 ulp);
 mathlib's float polynomials with lo as a first-order correction; the quadrant from n's low bits as
 a swap and a sign flip. GPU targets keep mathlib's functions (Module.math_lanes is empty there).
+
+Double sin, cos and tan take the same shape (`require(..., ty="double")`): mathlib's Cody-Waite path
+for the vector, and mathtrig's Payne-Hanek path, behind the one branch, for vectors with a lane beyond
+mathtrig.TRIG_LIMIT (2**50): a select would pay its ~700 operations on every element.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import mathcoeffs as C
-from . import mathlib
-from .ir import Module
-from .mathbuild import MathBuilder
+from poot.jit.llvm import mathcoeffs as C
+from poot.jit.llvm import mathlib, mathtrig
+from poot.jit.llvm.ir import Module
+from poot.jit.llvm.mathbuild import MathBuilder
 
 OPS = frozenset({"sin", "cos"})
+DOUBLE_OPS = frozenset({"sin", "cos", "tan"})    # double: only the huge arguments take the branch
 FAST_BOUND = 71476.0625          # NumPy's AVX-512 sinf bound; the fast path's accuracy below it is tested
 
 
@@ -53,8 +58,8 @@ def _fast(b: MathBuilder, x, op: str):
     if op == "cos":
         q = b.i("add", q, 1)
     z = b.mul(r, r)
-    s = b.add(r, b.fma(b.mul(r, z), b.horner(z, mathlib._SIN_P[:4]), lo))    # sin(r + lo) ~ .. + lo
-    c = b.add(b.k(1.0), b.fma(z, b.horner(z, [-0.5] + mathlib._COS_P[:4]), b.mul(b.neg(lo), r)))
+    s = b.add(r, b.fma(b.mul(r, z), b.horner(z, mathtrig._SIN_P[:4]), lo))    # sin(r + lo) ~ .. + lo
+    c = b.add(b.k(1.0), b.fma(z, b.horner(z, [-0.5] + mathtrig._COS_P[:4]), b.mul(b.neg(lo), r)))
     odd = b.o(f"icmp ne {b.it} {b.i('and', q, 1)}, {b.splat(0, 'i32')}")
     res = b.sel(odd, c, s)
     flip = b.i("shl", b.i("and", q, 2), 30)                 # quadrants 2, 3: negate
@@ -63,11 +68,17 @@ def _fast(b: MathBuilder, x, op: str):
 
 
 def _exact(b: MathBuilder, x, op: str):
-    return mathlib._sin(b, x) if op == "sin" else mathlib._cos(b, x)
+    return mathtrig._sin(b, x) if op == "sin" else mathtrig._cos(b, x)
 
 
 def _body(b: MathBuilder, x, op: str):
-    """Fast path, then (one branch) the exact one when a lane (or the scalar) is beyond FAST_BOUND."""
+    """Fast path, then (one branch) the exact one when a lane (or the scalar) is beyond FAST_BOUND.
+    Double: mathlib's Cody-Waite path, and its Payne-Hanek one beyond mathtrig.TRIG_LIMIT."""
+    if b.dbl:
+        value = mathtrig.TRIG_VALUES[op]
+        big = b.cmp("ogt", b.fabs(x), b.k(mathtrig.TRIG_LIMIT))
+        res = mathtrig.branch_rare(b, value(b, x, False), big, lambda: value(b, x, True), "huge")
+        return mathtrig._in_range(b, x, res)
     fast = _fast(b, x, op)
     big = b.cmp("ugt", b.fabs(x), b.k(FAST_BOUND))   # unordered: NaN takes the exact path (NaN there too)
     anybig = big
@@ -107,16 +118,17 @@ def _tanh(b: MathBuilder, x):
 CPU_FLOAT = {"tanh": _tanh}      # scalar float functions the CPU uses instead of mathlib's
 
 
-def require(module: Module, op: str, lanes: tuple[int, ...]) -> str:
-    """Define `@poot.<op>.f32` (noinline, with vector variants of the given widths) once."""
-    name = f"poot.{op}.f32"
+def require(module: Module, op: str, lanes: tuple[int, ...], ty: str = "float") -> str:
+    """Define `@poot.<op>.f32` (or .f64 for ty 'double'; noinline, with vector variants of the given
+    widths) once."""
+    name = f"poot.{op}.{'f64' if ty == 'double' else 'f32'}"
     variants = ",".join(f"_ZGV_LLVM_N{n}v_{name}({name}.v{n})" for n in lanes)
-    b = MathBuilder(module, "float")
-    b.f.term(f"ret float {_body(b, '%a0', op)}")
-    module.functions.append(b.f.render(f'define internal float @{name}(float %a0) noinline willreturn speculatable '
+    b = MathBuilder(module, ty)
+    b.f.term(f"ret {ty} {_body(b, '%a0', op)}")
+    module.functions.append(b.f.render(f'define internal {ty} @{name}({ty} %a0) noinline willreturn speculatable '
                                        f'memory(none) "vector-function-abi-variant"="{variants}" #0'))
     for n in lanes:
-        v = MathBuilder(module, "float", n)
+        v = MathBuilder(module, ty, n)
         v.f.term(f"ret {v.ty} {_body(v, '%a0', op)}")
         # not internal: O3 would delete it before the vectorizer calls it; the CPU target makes it
         # internal afterwards (targets/cpu.py)
@@ -124,4 +136,4 @@ def require(module: Module, op: str, lanes: tuple[int, ...]) -> str:
     return "@" + name
 
 
-__all__ = ["require", "OPS", "FAST_BOUND"]
+__all__ = ["require", "OPS", "DOUBLE_OPS", "FAST_BOUND"]

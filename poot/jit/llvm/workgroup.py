@@ -16,9 +16,9 @@ barrier-free statement that targets a loop containing a barrier is lowered at wo
 """
 from __future__ import annotations
 
-from ..kir.model import Barrier, Break, Continue, For, If, Return, While
-from .ir import reg_type
-from .lower import Lowering
+from poot.jit.kir.model import Barrier, Break, Continue, For, If, Return, While
+from poot.jit.llvm.ir import reg_type
+from poot.jit.llvm.lower import Lowering
 
 
 def has_barrier(s) -> bool:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..devices import Buffer, Device
-from ..graph import Graph
-from . import traps
+from poot.devices import Buffer, Device
+from poot.graph import Graph
+from poot.jit.runtime import traps
 
 
 class _SubProgram:
@@ -21,7 +21,7 @@ class _SubProgram:
     __slots__ = ("program", "picks")
 
     def __init__(self, graph: Graph, device: Device):
-        from .execute import compiled_program
+        from poot.jit.runtime.execute import compiled_program
 
         self.program = compiled_program(graph, device) if graph.eqns else None
         pos = {v.id: i for i, v in enumerate(graph.inputs)}

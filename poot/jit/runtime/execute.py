@@ -10,35 +10,35 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import devices
-from ..devices import Buffer, Device
-from ..errors import InternalError, KernelIndexError, PootError
-from ..graph import Graph, evaluate
-from . import abi, traps
-from .compile import debug_level
+from poot import devices
+from poot.devices import Buffer, Device
+from poot.errors import InternalError, KernelIndexError, PootError
+from poot.graph import Graph, evaluate
+from poot.jit.runtime import traps
+from poot.jit.llvm import abi
+from poot.jit.llvm.compile import debug_level
+from poot.jit.llvm.targets import target_of
 
 
 def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
     """A read-only NumPy view (or copy, off the CPU) of a buffer holding an array of `aval`. A host
-    read: the traps of the programs launched on the device since the last read are raised first."""
+    read: the traps of the programs launched on the device since the last read are raised first, which
+    is why the runtime, not the device, owns this read (`Device.to_numpy` knows no traps)."""
     if traps._pending:
         traps.check(buf.device)
-    raw = buf.device.read(buf)
-    return raw[: aval.nbytes].view(aval.dtype.np).reshape(aval.shape)
+    return buf.device.to_numpy(buf, aval.shape, aval.dtype.np)
 
 
 def numpy_to_buffer(array: np.ndarray, device: Device) -> Buffer:
-    """A new device buffer holding the bytes of `array` (C order)."""
-    array = np.ascontiguousarray(array)
-    buf = device.allocate(array.nbytes)
-    device.write(buf, array)
-    return buf
+    """A new device buffer holding the bytes of `array` (C order): `device.from_numpy`, kept for the
+    tracer's and the kernel API's uploads."""
+    return device.from_numpy(array)
 
 
 def execute_oracle(graph: Graph, inputs: list[Buffer], device: Device) -> list[Buffer]:
     arrays = [buffer_to_numpy(b, v.aval) for b, v in zip(inputs, graph.inputs)]
     outs = evaluate(graph, arrays)
-    return [numpy_to_buffer(o, device) for o in outs]
+    return [device.from_numpy(o) for o in outs]
 
 
 _PROGRAMS: OrderedDict = OrderedDict()
@@ -51,8 +51,8 @@ def compiled_program(graph: Graph, device: Device):
     key = (device.name, graph.key())
     prog = _cached(key)
     if prog is None:
-        from ..fuse.plan import plan_fusion
-        from .program import Program
+        from poot.fuse.plan import plan_fusion
+        from poot.jit.runtime.program import Program
 
         try:
             prog = Program(plan_fusion(graph, device.caps.max_buffers - abi.ABI_BUFFERS), device)
@@ -140,28 +140,28 @@ REPLAY_MAX_BYTES = 1 << 16
 
 def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     """Run a cached Program; from its second call on, a small CPU program replays a recording of its
-    launches (poot/jit/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
+    launches (poot/jit/runtime/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
     which halves the per-realize cost of a tiny graph. The recording keeps its stand-in buffers (as
     large as the program's), hence the size limit; POOT_DEBUG >= 1 always walks the steps (it times
     each launch)."""
-    state = prog.__dict__.get("_eager_replay", _FIRST)
-    if state is _FIRST:                  # a graph realized once never pays for a recording
-        prog._eager_replay = _SECOND
-    elif state is _SECOND:
-        prog._eager_replay = _replay_for(prog)
-    elif state is not None and debug_level() < 1:
-        out = state.run(inputs)
+    replay = prog.eager_replay
+    if replay is None:
+        if prog.eager_calls < 2:
+            prog.eager_calls += 1
+            if prog.eager_calls == 2:    # a graph realized once never pays for a recording
+                prog.eager_replay = _replay_for(prog)
+    elif debug_level() < 1:
+        out = replay.run(inputs)
         if out is not None:              # None: another thread holds the recording
             return out
     return prog.run(inputs, wheres=wheres)
 
 
-_FIRST, _SECOND = object(), object()
 
 
 def _replay_for(prog):
-    if prog.device.caps.target != "cpu" or sum(prog.nbytes.values()) > REPLAY_MAX_BYTES:
+    if not target_of(prog.device.caps).is_host or sum(prog.nbytes.values()) > REPLAY_MAX_BYTES:
         return None
-    from .replay import Replay
+    from poot.jit.runtime.replay import Replay
 
     return Replay.build(prog)

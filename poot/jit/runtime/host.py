@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..devices import Buffer, Device
-from ..graph.host import HOST
-from . import traps
+from poot.devices import Buffer, Device
+from poot.graph.host import HOST
+from poot.jit.runtime import traps
 
 
 def _view(buf: Buffer, aval) -> np.ndarray:
@@ -22,18 +22,26 @@ def _view(buf: Buffer, aval) -> np.ndarray:
 class HostStep:
     """A host step of a Program (`run(bufs)`, bufs by var id)."""
 
-    __slots__ = ("op", "params", "compute", "inputs", "outputs", "device", "in_place")
+    __slots__ = ("op", "params", "compute", "into", "n_results", "inputs", "outputs", "device", "in_place")
 
     def __init__(self, step, producer: dict, device: Device):
         eqn = step.eqn
         self.op = eqn.op
         self.params = {k: v for k, v in eqn.params.items() if k != "index"}
         self.compute = HOST[eqn.op].compute
+        self.into = HOST[eqn.op].into
         self.inputs = [(v.id, v.aval) for v in eqn.inputs]
         # (slot, result index, aval) for each result still used after DCE
         self.outputs = [(v.id, producer[v.id].params.get("index", 0), v.aval) for v in step.outputs]
         self.device = device
-        self.in_place = device.caps.target == "cpu"
+        self.in_place = device.shares_host_memory
+        self.n_results = 1 + max((k for _, k, _ in self.outputs), default=0)
+
+    def _apart(self, bufs: dict) -> bool:
+        """No result buffer overlaps an operand's memory (`into` writes results while reading)."""
+        ins = [np.asarray(bufs[vid].handle) for vid, _ in self.inputs]
+        return not any(np.may_share_memory(np.asarray(bufs[slot].handle), x)
+                       for slot, _, aval in self.outputs if aval.nbytes for x in ins)
 
     def transfers(self) -> str:
         """The copies this step makes, as a line of the plan's text."""
@@ -56,6 +64,12 @@ class HostStep:
             for vid, aval in self.inputs:
                 raw = dev.read(bufs[vid]) if aval.nbytes else np.zeros(0, np.uint8)
                 xs.append(np.asarray(raw)[: aval.nbytes].view(aval.dtype.np).reshape(aval.shape))
+        if self.in_place and self.into is not None and self._apart(bufs):
+            outs = [None] * self.n_results
+            for slot, k, aval in self.outputs:
+                outs[k] = _view(bufs[slot], aval)
+            self.into(xs, outs, **self.params)     # NumPy writes the result buffers itself
+            return
         results = self.compute(xs, **self.params)
         for slot, k, aval in self.outputs:
             if not aval.nbytes:

@@ -18,12 +18,13 @@ import weakref
 
 import numpy as np
 
-from .. import devices
-from ..devices import Buffer
-from ..errors import kernel_trap
-from .abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
-from .compile import compile_kernel, debug_level, debug_print
-from .kir.model import TRAP_MESSAGES, Kernel
+from poot import devices
+from poot.devices import Buffer
+from poot.errors import kernel_trap
+from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
+from poot.jit.llvm.compile import compile_kernel, debug_level, debug_print
+from poot.jit.kir.model import TRAP_MESSAGES, Kernel
+from poot.jit.llvm.targets import target_of
 
 _launch_ids = itertools.count(1)
 _lock = threading.Lock()
@@ -53,13 +54,13 @@ def trap_buffer(device):
         buf = device.allocate(4 * TRAP_WORDS)
         device.write(buf, np.zeros(TRAP_WORDS, np.uint32))
         _trap_buffers[id(device)] = buf
-        if device.caps.target == "cpu":      # host memory: the trap word is checked in place
+        if device.shares_host_memory:        # host memory: the trap word is checked in place
             _trap_words[id(device)] = buf.handle.view(np.uint32)
     return buf
 
 
 def _meta_buffer(device, words: list):
-    if device.caps.target == "cpu":          # host memory: a ctypes array of the words is the buffer
+    if device.shares_host_memory:            # host memory: a ctypes array of the words is the buffer
         return Buffer(device, 4 * len(words), (ctypes.c_uint32 * len(words))(*words))
     words = np.array(words, dtype=np.uint32)
     buf = device.allocate(words.nbytes)
@@ -80,7 +81,7 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
     words = meta_words(kernel, lengths, scalars, grid, launch_id, layout)
     if grid[0] * grid[1] * grid[2] == 0:
         return
-    cpu = device.caps.target == "cpu"
+    cpu = target_of(device.caps).is_host   # launches run on this thread: the trap word is set now
     trap = trap_buffer(device)
     if not cpu:                          # traps surface at a later synchronize: remember who launched
         with _lock:
@@ -102,11 +103,11 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
 
 def synchronize(device) -> None:
     """Wait for `device`'s launches to finish, then raise KernelTrap if one of them trapped (a
-    @kernel launch or a realize's program: poot/jit/traps.py)."""
+    @kernel launch or a realize's program: poot/jit/runtime/traps.py)."""
     if isinstance(device, str):
         device = devices.get(device)
     device.synchronize()
-    from . import traps
+    from poot.jit.runtime import traps
 
     traps.check(device)
     check_traps(device)

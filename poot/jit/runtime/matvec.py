@@ -8,7 +8,7 @@ takes one of two paths:
 - "blas": NumPy's matmul into the result (OpenBLAS here), as for every other CPU matmul.
 
 The rule ("auto") is a size threshold from measurement: the asset for N*K <= ASSET_MAX_ELEMENTS, BLAS
-above. benchmarks/bench_cpu_gemv.py times both side by side; on the 2-core CI machine (median, both
+above. benchmarks/bench_kernels.py (case gemv-asset) and bench_matmul.py time both beside NumPy; on the 2-core CI machine (median, both
 warm, back to back) BLAS wins at every size:
 
     N x K         asset      BLAS
@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from .. import dtypes as dt
+from poot import dtypes as dt
 
 ASSET_MAX_ELEMENTS = 0        # measured: BLAS is faster at every size on the CPU (table above)
 
@@ -40,7 +40,7 @@ _asset = None
 def forced() -> str:
     mode = os.environ.get("POOT_CPU_GEMV", "auto").strip().lower() or "auto"
     if mode not in ("auto", "asset", "blas"):
-        from ..errors import PootError
+        from poot.errors import PootError
 
         raise PootError(f"POOT_CPU_GEMV is '{mode}'; use auto, asset or blas")
     return mode
@@ -55,7 +55,7 @@ def is_matvec(eqn) -> bool:
 def asset_kernel():
     global _asset
     if _asset is None:
-        from .kernel.assets import load_asset
+        from poot.jit.kir.assets import load_asset
 
         _asset = load_asset("gemv_f32")
     return _asset
@@ -85,7 +85,7 @@ class MatvecStep:
             np.matmul(w.reshape(n, k), x, out=y)
 
     def _asset(self, w, x, y) -> None:
-        from .launch import launch
+        from poot.jit.runtime.launch import launch
 
         dev = self.device
         kernel = asset_kernel()
@@ -101,7 +101,7 @@ class MatvecStep:
 
 def route_matvec(eqn, device):
     """A MatvecStep for an f32 matrix-vector `matmul` on the CPU device, else None."""
-    if device.caps.target != "cpu" or not is_matvec(eqn):
+    if not device.shares_host_memory or not is_matvec(eqn):
         return None
     return MatvecStep(eqn, device)
 

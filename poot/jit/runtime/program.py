@@ -17,17 +17,20 @@ import time
 
 import numpy as np
 
-from ..devices import Buffer, Device
-from ..errors import kernel_trap
-from ..fuse.plan import Plan
-from . import abi, traps
-from .control import ControlRunner
-from .host import HostStep
-from .kernelgen import generate
-from .kir.model import TRAP_MESSAGES
-from .matvec import route_matvec
+from poot.devices import Buffer, Device
+from poot.errors import kernel_trap
+from poot.fuse.plan import Plan
+from poot.jit.runtime import traps
+from poot.jit.llvm import abi
+from poot.jit.runtime.control import ControlRunner
+from poot.jit.runtime.host import HostStep
+from poot.jit.runtime.inplace import release_step
+from poot.jit.codegen import generate
+from poot.jit.kir.model import TRAP_MESSAGES
+from poot.jit.runtime.matvec import route_matvec
+from poot.jit.llvm.targets import target_of
 
-log = logging.getLogger("poot.jit.program")
+log = logging.getLogger("poot.jit.runtime.program")
 
 def debug_level() -> int:
     try:
@@ -69,7 +72,7 @@ def _view(buf: Buffer, aval, writable=False) -> np.ndarray:
 
 class Program:
     def __init__(self, plan: Plan, device: Device):
-        from .compile import compile_kernel
+        from poot.jit.llvm.compile import compile_kernel
 
         self.plan, self.device = plan, device
         graph = plan.graph
@@ -78,14 +81,18 @@ class Program:
         self.nbytes = {v.id: v.aval.nbytes for v in graph.inputs}
         # per plan step: the slots it allocates, its actions, the slots that die after it
         self.steps: list[tuple[list[int], list[tuple], list[int]]] = []
-        self.trap_buffer = _trap_buffer(device)
-        self.host_traps = device.caps.target == "cpu"     # launches ran here: check the word at once
+        self.trap_buffer = traps.trap_buffer(device)
+        # execute.run_program's replay of this program: the Replay (poot/jit/runtime/replay.py) it builds at
+        # the second call (None before, and where none applies); eager_calls counts calls up to then
+        self.eager_replay = None
+        self.eager_calls = 0
+        self.host_traps = target_of(device.caps).is_host  # launches ran here: check the word at once
         self.index_positions: tuple[int, ...] = ()        # set by execute.compiled_program
         self.index_wheres: tuple[str, ...] = ()
         self.launches: list[_Launch] = []
         if debug_level() >= 2:
             print(plan, file=sys.stderr)
-        host_matmul = device.caps.target == "cpu"
+        host_matmul = device.shares_host_memory          # NumPy matmul on views of the buffers
         for i, step in enumerate(plan.steps):
             allocs = [v.id for v in step.outputs]
             frees = [v.id for v in plan.free_after[i]]
@@ -146,6 +153,8 @@ class Program:
         bufs: dict[int, Buffer] = dict(zip(self.input_ids, inputs))
         pool: dict[int, list[Buffer]] = {}
         donated_after = self._donations(inputs, donate) if donate else None
+        for b in donated_after.pop(-1, ()) if donated_after else ():   # an in-place first step
+            pool.setdefault(b.nbytes, []).append(b)
         level = debug_level()
         trap = self.trap_buffer
         outputs = set(self.output_ids)
@@ -195,7 +204,7 @@ class Program:
             vid = self.input_ids[pos]
             last = self.plan.input_last_use.get(vid)
             if last is not None and vid not in outs and vid not in self.plan.aliased_outputs:
-                after.setdefault(last, []).append(inputs[pos])
+                after.setdefault(release_step(self.plan, vid, last), []).append(inputs[pos])
         return after
 
     def _check_trap(self) -> None:
@@ -214,12 +223,3 @@ class Program:
         name = rec.name if rec else f"launch {launch_id}"
         site = next((t for t in rec.kernel.traps if t.code == code), None) if rec else None
         return kernel_trap(name, code, site.where if site else None, site.what if site else TRAP_MESSAGES.get(code))
-
-
-def _trap_buffer(device: Device) -> Buffer:
-    buf = getattr(device, "_poot_trap_buffer", None)
-    if buf is None:
-        buf = device.allocate(abi.TRAP_WORDS * 4)
-        device.write(buf, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
-        device._poot_trap_buffer = buf
-    return buf

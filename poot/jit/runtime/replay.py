@@ -16,8 +16,10 @@ import threading
 
 import numpy as np
 
-from ..devices.cpu import buffer_address
-from . import abi, traps
+from poot.devices.cpu import buffer_address
+from poot.jit.runtime import traps
+from poot.jit.llvm import abi
+from poot.jit.llvm.targets import target_of
 
 
 def _stand_in_bytes(nbytes: int) -> int:
@@ -37,7 +39,7 @@ class Replay:
         self.lock = threading.Lock()  # the intermediates are shared: one replay at a time
         dev = program.device
         self.trap_words = (dev.read(program.trap_buffer)[: abi.TRAP_WORDS * 4].view(np.uint32)
-                           if dev.caps.target == "cpu" else None)   # the trap word, read in place
+                           if dev.shares_host_memory else None)   # the trap word, read in place
 
     @classmethod
     def build(cls, program) -> "Replay | None":
@@ -105,7 +107,7 @@ class Replay:
             root = alias_root.get(vid, vid)
             outputs.append(("in", input_pos[root]) if root in input_pos else ("fresh", fresh_index[root]))
         segments = [(s[0], s[1], list(s[2].values())) if s[0] == "rec" else s for s in segments]
-        return (CpuReplay if dev.caps.target == "cpu" else cls)(program, segments, inputs, fresh,
+        return (CpuReplay if target_of(dev.caps).is_host else cls)(program, segments, inputs, fresh,
                                                                 outputs, slots)
 
     def run(self, inputs: list, wheres=None):

@@ -23,9 +23,9 @@ import threading
 
 import numpy as np
 
-from ..errors import KernelIndexError, kernel_trap
-from . import abi
-from .kir.model import TRAP_MESSAGES
+from poot.errors import KernelIndexError, kernel_trap
+from poot.jit.llvm import abi
+from poot.jit.kir.model import TRAP_MESSAGES
 
 _launch_ids = itertools.count(1)
 _lock = threading.Lock()
@@ -39,6 +39,21 @@ def next_launch_id() -> int:
 
 # device -> {id(program): (program, [wheres, ...])}; a device absent or empty has nothing pending
 _pending: dict = {}
+# device -> the trap buffer every Program of the device shares (created on its first program)
+_trap_buffers: dict = {}
+
+
+def trap_buffer(device):
+    """The trap buffer of `device`'s programs, zeroed when first made."""
+    buf = _trap_buffers.get(device)
+    if buf is None:
+        with _lock:
+            buf = _trap_buffers.get(device)
+            if buf is None:
+                buf = device.allocate(abi.TRAP_WORDS * 4)
+                device.write(buf, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
+                _trap_buffers[device] = buf
+    return buf
 
 
 def launched(device, program, wheres=None) -> None:
@@ -107,4 +122,4 @@ def drop(device) -> None:
         _pending.pop(device, None)
 
 
-__all__ = ["next_launch_id", "launched", "pending", "check", "relocate", "drop"]
+__all__ = ["trap_buffer", "next_launch_id", "launched", "pending", "check", "relocate", "drop"]

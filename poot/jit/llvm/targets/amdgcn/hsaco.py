@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import LoweringError
+from poot.errors import LoweringError
 
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA = 64

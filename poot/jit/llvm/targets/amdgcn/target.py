@@ -2,7 +2,7 @@
 as `gfx90a:sramecc+:xnack-`), code-object v5, an ELF object linked to a HSACO with LLD (hsaco.py),
 loaded later with hipModuleLoadData.
 
-Entry ABI (poot/jit/abi.py): the one PTX has too (poot/jit/llvm/gpu_entry.py), as an `amdgpu_kernel`
+Entry ABI (poot/jit/llvm/abi.py): the one PTX has too (poot/jit/llvm/gpu_entry.py), as an `amdgpu_kernel`
 with eight bytes of kernel arguments per pointer, launched with the kernel's workgroup over a physical
 grid that may be folded.
 
@@ -27,14 +27,15 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from ....errors import LoweringError
-from ..hsaco import inspect_hsaco, link_hsaco, linker
-from ..gpu_entry import emit_gpu_kernel
-from ..lower import Lowering
+from poot.errors import LoweringError
+from poot.jit.llvm.targets.amdgcn.hsaco import inspect_hsaco, link_hsaco, linker
+from poot.jit.llvm.gpu_entry import emit_gpu_kernel
+from poot.jit.llvm.lower import Lowering
+from poot.jit.llvm.targets import target_named
 
 NAME = "amdgcn"
 TRIPLE = "amdgcn-amd-amdhsa"
-DEFAULT_ARCH = "gfx90a"
+DEFAULT_ARCH = target_named(NAME).default_arch   # the registry's
 CODE_OBJECT_VERSION = 500
 _EF_AMDGPU_MACH = 0xFF
 
@@ -59,7 +60,7 @@ def parse_arch(arch: str) -> tuple[str, str]:
 @functools.lru_cache(maxsize=None)
 def _sources_digest() -> str:
     here = Path(__file__).resolve()
-    return hashlib.sha256(here.read_bytes() + (here.parent.parent / "hsaco.py").read_bytes()).hexdigest()[:16]
+    return hashlib.sha256(here.read_bytes() + (here.parent / "hsaco.py").read_bytes()).hexdigest()[:16]
 
 
 class _AmdgcnLowering(Lowering):
@@ -89,7 +90,7 @@ class _AmdgcnLowering(Lowering):
 
 class AmdgcnTarget:
     name = NAME
-    max_workgroup_size = 1024
+    max_workgroup_size = target_named(NAME).max_workgroup_size   # the registry's limit
     as_global, as_shared = 1, 3
 
     def __init__(self, arch: str | None = None):

@@ -1,6 +1,6 @@
 """The CPU target: native object code for the host CPU, run by poot.devices.cpu.
 
-Entry ABI (see poot/jit/abi.py for the meta and trap words):
+Entry ABI (see poot/jit/llvm/abi.py for the meta and trap words):
 
     void ENTRY(ptr buffers /* n pointers */, ptr meta, ptr trap, i64 group_begin, i64 group_end)
 
@@ -17,13 +17,14 @@ import re
 
 import llvmlite.binding as llvm
 
-from ...kir.model import TRAP_MISALIGNED, Access
-from ..ir import Func
-from .cpu_stream import mark_streaming_stores
+from poot.jit.kir.model import TRAP_MISALIGNED, Access
+from poot.jit.llvm.ir import Func
+from poot.jit.llvm.targets.cpu.stream import mark_streaming_stores
+from poot.jit.llvm.targets import target_named
 
 NAME = "cpu"
 MAX_INLINED_VARIANT_CALLS = 16
-_VARIANT = re.compile(r"poot\.\w+\.f32\.v\d+")
+_VARIANT = re.compile(r"poot\.\w+\.f(?:32|64)\.v\d+")
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,7 +42,7 @@ def host() -> tuple[str, str, str]:
 
 class CpuTarget:
     name = NAME
-    max_workgroup_size = 1024
+    max_workgroup_size = target_named(NAME).max_workgroup_size   # the registry's limit
     as_global = as_shared = 0
 
     def __init__(self, arch: str | None = None):
@@ -82,7 +83,7 @@ class CpuTarget:
         feats = f' "target-features"="{self.features}"' if self.features else ""
         module.fn_attrs = f'"target-cpu"="{self.arch}"{feats}'
         module.math_lanes = self.math_lanes
-        from ..workgroup import WorkgroupLowering   # not imported on a cache hit
+        from poot.jit.llvm.workgroup import WorkgroupLowering   # not imported on a cache hit
 
         nb = len(kernel.buffers)
         stream = [j for j, p in enumerate(kernel.buffers) if p.access is Access.STREAM]
@@ -189,11 +190,11 @@ class CpuTarget:
 
     def emit(self, mod) -> bytes:
         obj = self.tm.emit_object(mod)
-        from ....devices.cpu import runtime_symbols
+        from poot.devices.cpu import runtime_symbols
 
         missing = [s for s in undefined_symbols(obj) if s not in runtime_symbols()]
         if missing:
-            from ....errors import LoweringError
+            from poot.errors import LoweringError
 
             raise LoweringError(f"the CPU code needs library functions this process cannot provide: {missing}")
         return obj
@@ -225,7 +226,7 @@ def undefined_symbols(obj: bytes) -> list[str]:
 
 
 def _mem(dtype) -> str:
-    from ..ir import mem_type
+    from poot.jit.llvm.ir import mem_type
 
     return mem_type(dtype)
 

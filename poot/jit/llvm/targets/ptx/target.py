@@ -1,7 +1,7 @@
 """The PTX target (NVIDIA): `nvptx64-nvidia-cuda`, cpu `sm_XY` (default sm_80), an explicit PTX ISA
 feature (+ptx80, or what newer SMs need), assembly text loaded later with cuModuleLoadData.
 
-Entry ABI (poot/jit/abi.py):
+Entry ABI (poot/jit/llvm/abi.py):
 
     ptx_kernel void ENTRY(ptr addrspace(1) b0, ..., ptr addrspace(1) meta, ptr addrspace(1) trap)
 
@@ -20,14 +20,15 @@ import re
 
 import llvmlite.binding as llvm
 
-from .... import dtypes as dt
-from ..gpu_entry import emit_gpu_kernel
-from ..ir import Func
-from ..lower import Lowering
+from poot import dtypes as dt
+from poot.jit.llvm.gpu_entry import emit_gpu_kernel
+from poot.jit.llvm.ir import Func
+from poot.jit.llvm.lower import Lowering
+from poot.jit.llvm.targets import target_named
 
 NAME = "ptx"
 TRIPLE = "nvptx64-nvidia-cuda"
-DEFAULT_ARCH = "sm_80"
+DEFAULT_ARCH = target_named(NAME).default_arch   # the registry's
 _MIN_PTX = {100: 86, 101: 86, 103: 88, 120: 87, 121: 88}   # SM -> lowest PTX ISA that knows it (x10)
 
 
@@ -40,7 +41,7 @@ def _init() -> None:
 def ptx_feature(arch: str) -> str:
     m = re.fullmatch(r"sm_(\d+)a?", arch)
     if not m:
-        from ....errors import LoweringError
+        from poot.errors import LoweringError
 
         raise LoweringError(f"PTX arch '{arch}' must look like sm_80 or sm_90a")
     return f"+ptx{max(80, _MIN_PTX.get(int(m.group(1)), 80))}"
@@ -67,7 +68,7 @@ class _PtxLowering(Lowering):
         elements each (the lower-indexed element in the low half), C and D 4 floats."""
         sm = int(re.match(r"sm_(\d+)", self.arch).group(1))
         if sm < 80:
-            from ....errors import NotBuiltError
+            from poot.errors import NotBuiltError
 
             raise NotBuiltError(f"mma_{e.shape} needs sm_80 or newer; this kernel is compiled for {self.arch}")
         t = e.a[0].dtype
@@ -97,7 +98,7 @@ class _PtxLowering(Lowering):
 
 class PtxTarget:
     name = NAME
-    max_workgroup_size = 1024
+    max_workgroup_size = target_named(NAME).max_workgroup_size   # the registry's limit
     as_global, as_shared = 1, 3
 
     def __init__(self, arch: str | None = None):

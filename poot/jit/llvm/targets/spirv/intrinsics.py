@@ -4,7 +4,7 @@ ignore NaN; float64 Fma: drivers need not fuse it; float64 RoundEven: wrong on l
 internal, always-inlined LLVM IR function -- for the shared lowering and for mathlib alike."""
 from __future__ import annotations
 
-from .ir import int_const
+from poot.jit.llvm.ir import int_const
 
 def _copysign(ty: str, bits: int) -> str:
     return f"""  %ia = bitcast {ty} %a to i{bits}

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import dtypes as dt
-from ...errors import LoweringError
-from ..kir.model import (Assign, Binary, Break, Cast, Const, Continue, For, If, Kernel, Local, Read, Return,
+from poot import dtypes as dt
+from poot.errors import LoweringError
+from poot.jit.kir.model import (Assign, Binary, Break, Cast, Const, Continue, For, If, Kernel, Local, Read, Return,
                          Select, Unary, While)
 
 _UNSIGNED = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}

@@ -1,17 +1,17 @@
 """The SPIR-V lowering: the shared KIR -> LLVM lowering (lower.py) with what Vulkan compute needs
 instead -- resource handles and element pointers, 32-bit words for 8/16-bit storage, traps without early
-exits, 16-bit float bits in i32, saturating casts. poot/jit/llvm/targets/spirv.py says why for each."""
+exits, 16-bit float bits in i32, saturating casts. poot/jit/llvm/targets/spirv/target.py says why for each."""
 from __future__ import annotations
 
 import dataclasses
 
-from ... import dtypes as dt
-from ...dtypes import DType
-from ...errors import LoweringError
-from ..kir.model import TRAP_BOUNDS, BufferParam, Trap
-from .ir import float_const, int_const, mem_type, reg_type
-from .lower import Lowering
-from .workgroup import has_barrier
+from poot import dtypes as dt
+from poot.dtypes import DType
+from poot.errors import LoweringError
+from poot.jit.kir.model import TRAP_BOUNDS, BufferParam, Trap
+from poot.jit.llvm.ir import float_const, int_const, mem_type, reg_type
+from poot.jit.llvm.lower import Lowering
+from poot.jit.llvm.workgroup import has_barrier
 
 PACKED = {dt.bool_: 8, dt.bfloat16: 16, dt.int8: 8, dt.uint8: 8, dt.int16: 16, dt.uint16: 16}  # in i32 words
 TRAP_TICKET_WORD = 2

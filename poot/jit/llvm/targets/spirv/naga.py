@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import struct
 
-from ...errors import LoweringError
+from poot.errors import LoweringError
 
 MAGIC = 0x07230203
 POST_PASS_VERSION = 9                           # part of the SPIR-V target's cache identity

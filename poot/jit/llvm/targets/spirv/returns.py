@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import dtypes as dt
-from ...errors import LoweringError
-from ..kir.model import Assign, Break, Const, For, If, Kernel, Local, Read, Return, Unary, While
+from poot import dtypes as dt
+from poot.errors import LoweringError
+from poot.jit.kir.model import Assign, Break, Const, For, If, Kernel, Local, Read, Return, Unary, While
 
 FLAG = "__returned"
 MAX_GROWTH = 8                      # the rewritten body may hold at most this many times the statements

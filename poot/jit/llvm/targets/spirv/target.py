@@ -1,9 +1,9 @@
 """The SPIR-V target (Vulkan compute, run by poot.devices.wgpu and poot.devices.vulkan):
 `spirv1.6-unknown-vulkan1.3-compute` with HLSL-style resources, then a post-pass chosen by `arch`, the
-consumer: "" (wgpu) the naga post-pass (poot/jit/llvm/spirv_naga.py); "vulkan1.3" (raw Vulkan) only
-the fixes the Vulkan environment requires (poot/jit/llvm/spirv_vulkan.py). One lowering, two consumers.
+consumer: "" (wgpu) the naga post-pass (poot/jit/llvm/targets/spirv/naga.py); "vulkan1.3" (raw Vulkan) only
+the fixes the Vulkan environment requires (poot/jit/llvm/targets/spirv/vulkan.py). One lowering, two consumers.
 
-Entry ABI (poot/jit/abi.py): `void ENTRY()` with "hlsl.numthreads" = the kernel's workgroup; buffer
+Entry ABI (poot/jit/llvm/abi.py): `void ENTRY()` with "hlsl.numthreads" = the kernel's workgroup; buffer
 param j is the storage buffer at (set 0, binding j), then meta at binding n (read-only uint32 words)
 and trap at binding n+1. Shared arrays are Workgroup (addrspace 3) globals.
 
@@ -56,18 +56,19 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from ....errors import LoweringError
-from ... import cache
-from ..ir import Func
-from ..spirv_intrinsics import redirect_intrinsics
-from ..spirv_loops import eliminate_loop_exits
-from ..spirv_lowering import SpirvLowering, storage_type
-from ..spirv_naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga, rename_entry
-from ..spirv_returns import eliminate_returns
-from ..spirv_vulkan import TARGET_ENV, fix_for_vulkan
-from ..spirv_widen import widen_narrow_ints
-from ..spirv_worker import EXTENSIONS, TRIPLE, compile_spirv, trap_binding_metadata
-from ..spirv_worker import restart as restart_worker
+from poot.errors import LoweringError
+from poot.jit.llvm import cache
+from poot.jit.llvm.ir import Func
+from poot.jit.llvm.targets.spirv.intrinsics import redirect_intrinsics
+from poot.jit.llvm.targets.spirv.loops import eliminate_loop_exits
+from poot.jit.llvm.targets.spirv.lowering import SpirvLowering, storage_type
+from poot.jit.llvm.targets.spirv.naga import POST_PASS_VERSION, duplicate_ids, fix_for_naga, rename_entry
+from poot.jit.llvm.targets.spirv.returns import eliminate_returns
+from poot.jit.llvm.targets.spirv.vulkan import TARGET_ENV, fix_for_vulkan
+from poot.jit.llvm.targets.spirv.widen import widen_narrow_ints
+from poot.jit.llvm.targets.spirv.worker import EXTENSIONS, TRIPLE, compile_spirv, trap_binding_metadata
+from poot.jit.llvm.targets.spirv.worker import restart as restart_worker
+from poot.jit.llvm.targets import target_named
 
 NAME = "spirv"
 
@@ -81,7 +82,7 @@ def _init() -> None:
 @functools.lru_cache(maxsize=None)
 def _sources_digest() -> str:
     here = Path(__file__).resolve()
-    files = [here, *sorted(here.parent.parent.glob("spirv_*.py"))]
+    files = sorted(here.parent.glob("*.py"))   # this target's modules: the lowering, the worker, the post-passes
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 
 
@@ -108,7 +109,7 @@ def llvm_spirv(ir: str, name: str) -> bytes:
 
 class SpirvTarget:
     name = NAME
-    max_workgroup_size = 1024
+    max_workgroup_size = target_named(NAME).max_workgroup_size   # the registry's limit
     as_global, as_shared = 11, 3
 
     def __init__(self, arch: str | None = None):

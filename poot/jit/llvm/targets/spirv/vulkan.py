@@ -19,7 +19,7 @@ float compares and integer operands stay as LLVM wrote them.
 """
 from __future__ import annotations
 
-from .spirv_naga import (assemble, drop_dead_declarations, drop_kernel_only_decorations,
+from poot.jit.llvm.targets.spirv.naga import (assemble, drop_dead_declarations, drop_kernel_only_decorations,
                          drop_unused_small_int_capabilities, fix_barrier_semantics, merges_before_branches, parse,
                          spell_null_integers, spell_signed_remainders, spell_unordered_compares)
 

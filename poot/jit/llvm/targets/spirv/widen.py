@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import dtypes as dt
-from ...errors import LoweringError
-from ..kir.model import (COMPARE_OPS, AtomicAdd, Binary, Bitcast, Cast, Const, For, If, Kernel, Load, Local,
+from poot import dtypes as dt
+from poot.errors import LoweringError
+from poot.jit.kir.model import (COMPARE_OPS, AtomicAdd, Binary, Bitcast, Cast, Const, For, If, Kernel, Load, Local,
                          Read, Select, Store, Unary, While, Assign)
 
 WIDE = {dt.int8: dt.int32, dt.int16: dt.int32, dt.uint8: dt.uint32, dt.uint16: dt.uint32}

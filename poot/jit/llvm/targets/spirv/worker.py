@@ -204,7 +204,7 @@ class _Worker:
             self.proc = None
 
     def died(self, name: str) -> Exception:
-        from ...errors import LoweringError
+        from poot.errors import LoweringError
 
         self.proc.kill()
         self.stderr.seek(0)
@@ -215,7 +215,7 @@ class _Worker:
                              + (" | ".join(lines[-4:]) or "the worker process died"))
 
     def compile(self, ir: str, name: str) -> bytes:
-        from ...errors import LoweringError
+        from poot.errors import LoweringError
 
         with self.lock:
             if self.proc is None or self.proc.poll() is not None or self.count >= MAX_COMPILES:
@@ -252,7 +252,7 @@ def compile_spirv(ir: str, name: str = "?") -> bytes:
     """Optimized SPIR-V (LLVM's output, before the naga post-pass) for LLVM IR text. NewGVN can fail
     to converge and abort ("Seem to have processed the same Value a lot": a full_iota_take gather of
     add.at); such a kernel is compiled again without it."""
-    from ...errors import LoweringError
+    from poot.errors import LoweringError
 
     try:
         return _worker.compile(ir, name)

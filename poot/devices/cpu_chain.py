@@ -1,0 +1,104 @@
+"""A recorded CPU segment as one native call: the kernel calls of a recording, compiled into one LLVM
+function that calls each kernel entry (or the native pool, for a launch worth splitting) in order.
+
+Why: a replay used to make one ctypes call per dispatch, and each cost ~1-2 us of Python around it
+(the call itself, the split decision, the timing); a program of a few dozen small launches spent more
+there than in its kernels. The chain makes the whole segment one ctypes call, with the GIL released.
+
+What it relies on: every address it bakes in is stable for the recording's life. The pointer arrays
+(`ptrs`) are the recording's own ctypes arrays, which a replay rewrites in place before the call; the
+meta arrays, trap words and kernel entries are kept alive by the recording and the device's engine.
+
+Each launch is decided once, when the chain is built: inline (its measured time per workgroup says the
+launch takes less than `cpu.INLINE_NS`) or split over the native pool with the chunk size
+`run_split` would use. So the chain is built only after the recording has run through the Python path
+`MEASURED_RUNS` times (every launch then has a measurement), and only where the native pool exists.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import logging
+import os
+
+log = logging.getLogger("poot.devices.cpu")
+
+MEASURED_RUNS = 2        # runs through the Python path before a recording is chained
+_names = itertools.count()
+_CHAIN = ctypes.CFUNCTYPE(None)
+
+
+def enabled() -> bool:
+    """POOT_CPU_CHAIN=0 keeps replays on the per-launch Python path (to compare, or to bisect)."""
+    return os.environ.get("POOT_CPU_CHAIN", "1") != "0"
+
+
+def _address(obj) -> int:
+    return obj if isinstance(obj, int) else ctypes.addressof(obj)
+
+
+def chain_ir(name: str, calls: list, pool_run: int, inline_ns: int, threads: int, per_thread: int) -> str:
+    """LLVM IR of `void name()`: each call of `calls` (cpu_replay._Call) in order, inline or split."""
+    body = []
+    for c in calls:
+        fn, ptrs, meta, trap = (c.program.address, _address(c.ptrs), _address(c.meta), c.trap)
+        args = (f"ptr inttoptr (i64 {ptrs} to ptr), ptr inttoptr (i64 {meta} to ptr), "
+                f"ptr inttoptr (i64 {trap} to ptr)")
+        est = c.program.group_ns
+        if pool_run and threads > 1 and c.total > 1 and est is not None and est * c.total >= inline_ns:
+            chunk = max(1, c.total // (threads * per_thread))
+            body.append(f"  call void inttoptr (i64 {pool_run} to ptr)(ptr inttoptr (i64 {fn} to ptr), {args}, "
+                        f"i64 {c.total}, i64 {chunk}, i64 0)")
+        else:
+            body.append(f"  call void inttoptr (i64 {fn} to ptr)({args}, i64 0, i64 {c.total})")
+    return f"define void @{name}() {{\n" + "\n".join(body) + "\n  ret void\n}\n"
+
+
+class Chain:
+    """The compiled chain of one recording; `run()` is False when the pool is busy with another
+    thread's launch (the caller then takes the Python path, which runs inline)."""
+
+    def __init__(self, fn, pool):
+        self._fn, self._pool = fn, pool
+        self.calls = 0          # native calls made (tests: one per replayed segment)
+
+    def run(self) -> bool:
+        lock = self._pool.lock if self._pool is not None else None
+        if lock is not None and not lock.acquire(blocking=False):
+            return False
+        try:
+            self._fn()
+            self.calls += 1
+        finally:
+            if lock is not None:
+                lock.release()
+        return True
+
+
+def build(device, calls: list) -> Chain | None:
+    """The chain of `calls` on `device` (a CpuDevice), or None where it cannot be built."""
+    from poot.devices.cpu import INLINE_NS, NATIVE_CHUNKS_PER_THREAD
+    from poot.devices.cpu_threads import NativePool
+
+    pool = device._pool() if device.caps.cores > 1 else None
+    native = pool if isinstance(pool, NativePool) else None
+    if pool is not None and native is None:
+        return None          # Python-thread splitting: keep the per-launch path
+    threads = min(device.caps.cores, native.workers + 1) if native is not None else 1
+    name = f"poot_chain_{next(_names)}"
+    ir = chain_ir(name, calls, native.run_address if native is not None else 0, INLINE_NS, threads,
+                  NATIVE_CHUNKS_PER_THREAD)
+    try:
+        import llvmlite.binding as llvm
+
+        mod = llvm.parse_assembly(ir)
+        mod.verify()
+        eng = device._engine()
+        with device._load_lock:
+            eng.add_module(mod)
+            eng.finalize_object()
+            addr = eng.get_function_address(name)
+    except RuntimeError as e:       # an LLVM that refuses the module: the per-launch path still works
+        log.warning("poot: cannot chain a CPU recording (%s); its launches run one call each", e)
+        return None
+    return Chain(_CHAIN(addr), native)

@@ -1,0 +1,209 @@
+"""Stable sorting and unique for the host ops, at NumPy's unstable speed.
+
+The array API's sort, argsort and unique promise stability (equal elements keep their order; unique's
+first indices are first occurrences), and NumPy's stable sorts (timsort, radix for <= 16 bits) are
+10-20x slower than its default SIMD quicksort. Stability only shows where elements tie, so:
+
+- sort: NumPy's fast sort, then the ties it may have reordered that can be told apart put back in
+  their original order: floats' +0.0/-0.0 and NaNs (their signs and payloads; NumPy's AVX-512 sort
+  may even write -0.0 as +0.0). Integer ties are indistinguishable.
+- argsort, 32-bit and narrower elements: one fast sort of 64-bit keys (an order-preserving unsigned
+  image of the value, shifted up 32 bits, or'ed with the index). The keys are all distinct, so any
+  sort of them is stable. -0.0 keys as +0.0 and every NaN as one NaN, which ties them as NumPy does.
+- argsort, 64-bit elements: NumPy's fast argsort, then each run of tied values (if any) gets its
+  indices in increasing order (one more fast sort of run-number/index keys).
+
+Descending order is the ascending one reversed with ties still in their original order (NaNs first),
+as `poot.graph.host` defined it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_KEY_BITS = 32           # the index part of a packed argsort key: rows up to 2**32 elements
+
+
+def _rows(a: np.ndarray, axis: int) -> np.ndarray:
+    """`a` with `axis` moved last and the rest flattened: (rows, n)."""
+    moved = np.moveaxis(a, axis, -1)
+    return moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
+
+
+def _unrows(r: np.ndarray, shape: tuple, axis: int) -> np.ndarray:
+    moved_shape = tuple(np.delete(np.asarray(shape), axis)) + (shape[axis],)
+    return np.moveaxis(r.reshape(moved_shape), -1, axis)
+
+
+def _restore_float_ties(s: np.ndarray, a: np.ndarray) -> None:
+    """Put the zeros and NaNs of sorted rows `s` (the last axis; a view) back in the order they have
+    in `a`, in place. Each row holds the same number of them in both, and boolean indexing walks the
+    rows in order, so one masked copy does every row. One row (the common case) is checked on the
+    sorted values alone (zeros and NaNs are runs there), so `a` is read only when a run needs it."""
+    if s.ndim == 1 or s.shape[0] == 1:
+        row, arow = s.reshape(-1), a.reshape(-1)
+        zero = row.dtype.type(0)        # the row's own type: another would make NumPy convert the row
+        lo, hi = np.searchsorted(row, zero, side="left"), np.searchsorted(row, zero, side="right")
+        if hi - lo:          # NumPy's SIMD sort may write a zero's or a NaN's bits anew: copy them
+            row[lo:hi] = arow[arow == 0]
+        if row.size and np.isnan(row[-1]):                        # NaNs sort last
+            first = np.searchsorted(row, row[-1], side="left")
+            row[first:] = arow[np.isnan(arow)]
+        return
+    for test in (lambda v: v == 0, np.isnan):
+        where_a = test(a)
+        if where_a.any():
+            s[test(s)] = a[where_a]
+
+
+def sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable sort along `axis` (NaNs last; descending: reversed, NaNs first)."""
+    s = np.sort(a, axis=axis)
+    if a.dtype.kind == "f":
+        _restore_float_ties(np.moveaxis(s, axis, -1), np.moveaxis(a, axis, -1))
+    return np.flip(s, axis=axis) if descending else s
+
+
+def sort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> None:
+    """sort(), written into `out` (a's shape, C-contiguous, apart from a): one copy, sorted in place."""
+    if out.dtype != a.dtype:                      # a 16-bit float widened for NumPy
+        out[...] = sort(a, axis, descending)
+        return
+    np.copyto(out, a)
+    out.sort(axis=axis)
+    if a.dtype.kind == "f":
+        _restore_float_ties(np.moveaxis(out, axis, -1), np.moveaxis(a, axis, -1))
+    if descending:
+        out[...] = np.flip(out, axis=axis)
+
+
+def argsort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> None:
+    """argsort(), written into `out` (int64, a's shape, C-contiguous): along the last axis of a
+    32-bit or narrower array, the packed keys are built and sorted in `out` itself."""
+    if (a.dtype.itemsize > 4 or a.ndim == 0 or a.size == 0 or axis != a.ndim - 1
+            or a.shape[-1] >= 1 << _KEY_BITS):
+        out[...] = argsort(a, axis, descending)
+        return
+    rows = a.reshape(-1, a.shape[-1])
+    _argsort_packed(rows, descending, out.reshape(rows.shape).view(np.uint64))
+
+
+def _ordered_u32(a: np.ndarray, out: np.ndarray) -> None:
+    """Write into `out` (uint32, a's shape) an unsigned image of `a` (itemsize <= 4) in the same
+    order, ties kept as ties: floats' sign-magnitude bits flipped to two's-complement order, with
+    -0.0 as +0.0 and every NaN as the largest key (NaNs sort last, tied)."""
+    kind = a.dtype.kind
+    if kind == "f":
+        f = np.add(a, np.float32(0.0), dtype=np.float32)          # -0.0 -> +0.0 (and f16 widened)
+        bits = f.view(np.uint32)
+        flip = f.view(np.int32) >> np.int32(31)                    # -1 where negative
+        np.bitwise_or(flip.view(np.uint32), np.uint32(0x80000000), out=out)
+        np.bitwise_xor(out, bits, out=out)
+        nan = np.isnan(f)
+        if nan.any():
+            out[nan] = np.uint32(0xFFFFFFFF)
+    elif kind == "i":
+        np.bitwise_xor(a.astype(np.int32, copy=False).view(np.uint32), np.uint32(0x80000000), out=out)
+    else:
+        out[...] = a
+
+
+def _argsort_packed(rows: np.ndarray, descending: bool, keys: np.ndarray | None = None) -> np.ndarray:
+    """One sort of 64-bit keys: the value's ordered image in the high word, the index in the low one
+    (written through a uint32 view, little- or big-endian alike); in `keys` (uint64, rows' shape)
+    when given."""
+    keys = np.empty(rows.shape, np.uint64) if keys is None else keys
+    words = keys.view(np.uint32).reshape(rows.shape + (2,))
+    hi, lo = (1, 0) if np.little_endian else (0, 1)
+    _ordered_u32(rows, words[..., hi])
+    if descending:
+        np.invert(words[..., hi], out=words[..., hi])
+    words[..., lo] = np.arange(rows.shape[-1], dtype=np.uint32)
+    keys.sort(axis=-1)
+    words[..., hi] = 0                  # the index alone: an int64 once viewed so
+    return keys.view(np.int64)
+
+
+def _argsort_tie_fixed(rows: np.ndarray, descending: bool) -> np.ndarray:
+    idx = np.argsort(rows, axis=-1)
+    if descending:
+        idx = idx[:, ::-1]
+    s = np.sort(rows, axis=-1)          # = rows[idx] up to ties (a sequential pass, not a gather)
+    if descending:
+        s = s[:, ::-1]
+    same = s[:, 1:] == s[:, :-1]
+    if s.dtype.kind == "f":
+        same |= np.isnan(s[:, 1:]) & np.isnan(s[:, :-1])
+    if not same.any():
+        return idx.astype(np.int64, copy=False)
+    keys = np.empty(rows.shape, np.uint64)        # (number of the run of ties, index)
+    words = keys.view(np.uint32).reshape(rows.shape + (2,))
+    hi, lo = (1, 0) if np.little_endian else (0, 1)
+    words[:, 0, hi] = 0
+    np.cumsum(~same, axis=-1, dtype=np.uint32, out=words[:, 1:, hi])
+    words[..., lo] = idx
+    keys.sort(axis=-1)
+    words[..., hi] = 0
+    return keys.view(np.int64)
+
+
+def argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable argsort (int64) along `axis` (NaNs last; descending: NaNs first, ties in order)."""
+    if a.ndim == 0 or a.size == 0:
+        return np.zeros(a.shape, np.int64)
+    n = a.shape[axis]
+    if n >= 1 << _KEY_BITS:
+        idx = np.argsort(np.flip(a, axis=axis) if descending else a, axis=axis, kind="stable")
+        return (n - 1 - np.flip(idx, axis=axis) if descending else idx).astype(np.int64)
+    rows = _rows(a, axis)
+    if a.dtype.itemsize <= 4:
+        idx = _argsort_packed(rows, descending)
+    else:
+        idx = _argsort_tie_fixed(rows, descending)
+    return _unrows(idx, a.shape, axis)
+
+
+def unique(flat: np.ndarray, *, index: bool, inverse: bool, counts: bool, equal_nan: bool,
+           alloc=None) -> list:
+    """NumPy's unique of a 1-D array: [values, first indices, inverse, counts] (None where not asked),
+    every NaN distinct unless `equal_nan`. `alloc(shape, dtype)` makes the arrays the results are
+    written into (default np.empty): a caller passes views of its own buffers to skip a copy."""
+    alloc = alloc or np.empty
+    n = flat.size
+    if n == 0:
+        empty = np.zeros(0, np.int64)
+        return [flat.copy(), empty, empty, empty]
+    if index or inverse:
+        perm = argsort(flat, 0, False)
+        s = flat[perm]
+    else:
+        perm, s = None, np.sort(flat)
+    new = np.empty(n, bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    if equal_nan and s.dtype.kind == "f" and np.isnan(s[-1]):     # NaNs sort last: one value
+        new[np.searchsorted(s, s[-1], side="left") + 1:] = False
+    def into(values: np.ndarray) -> np.ndarray:
+        """`values` copied into alloc's array (boolean indexing then a copy beats np.compress(out=)
+        several times over)."""
+        dst = alloc(values.shape, values.dtype)
+        dst[...] = values
+        return dst
+
+    out = [into(s[new]), None, None, None]
+    k = out[0].size
+    if index:
+        out[1] = into(perm[new])
+    if inverse:
+        rank = np.cumsum(new, dtype=np.int64)
+        rank -= 1
+        inv = out[2] = alloc((n,), np.int64)
+        inv[perm] = rank
+    if counts:
+        starts = np.flatnonzero(new)
+        c = out[3] = alloc((k,), np.int64)
+        np.subtract(starts[1:], starts[:-1], out=c[:-1])
+        c[-1] = n - starts[-1]
+    return out
+
+
+__all__ = ["sort", "argsort", "sort_into", "argsort_into", "unique"]

@@ -1,0 +1,125 @@
+"""The "attention" plan step (poot/graph/attention.py) as launches of the committed flash kernels
+(kernels/attention/): the scores never exist beyond one tile, so no [Lq, Lk] buffer is allocated.
+
+- CPU-shaped targets: attention_cpu_<dtype>, one work item per 16 queries of a (batch, head) row
+  (kernels/attention/flash_cpu.py: vector loops over tiles of 64 keys).
+- GPU-shaped targets: attention_prefill_<dtype>, 8 queries per 128-thread workgroup; and for decode
+  shapes (at most DECODE_MAX_QUERIES queries over at least DECODE_MIN_KEYS keys), where the target
+  builds it, attention_decode_<dtype> with the key range split across workgroups (about
+  DECODE_GROUPS of them in all) and attention_combine_<dtype> merging the splits' partial maxima,
+  sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words).
+
+The kernels index in uint32 on GPUs: operands of 2**31 elements or more are refused by name.
+"""
+from __future__ import annotations
+
+import functools
+
+from poot import dtypes as dt
+from poot.errors import CompileLimitError, NotBuiltError
+from poot.jit.codegen.common import Launch, StepCode, ceil_div, style_of
+from poot.jit.llvm.targets import KernelStyle
+
+SUFFIX = {dt.float32: "f32", dt.float16: "f16", dt.bfloat16: "bf16"}
+CPU_QUERIES = 16               # flash_cpu.BQ
+PREFILL_QUERIES = 8            # flash_gpu.BQ
+DECODE_THREADS = 128           # flash_gpu.DECODE: keys per decode step
+COMBINE_THREADS = 64
+DECODE_MAX_QUERIES = 4
+DECODE_MIN_KEYS = 2 * DECODE_THREADS
+DECODE_GROUPS = 256            # decode workgroups aimed at (splits * rows)
+UNBOUNDED = 1 << 30            # a band side without a limit
+MAX_ELEMENTS = 2**31 - 1
+
+
+@functools.lru_cache(maxsize=None)
+def _asset(name: str):
+    from poot.jit.kir.assets import load_asset
+
+    return load_asset(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _builds_for(name: str, target: str) -> bool:
+    from poot.jit.kir.assets import load_manifest
+
+    return any(e.name == name and e.builds_for(target) for e in load_manifest())
+
+
+def _side(w) -> int:
+    return UNBOUNDED if w is None else max(-UNBOUNDED, min(int(w), UNBOUNDED))
+
+
+def _mask_strides(mask) -> tuple[int, int, int, int]:
+    """Element strides of the [Bm, Hm, Lq|1, Lk|1] mask by (b, h, query, key): 0 where broadcast."""
+    shape = mask.aval.shape
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step if n > 1 else 0)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def generate_attention(step, plan, caps) -> StepCode:
+    """The launches of one attention step on a device with capabilities `caps`."""
+    e = step.eqn
+    q, k, v = e.inputs[:3]
+    mask = e.inputs[3] if len(e.inputs) == 4 else None
+    out = e.out
+    p = e.params
+    b, hq, lq, d = q.aval.shape
+    hk, lk = k.aval.shape[1], k.aval.shape[2]
+    dv = v.aval.shape[3]
+    name = SUFFIX.get(out.aval.dtype)
+    if name is None:
+        raise NotBuiltError(f"attention: no flash kernel for {out.aval.dtype.name} (float32, float16, "
+                            "bfloat16); the tracer composes other dtypes from primitives")
+    if out.aval.size == 0:
+        return StepCode()
+    code = StepCode()
+    mask_binding = ("var", mask) if mask is not None else ("temp", _temp(code, 4))
+    msb, msh, msq, msk = _mask_strides(mask) if mask is not None else (0, 0, 0, 0)
+    left, right = _side(p["left"]), _side(p["right"])
+    common = (lq, lk, d, dv, hq, hq // hk, left, right, int(mask is not None), msb, msh, msq, msk)
+    operands = [("var", q), ("var", k), ("var", v), mask_binding]
+    rows = b * hq
+    if style_of(caps) is KernelStyle.CPU:
+        kernel = _asset(f"attention_cpu_{name}")
+        code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, CPU_QUERIES), rows, 1),
+                                    common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
+        return code
+    if max(q.aval.size, k.aval.size, v.aval.size, out.aval.size, mask.aval.size if mask is not None else 0) > MAX_ELEMENTS:
+        raise CompileLimitError(f"attention: operands of {q.aval}, {k.aval}, {v.aval} exceed the GPU flash "
+                                f"kernels' 32-bit indexing ({MAX_ELEMENTS} elements); split the batch")
+    decode = f"attention_decode_{name}"
+    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and _builds_for(decode, caps.target):
+        return _decode(code, operands, out, common, p, name, rows * lq, lk, dv)
+    kernel = _asset(f"attention_prefill_{name}")
+    code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, PREFILL_QUERIES), rows, 1),
+                                common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
+    return code
+
+
+def _temp(code: StepCode, nbytes: int) -> int:
+    code.temps.append(max(int(nbytes), 4))
+    return len(code.temps) - 1
+
+
+def _decode(code, operands, out, common, p, name, rows, lk, dv) -> StepCode:
+    """Split-K decode: `splits` workgroups per query row, each over `chunk` keys, then the combine."""
+    steps = ceil_div(lk, DECODE_THREADS)
+    splits = max(1, min(steps, ceil_div(DECODE_GROUPS, rows)))
+    chunk = ceil_div(steps, splits) * DECODE_THREADS
+    splits = ceil_div(lk, chunk)
+    parts = rows * splits
+    pm, pl, pacc = (("temp", _temp(code, 4 * n)) for n in (parts, parts, parts * dv))
+    decode = _asset(f"attention_decode_{name}")
+    code.launches.append(Launch(decode, operands + [pm, pl, pacc], (splits, rows, 1),
+                                common + (p["scale"], p["softcap"], chunk, splits)))
+    combine = _asset(f"attention_combine_{name}")
+    code.launches.append(Launch(combine, [pm, pl, pacc, ("var", out)],
+                                (ceil_div(rows * dv, COMBINE_THREADS), 1, 1), (rows, dv, splits, int(p["zero_empty"]))))
+    return code
+
+
+__all__ = ["generate_attention"]

@@ -1,0 +1,154 @@
+"""`pt.nn.scaled_dot_product_attention`: PyTorch's SDPA recorded as one "attention" equation.
+
+The call is brought to the primitive's form (poot/graph/attention.py): leading batch dims folded into
+one B (a reshape, free), q, k, v of one float dtype, a boolean mask turned into an additive float32 one
+(True keeps: 0, False drops: -inf), the mask given 4 dims each 1 or full (broadcast only where
+needed), causal and sliding windows folded into one band (left, right). Where the flash kernels do
+not apply (float64 or other dtypes, head dims above HEAD_DIM_MAX) the same math is composed from
+primitives instead, with the same semantics.
+
+Causal with Lq != Lk is aligned top-left, as PyTorch's `is_causal`: query i sees keys j <= i (the
+lower-left triangle starting at key 0), not the bottom-right alignment decoders with a KV cache want;
+for those pass a mask or `window=(None, Lk - Lq)`. `window` is (left, right): query i sees keys
+i - left <= j <= i + right (None or a negative side: unbounded, flash-attn's convention); an int w
+means (w, w). `is_causal` and `window` combine (right becomes min(right, 0)), and so do a mask and
+either. A query that sees no key gets 0 (PyTorch's rule since its safe softmax), not NaN.
+"""
+from __future__ import annotations
+
+import math
+
+from poot import dtypes as dt
+from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.trace import elementwise as ew
+from poot.trace import reductions as red
+from poot.trace import selection as sel
+from poot.trace.lazy import record
+from poot.trace.movement import arr, broadcast_to
+from poot.trace.promote import finish, promote, wrap
+
+HEAD_DIM_MAX = 256                                      # kernels/attention: DMAX
+KERNEL_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
+OP = "scaled_dot_product_attention"
+
+
+def band(lq: int, lk: int, is_causal: bool, window) -> tuple:
+    """(left, right) of the visible band, None for an unbounded side."""
+    if window is None:
+        left = right = None
+    elif isinstance(window, int) and not isinstance(window, bool):
+        left = right = window
+    elif isinstance(window, (tuple, list)) and len(window) == 2:
+        left, right = (None if w is None or (isinstance(w, int) and w < 0) else w for w in window)
+    else:
+        raise ShapeError(f"{OP}: window must be an int or a (left, right) pair, got {window!r}")
+    for w in (left, right):
+        if w is not None and not isinstance(w, int):
+            raise ShapeError(f"{OP}: window sides must be ints or None, got {window!r}")
+    if is_causal:
+        right = 0 if right is None else min(right, 0)
+    return left, right
+
+
+def _mask_operand(mask, full: tuple, dev: str):
+    """The mask as an additive float32 Array of 4 dims, each 1 or full ([B, Hq, Lq, Lk])."""
+    m = arr(mask)
+    if m.dtype is dt.bool_:
+        m = sel.where(m, 0.0, -math.inf).astype(dt.float32)
+    elif dt.is_float(m.dtype):
+        m = m.astype(dt.float32)
+    else:
+        raise DTypeError(f"{OP}: the mask must be bool (True keeps) or float (added to the scores), "
+                         f"got {m.dtype.name}")
+    batch, tail = full[:-3], full[-3:]
+    if m.ndim > len(full):
+        raise ShapeError(f"{OP}: a mask of shape {m.shape} has more dims than the scores {full}")
+    shape = (1,) * (len(full) - m.ndim) + m.shape
+    for x, f in zip(shape, full):
+        if x not in (1, f):
+            raise ShapeError(f"{OP}: the mask of shape {m.shape} does not broadcast to the scores {full}")
+    m = m.reshape(shape)
+    mb = shape[:-3]
+    if all(x == 1 for x in mb):
+        b = 1
+    else:
+        if mb != batch:       # partly broadcast batch dims: expanded, they have one stride
+            m = broadcast_to(m, batch + shape[-3:])
+        b = math.prod(batch)
+    return m.reshape((b,) + shape[-3:]), tail
+
+
+@api_boundary
+def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None, softcap=None,
+                                 enable_gqa=False, window=None):
+    """softmax(q @ k^T * scale (+ mask)) @ v over [..., H, L, D] arrays, as PyTorch's SDPA (see the
+    module docstring for causal alignment, windows, softcap and rows that see no key)."""
+    items, d, dev = promote(OP, (q, k, v))
+    if not dt.is_float(d):
+        d = dt.float32 if d.kind == "b" or d.bits <= 16 else dt.float64
+    qn, kn, vn = finish(OP, items, d, dev)
+    sq, sk, sv = qn.aval.shape, kn.aval.shape, vn.aval.shape
+    if len(sq) < 2 or len(sk) < 2 or len(sv) < 2:
+        raise ShapeError(f"{OP}: q, k, v need [..., L, D] shapes, got {sq}, {sk}, {sv}")
+    nd = max(len(sq), len(sk), len(sv), 3)
+    q, k, v = (wrap(n).reshape((1,) * (nd - len(n.aval.shape)) + n.aval.shape) for n in (qn, kn, vn))
+    hq, lq, dq = q.shape[-3:]
+    hk, lk, dk = k.shape[-3:]
+    if dk != dq or v.shape[-2] != lk or v.shape[-3] != hk:
+        raise ShapeError(f"{OP}: q {q.shape}, k {k.shape} and v {v.shape} do not fit [..., Hq, Lq, D], "
+                         "[..., Hk, Lk, D], [..., Hk, Lk, Dv]")
+    if hq != hk and not (enable_gqa and hk and hq % hk == 0):
+        raise ShapeError(f"{OP}: {hq} query heads and {hk} key/value heads: pass enable_gqa=True "
+                         "(query heads a multiple of key/value heads)")
+    batch = tuple(max(x) for x in zip(q.shape[:-3], k.shape[:-3], v.shape[:-3]))
+    q, k, v = (broadcast_to(x, batch + x.shape[-3:]) for x in (q, k, v))
+    dv = v.shape[-1]
+    left, right = band(lq, lk, is_causal, window)
+    scale = 1.0 / math.sqrt(dq) if scale is None else float(scale)
+    cap = 0.0 if softcap is None else float(softcap)
+    if cap < 0:
+        raise ShapeError(f"{OP}: softcap must be positive, got {softcap}")
+    full = batch + (hq, lq, lk)
+    b = math.prod(batch)
+    operands = [q.reshape((b, hq, lq, dq)), k.reshape((b, hk, lk, dk)), v.reshape((b, hk, lk, dv))]
+    if mask is not None:
+        operands.append(_mask_operand(mask, full, dev)[0])
+    params = {"scale": scale, "softcap": cap, "left": left, "right": right, "zero_empty": True}
+    if d in KERNEL_DTYPES and max(dq, dv) <= HEAD_DIM_MAX:
+        out = wrap(record("attention", tuple(x._node for x in operands), params))
+    else:
+        out = composed(*operands, **params)
+    heads = (hq,) if max(len(sq), len(sk), len(sv)) >= 3 else ()    # [L, D] inputs give [L, Dv]
+    return out.reshape(batch + heads + (lq, dv))
+
+
+def composed(q, k, v, mask=None, *, scale, softcap, left, right, zero_empty):
+    """The attention op's math from primitives (float64 and large head dims): it holds the scores."""
+    ratio = q.shape[1] // k.shape[1]
+    if ratio > 1:
+        k = broadcast_to(k[:, :, None], (k.shape[0], k.shape[1], ratio) + k.shape[2:]).reshape(
+            (k.shape[0], q.shape[1]) + k.shape[2:])
+        v = broadcast_to(v[:, :, None], (v.shape[0], v.shape[1], ratio) + v.shape[2:]).reshape(
+            (v.shape[0], q.shape[1]) + v.shape[2:])
+    work = dt.float32 if q.dtype in (dt.float16, dt.bfloat16) else q.dtype
+    s = (q.astype(work) @ k.astype(work).swapaxes(-1, -2)) * scale
+    if softcap:
+        s = softcap * ew.tanh(s / softcap)
+    if mask is not None:
+        s = s + mask.astype(work)
+    lq, lk = q.shape[2], k.shape[2]
+    if left is not None or right is not None:
+        from poot.trace.creation import arange
+
+        rel = arange(lk, device=q.device)[None, :] - arange(lq, device=q.device)[:, None]
+        keep = (rel >= -(left if left is not None else lk + lq)) & (rel <= (right if right is not None else lk + lq))
+        s = sel.where(keep, s, -math.inf)
+    m = red.max(s, axis=-1, keepdims=True)
+    if zero_empty:
+        m = sel.where(ew.isfinite(m), m, 0.0)
+    e = ew.exp(s - m)
+    total = red.sum(e, axis=-1, keepdims=True)
+    out = (e @ v.astype(work)) / total
+    if zero_empty:
+        out = sel.where(total > 0, out, 0.0)
+    return out.astype(q.dtype)

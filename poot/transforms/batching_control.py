@@ -1,0 +1,130 @@
+"""Batching rules of the control constructs (poot/graph/control.py): cond, fori and while.
+
+A construct's bodies are subgraphs; batching one re-traces it through `pt.cond`, `pt.fori_loop` or
+`pt.while_loop` with Python functions that run the subgraph batched (`BatchContext.eval_graph`), so the
+result is again one construct on the device, never unrolled. What cannot stay one construct per batch
+is turned into masking, as JAX does:
+- `cond` with a batched predicate runs both branches and selects per example;
+- `while` with a batched predicate runs until every example is done; an example that is done keeps
+  its carry (the body's result is selected away).
+Loop carries are batched where the body makes them depend on a batched value (a fixed point over the
+body's dependencies), so an unbatched counter stays a scalar.
+
+A construct with k results is k equations (one per `index`); the rule batches the construct once per
+application (memoized) and returns the result asked for.
+"""
+from __future__ import annotations
+
+from poot.graph.registry import get
+from poot.trace import control
+from poot.trace.array import Array
+from poot.transforms.batching_core import (BatchContext, batched_outputs, force, front_if_batched,
+                                           record, to_front)
+from poot.transforms.batching_rules import elementwise
+
+_select = elementwise("select")
+
+
+def _once(kind: str, batch_all):
+    def rule(ctx: BatchContext, nodes, dims, region, index):
+        key = (kind, id(region), tuple(map(id, nodes)), dims)
+        outs = ctx.memoized(key, lambda: batch_all(ctx, list(nodes), list(dims), region), (region, nodes))
+        return outs[index]
+    return rule
+
+
+def _carry_flags(body, carry_flags: list[bool], fixed: list[bool], first: list[bool]) -> list[bool]:
+    """The carries a loop body makes batched: start from the batched initial values and add each
+    carry whose new value depends on a batched one, until nothing changes."""
+    flags = list(carry_flags)
+    while True:
+        out = batched_outputs(body, first + flags + fixed)
+        new = [a or b for a, b in zip(flags, out)]
+        if new == flags:
+            return flags
+        flags = new
+
+
+def _run(ctx: BatchContext, graph, values, flags):
+    """`graph` run batched on `values`, its results shaped as `flags` says (batched at the front
+    or unbatched): what a branch or loop body must return so that every trip has one type."""
+    return tuple(Array(force(ctx, n, d, f)) for (n, d), f in zip(ctx.eval_graph(graph, values), flags))
+
+
+def _as_pairs(arrays, flags):
+    return [(a._node, 0 if f else None) for a, f in zip(arrays, flags)]
+
+
+# --- cond ----------------------------------------------------------------------------------------
+def _cond_all(ctx, nodes, dims, region):
+    false_g, true_g = region.graphs
+    pred, pred_dim = nodes[0], dims[0]
+    operands = list(zip(nodes[1:], dims[1:]))
+    if pred_dim is not None:    # each example takes its own branch: compute both, select
+        t = ctx.eval_graph(true_g, operands)
+        f = ctx.eval_graph(false_g, operands)
+        return [_select(ctx, (pred, tn, fn), (pred_dim, td, fd)) for (tn, td), (fn, fd) in zip(t, f)]
+    in_flags = [d is not None for d in dims[1:]]
+    flags = [a or b for a, b in zip(batched_outputs(false_g, in_flags), batched_outputs(true_g, in_flags))]
+    moved = [front_if_batched(ctx, n, d) for n, d in operands]
+    arg_flags = [d is not None for _, d in moved]
+
+    def branch(graph):
+        return lambda *arrays: _run(ctx, graph, _as_pairs(arrays, arg_flags), flags)
+
+    results = control.cond(Array(pred), branch(true_g), branch(false_g), *[Array(n) for n, _ in moved])
+    return _as_pairs(results, flags)
+
+
+# --- fori ----------------------------------------------------------------------------------------
+def _fori_all(ctx, nodes, dims, region):
+    (body,) = region.graphs
+    n = len(region.out_avals)
+    captured = [front_if_batched(ctx, c, d) for c, d in zip(nodes[n:], dims[n:])]
+    flags = _carry_flags(body, [d is not None for d in dims[:n]], [d is not None for _, d in captured], [False])
+    init = tuple(Array(force(ctx, c, d, f)) for c, d, f in zip(nodes[:n], dims[:n], flags))
+
+    def step(i, carry):
+        return _run(ctx, body, [(i._node, None)] + _as_pairs(carry, flags) + captured, flags)
+
+    return _as_pairs(control.fori_loop(region.lower, region.upper, step, init), flags)
+
+
+# --- while ---------------------------------------------------------------------------------------
+def _while_all(ctx, nodes, dims, region):
+    cond_g, body = region.graphs
+    n = len(region.out_avals)
+    captured = [front_if_batched(ctx, c, d) for c, d in zip(nodes[n:], dims[n:])]
+    fixed = [d is not None for _, d in captured]
+    flags = _carry_flags(body, [d is not None for d in dims[:n]], fixed, [])
+    pred_batched = batched_outputs(cond_g, flags + fixed)[0]
+    if pred_batched:            # examples finish at different trips: every carry is per example
+        flags = [True] * n
+    init = tuple(Array(force(ctx, c, d, f)) for c, d, f in zip(nodes[:n], dims[:n], flags))
+    if pred_batched and ctx.size == 0:      # an empty batch: no example runs a trip
+        return _as_pairs(init, flags)
+
+    def pred_of(carry):
+        (p, pd), = ctx.eval_graph(cond_g, _as_pairs(carry, flags) + captured)
+        return p, pd
+
+    def cond_fun(carry):
+        p, pd = pred_of(carry)
+        if not pred_batched:
+            return Array(p)
+        anyone = record("reduce_max", (to_front(ctx, p, pd),), axes=(0,))
+        return Array(record("reshape", (anyone,), shape=()))
+
+    def body_fun(carry):
+        new = _run(ctx, body, _as_pairs(carry, flags) + captured, flags)
+        if not pred_batched:
+            return new
+        p, pd = pred_of(carry)       # a finished example keeps its carry
+        return tuple(Array(_select(ctx, (p, nw._node, old._node), (pd, 0, 0))[0])
+                     for nw, old in zip(new, carry))
+
+    return _as_pairs(control.while_loop(cond_fun, body_fun, init), flags)
+
+
+for _kind, _all in (("cond", _cond_all), ("fori", _fori_all), ("while", _while_all)):
+    get(_kind).register(batch=_once(_kind, _all))

@@ -1,0 +1,276 @@
+"""User-defined derivatives and derivative control: `custom_vjp`, `custom_jvp`, `checkpoint`,
+`stop_gradient` (JAX's API).
+
+Outside a differentiation each of these just runs the user's function. While one traces, the call's
+results are marked (poot.transforms.tracing.mark) with a `CustomCall` holding the arguments and the
+rules, and the passes use those rules instead of differentiating the function's equations:
+- custom_vjp: `fwd` computes the results and residuals; `bwd(residuals, cotangent)` the argument
+  cotangents. Forward mode through it is refused, as in JAX.
+- custom_jvp: `jvp(primals, tangents) -> (out, out tangent)`; reverse mode transposes that rule (it
+  is linear in the tangents) with the reverse pass itself.
+- checkpoint: reverse mode records the function again from its arguments in the backward pass
+  (rematerialization: the forward values need not be kept for it); forward mode differentiates the
+  function itself.
+- stop_gradient: the identity with a zero derivative.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from poot.errors import PootError, api_boundary
+from poot.trace import lazy, pytree
+from poot.trace.array import Array
+
+from .flat import jvp_flat, vjp_flat
+from .prims import zeros, zeros_like
+from .tracing import CustomCall, closed_over, mark, recorded, to_node, transforming
+
+
+def _behind_identities(args: tuple) -> tuple:
+    """`args` with each Array behind a fresh identity equation, recorded in the trace: the rules'
+    arguments are then told apart from the same arrays read through a closure."""
+    leaves, tree = pytree.flatten(list(args))
+    wrapped = [Array(lazy.record("reshape", (x._node,), {"shape": x.shape})) if isinstance(x, Array) else x
+               for x in leaves]
+    return tuple(pytree.unflatten(tree, wrapped))
+
+
+def _array_positions(leaves) -> list[int]:
+    return [i for i, x in enumerate(leaves) if isinstance(x, Array)]
+
+
+def _rebuild(leaves, positions, arrays):
+    """`leaves` with the entries at `positions` replaced by `arrays`."""
+    out = list(leaves)
+    for i, a in zip(positions, arrays):
+        out[i] = a
+    return out
+
+
+def _flatten_like(ct, arg) -> list:
+    """The leaves of cotangent `ct` in the order of `arg`'s leaves, a None (sub)tree standing for
+    zeros of every leaf below it (JAX's convention for bwd results)."""
+    leaves, tree = pytree.flatten(arg)
+    if ct is None:
+        return [None] * len(leaves)
+    if tree is pytree.LEAF:
+        return [ct]
+    if isinstance(arg, (tuple, list)) and isinstance(ct, (tuple, list)) and len(ct) == len(arg):
+        return [x for c, a in zip(ct, arg) for x in _flatten_like(c, a)]
+    if isinstance(arg, dict) and isinstance(ct, dict):
+        return [x for k in sorted(arg) for x in _flatten_like(ct.get(k), arg[k])]
+    if dataclasses.is_dataclass(arg) and type(ct) is type(arg):
+        return [x for f in dataclasses.fields(arg) if f.init
+                for x in _flatten_like(getattr(ct, f.name), getattr(arg, f.name))]
+    return pytree.flatten(ct)[0]
+
+
+def _marked_results(call: CustomCall, result, device: str):
+    leaves, tree = pytree.flatten(result)
+    nodes = [to_node(x, device, call.what) for x in leaves]
+    return pytree.unflatten(tree, [Array(mark(call, n)) for n in nodes]), [n.aval for n in nodes]
+
+
+def _device(leaves) -> str:
+    from poot.trace import context
+
+    for x in leaves:
+        if isinstance(x, Array):
+            return x.device
+    return context.current()
+
+
+@api_boundary
+def stop_gradient(x):
+    """`x` (a pytree of arrays) unchanged, with a zero derivative: differentiation does not flow
+    through it (JAX's lax.stop_gradient)."""
+    if not transforming():
+        return x
+    leaves, tree = pytree.flatten(x)
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, Array) and leaf.dtype.kind == "f":
+            call = CustomCall([leaf._node], [], lambda a, r, c: [None],
+                              lambda a, t: [None], "stop_gradient")
+            leaf = Array(mark(call, leaf._node))
+        out.append(leaf)
+    return pytree.unflatten(tree, out)
+
+
+class custom_vjp:
+    """A function with a user-defined reverse-mode derivative: `f = custom_vjp(fun)`, then
+    `f.defvjp(fwd, bwd)` with `fwd(*args) -> (out, residuals)` and `bwd(residuals, cotangent) ->`
+    a tuple with one cotangent per positional argument (None for zero). Usable as a decorator."""
+
+    def __init__(self, fun):
+        if not callable(fun):
+            raise PootError(f"custom_vjp needs a function; got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun, self.fwd, self.bwd = fun, None, None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+    @api_boundary
+    def __call__(self, *args):
+        name = getattr(self.fun, "__name__", "function")
+        if self.fwd is None:
+            raise PootError(f"custom_vjp function '{name}' has no rule; call .defvjp(fwd, bwd) first")
+        if not transforming():
+            return self.fun(*args)
+        what = f"custom_vjp function '{name}'"
+        with recorded() as body:
+            args = _behind_identities(args)
+            got = self.fwd(*args)
+        if not (isinstance(got, tuple) and len(got) == 2):
+            raise PootError(f"{what}: fwd must return a pair (output, residuals)")
+        out, res = got
+        arg_leaves, _ = pytree.flatten(list(args))
+        res_leaves, res_tree = pytree.flatten(res)
+        arg_pos, res_pos = _array_positions(arg_leaves), _array_positions(res_leaves)
+        out_leaves, out_tree = pytree.flatten(out)
+        bwd, nargs = self.bwd, len(args)
+        arg_counts = [len(pytree.flatten(a)[0]) for a in args]
+        holder: dict = {}
+
+        def vjp_rule(arg_arrays, res_arrays, cts):
+            residuals = pytree.unflatten(res_tree, _rebuild(res_leaves, res_pos, res_arrays))
+            ct = pytree.unflatten(out_tree, [c if c is not None else zeros(a.shape, a.dtype, dev)
+                                             for c, a in zip(cts, holder["avals"])])
+            back = bwd(residuals, ct)
+            if not isinstance(back, (tuple, list)) or len(back) != nargs:
+                raise PootError(f"{what}: bwd must return a tuple of {nargs} cotangents (one per "
+                                f"argument), got {type(back).__name__}")
+            flat: list = []
+            for k, b in enumerate(back):
+                sub = _flatten_like(b, args[k])
+                if len(sub) != arg_counts[k]:
+                    raise PootError(f"{what}: bwd's cotangent {k} does not match argument {k}'s structure")
+                flat += sub
+            return [flat[i] if flat[i] is None or isinstance(flat[i], Array)
+                    else Array(to_node(flat[i], dev, what)) for i in arg_pos]
+
+        dev = _device(arg_leaves + out_leaves)
+        arg_nodes = [arg_leaves[i]._node for i in arg_pos]
+        res_nodes = [res_leaves[i]._node for i in res_pos]
+        outs = [x._node for x in out_leaves if isinstance(x, Array)]
+        call = CustomCall(arg_nodes, res_nodes, vjp_rule, None, what,
+                          closed_over(body, arg_nodes, outs + res_nodes))
+        result, holder["avals"] = _marked_results(call, out, dev)
+        return result
+
+
+class custom_jvp:
+    """A function with a user-defined forward-mode derivative: `f = custom_jvp(fun)`, then
+    `f.defjvp(rule)` with `rule(primals, tangents) -> (out, out_tangent)` (primals and tangents are
+    tuples of the positional arguments). Reverse mode uses the transpose of the rule. Usable as a
+    decorator; `defjvp` also works as one."""
+
+    def __init__(self, fun):
+        if not callable(fun):
+            raise PootError(f"custom_jvp needs a function; got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun, self.rule = fun, None
+
+    def defjvp(self, rule):
+        self.rule = rule
+        return rule
+
+    @api_boundary
+    def __call__(self, *args):
+        name = getattr(self.fun, "__name__", "function")
+        if self.rule is None:
+            raise PootError(f"custom_jvp function '{name}' has no rule; call .defjvp(rule) first")
+        if not transforming():
+            return self.fun(*args)
+        what = f"custom_jvp function '{name}'"
+        with recorded() as body:
+            args = _behind_identities(args)
+            out = self.fun(*args)
+        arg_leaves, arg_tree = pytree.flatten(tuple(args))
+        arg_pos = _array_positions(arg_leaves)
+        rule = self.rule
+        holder: dict = {}
+
+        def jvp_rule(arg_arrays, tangents):
+            primals = _rebuild(arg_leaves, arg_pos, arg_arrays)
+            tans = [zeros_like(x) if isinstance(x, Array) else x for x in primals]
+            tans = _rebuild(tans, arg_pos, [t if t is not None else zeros_like(a)
+                                            for t, a in zip(tangents, arg_arrays)])
+            got = rule(pytree.unflatten(arg_tree, primals), pytree.unflatten(arg_tree, tans))
+            if not (isinstance(got, tuple) and len(got) == 2):
+                raise PootError(f"{what}: the jvp rule must return a pair (output, output tangent)")
+            t_leaves = pytree.flatten(got[1])[0]
+            if len(t_leaves) != len(holder["avals"]):
+                raise PootError(f"{what}: the jvp rule's tangent does not match the output's structure")
+            return [t if isinstance(t, Array) else Array(to_node(t, dev, what)) for t in t_leaves]
+
+        def vjp_rule(arg_arrays, res_arrays, cts):
+            floats = [i for i, a in enumerate(arg_arrays) if a.dtype.kind == "f"]
+
+            def linear(*ts):
+                tangents = [None] * len(arg_arrays)
+                for i, t in zip(floats, ts):
+                    tangents[i] = t
+                return jvp_rule(arg_arrays, tangents)
+
+            _, pull = vjp_flat(linear, [zeros_like(arg_arrays[i]) for i in floats], what)
+            back = pull([c if a.dtype.kind == "f" else None for c, a in zip(cts, holder["avals"])])
+            return _rebuild([None] * len(arg_arrays), floats, back)
+
+        dev = _device(arg_leaves)
+        arg_nodes = [arg_leaves[i]._node for i in arg_pos]
+        outs = [x._node for x in pytree.flatten(out)[0] if isinstance(x, Array)]
+        call = CustomCall(arg_nodes, [], vjp_rule, jvp_rule, what, closed_over(body, arg_nodes, outs))
+        result, holder["avals"] = _marked_results(call, out, dev)
+        return result
+
+
+def checkpoint(fun, **options):
+    """`fun` whose reverse-mode derivative records `fun` again from its arguments instead of
+    reusing the forward pass's values (rematerialization, JAX's jax.checkpoint / remat)."""
+    if not callable(fun):
+        raise PootError(f"checkpoint needs a function; got {type(fun).__name__}")
+    if options:
+        raise PootError(f"checkpoint: options {sorted(options)} are not supported")
+
+    @functools.wraps(fun)
+    @api_boundary
+    def wrapped(*args, **kwargs):
+        if not transforming():
+            return fun(*args, **kwargs)
+        what = f"checkpoint of '{getattr(fun, '__name__', 'function')}'"
+        with recorded() as body:
+            args = _behind_identities(args)
+            out = fun(*args, **kwargs)
+        arg_leaves, arg_tree = pytree.flatten(tuple(args))
+        arg_pos = _array_positions(arg_leaves)
+
+        def flat_fun(*arrays):
+            values = pytree.unflatten(arg_tree, _rebuild(arg_leaves, arg_pos, arrays))
+            return pytree.flatten(fun(*values, **kwargs))[0]
+
+        arg_nodes = [arg_leaves[i]._node for i in arg_pos]
+        outs = [x._node for x in pytree.flatten(out)[0] if isinstance(x, Array)]
+        # values `fun` closes over are differentiated too: the rules take them as extra arguments
+        closed = closed_over(body, arg_nodes, outs)
+        k = len(arg_nodes)
+
+        def vjp_rule(arg_arrays, res_arrays, cts):
+            diff = [a.dtype.kind == "f" for a in arg_arrays[:k]]
+            _, pull = vjp_flat(flat_fun, list(arg_arrays[:k]), what, diff, closed=closed)
+            return pull(cts)
+
+        def jvp_rule(arg_arrays, tangents):
+            return jvp_flat(flat_fun, list(arg_arrays[:k]), list(tangents[:k]), what, closed=closed,
+                            closed_tangents=list(tangents[k:]))[1]
+
+        call = CustomCall(arg_nodes + closed, [], vjp_rule, jvp_rule, what)
+        return _marked_results(call, out, _device(arg_leaves))[0]
+
+    return wrapped
+
+
+remat = checkpoint

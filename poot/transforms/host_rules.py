@@ -1,0 +1,152 @@
+"""Derivative rules of the host ops (poot.graph.host): sort and the linear-algebra factorizations.
+
+Forward-mode rules are the textbook ones (Giles, "An extended collection of matrix derivative
+results"; Murray, arXiv:1602.07527 for cholesky), written with poot ops and the host ops
+themselves. Each is linear in the tangents, so its reverse-mode rule is its transpose, obtained
+by running the reverse pass over the forward rule as a function of the tangents (`transposed`):
+one formula per op serves both modes.
+"""
+from __future__ import annotations
+
+from poot import dtypes as dt
+from poot.trace.array import Array
+
+from .flat import vjp_flat
+from .prims import bind, convert, reshape, where, zeros_like
+
+
+def _mT(x: Array) -> Array:
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return bind("transpose", x, perm=perm)
+
+
+def _mm(a: Array, b: Array) -> Array:
+    return bind("matmul", a, b)
+
+
+def _eye_mask(x: Array, lower: bool = False) -> Array:
+    """A bool matrix of x's last two axes: the diagonal (or the lower triangle)."""
+    n = x.shape[-1]
+    rows = bind("iota", device=x.device, shape=(n, n), axis=0, dtype=dt.int64)
+    cols = bind("iota", device=x.device, shape=(n, n), axis=1, dtype=dt.int64)
+    return bind("ge" if lower else "eq", rows, cols)
+
+
+def _trace_of_product(a: Array, b: Array) -> Array:
+    """trace(a @ b) over the batch, as sum(a^T * b)."""
+    return bind("reduce_sum", _mT(a) * b, axes=(a.ndim - 2, a.ndim - 1))
+
+
+def _batch(x: Array) -> Array:
+    """A (batch..., 1, 1)-shaped reduction result as the (batch...) shape of det/slogdet."""
+    return reshape(x, x.shape[:-2])
+
+
+def _expand(x: Array) -> Array:
+    return reshape(x, x.shape + (1, 1))
+
+
+# --- forward-mode rules -------------------------------------------------------------------------
+def _sort_jvp(primals, tangents, out, axis, descending):
+    from poot.trace.indexing import take_along_axis
+
+    perm = bind("argsort", primals[0], axis=axis, descending=descending)
+    return take_along_axis(tangents[0], perm, axis)
+
+
+def _solve_jvp(primals, tangents, out, **params):
+    a, b = primals
+    ta, tb = tangents
+    rhs = tb if tb is not None else zeros_like(out)
+    if ta is not None:
+        rhs = rhs - _mm(ta, out)
+    return bind("solve", a, rhs)
+
+
+def _inv_jvp(primals, tangents, out, **params):
+    return -_mm(_mm(out, tangents[0]), out)
+
+
+def _det_jvp(primals, tangents, out, **params):
+    inv = bind("inv", primals[0])
+    return out * _batch(_trace_of_product(inv, tangents[0]))
+
+
+def _slogdet_jvp(primals, tangents, outs, **params):
+    inv = bind("inv", primals[0])
+    return [zeros_like(outs[0]), _batch(_trace_of_product(inv, tangents[0]))]
+
+
+def _cholesky_jvp(primals, tangents, out, upper):
+    low = _mT(out) if upper else out
+    inv = bind("inv", low)
+    inner = _mm(_mm(inv, tangents[0]), _mT(inv))          # L^-1 dA L^-T
+    mask = _eye_mask(inner, lower=True)
+    half = where(_eye_mask(inner), inner * 0.5, inner)
+    phi = where(mask, half, zeros_like(inner))
+    d_low = _mm(low, phi)
+    return _mT(d_low) if upper else d_low
+
+
+def _eigh_parts(a: Array, ta: Array, w: Array, v: Array):
+    n = a.shape[-1]
+    eye = convert(_eye_mask(a), a.dtype)
+    gap = reshape(w, w.shape[:-1] + (1, n)) - reshape(w, w.shape + (1,))
+    f = 1.0 / (eye + gap) - eye                               # 1 / (w_j - w_i) off the diagonal
+    vt_da_v = _mm(_mm(_mT(v), ta), v)
+    dw = bind("reduce_sum", vt_da_v * eye, axes=(a.ndim - 1,))
+    return reshape(dw, w.shape), _mm(v, f * vt_da_v)
+
+
+def _eigh_jvp(primals, tangents, outs, **params):
+    dw, dv = _eigh_parts(primals[0], tangents[0], outs[0], outs[1])
+    return [dw, dv]
+
+
+def _eigvalsh_jvp(primals, tangents, out, **params):
+    a = primals[0]
+    w, v = (Array(bind("eigh", a, index=k)._node) for k in (0, 1))
+    return _eigh_parts(a, tangents[0], w, v)[0]
+
+
+JVP = {"sort": _sort_jvp, "solve": _solve_jvp, "inv": _inv_jvp, "det": _det_jvp,
+       "slogdet": _slogdet_jvp, "cholesky": _cholesky_jvp, "eigh": _eigh_jvp,
+       "eigvalsh": _eigvalsh_jvp}
+
+_MULTI = {"slogdet", "eigh"}
+
+
+# --- reverse mode: the transposed forward rules --------------------------------------------------
+def transposed(op: str, jvp_rule, multi: bool):
+    """The reverse-mode rule of an op whose forward rule is linear in the tangents."""
+    def rule(cts, primals, outs, **params):
+        floats = [i for i, p in enumerate(primals) if p.dtype.kind == "f"]
+        results = outs if multi else [outs]
+        cts = cts if multi else [cts]
+
+        def linear(*ts):
+            tangents = [None] * len(primals)
+            for i, t in zip(floats, ts):
+                tangents[i] = t
+            got = jvp_rule(primals, tangents, outs, **params)
+            got = got if multi else [got]
+            return [g if g is not None else zeros_like(r) for g, r in zip(got, results)]
+
+        _, pull = vjp_flat(linear, [zeros_like(primals[i]) for i in floats], f"grad of {op}")
+        back = pull([c if r.dtype.kind == "f" else None for c, r in zip(cts, results)])
+        full = [None] * len(primals)
+        for i, b in zip(floats, back):
+            full[i] = b
+        return full
+    return rule
+
+
+def _solve_vjp(ct, primals, out, **params):
+    """Direct, not transposed: the transpose of solve's forward rule is itself a solve."""
+    a, b = primals
+    ct_b = bind("solve", _mT(a), ct)
+    return [-_mm(ct_b, _mT(out)), ct_b]
+
+
+VJP = {op: transposed(op, rule, op in _MULTI) for op, rule in JVP.items()}
+VJP["solve"] = _solve_vjp
