@@ -1,5 +1,5 @@
 """NumPy functions beyond the array API standard (the nan* reductions and order statistics are in
-numpy_stats.py): statistics (cov, corrcoef, histogram), differences and signal functions (diff,
+numpy_stats.py, with cov and corrcoef): histogram, differences and signal functions (diff,
 convolve, correlate, interp), sets and counts (unique, isin, bincount, argwhere), stacking (column_stack, dstack,
 atleast_3d), index helpers (triu_indices, tril_indices), the `.npy` files (save, load) and the
 methods `x.sort()`, `x.argsort()`, `x.flat`.
@@ -33,7 +33,7 @@ from poot.trace.creation import full, zeros
 from poot.trace.indexing import nonzero, refuse_data_dependent, setitem_node, take
 from poot.trace.lazy import is_tracing, record
 from poot.trace.movement import arr, axis_of
-from poot.trace.numpy_stats import _HALF, _float_dtype, _keep, _leaf
+from poot.trace.numpy_stats import _HALF, _keep, _leaf
 from poot.trace.selection import where as _sel
 
 __all__: list[str] = []
@@ -342,82 +342,6 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
 
 _export("interp", _interp, "One-dimensional linear interpolation of (xp, fp) at x (float64), as "
                            "np.interp (left, right, period). Lazy: searchsorted, gathers and a lerp.")
-
-
-# --- covariance ----------------------------------------------------------------------------------
-def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
-    from poot.trace.linalg import matmul
-
-    x = arr(m)
-    if x.ndim > 2:
-        raise ShapeError("cov: m has more than 2 dimensions")
-    d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(_float_dtype(x.dtype), dt.float64)
-    if y is not None:
-        yy = arr(y)
-        if yy.ndim > 2:
-            raise ShapeError("cov: y has more than 2 dimensions")
-        if dtype is None:
-            d = dt.result_type(d, _float_dtype(yy.dtype))
-    X = mv.atleast_2d(x).astype(d)
-    if not rowvar and X.shape[0] != 1:
-        X = X.T
-    if X.shape[0] == 0:
-        return zeros((0, 0), dtype=d, device=x.device)
-    if y is not None:
-        Y = mv.atleast_2d(yy).astype(d)
-        if not rowvar and Y.shape[0] != 1:
-            Y = Y.T
-        X = mv.concatenate([X, Y], axis=0)
-    if ddof is None:
-        ddof = 0 if bias else 1
-    w = None
-    if fweights is not None:
-        fw = np.asarray(fweights.numpy() if isinstance(fweights, Array) else fweights)
-        if not np.all(fw == np.around(fw)):
-            raise DTypeError("cov: fweights must be integer")
-        w = fw.astype(np.float64)
-    if aweights is not None:
-        aw = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, np.float64)
-        w = aw if w is None else w * aw
-    n = X.shape[1]
-    if w is None:
-        avg = red.mean(X, axis=1, keepdims=True)
-        fact = float(n - ddof)
-        Xc = ew.subtract(X, avg)
-        c = ew.divide(matmul(Xc, Xc.T), fact if fact > 0 else 0.0)
-    else:
-        if w.ndim != 1 or w.shape[0] != n:
-            raise ShapeError("cov: incompatible numbers of samples and weights")
-        w_sum = float(w.sum())
-        wa = _leaf(w, x.device).astype(d)
-        avg = ew.divide(red.sum(ew.multiply(X, wa), axis=1, keepdims=True), w_sum)
-        if ddof == 0:
-            fact = w_sum
-        elif aweights is None:
-            fact = w_sum - ddof
-        else:
-            aw = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, np.float64)
-            fact = w_sum - ddof * float((w * aw).sum()) / w_sum
-        Xc = ew.subtract(X, avg)
-        c = ew.divide(matmul(ew.multiply(Xc, wa), Xc.T), fact if fact > 0 else 0.0)
-    return mv.squeeze(c) if c.shape[0] == 1 else c
-
-
-def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
-    c = _cov(x, y, rowvar, dtype=dtype)
-    if c.ndim == 0:
-        return ew.divide(c, c)
-    from poot.trace.linalg import diagonal
-
-    s = ew.sqrt(diagonal(c))
-    c = ew.divide(ew.divide(c, mv.reshape(s, (-1, 1))), mv.reshape(s, (1, -1)))
-    return ew.minimum(ew.maximum(c, -1), 1)
-
-
-_export("cov", _cov, "Covariance matrix of the variables in the rows (rowvar) of m and y, as np.cov "
-                     "(bias, ddof, fweights, aweights; float64 at least). Lazy: a mean and a matmul.")
-_export("corrcoef", _corrcoef, "Pearson correlation coefficients, as np.corrcoef (clipped to [-1, 1]). "
-                               "Lazy.")
 
 
 # --- stacking ------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """NumPy's statistics beyond the array API standard: the nan-ignoring reductions (nansum ... nanargmin,
-nancumsum, nancumprod) and the order statistics (median, percentile, quantile and their nan forms),
-all lazy: recorded from poot's primitives, the order statistics sorting with the `sort` host op and
-gathering (they work inside @pt.jit). Also the helpers poot/trace/numpy_more.py shares with them."""
+nancumsum, nancumprod), the order statistics (median, percentile, quantile and their nan forms) and
+cov/corrcoef, all lazy: recorded from poot's primitives, the order statistics sorting with the `sort`
+host op and gathering (they work inside @pt.jit). Also the helpers poot/trace/numpy_more.py shares with them."""
 from __future__ import annotations
 
 import math
@@ -15,7 +15,7 @@ from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.array_api_sets import sort as _sort
-from poot.trace.creation import full
+from poot.trace.creation import full, zeros
 from poot.trace.indexing import take_along_axis
 from poot.trace.lazy import from_numpy
 from poot.trace.movement import arr, axes_of
@@ -361,3 +361,78 @@ _export("quantile", _make_quantile("quantile", 1, False),
 _export("nanpercentile", _make_quantile("nanpercentile", 100, True),
         "percentile ignoring NaN." + _ORDER_DOC)
 _export("nanquantile", _make_quantile("nanquantile", 1, True), "quantile ignoring NaN." + _ORDER_DOC)
+
+
+# --- covariance ----------------------------------------------------------------------------------
+def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    from poot.trace.linalg import matmul
+
+    x = arr(m)
+    if x.ndim > 2:
+        raise ShapeError("cov: m has more than 2 dimensions")
+    d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(_float_dtype(x.dtype), dt.float64)
+    if y is not None:
+        yy = arr(y)
+        if yy.ndim > 2:
+            raise ShapeError("cov: y has more than 2 dimensions")
+        if dtype is None:
+            d = dt.result_type(d, _float_dtype(yy.dtype))
+    X = mv.atleast_2d(x).astype(d)
+    if not rowvar and X.shape[0] != 1:
+        X = X.T
+    if X.shape[0] == 0:
+        return zeros((0, 0), dtype=d, device=x.device)
+    if y is not None:
+        Y = mv.atleast_2d(yy).astype(d)
+        if not rowvar and Y.shape[0] != 1:
+            Y = Y.T
+        X = mv.concatenate([X, Y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = aw = None
+    if fweights is not None:
+        fw = np.asarray(fweights.numpy() if isinstance(fweights, Array) else fweights)
+        if not np.all(fw == np.around(fw)):
+            raise DTypeError("cov: fweights must be integer")
+        w = fw.astype(np.float64)
+    if aweights is not None:
+        aw = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, np.float64)
+        w = aw if w is None else w * aw
+    n = X.shape[1]
+    if w is None:
+        avg = red.mean(X, axis=1, keepdims=True)
+        fact = float(n - ddof)
+        Xc = ew.subtract(X, avg)
+        c = ew.divide(matmul(Xc, Xc.T), fact if fact > 0 else 0.0)
+    else:
+        if w.ndim != 1 or w.shape[0] != n:
+            raise ShapeError("cov: incompatible numbers of samples and weights")
+        w_sum = float(w.sum())
+        wa = _leaf(w, x.device).astype(d)
+        avg = ew.divide(red.sum(ew.multiply(X, wa), axis=1, keepdims=True), w_sum)
+        if ddof == 0:
+            fact = w_sum
+        elif aw is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * float((w * aw).sum()) / w_sum
+        Xc = ew.subtract(X, avg)
+        c = ew.divide(matmul(ew.multiply(Xc, wa), Xc.T), fact if fact > 0 else 0.0)
+    return mv.squeeze(c) if c.shape[0] == 1 else c
+
+
+def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    c = _cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return ew.divide(c, c)
+    from poot.trace.linalg import diagonal
+
+    s = ew.sqrt(diagonal(c))
+    c = ew.divide(ew.divide(c, mv.reshape(s, (-1, 1))), mv.reshape(s, (1, -1)))
+    return ew.minimum(ew.maximum(c, -1), 1)
+
+
+_export("cov", _cov, "Covariance matrix of the variables in the rows (rowvar) of m and y, as np.cov "
+                     "(bias, ddof, fweights, aweights; float64 at least). Lazy: a mean and a matmul.")
+_export("corrcoef", _corrcoef, "Pearson correlation coefficients, as np.corrcoef (clipped to [-1, 1]). "
+                               "Lazy.")
