@@ -1,5 +1,6 @@
 """A recorded CPU segment as one native call: the kernel calls of a recording, compiled into one LLVM
-function that calls each kernel entry (or the native pool, for a launch worth splitting) in order.
+function that calls each kernel entry (or the native pool, for a launch worth splitting) in order,
+and the BLAS gemm of each matmul the recording holds (poot/devices/cpu_blas.py).
 
 Why: a replay used to make one ctypes call per dispatch, and each cost ~1-2 us of Python around it
 (the call itself, the split decision, the timing); a program of a few dozen small launches spent more
@@ -38,9 +39,14 @@ def _address(obj) -> int:
 
 
 def chain_ir(name: str, calls: list, pool_run: int, inline_ns: int, threads: int, per_thread: int) -> str:
-    """LLVM IR of `void name()`: each call of `calls` (cpu_replay._Call) in order, inline or split."""
+    """LLVM IR of `void name()`: each call of `calls` (cpu_replay._Call: a kernel launch, inline or
+    split; cpu_replay._GemmCall: a BLAS matmul) in order."""
     body = []
-    for c in calls:
+    for j, c in enumerate(calls):
+        gemm = getattr(c, "gemm", None)
+        if gemm is not None:
+            body += gemm.chain_ir(_address(c.ptrs), f"g{j}")
+            continue
         fn, ptrs, meta, trap = (c.program.address, _address(c.ptrs), _address(c.meta), c.trap)
         args = (f"ptr inttoptr (i64 {ptrs} to ptr), ptr inttoptr (i64 {meta} to ptr), "
                 f"ptr inttoptr (i64 {trap} to ptr)")

@@ -14,6 +14,7 @@ import ctypes
 
 from poot.devices import base, cpu_chain
 from poot.devices.base import Buffer
+from poot.devices.cpu_blas import Gemm
 from poot.devices.cpu import buffer_address, launch_args, run_groups
 
 
@@ -23,6 +24,15 @@ class _Call:
     def __init__(self, program, ptrs, meta, trap, total):
         self.program, self.ptrs, self.meta, self.trap = program, ptrs, meta, trap
         self.total = total
+
+
+class _GemmCall:
+    """A BLAS matmul among the recorded calls: its (a, b, out) addresses in a pointer array that a
+    replay rewrites like a launch's."""
+    __slots__ = ("gemm", "ptrs")
+
+    def __init__(self, gemm: Gemm, ptrs):
+        self.gemm, self.ptrs = gemm, ptrs
 
 
 class CpuRecording(base.Recording):
@@ -38,11 +48,22 @@ class CpuRecording(base.Recording):
     def add(self, program, buffers: list[Buffer], grid) -> None:
         self.commands.append((program, list(buffers), grid))
 
+    def add_gemm(self, gemm: Gemm, buffers: list[Buffer]) -> None:
+        """Record `out = a @ b` (buffers a, b, out) as a BLAS call in order with the launches."""
+        self.commands.append((gemm, list(buffers), None))
+
     def finish(self) -> None:
         self._build()
 
     def _build(self) -> None:
-        for program, buffers, (gx, gy, gz) in self.commands:
+        for program, buffers, grid in self.commands:
+            if type(program) is Gemm:
+                ptrs = (ctypes.c_void_p * 3)(*[buffer_address(b) for b in buffers])
+                for k, b in enumerate(buffers):
+                    self.slots.setdefault(id(b), []).append((ptrs, k))
+                self.calls.append(_GemmCall(program, ptrs))
+                continue
+            gx, gy, gz = grid
             total = gx * gy * gz
             if total <= 0:
                 continue
@@ -84,7 +105,10 @@ class CpuRecording(base.Recording):
         if self.runs == cpu_chain.MEASURED_RUNS and self.calls and cpu_chain.enabled():
             self.chain = cpu_chain.build(dev, self.calls)
         for c in self.calls:
-            run_groups(dev._pool, c.program, c.ptrs, c.meta, c.trap, c.total, cores)
+            if type(c) is _GemmCall:
+                c.gemm.run(c.ptrs)
+            else:
+                run_groups(dev._pool, c.program, c.ptrs, c.meta, c.trap, c.total, cores)
 
     def __repr__(self) -> str:
         return f"<cpu recording of {len(self.commands)} dispatches>"

@@ -133,9 +133,10 @@ def _wheres(graph: Graph, prog, same=None):
     return None if wheres == same else wheres
 
 
-# programs whose buffers total at most this replay a recording (CPU); a recording holds its buffers,
-# so the MAX_PROGRAMS cached programs hold at most 64 MiB that way
-REPLAY_MAX_BYTES = 1 << 16
+# programs whose buffers take at most this at their peak replay a recording (CPU); a recording holds
+# its buffers (intermediates share memory as their lifetimes allow), so the MAX_PROGRAMS cached
+# programs hold at most 256 MiB that way
+REPLAY_MAX_BYTES = 1 << 18
 
 
 def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
@@ -159,8 +160,19 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
 
 
 
+def _peak_bytes(prog) -> int:
+    """The most memory a recording of `prog` holds at once: its inputs, plus each step's buffers
+    from the step that makes them to the step after their last use."""
+    live = peak = sum(prog.nbytes[v] for v in prog.input_ids)
+    for allocs, _, frees in prog.steps:
+        live += sum(prog.nbytes[v] for v in allocs)
+        peak = max(peak, live)
+        live -= sum(prog.nbytes[v] for v in frees if v not in prog.input_ids)
+    return peak
+
+
 def _replay_for(prog):
-    if not target_of(prog.device.caps).is_host or sum(prog.nbytes.values()) > REPLAY_MAX_BYTES:
+    if not target_of(prog.device.caps).is_host or _peak_bytes(prog) > REPLAY_MAX_BYTES:
         return None
     from poot.jit.runtime.replay import Replay
 

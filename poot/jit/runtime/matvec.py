@@ -31,6 +31,7 @@ import os
 import numpy as np
 
 from poot import dtypes as dt
+from poot.devices.cpu_blas import gemm_for
 
 ASSET_MAX_ELEMENTS = 0        # measured: BLAS is faster at every size on the CPU (table above)
 
@@ -64,10 +65,11 @@ def asset_kernel():
 class MatvecStep:
     """A host step of a Program (`run(bufs)`, bufs by var id) computing one f32 matrix-vector product."""
 
-    __slots__ = ("a", "x", "out", "n", "k", "device", "last_path")
+    __slots__ = ("a", "x", "out", "n", "k", "device", "last_path", "avals")
 
     def __init__(self, eqn, device):
         self.a, self.x, self.out = eqn.inputs[0].id, eqn.inputs[1].id, eqn.out.id
+        self.avals = (eqn.inputs[0].aval, eqn.inputs[1].aval, eqn.out.aval)
         self.n, self.k = eqn.inputs[0].aval.shape
         self.device = device
         self.last_path = None              # which path the last run took (for tests)
@@ -91,6 +93,13 @@ class MatvecStep:
         kernel = asset_kernel()
         rows = kernel.workgroup[1]
         launch(dev, kernel, [dev.wrap(w), dev.wrap(x), dev.wrap(y)], (), -(-y.size // rows))
+
+    def native_gemm(self):
+        """(Gemm, (a, x, out) var ids) where the BLAS path is a call a CPU recording can hold."""
+        if self.choose() != "blas":
+            return None
+        gemm = gemm_for(*self.avals)
+        return (gemm, (self.a, self.x, self.out)) if gemm is not None else None
 
     def choose(self) -> str:
         mode = forced()

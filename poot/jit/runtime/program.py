@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from poot.devices import Buffer, Device
+from poot.devices.cpu_blas import gemm_for
 from poot.errors import kernel_trap
 from poot.fuse.plan import Plan
 from poot.jit.runtime import traps
@@ -64,6 +65,11 @@ class _HostMatmul:
             out[...] = np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(out.dtype)
         elif o_aval.size:
             np.matmul(a, b, out=out)
+
+    def native_gemm(self):
+        """(Gemm, (a, b, out) var ids) where this matmul is a BLAS call a CPU recording can hold."""
+        gemm = gemm_for(*self.avals)
+        return (gemm, (self.a, self.b, self.out)) if gemm is not None else None
 
 
 def _view(buf: Buffer, aval, writable=False) -> np.ndarray:

@@ -4,8 +4,10 @@ Recording walks the program's steps once, as `Program.run` would, with stand-in 
 same sizes) for the inputs and results and real buffers for the intermediates (allocated once,
 shared between steps as the plan's lifetimes allow, kept for the program's life). The device
 captures the dispatches (`device.record()`: ready ctypes calls on the CPU, a CUDA graph on CUDA, one
-command buffer on wgpu). Host steps (a BLAS matmul, a control-flow construct) cannot be captured:
-they split the recording into segments and run between them on the call's buffers. A replay
+command buffer on wgpu). Host steps (a control-flow construct, NumPy's matmul) cannot be captured:
+they split the recording into segments and run between them on the call's buffers. On the CPU a
+small float32/float64 matmul is not one: it is a BLAS call the recording holds among its launches
+(poot/devices/cpu_blas.py), so a program of kernels and matmuls stays one segment. A replay
 allocates the results, rebinds the stand-ins to the call's buffers and runs the segments.
 
 A device without `record()` runs the program step by step instead (`Replay.build` returns None).
@@ -26,6 +28,12 @@ def _stand_in_bytes(nbytes: int) -> int:
     """Stand-ins have the size of what replaces them: a device may size its bindings (wgpu's bind
     groups) at record time."""
     return max(nbytes, 4)
+
+
+def _native_gemm(action, dev):
+    """(Gemm, var ids) for a host step that a CPU recording can hold as a native BLAS call."""
+    offer = getattr(action, "native_gemm", None)
+    return offer() if offer is not None and target_of(dev.caps).is_host else None
 
 
 class Replay:
@@ -76,18 +84,22 @@ class Replay:
                     b = free.pop() if free else dev.allocate(nb)
                 bufs[slot] = b
             for kind, *rest in actions:
-                if kind == "launch":
+                native = _native_gemm(rest[0], dev) if kind == "host" else None
+                if kind == "launch" or native is not None:
                     if rec is None:
                         rec = dev.record()
                         rec.__enter__()
                         used: dict[int, object] = {}
                         segments.append(("rec", rec, used))
-                    r = rest[0]
-                    args = [bufs[a] for a in r.args]
+                    ids = rest[0].args if native is None else native[1]
+                    args = [bufs[a] for a in ids]
                     for b in args:
                         if id(b) in stand_ins:
                             used[id(b)] = b
-                    dev.dispatch(r.program, args + [r.meta, trap], r.groups)
+                    if native is None:
+                        dev.dispatch(rest[0].program, args + [rest[0].meta, trap], rest[0].groups)
+                    else:                  # a BLAS matmul the CPU recording holds among its calls
+                        rec.add_gemm(native[0], args)
                 elif kind == "alias":
                     bufs[rest[0]] = bufs[rest[1]]
                 else:                      # a host step: ends the segment, runs between
