@@ -346,13 +346,30 @@ class SpirvLowering(Lowering):
                 self.f.emit(f"store {mem_type(t)} {self.to_mem(v, t)}, ptr addrspace({sp}) {p}")
             elif shift is None:
                 self.f.emit(f"store i32 {self.pack(v, t)}, ptr addrspace({sp}) {p}")
-            else:                                   # two word atomics: other threads own the other bits
-                low = (1 << PACKED[t]) - 1
-                mask = self.op(f"xor i32 {self.op(f'shl i32 {low}, {shift}')}, -1")
-                val = self.op(f"shl i32 {self.op(f'and i32 {self.pack(v, t)}, {low}')}, {shift}")
-                self.op(f'atomicrmw and ptr addrspace(11) {p}, i32 {mask} syncscope("device") monotonic')
-                self.op(f'atomicrmw or ptr addrspace(11) {p}, i32 {val} syncscope("device") monotonic')
+            else:
+                self.packed_store(p, shift, self.pack(v, t), PACKED[t])
         self.effect_checked(ok, store)
+
+    def packed_store(self, p: str, shift: str, bits: str, width: int) -> None:
+        """Element bits `bits` into their `width`-bit field at `shift` of the buffer word at `p`: one
+        atomic xor of (the field's bits now ^ `bits`); other threads own the word's other fields.
+
+        Not an atomic `and` clearing the field, then an atomic `or` of the bits: the `and` does not
+        depend on the value stored, and SPIR-V lets a driver assume that two bindings never alias
+        (no Aliased decoration), while the runtime binds one buffer twice for an in-place update (a
+        donated KV cache: the scatter's copy reads binding 0 and writes binding 3 of one buffer). A
+        driver may then schedule the `and` above the load whose value the `or` stores: the copy reads
+        back its own cleared field and zeroes the array. On an NVIDIA GPU's raw Vulkan device this
+        zeroed the bfloat16 KV cache of every decode step (tests/devices/spirv_alias_schedule.py
+        applies that schedule on lavapipe and reproduces its logits). The xor's operand is computed
+        from the stored value, so no schedule can put it first, and the field goes from its old bits
+        to the new in one step. The old bits are read through the atomic's own binding."""
+        low = (1 << width) - 1
+        word = self.op(f"load i32, ptr addrspace(11) {p}")
+        now = self.op(f"and i32 {self.op(f'lshr i32 {word}, {shift}')}, {low}")
+        flip = self.op(f"and i32 {self.op(f'xor i32 {now}, {bits}')}, {low}")
+        moved = self.op(f"shl i32 {flip}, {shift}")
+        self.op(f'atomicrmw xor ptr addrspace(11) {p}, i32 {moved} syncscope("device") monotonic')
 
     def _s_AtomicAdd(self, s) -> None:
         t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)
