@@ -37,6 +37,7 @@ class Recording(base.Recording):
         self.uses: dict[int, tuple[Buffer, list[int]]] = {}     # id(buffer) -> (buffer, command indices)
         self.rebound: set[int] = set()                          # commands whose node holds other buffers
         self.graph = self.exec = None
+        self.description = None     # the _recent entry of a replay, set by instantiate
 
     def add(self, program, buffers, grid) -> None:
         for b in buffers:
@@ -94,6 +95,9 @@ def instantiate(dev, rec: Recording) -> None:
         _destroy(drv, graph, None)
         raise
     rec.graph, rec.exec = graph, exec_
+    names = [c.program.name for c in rec.commands if c.program is not None]
+    rec.description = (f"CUDA graph of {len(names)} kernels ({', '.join(names[:6])}"
+                       f"{', ...' if len(names) > 6 else ''})", None, None)   # what replays append to _recent
     weakref.finalize(rec, _destroy, drv, graph, exec_).atexit = False
 
 
@@ -115,7 +119,7 @@ def replay(dev, rec: Recording, rebind=None) -> None:
         if use is None or use[0] is not old:
             raise DeviceError(f"{dev.name}: {old!r} is not a buffer of this recording")
         dev._check(new)
-        if new.nbytes < old.nbytes:
+        if max(new.nbytes, 4) < old.nbytes:     # stand-ins are at least 4 bytes (replay.py)
             raise DeviceError(f"{dev.name}: a replay replaces a buffer of {old.nbytes:,} bytes by one of "
                               f"{new.nbytes:,}; the recorded kernels need at least the recorded size")
         touched.update(use[1])
@@ -139,9 +143,7 @@ def replay(dev, rec: Recording, rebind=None) -> None:
         if any(p != b.handle for p, b in zip(ptrs, cmd.buffers)):
             rec.rebound.add(i)
     dev._ok(drv.cuGraphLaunch(rec.exec, dev.stream), "launching a CUDA graph")
-    names = [c.program.name for c in rec.commands if c.program is not None]
-    dev._recent.append((f"CUDA graph of {len(names)} kernels ({', '.join(names[:6])}"
-                        f"{', ...' if len(names) > 6 else ''})", None, None))
+    dev._recent.append(rec.description)
 
 
 def _destroy(drv, graph, exec_) -> None:
