@@ -2,8 +2,8 @@
 import sys as _sys
 
 from poot._version import __version__
-from poot.dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
-                     uint8, uint16, uint32, uint64)
+from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8,
+                     int16, int32, int64, uint8, uint16, uint32, uint64)
 from poot.errors import (APIVersionError, AxisError, CompileLimitError, CopyError, DeviceError,
                      DeviceUnavailableError, DTypeError, InternalError,
                      KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
@@ -11,6 +11,7 @@ from poot.errors import (APIVersionError, AxisError, CompileLimitError, CopyErro
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64
+c64, c128 = complex64, complex128
 i8, i16, i32, i64 = int8, int16, int32, int64
 u8, u16, u32, u64 = uint8, uint16, uint32, uint64
 
@@ -25,12 +26,14 @@ from poot.trace import *  # noqa: E402,F401,F403
 from poot.trace import __all__ as _trace_all  # noqa: E402
 from poot.trace import cast_to as _trace_cast_to  # noqa: E402
 from poot.trace import jit as _trace_jit  # noqa: E402
+from poot.trace.ufunc import Ufunc as ufunc  # noqa: E402  (the type of pt.add, pt.maximum...)
 
 # the array API standard's linear algebra extension, and its name for the boolean dtype
 from poot import linalg  # noqa: E402
 from poot.transforms.batching import vmap  # noqa: E402  (pt.vmap: poot/transforms)
 from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, jvp, remat,  # noqa: E402
-                             stop_gradient, value_and_grad, vjp)  # (differentiation: poot/transforms)
+                             scan, stop_gradient, value_and_grad, vjp)  # (poot/transforms)
+from poot.trace.kernel_call import kernel_call  # noqa: E402  (a @pt.kernel as a traced function)
 bool = bool_  # noqa: A001
 
 # @poot.kernel: Python kernels imported to KIR (poot/kernel); the array math functions above mean
@@ -60,3 +63,38 @@ class _JitEntry:
 
 
 jit = _JitEntry()
+
+
+class _TraceEntry:
+    """`pt.trace` is NumPy's `np.trace(a, offset, axis1, axis2, dtype)` (`poot.trace.linalg.trace`);
+    as the name shadows the `poot.trace` subpackage (the tracing layer), its other attributes are that
+    package's, so `import poot.trace.lazy as L` and `from poot.trace import lazy` keep working (Python
+    binds `poot.trace` only when the subpackage is first imported, which happened above)."""
+
+    __name__ = __qualname__ = "trace"
+    __module__ = "poot"
+
+    def __init__(self):
+        from poot.trace.linalg import trace as _fn
+
+        self._fn = self.__wrapped__ = _fn
+        self.__doc__ = ("Sum along diagonals, as np.trace(a, offset=0, axis1=0, axis2=1, dtype=None) "
+                        "(lazy). The tracing subpackage is still importable as `poot.trace`.")
+
+    def __call__(self, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        if out is not None:
+            raise ShapeError("trace: out= is not supported (poot arrays are immutable values); assign "
+                             "the result instead (t = pt.trace(a))")
+        return self._fn(a, offset, axis1, axis2, dtype)
+
+    def __getattr__(self, name):
+        return getattr(_sys.modules["poot.trace"], name)
+
+    def __dir__(self):
+        return dir(_sys.modules["poot.trace"])
+
+    def __repr__(self) -> str:
+        return "<poot.trace: np.trace's sum along diagonals (and the poot.trace subpackage's attributes)>"
+
+
+trace = _TraceEntry()

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 import poot as pt
+from poot.trace import context as trace_context
 
 
 def _best(fn, repeat: int = 5) -> tuple[float, float]:
@@ -53,7 +54,7 @@ def _inputs(rng):
 
 def array_part(out=print) -> bool:
     """The NumPy-style workload; returns whether every result matched NumPy."""
-    device = pt.trace.context.current()
+    device = trace_context.current()
     out(f"poot {pt.__version__} on device '{device}'")
     rng = np.random.default_rng(0)
     ok = True

@@ -5,6 +5,11 @@ same objects. Promotion follows the Python array API standard inside each kind (
 floating) and NumPy 2 across kinds, with NumPy 2's rule that Python scalars are *weak*: they take the
 array's dtype when their kind allows it (`f32_array * 2.0` stays float32, `i8_array + 1` stays int8).
 
+complex64 and complex128 (kind 'c') are stored as NumPy stores them, the real and imaginary parts
+interleaved; kernels never see them: graphs are lowered to real arithmetic on those parts before
+planning (poot/graph/complex_lower.py), so `ALL_DTYPES` (the scalar types kernels compute in) stays
+real and `ARRAY_DTYPES` lists every dtype an array may have.
+
 bfloat16 is `ml_dtypes.bfloat16`: a real NumPy dtype (the one JAX and TensorFlow use), so a bf16 poot
 array becomes a NumPy array users can compute with, print and save, instead of opaque uint16 bit
 patterns; kernels still see it as 16-bit storage computed in float32.
@@ -18,14 +23,16 @@ from poot.errors import DTypeError
 
 __all__ = [
     "DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "ALL_DTYPES", "result_type", "as_dtype",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "ALL_DTYPES",
+    "COMPLEX_DTYPES", "ARRAY_DTYPES", "is_complex", "real_dtype", "complex_dtype", "result_type", "as_dtype",
     "promote_with_scalar", "is_float", "is_int", "is_signed", "is_unsigned", "is_bool",
     "finfo", "iinfo", "default_float", "default_int",
 ]
 
 
 class DType:
-    """A scalar type: name, kind ('b' bool, 'i' signed, 'u' unsigned, 'f' float), width in bits."""
+    """A scalar type: name, kind ('b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex),
+    width in bits (both parts together for complex)."""
 
     __slots__ = ("name", "kind", "bits", "np", "short", "__weakref__")
 
@@ -100,11 +107,18 @@ float16 = DType("float16", "f", 16, np.float16, "f16")
 bfloat16 = DType("bfloat16", "f", 16, ml_dtypes.bfloat16, "bf16")
 float32 = DType("float32", "f", 32, np.float32, "f32")
 float64 = DType("float64", "f", 64, np.float64, "f64")
+complex64 = DType("complex64", "c", 64, np.complex64, "c64")
+complex128 = DType("complex128", "c", 128, np.complex128, "c128")
 
+# the real dtypes: the scalar types kernels compute in (complex is lowered to them before planning)
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64)
-_BY_NAME = {d.name: d for d in ALL_DTYPES} | {d.short: d for d in ALL_DTYPES} | {"bool_": bool_}
-_BY_NP = {d.np: d for d in ALL_DTYPES}
+COMPLEX_DTYPES = (complex64, complex128)
+ARRAY_DTYPES = ALL_DTYPES + COMPLEX_DTYPES     # every dtype a poot array may have
+_BY_NAME = {d.name: d for d in ARRAY_DTYPES} | {d.short: d for d in ARRAY_DTYPES} | {"bool_": bool_}
+_BY_NP = {d.np: d for d in ARRAY_DTYPES}
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 
 default_float = float64
 default_int = int64
@@ -120,6 +134,8 @@ def as_dtype(x) -> DType:
         return default_int
     if x is float:
         return default_float
+    if x is complex:
+        return complex128
     if isinstance(x, str) and x in _BY_NAME:
         return _BY_NAME[x]
     try:
@@ -129,7 +145,7 @@ def as_dtype(x) -> DType:
     if npd is not None and npd in _BY_NP:
         return _BY_NP[npd]
     raise DTypeError(f"unsupported dtype {x!r}; poot supports "
-                     + ", ".join(d.name for d in ALL_DTYPES))
+                     + ", ".join(d.name for d in ARRAY_DTYPES))
 
 
 def is_bool(d: DType) -> bool:
@@ -152,6 +168,25 @@ def is_int(d: DType) -> bool:
     return d.kind in "iu"
 
 
+def is_complex(d: DType) -> bool:
+    return d.kind == "c"
+
+
+def real_dtype(d: DType) -> DType:
+    """The dtype of a complex dtype's parts (complex64 -> float32); a real dtype is its own."""
+    return _REAL_OF.get(d, d)
+
+
+def complex_dtype(d: DType) -> DType:
+    """The complex dtype holding values of `d` exactly as NumPy promotes them (float32 -> complex64,
+    float64 and integers -> complex128)."""
+    if d.kind == "c":
+        return d
+    if d.kind == "f":
+        return _COMPLEX_OF[d]
+    return complex128
+
+
 # --- promotion -------------------------------------------------------------------------------
 _INT_LADDER = {("i", 8): int8, ("i", 16): int16, ("i", 32): int32, ("i", 64): int64}
 
@@ -163,6 +198,9 @@ def _promote_pair(a: DType, b: DType) -> DType:
         return b
     if b.kind == "b":
         return a
+    if a.kind == "c" or b.kind == "c":
+        # complex with anything: the complex dtype whose parts hold the promotion of both parts
+        return complex_dtype(_promote_pair(real_dtype(a), real_dtype(b)))
     if a.kind == b.kind and a.kind in "iu":
         return a if a.bits >= b.bits else b
     if a.kind in "iu" and b.kind in "iu":  # mixed signedness
@@ -200,11 +238,11 @@ def promote_with_scalar(d: DType, scalar) -> DType:
     if isinstance(scalar, (bool, np.bool_)):
         return d
     if isinstance(scalar, int):
-        return d if d.kind in "iuf" else default_int
+        return d if d.kind in "iufc" else default_int
     if isinstance(scalar, float):
-        return d if d.kind == "f" else default_float
-    if isinstance(scalar, complex):
-        raise DTypeError("complex numbers are not supported by poot")
+        return d if d.kind in "fc" else default_float
+    if isinstance(scalar, complex):   # weak too: float32 arrays take complex64, integers complex128
+        return complex_dtype(d)
     raise DTypeError(f"cannot combine a {type(scalar).__name__} with a {d.name} array")
 
 
@@ -218,13 +256,17 @@ def scalar_dtype(scalar) -> DType:
         return default_int
     if isinstance(scalar, float):
         return default_float
+    if isinstance(scalar, complex):
+        return complex128
     raise DTypeError(f"unsupported scalar {scalar!r} of type {type(scalar).__name__}")
 
 
 def finfo(d):
     d = as_dtype(d)
+    if d.kind == "c":      # NumPy's answer: the limits of the parts (finfo(complex64).dtype is float32)
+        return np.finfo(d.np)
     if d.kind != "f":
-        raise DTypeError(f"finfo() needs a floating dtype, got {d.name}")
+        raise DTypeError(f"finfo() needs a floating dtype (real or complex), got {d.name}")
     return ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
 
 

@@ -20,6 +20,8 @@ import poot as pt
 from poot import dtypes as dt
 from poot.errors import DTypeError
 from poot.trace.array import Array
+from poot.trace.lazy import shared_constant
+from poot.trace.movement import broadcast_node
 
 
 def _as_poot(x, like: Array):
@@ -96,7 +98,12 @@ def numel(x, axis=None, keepdims=False, dtype=np.float64, **_):
     """The element count per reduced position (what `mean` divides by), as a poot array on the
     chunk's device: known from the shape, so no kernel reads the chunk for it."""
     shape, count = _reduced_shape(x.shape, axis, keepdims)
-    return pt.full(shape, count, dtype=dtype, device=x.device)
+    # the count is an operand (a shared 0-d leaf, broadcast), not a `full` constant: Dask's next
+    # steps (`n.astype(int64)`, `total / n`) would fold a constant into the equations they record,
+    # and chunks whose counts differ but whose count arrays have one shape (uneven chunks reduced
+    # along their uneven axis) must not look like the same call to poot's recipe cache
+    d = dt.as_dtype(dtype)
+    return Array(broadcast_node(shared_constant(count, d, x.device), shape))
 
 
 def nannumel(x, axis=None, keepdims=False, dtype=np.float64, **_):

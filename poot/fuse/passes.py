@@ -113,7 +113,8 @@ def _fold(e: Eqn, producer: dict[int, Eqn]):
         return None
     if fusion is Fusion.MOVEMENT:
         # movement rearranges copies of one value; pad and concatenate may bring in others
-        values = {s.params["value"] for s in srcs} | ({e.params["value"]} if e.op == "pad" else set())
+        # (compared frozen, by bits: a set of the values themselves would take -0.0 for 0.0)
+        values = [s.params["value"] for s in srcs] + ([e.params["value"]] if e.op == "pad" else [])
         if len({_freeze(v) for v in values}) != 1:
             return None
         value = srcs[0].params["value"]

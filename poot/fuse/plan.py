@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from poot.errors import CompileLimitError, InternalError
 from poot.graph import Eqn, Graph, Var
 from poot.graph.host import host_group
+from poot.graph.complex_lower import lower_complex
 from poot.graph.registry import OPS, Fusion
 from poot.fuse.access import ZERO, operand_index
 from poot.fuse.indexing import Coord, Form, ravel, unravel
@@ -96,7 +97,7 @@ def plan_fusion(graph: Graph, max_buffers: int | None = None) -> Plan:
     if len(graph.eqns) > MAX_EQUATIONS:
         raise CompileLimitError(f"graph has {len(graph.eqns)} equations; the limit per plan is "
                                 f"{MAX_EQUATIONS} (realize intermediate results to split it)")
-    g = optimize(graph)
+    g = optimize(lower_complex(graph))    # complex values become their real parts first
     if max_buffers is not None:       # an output, and at least one more buffer to combine them in
         g = split_wide_concatenates(g, max_buffers - 2)
     return _Planner(g, max_buffers).run()

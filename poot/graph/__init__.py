@@ -5,6 +5,8 @@ from poot.graph.ops import OPS, OpDef
 from poot.graph.control import Region  # noqa: E402  (registers the control ops)
 from poot.graph import host  # noqa: E402,F401  (registers the host ops)
 from poot.graph import host_numpy  # noqa: E402,F401  (registers histogram)
+from poot.graph import host_fft  # noqa: E402,F401  (registers fft)
+from poot.graph import host_complex  # noqa: E402,F401  (registers host_complex)
 from poot.graph import attention  # noqa: E402,F401  (registers the attention op)
 from poot.graph.oracle import evaluate
 

@@ -39,7 +39,7 @@ def _restore_float_ties(s: np.ndarray, a: np.ndarray) -> None:
     in `a`, in place. Each row holds the same number of them in both, and boolean indexing walks the
     rows in order, so one masked copy does every row. One row (the common case) is checked on the
     sorted values alone (zeros and NaNs are runs there), so `a` is read only when a run needs it."""
-    if s.ndim == 1 or s.shape[0] == 1:
+    if s.ndim == 1 or s.size == s.shape[-1]:          # one row (a (1, 3, 5) array holds three)
         row, arow = s.reshape(-1), a.reshape(-1)
         zero = row.dtype.type(0)        # the row's own type: another would make NumPy convert the row
         lo, hi = np.searchsorted(row, zero, side="left"), np.searchsorted(row, zero, side="right")

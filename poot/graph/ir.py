@@ -138,13 +138,31 @@ def structural_key(input_avals, eqn_parts: list, output_numbers) -> tuple:
     return (tuple([(a.shape, a.dtype.name) for a in input_avals]), *eqn_parts, tuple(output_numbers))
 
 
+_ATOMS = frozenset({int, str, bool, type(None)})
+
+
 def _freeze(x):
+    """A hashable, exact stand-in for a params value (part of a structural key). Hot: a walk freezes
+    every pending equation's params, so the common values (ints, strings, tuples of them) return
+    at once."""
+    t = type(x)
+    if t in _ATOMS:
+        return x
+    if t is tuple:
+        for v in x:
+            if type(v) not in _ATOMS:
+                return tuple([_freeze(v) for v in x])
+        return x
+    if t is dict:
+        return tuple(sorted([(k, _freeze(v)) for k, v in x.items()]))
     if isinstance(x, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
     if isinstance(x, (list, tuple)):
         return tuple(_freeze(v) for v in x)
     if isinstance(x, float):      # by bits: -0.0 apart from 0.0 (hex), and each NaN's sign and payload
         return ("f", x.hex()) if x == x else ("nan", struct.pack("<d", x).hex())
+    if isinstance(x, complex):    # each part by its bits, as a float
+        return ("c", _freeze(x.real), _freeze(x.imag))
     if hasattr(x, "short"):  # DType
         return x.name
     if hasattr(x, "key") and hasattr(x, "graphs"):  # a control Region: its structure

@@ -7,7 +7,10 @@ numbers, integer-array indexing...) as compositions of these. Conventions every 
   tracer inserts `convert`); comparisons and predicates return bool;
 - reductions keep the reduced axes with size 1 (`keepdims=True`); the tracer reshapes if asked not to;
 - `slice` is given per axis as start, step (non-zero, may be negative) and output size;
-- `take` gathers along one axis with in-range non-negative indices; `scatter` writes along axis 0.
+- `take` gathers along one axis with in-range non-negative indices; `scatter` writes along axis 0;
+- complex64/complex128 values are accepted by the ops listed in COMPLEX_OPS (and by the structural
+  ops, which ignore dtypes); `bitcast` between a complex dtype and its real one views the parts as a
+  trailing axis of 2. poot/graph/complex_lower.py rewrites them into real ops before planning.
 The upper layers attach their rules (index maps, KIR, derivatives, batching) to these same ops
 through the registry. The host ops are declared in host.py and host_numpy.py, the control
 constructs in control.py.
@@ -53,7 +56,8 @@ def _np(d: dt.DType):
 
 def _check_kinds(op: str, d: dt.DType, kinds: str) -> None:
     if d.kind not in kinds:
-        names = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
+        names = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating",
+                 "c": "complex floating"}
         raise DTypeError(f"{op} does not accept {d.name}; it takes " + " or ".join(names[k] for k in kinds))
 
 
@@ -89,17 +93,33 @@ BINARY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.le
 BINARY_BITS = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
 BINARY_SHIFT = {"shl": np.left_shift, "shr": np.right_shift}
 
+# the elementwise ops, reductions and contractions that also take complex operands: each has a
+# lowering rule in poot/graph/complex_lower.py (the others refuse complex with a DTypeError)
+COMPLEX_OPS = frozenset({"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
+                         "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+                         "neg", "abs", "sign", "isnan", "isinf", "isfinite", "add", "sub", "mul", "pow",
+                         "div", "eq", "ne", "reduce_sum", "reduce_prod", "cumsum", "matmul"})
+
+
+def _with_complex(name: str, kinds: str) -> str:
+    return kinds + "c" if name in COMPLEX_OPS else kinds
+
 
 def _unary(name, fn, kinds, out_dtype=None):
+    kinds = _with_complex(name, kinds)
+    parts = name == "abs"      # abs of a complex value is real: the dtype of its parts
+
     def rule(avals):
         (a,) = avals
         _check_kinds(name, a.dtype, kinds)
-        return Aval(a.shape, out_dtype or a.dtype)
+        return Aval(a.shape, out_dtype or (dt.real_dtype(a.dtype) if parts else a.dtype))
 
     def oracle(xs):
         (x,) = xs
         r = np.asarray(fn(x))
-        return r.astype(_np(out_dtype)) if out_dtype else r.astype(x.dtype, copy=False)
+        if out_dtype:
+            return r.astype(_np(out_dtype))
+        return r.astype(dt.real_dtype(dt.as_dtype(x.dtype)).np if parts else x.dtype, copy=False)
 
     _register(name, "elementwise", rule, oracle, arity=1)
 
@@ -117,6 +137,8 @@ for _n, _f in UNARY_BOOL.items():
 
 
 def _binary(name, fn, kinds, out_dtype=None):
+    kinds = _with_complex(name, kinds)
+
     def rule(avals):
         a, b = avals
         if a.dtype is not b.dtype:
@@ -172,13 +194,26 @@ _register("convert", "elementwise", _convert_rule, _convert_oracle, arity=1, par
 
 def _bitcast_rule(avals, dtype):
     (a,) = avals
-    if a.dtype.bits != dtype.bits or a.dtype is dt.bool_ or dtype is dt.bool_:
+    if a.dtype.kind == "c" and dtype is dt.real_dtype(a.dtype):   # the parts, on a last axis of 2
+        return Aval(a.shape + (2,), dtype)
+    if dtype.kind == "c" and a.dtype is dt.real_dtype(dtype):
+        if a.shape[-1:] != (2,):
+            raise ShapeError(f"bitcast to {dtype.name}: the parts need a last axis of 2, got {a.shape}")
+        return Aval(a.shape[:-1], dtype)
+    if (a.dtype.bits != dtype.bits or a.dtype is dt.bool_ or dtype is dt.bool_
+            or "c" in (a.dtype.kind, dtype.kind)):
         raise DTypeError(f"bitcast: {a.dtype.name} and {dtype.name} differ in width")
     return Aval(a.shape, dtype)
 
 
-_register("bitcast", "elementwise", _bitcast_rule, lambda xs, dtype: xs[0].view(_np(dtype)), arity=1,
-          params=("dtype",))
+def _bitcast_oracle(xs, dtype):
+    x = xs[0]
+    if "c" in (x.dtype.kind, _np(dtype).kind):    # the oracle reshapes the flat view to the aval
+        return np.ascontiguousarray(x).reshape(-1).view(_np(dtype))
+    return x.view(_np(dtype))
+
+
+_register("bitcast", "elementwise", _bitcast_rule, _bitcast_oracle, arity=1, params=("dtype",))
 
 
 # --- sources -------------------------------------------------------------------------------------
@@ -211,6 +246,8 @@ REDUCE = {"reduce_sum": (np.sum, "biuf"), "reduce_prod": (np.prod, "biuf"),
 
 
 def _reduce(name, fn, kinds):
+    kinds = _with_complex(name, kinds)
+
     def rule(avals, axes):
         (a,) = avals
         _check_kinds(name, a.dtype, kinds)
@@ -249,9 +286,11 @@ _argreduce("argmin", np.argmin)
 
 
 def _scan(name, fn):
+    kinds = _with_complex(name, "iuf")
+
     def rule(avals, axis):
         (a,) = avals
-        _check_kinds(name, a.dtype, "iuf")
+        _check_kinds(name, a.dtype, kinds)
         if not 0 <= axis < a.ndim:
             raise ShapeError(f"{name}: axis {axis} out of range for {a.ndim}-d input")
         return a
@@ -414,7 +453,7 @@ def _matmul_rule(avals):
     a, b = avals
     if a.dtype is not b.dtype:
         raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype.name} and {b.dtype.name}")
-    _check_kinds("matmul", a.dtype, "iuf")
+    _check_kinds("matmul", a.dtype, "iufc")
     if a.ndim < 2 or b.ndim < 2:
         raise ShapeError(f"matmul: operands need 2 or more dimensions, got {a.shape} and {b.shape}")
     if a.shape[-1] != b.shape[-2]:

@@ -19,6 +19,8 @@ from poot.trace.array_api_info import *  # noqa: F401,F403
 from poot.trace.array_api_info import __all__ as _array_api_info_all
 from poot.trace.array_api_sets import *  # noqa: F401,F403
 from poot.trace.array_api_sets import __all__ as _array_api_sets_all
+from poot.trace.complex_values import *  # noqa: F401,F403
+from poot.trace.complex_values import __all__ as _complex_values_all
 from poot.trace.creation import *  # noqa: F401,F403
 from poot.trace.creation import __all__ as _creation_all
 from poot.trace.context import device
@@ -54,7 +56,7 @@ def result_type(*arrays_and_dtypes):
     for a in arrays_and_dtypes:
         if isinstance(a, Array):
             strong.append(a.dtype)
-        elif isinstance(a, (bool, int, float)) and not hasattr(a, "dtype"):
+        elif isinstance(a, (bool, int, float, complex)) and not hasattr(a, "dtype"):
             weak.append(a)
         elif hasattr(a, "dtype") and not isinstance(a, type):
             strong.append(_dt.as_dtype(a.dtype))
@@ -76,6 +78,6 @@ def cast_to(value, dtype):
 __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
             "result_type", "jit", "cond", "fori_loop", "while_loop", "dynamic_update_slice", "paged_update"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
-           + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
+           + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all + _numpy_more_all
            + _numpy_stats_all)

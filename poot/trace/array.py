@@ -253,9 +253,9 @@ def host_array(obj, op: str = "array", dtype: dt.DType | None = None) -> np.ndar
     try:
         dt.as_dtype(a.dtype)
     except DTypeError:
-        raise DTypeError(f"{op}: {a.dtype} data is not supported (poot has no complex, object, string "
-                         f"or datetime arrays); convert it to one of "
-                         + ", ".join(d.name for d in dt.ALL_DTYPES)) from None
+        raise DTypeError(f"{op}: {a.dtype} data is not supported (poot has no extended-precision, "
+                         f"object, string or datetime arrays); convert it to one of "
+                         + ", ".join(d.name for d in dt.ARRAY_DTYPES)) from None
     return a
 
 

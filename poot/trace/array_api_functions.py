@@ -1,12 +1,13 @@
 """Functions of the array API standard (2023.12) that poot's NumPy-like API did not have:
-cumulative_sum, unstack, conj, real, imag. All lazy. (Sorting, searching and sets are in
+cumulative_sum, unstack, conj, real, imag (the complex parts: poot/trace/complex_values.py). All lazy. (Sorting, searching and sets are in
 array_api_sets, inspection and dtype functions in array_api_info, linalg in array_api_linalg.)"""
 from __future__ import annotations
 
 from poot.errors import AxisError, ShapeError, api_boundary
+from poot.trace import complex_values
 from poot.trace.movement import arr, axis_of
 
-__all__ = ["cumulative_sum", "unstack", "conj", "real", "imag"]
+__all__ = ["cumulative_sum", "unstack", "conj", "conjugate", "real", "imag"]
 
 
 @api_boundary
@@ -45,19 +46,20 @@ def unstack(x, /, *, axis=0):
 
 @api_boundary
 def conj(x, /):
-    """The complex conjugate: poot arrays are real, so `x` itself (same dtype)."""
-    return arr(x).copy()
+    """The complex conjugate (a real array: itself, same dtype)."""
+    return complex_values.conj_of(x)
 
 
 @api_boundary
 def real(x, /):
-    """The real component: poot arrays are real, so `x` itself (same dtype)."""
-    return arr(x).copy()
+    """The real component (float32 for complex64, float64 for complex128; a real array: itself)."""
+    return complex_values.real_of(x)
 
 
 @api_boundary
 def imag(x, /):
-    """The imaginary component: poot arrays are real, so zeros of x's shape and dtype."""
-    from poot.trace.creation import zeros_like
+    """The imaginary component (a real array: zeros of its shape and dtype)."""
+    return complex_values.imag_of(x)
 
-    return zeros_like(arr(x))
+
+conjugate = conj

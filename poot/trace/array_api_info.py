@@ -2,7 +2,8 @@
 `isdtype`, `can_cast`, `finfo`, `iinfo` (docs/array-api.md lists where poot deviates).
 
 poot's dtypes beyond the standard's (float16, bfloat16) work everywhere but are not *array API* data
-types, so `dtypes()` leaves them out, as the standard asks; poot has no complex dtypes at all.
+types, so `dtypes()` leaves them out, as the standard asks. complex64 and complex128 are array API
+dtypes; kernels compute them as their real parts (poot/graph/complex_lower.py).
 """
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ API_VERSION = __array_api_version__ = "2023.12"
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 _STANDARD_DTYPES = (dt.bool_, dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32,
-                    dt.uint64, dt.float32, dt.float64)
+                    dt.uint64, dt.float32, dt.float64, dt.complex64, dt.complex128)
 _KINDS = {
     "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-    "real floating": "f", "complex floating": "", "numeric": "iuf",
+    "real floating": "f", "complex floating": "c", "numeric": "iufc",
 }
 
 
@@ -48,8 +49,8 @@ class Info:
 
     def extensions(self) -> dict:
         """Which optional extensions exist (poot's addition to the standard's info object): `linalg`
-        yes; `fft` no, because poot has no complex dtypes to hold a transform honestly."""
-        return {"linalg": True, "fft": False}
+        and `fft` (host steps over NumPy's pocketfft) both yes."""
+        return {"linalg": True, "fft": True}
 
     def default_device(self):
         """The device new arrays go to: POOT_DEVICE, else "cpu" (`pt.device(...)` changes it per
@@ -63,10 +64,9 @@ class Info:
         return [_dev.canonical(name) for name, usable, _ in devices.availability() if usable]
 
     def default_dtypes(self, *, device=None) -> dict:
-        """float64, int64 and int64 for indices on every device. poot has no complex dtypes, so
-        "complex floating" maps to None."""
+        """float64, complex128, int64 and int64 for indices on every device."""
         self._check_device(device)
-        return {"real floating": dt.float64, "complex floating": None, "integral": dt.int64,
+        return {"real floating": dt.float64, "complex floating": dt.complex128, "integral": dt.int64,
                 "indexing": dt.int64}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
@@ -74,7 +74,7 @@ class Info:
         of kinds ('bool', 'signed integer', 'unsigned integer', 'integral', 'real floating',
         'complex floating', 'numeric')."""
         self._check_device(device)
-        letters = "biuf" if kind is None else _kind_letters(kind)
+        letters = "biufc" if kind is None else _kind_letters(kind)
         return {d.name: d for d in _STANDARD_DTYPES if d.kind in letters}
 
     @staticmethod
@@ -177,9 +177,10 @@ class iinfo_object(_Limits):  # noqa: N801 (the standard's name)
 
 @api_boundary
 def finfo(type, /) -> finfo_object:  # noqa: A002 (the standard's parameter name)
-    """Limits of a floating dtype (or of an array's dtype): bits, eps, max, min, smallest_normal."""
+    """Limits of a floating dtype (or of an array's dtype): bits, eps, max, min, smallest_normal; a
+    complex dtype gives its parts' (finfo(complex64).dtype is float32, as the standard asks)."""
     d = _dtype_of(type, "finfo")
-    return finfo_object(dt.finfo(d), d)
+    return finfo_object(dt.finfo(d), dt.real_dtype(d))
 
 
 @api_boundary

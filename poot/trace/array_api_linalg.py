@@ -57,7 +57,7 @@ class SVDResult(NamedTuple):
 
 # --- host step plumbing ------------------------------------------------------------------------
 def _float_dtype(d: dt.DType) -> dt.DType:
-    return d if d.kind == "f" else dt.default_float
+    return d if d.kind in "fc" else dt.default_float
 
 
 def _matrices(op: str, x, square: bool = False) -> Array:
@@ -76,8 +76,13 @@ def _matrices(op: str, x, square: bool = False) -> Array:
 def _host(op: str, inputs, params: dict | None = None, results: int = 1):
     """Record host op `op`'s results; eagerly they are computed now (errors surface at the call)."""
     params = params or {}
-    nodes = [record(op, tuple(a._node for a in inputs), {**params, "index": k} if results > 1 else params)
-             for k in range(results)]
+    if any(a.dtype.kind == "c" for a in inputs):
+        from poot.trace.complex_values import host_complex_nodes
+
+        nodes = host_complex_nodes(op, inputs, params, results)
+    else:
+        nodes = [record(op, tuple(a._node for a in inputs), {**params, "index": k} if results > 1 else params)
+                 for k in range(results)]
     if not is_tracing():
         realize_nodes(nodes, f"linalg.{op}()")
     out = [Array(n) for n in nodes]
@@ -154,11 +159,11 @@ def _rtol(rtol, x: Array):
     from poot.trace.creation import full
 
     batch = x.shape[:-2]
+    d = dt.real_dtype(x.dtype)     # a complex stack's cutoffs are real
     if rtol is None:
-        return full(batch, max(x.shape[-2:]) * float(dt.finfo(x.dtype).eps), dtype=x.dtype,
-                    device=x.device)
+        return full(batch, max(x.shape[-2:]) * float(dt.finfo(x.dtype).eps), dtype=d, device=x.device)
     r = arr(rtol)
-    r = r if r.dtype is x.dtype else r.astype(x.dtype)
+    r = r if r.dtype is d else r.astype(d)
     try:
         return broadcast_to(r, broadcast_shapes(r.shape, batch, op="linalg")) \
             if r.shape != batch else r
@@ -281,11 +286,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the s
     if ord == -math.inf:
         return red.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return red.sum(ew.not_equal(x, 0), axis=axis, keepdims=keepdims).astype(x.dtype)
+        return red.sum(ew.not_equal(x, 0), axis=axis, keepdims=keepdims).astype(a.dtype)
     if ord == 1:
         return red.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
-        return ew.sqrt(red.sum(x * x, axis=axis, keepdims=keepdims))
+        sq = a * a if x.dtype.kind == "c" else x * x      # |x|^2 (real) for complex values
+        return ew.sqrt(red.sum(sq, axis=axis, keepdims=keepdims))
     p = float(ord)
     return ew.power(red.sum(ew.power(a, p), axis=axis, keepdims=keepdims), 1.0 / p)
 
@@ -298,7 +304,8 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 (the standard
     if x.ndim < 2:
         raise ShapeError(f"linalg.matrix_norm: needs a matrix or a stack of matrices, got {x.aval}")
     if ord == "fro":
-        r = ew.sqrt(red.sum(x * x, axis=(-2, -1)))
+        sq = ew.abs(x) ** 2 if x.dtype.kind == "c" else x * x    # |x|^2 (real) for complex values
+        r = ew.sqrt(red.sum(sq, axis=(-2, -1)))
     elif ord in (1, -1, math.inf, -math.inf):
         rows = ord in (math.inf, -math.inf)  # inf: max row sum; 1: max column sum
         sums = red.sum(ew.abs(x), axis=-1 if rows else -2)

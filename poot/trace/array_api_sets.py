@@ -126,15 +126,20 @@ def _unique(x, what: str, size, fill_value, want: tuple):
     from poot.trace.indexing import refuse_data_dependent
 
     x = arr(x)
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "biufc":
         raise DTypeError(f"{what}: unsupported dtype {x.dtype.name}")
     if size is not None:
         size = int(size)
         if size < 0:
             raise ShapeError(f"{what}: size must be non-negative, got {size}")
         if fill_value is not None:
-            fill_value = float(fill_value) if x.dtype.kind == "f" else int(fill_value)
+            fill_value = {"f": float, "c": complex}.get(x.dtype.kind, int)(fill_value)
         params = {"size": size, "fill_value": fill_value}
+        if x.dtype.kind == "c":     # NumPy orders complex values lexicographically (host_complex)
+            from poot.trace.complex_values import host_complex_nodes
+
+            nodes = host_complex_nodes("unique", [x], params, 4)
+            return [Array(nodes[k]) for k in want]
         return [Array(record("unique", (x._node,), {**params, "index": k})) for k in want]
     refuse_data_dependent(f"{what}(x)", "its length is the number of distinct values",
                           f"pass size=n (and fill_value=) for a fixed length: {what}(x, size=n)")

@@ -136,19 +136,26 @@ def composed(q, k, v, mask=None, *, scale, softcap, left, right, zero_empty):
         s = softcap * ew.tanh(s / softcap)
     if mask is not None:
         s = s + mask.astype(work)
-    lq, lk = q.shape[2], k.shape[2]
+    e, total = softmax_parts(s, left, right, zero_empty)
+    out = (e @ v.astype(work)) / total
+    if zero_empty:
+        out = sel.where(total > 0, out, 0.0)
+    return out.astype(q.dtype)
+
+
+def softmax_parts(s, left, right, zero_empty):
+    """exp(s - rowmax) and its row sums for scores `s` [..., Lq, Lk], keys outside the band
+    [-left, right] around each query's diagonal masked out (None: no limit on that side). With
+    `zero_empty` a row that sees no key has max 0, so its sum is 0 (the caller writes zeros), not NaN."""
+    lq, lk = s.shape[-2], s.shape[-1]
     if left is not None or right is not None:
         from poot.trace.creation import arange
 
-        rel = arange(lk, device=q.device)[None, :] - arange(lq, device=q.device)[:, None]
+        rel = arange(lk, device=s.device)[None, :] - arange(lq, device=s.device)[:, None]
         keep = (rel >= -(left if left is not None else lk + lq)) & (rel <= (right if right is not None else lk + lq))
         s = sel.where(keep, s, -math.inf)
     m = red.max(s, axis=-1, keepdims=True)
     if zero_empty:
         m = sel.where(ew.isfinite(m), m, 0.0)
     e = ew.exp(s - m)
-    total = red.sum(e, axis=-1, keepdims=True)
-    out = (e @ v.astype(work)) / total
-    if zero_empty:
-        out = sel.where(total > 0, out, 0.0)
-    return out.astype(q.dtype)
+    return e, red.sum(e, axis=-1, keepdims=True)

@@ -10,7 +10,9 @@ reading debug logs. The counts are per thread, so a measurement taken on one thr
 by other threads realizing meanwhile; @pt.jit calls run their own recorded programs and are not
 counted here.
 
-    with pt.trace.counters.measure() as m:
+    from poot.trace import counters
+
+    with counters.measure() as m:
         y = (pt.exp(x) * 2.0).sum()
         pt.realize(y)
     assert m.programs == 1 and m.host_reads == 0

@@ -100,8 +100,6 @@ array.__name__, asarray.__name__ = "array", "asarray"
 def _fill_dtype(fill_value):
     if isinstance(fill_value, np.generic):
         return dt.as_dtype(fill_value.dtype)
-    if isinstance(fill_value, complex):
-        raise DTypeError("full: complex numbers are not supported by poot")
     return dt.scalar_dtype(fill_value)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, exporter
 from poot.graph import broadcast_shapes
@@ -75,7 +77,7 @@ for _name in ("floor", "ceil", "trunc"):
 def _make_numeric(name, prim):
     def fn(x):
         n, d = _unary_node(name, x)
-        require(name, d, "iuf", "convert bools first, e.g. x.astype(poot.int8)")
+        require(name, d, "iufc", "convert bools first, e.g. x.astype(poot.int8)")
         return wrap(record(prim, (n,)))
 
     return _export(name, fn, f"Elementwise {name} (not defined for bool, as in NumPy).")
@@ -87,7 +89,7 @@ _make_numeric("sign", "sign")
 
 def _positive(x):
     n, d = _unary_node("positive", x)
-    require("positive", d, "iuf")
+    require("positive", d, "iufc")
     return wrap(n)
 
 
@@ -105,7 +107,7 @@ __all__.append("absolute")
 def _make_predicate(name, prim, for_ints):
     def fn(x):
         n, d = _unary_node(name, x)
-        if d.kind != "f":
+        if d.kind not in "fc":
             return wrap(constant(for_ints, dt.bool_, n.device, n.aval.shape))
         return wrap(record(prim, (n,)))
 
@@ -145,7 +147,7 @@ def _reciprocal(x):
     n, d = _unary_node("reciprocal", x)
     if d.kind == "b":
         n, d = cast(n, dt.int8), dt.int8
-    if d.kind == "f":
+    if d.kind in "fc":
         return wrap(record("div", (constant(1, d, n.device), n)))
     one = constant(1, d, n.device)
     is_unit = record("eq", (n, one))
@@ -190,17 +192,28 @@ _export("signbit", _signbit, "Elementwise: is the sign bit set (True for -0.0)?"
 
 
 def _round(x, decimals=0):
+    """NumPy's algorithm (PyArray_Round): scale by 10**|decimals|, rint, unscale; integers with
+    negative decimals compute in float64 and cast back to their own dtype. `decimals` must be a
+    Python int (it shapes the graph), so the scale is computed here, never as an array."""
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise DTypeError(f"round: decimals must be an integer, got {decimals!r}")
+    decimals = int(decimals)
     n, d = _unary_node("round", x)
     if d.kind in "iu" and decimals >= 0:
         return wrap(n)
-    f = float_of(d)
+    if d.kind == "b" and decimals != 0:
+        raise DTypeError(f"round: decimals={decimals} of a bool array would store a float result "
+                         f"in bool (NumPy refuses it too); convert with .astype(float) first")
+    f = dt.float64 if d.kind in "iu" else float_of(d)
     n = cast(n, f)
     if decimals == 0:
         return wrap(record("round", (n,)))
-    scale = constant(10.0 ** abs(decimals), f, n.device)
+    scale = constant(10.0 ** (decimals if decimals > 0 else -decimals), f, n.device)
     if decimals > 0:
-        return wrap(record("div", (record("round", (record("mul", (n, scale)),)), scale)))
-    return wrap(record("mul", (record("round", (record("div", (n, scale)),)), scale)))
+        r = record("div", (record("round", (record("mul", (n, scale)),)), scale))
+    else:
+        r = record("mul", (record("round", (record("div", (n, scale)),)), scale))
+    return wrap(cast(r, d) if d.kind in "iu" else r)
 
 
 _export("round", _round, "Round half to even to `decimals` places (NumPy's algorithm: scale, rint, "
@@ -261,13 +274,26 @@ def _make_int8_for_bool(name, prim):
 
 _make_int8_for_bool("floor_divide", "floordiv")
 _make_int8_for_bool("remainder", "mod")
-_make_int8_for_bool("power", "pow")
+
+
+def _power(x1, x2):
+    if type(x1) is Array and x1._node.aval.dtype.kind == "c" and type(x2) in (int, float) \
+            and x2 == int(x2) and abs(x2) < 100:      # NumPy multiplies: exact for x ** 2
+        from poot.trace.complex_values import integer_power
+
+        return integer_power(x1, int(x2))
+    (a, b), d = _binary_nodes("power", x1, x2, lambda d: dt.int8 if d.kind == "b" else d)
+    return wrap(record("pow", (a, b)))
+
+
+_export("power", _power, "Elementwise power (bool operands compute in int8, as in NumPy; a complex "
+                         "base to a small integer power multiplies, as NumPy does).")
 mod, pow = remainder, power  # noqa: F821,A001
 __all__ += ["mod", "pow"]
 
 
 def _divide(x1, x2):
-    (a, b), d = _binary_nodes("divide", x1, x2, lambda d: d if d.kind == "f" else dt.float64)
+    (a, b), d = _binary_nodes("divide", x1, x2, lambda d: d if d.kind in "fc" else dt.float64)
     return wrap(record("div", (a, b)))
 
 
@@ -277,7 +303,8 @@ __all__.append("true_divide")
 
 
 def _float_power(x1, x2):
-    (a, b), d = _binary_nodes("float_power", x1, x2, lambda d: dt.float64)
+    (a, b), d = _binary_nodes("float_power", x1, x2,
+                              lambda d: dt.complex128 if d.kind == "c" else dt.float64)
     return wrap(record("pow", (a, b)))
 
 
@@ -412,3 +439,8 @@ def _make_logical(name, prim):
 _make_logical("logical_and", "and")
 _make_logical("logical_or", "or")
 _make_logical("logical_xor", "xor")
+
+# the binary functions as ufunc objects (pt.add.outer, pt.maximum.reduce, pt.add.at...): the same calls
+from poot.trace.ufunc import wrap_binary_ufuncs  # noqa: E402
+
+wrap_binary_ufuncs(globals())

@@ -1,28 +1,30 @@
-"""`pt.fft`: the array API standard's fft extension (2023.12 signatures).
+"""`pt.fft`: the array API standard's fft extension (2023.12 signatures), with NumPy's arguments.
 
 - fftfreq, rfftfreq, fftshift, ifftshift: lazy, recorded from poot's primitives (iota, arithmetic,
   roll), fused like any operation and usable inside @pt.jit. Their values are NumPy's bit for bit
   (the sample frequencies are integers times 1 / (n * d), computed as NumPy computes them).
-- fft, ifft, rfft, irfft, hfft, ihfft, fftn, ifftn, rfftn, irfftn: each takes or returns complex
-  values, and poot has no complex dtypes yet. Their arguments are checked as the standard asks
-  (n, axis, s, axes, norm), then they raise NotBuiltError naming the missing complex support. Once
-  poot.dtypes has complex dtypes, they become host steps over NumPy's pocketfft (the mechanism of
-  poot.graph.host, which sort and eigh use), with `_check_*` below as their argument rules.
+- fft, ifft, rfft, irfft, hfft, ihfft, fftn, ifftn, rfftn, irfftn: the `fft` host op
+  (poot/graph/host_fft.py), NumPy's pocketfft run as one host step of the program: lazy, usable
+  inside @pt.jit, on every device (a GPU program copies the operand to the host and the result
+  back). Arguments are checked here as the standard and NumPy ask (n, axis, s, axes, norm), and the
+  defaults resolved, so the graph holds the exact lengths. Precision is NumPy 2's: float32 and
+  complex64 operands give complex64 (or float32), everything else complex128 (or float64).
 """
 from __future__ import annotations
 
 import operator
 
 from poot import dtypes as dt
-from poot.errors import AxisError, DTypeError, NotBuiltError, ShapeError, api_boundary
+from poot.errors import AxisError, DTypeError, ShapeError, api_boundary
 from poot.trace import context as _dev
 from poot.trace import movement as mv
 from poot.trace.array import Array
+from poot.trace.complex_values import parts
 from poot.trace.lazy import record
 from poot.trace.selection import where
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
-           "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "fft2", "ifft2", "rfft2", "irfft2", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 NORMS = ("backward", "ortho", "forward")
 
@@ -99,7 +101,7 @@ def ifftshift(x, /, *, axes=None):
     return _shift(x, axes, "ifftshift", -1)
 
 
-# --- transforms (complex values: not built until poot has complex dtypes) ------------------------
+# --- transforms (host steps over NumPy's pocketfft) ---------------------------------------------
 def _check_norm(norm, op: str) -> None:
     if norm not in NORMS:
         raise ShapeError(f"fft.{op}: norm must be one of {', '.join(map(repr, NORMS))}, got {norm!r}")
@@ -107,115 +109,176 @@ def _check_norm(norm, op: str) -> None:
 
 def _check_operand(x, op: str) -> Array:
     x = mv.arr(x)
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "biufc":
         raise DTypeError(f"fft.{op}: unsupported dtype {x.dtype.name}")
     if x.ndim == 0:
         raise ShapeError(f"fft.{op}: needs at least one dimension, got {x.aval}")
+    if x.dtype.kind == "c" and op in ("rfft", "rfftn", "ihfft"):
+        raise DTypeError(f"fft.{op}: transforms real input, got {x.dtype.name}; take pt.real(x) "
+                         f"first, or use fft.{op.replace('rfft', 'fft').replace('ihfft', 'ifft')}")
     return x
 
 
-def _check_1d(x, n, axis, norm, op: str) -> Array:
-    x = _check_operand(x, op)
-    _check_norm(norm, op)
-    mv.axis_of(axis, x.ndim, f"fft.{op}", x)
-    if n is not None:
-        _length(n, op)
-    return x
+def _parts_dtype(d: dt.DType) -> dt.DType:
+    """The real dtype the transform computes in: float32 for float32/float16/bfloat16/complex64
+    operands, float64 otherwise (NumPy 2's precision rule)."""
+    r = dt.real_dtype(d)
+    return dt.float32 if r in (dt.float32, dt.float16, dt.bfloat16) else dt.float64
 
 
-def _check_nd(x, s, axes, norm, op: str) -> Array:
+def _transform(x: Array, fn: str, s: tuple, axes: tuple, norm: str) -> Array:
+    from poot.graph.host_fft import COMPLEX_IN, COMPLEX_OUT
+
+    work = _parts_dtype(x.dtype)
+    if fn in COMPLEX_IN:
+        operand = parts(x.astype(dt.complex_dtype(work)))
+    else:
+        operand = x.astype(work)
+    out = record("fft", (operand._node,), {"fn": fn, "s": tuple(s), "axes": tuple(axes), "norm": norm,
+                                          "index": 0})
+    if fn in COMPLEX_OUT:
+        out = record("bitcast", (out,), {"dtype": dt.complex_dtype(work)})
+    return Array(out)
+
+
+def _points(m: int, op: str, x: Array, axis: int) -> int:
+    if m < 1:
+        raise ShapeError(f"fft.{op}: invalid number of data points ({m}) along axis {axis} of {x.aval}")
+    return m
+
+
+def _inverse_real_length(m: int) -> int:
+    """The default output length of irfft and hfft: an input of m frequencies comes from 2 * (m - 1)
+    points."""
+    return 2 * (m - 1)
+
+
+def _one_axis(x, n, axis, norm, op: str, fn: str | None = None) -> Array:
     x = _check_operand(x, op)
     _check_norm(norm, op)
-    axes_t = tuple(range(x.ndim)) if axes is None else tuple(axes)
+    ax = mv.axis_of(axis, x.ndim, f"fft.{op}", x)
+    if n is None:
+        m = x.shape[ax]
+        n = _inverse_real_length(m) if op in ("irfft", "hfft") else m
+    else:
+        n = _length(n, op)
+    return _transform(x, fn or op, (_points(n, op, x, ax),), (ax,), norm)
+
+
+def _many_axes(x, s, axes, norm, op: str) -> Array:
+    x = _check_operand(x, op)
+    _check_norm(norm, op)
+    axes_t = tuple(range(x.ndim)) if axes is None else ((axes,) if isinstance(axes, int) else tuple(axes))
     if s is not None:
         s = tuple(s)
         if axes is None:
+            if len(s) > x.ndim:
+                raise ShapeError(f"fft.{op}: s {s} has more entries than {x.aval} has axes")
             axes_t = tuple(range(x.ndim - len(s), x.ndim))
         elif len(s) != len(axes_t):
             raise ShapeError(f"fft.{op}: s {s} and axes {axes_t} must have the same length")
         for m in s:
             if m != -1:
                 _length(m, op)
-    norm_axes = [mv.axis_of(a, x.ndim, f"fft.{op}", x) for a in axes_t]
+    norm_axes = tuple(mv.axis_of(a, x.ndim, f"fft.{op}", x) for a in axes_t)
     if len(set(norm_axes)) != len(norm_axes):
         raise AxisError(f"fft.{op}: axes {axes_t} repeat an axis")
-    return x
-
-
-def _complex_not_built(op: str, why: str):
-    raise NotBuiltError(f"fft.{op}: complex dtypes are not supported yet ({why}); compute it with "
-                        f"numpy.fft.{op}(x.numpy()) on the host")
-
-
-_RESULT = "its result is complex"
-_INPUT = "its input is a complex Hermitian spectrum"
+    if not norm_axes:
+        if op in ("fftn", "ifftn"):       # no axis to transform: the operand as complex
+            return x.astype(dt.complex_dtype(_parts_dtype(x.dtype)))
+        raise AxisError(f"fft.{op}: needs at least one axis to transform")
+    lengths = []
+    for k, ax in enumerate(norm_axes):
+        m = -1 if s is None else s[k]
+        if m == -1:
+            m = x.shape[ax]
+            if op == "irfftn" and k == len(norm_axes) - 1:
+                m = _inverse_real_length(m)
+        lengths.append(_points(m, op, x, ax))
+    return _transform(x, op, tuple(lengths), norm_axes, norm)
 
 
 @api_boundary
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The one-dimensional discrete Fourier transform (complex result: not built yet)."""
-    _check_1d(x, n, axis, norm, "fft")
-    _complex_not_built("fft", _RESULT)
+    """The one-dimensional discrete Fourier transform (complex result), as numpy.fft.fft."""
+    return _one_axis(x, n, axis, norm, "fft")
 
 
 @api_boundary
 def ifft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The one-dimensional inverse discrete Fourier transform (complex result: not built yet)."""
-    _check_1d(x, n, axis, norm, "ifft")
-    _complex_not_built("ifft", _RESULT)
+    """The one-dimensional inverse discrete Fourier transform, as numpy.fft.ifft."""
+    return _one_axis(x, n, axis, norm, "ifft")
 
 
 @api_boundary
 def rfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The one-dimensional transform of real input (complex result: not built yet)."""
-    _check_1d(x, n, axis, norm, "rfft")
-    _complex_not_built("rfft", _RESULT)
+    """The transform of real input: the n // 2 + 1 non-negative frequencies, as numpy.fft.rfft."""
+    return _one_axis(x, n, axis, norm, "rfft")
 
 
 @api_boundary
 def irfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The inverse of rfft (real result of a complex input: not built yet)."""
-    _check_1d(x, n, axis, norm, "irfft")
-    _complex_not_built("irfft", _INPUT)
+    """The inverse of rfft: n real points (default 2 * (m - 1)), as numpy.fft.irfft."""
+    return _one_axis(x, n, axis, norm, "irfft")
 
 
 @api_boundary
 def hfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The transform of a Hermitian-symmetric signal (real result of a complex input: not built yet)."""
-    _check_1d(x, n, axis, norm, "hfft")
-    _complex_not_built("hfft", _INPUT)
+    """The transform of a Hermitian-symmetric signal given by its first half (real result), as
+    numpy.fft.hfft."""
+    return _one_axis(x, n, axis, norm, "hfft")
 
 
 @api_boundary
 def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The inverse of hfft (complex result: not built yet)."""
-    _check_1d(x, n, axis, norm, "ihfft")
-    _complex_not_built("ihfft", _RESULT)
+    """The inverse of hfft (n // 2 + 1 complex values of a real input), as numpy.fft.ihfft."""
+    return _one_axis(x, n, axis, norm, "ihfft")
 
 
 @api_boundary
 def fftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The n-dimensional discrete Fourier transform (complex result: not built yet)."""
-    _check_nd(x, s, axes, norm, "fftn")
-    _complex_not_built("fftn", _RESULT)
+    """The n-dimensional discrete Fourier transform, as numpy.fft.fftn."""
+    return _many_axes(x, s, axes, norm, "fftn")
 
 
 @api_boundary
 def ifftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The n-dimensional inverse transform (complex result: not built yet)."""
-    _check_nd(x, s, axes, norm, "ifftn")
-    _complex_not_built("ifftn", _RESULT)
+    """The n-dimensional inverse transform, as numpy.fft.ifftn."""
+    return _many_axes(x, s, axes, norm, "ifftn")
 
 
 @api_boundary
 def rfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The n-dimensional transform of real input (complex result: not built yet)."""
-    _check_nd(x, s, axes, norm, "rfftn")
-    _complex_not_built("rfftn", _RESULT)
+    """The n-dimensional transform of real input (the last axis halved), as numpy.fft.rfftn."""
+    return _many_axes(x, s, axes, norm, "rfftn")
 
 
 @api_boundary
 def irfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The inverse of rfftn (real result of a complex input: not built yet)."""
-    _check_nd(x, s, axes, norm, "irfftn")
-    _complex_not_built("irfftn", _INPUT)
+    """The inverse of rfftn (real result), as numpy.fft.irfftn."""
+    return _many_axes(x, s, axes, norm, "irfftn")
+
+
+# NumPy's two-dimensional spellings
+@api_boundary
+def fft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+    """fftn over the last two axes, as numpy.fft.fft2."""
+    return _many_axes(x, s, axes, norm, "fftn")
+
+
+@api_boundary
+def ifft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+    """ifftn over the last two axes, as numpy.fft.ifft2."""
+    return _many_axes(x, s, axes, norm, "ifftn")
+
+
+@api_boundary
+def rfft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+    """rfftn over the last two axes, as numpy.fft.rfft2."""
+    return _many_axes(x, s, axes, norm, "rfftn")
+
+
+@api_boundary
+def irfft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+    """irfftn over the last two axes, as numpy.fft.irfft2."""
+    return _many_axes(x, s, axes, norm, "irfftn")

@@ -167,7 +167,10 @@ def _expand(x, idx):
             m = r[1]
             if m.ndim == 0:
                 raise PootIndexError("a 0-d boolean index is not supported; use None to add an axis")
-            if m.shape != x.shape[ax:ax + m.ndim]:
+            indexed = x.shape[ax:ax + m.ndim]
+            # the array API standard lets a mask axis of size 0 select nothing from any axis (NumPy
+            # raises IndexError there); every other size must match the axis
+            if len(indexed) != m.ndim or any(ms not in (xs, 0) for ms, xs in zip(m.shape, indexed)):
                 raise PootIndexError(f"boolean index of shape {m.shape} does not match the indexed "
                                      f"axes {x.shape[ax:ax + m.ndim]} of {x.aval} (from axis {ax})")
             for k, pos in enumerate(np.nonzero(m)):

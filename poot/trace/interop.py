@@ -56,11 +56,37 @@ _UFUNCS = {
     "logical_xor": "logical_xor", "logical_not": "logical_not", "bitwise_and": "bitwise_and",
     "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "invert": "bitwise_not",
     "bitwise_not": "bitwise_not", "left_shift": "left_shift", "right_shift": "right_shift",
-    "matmul": "matmul", "vecdot": "vecdot", "conjugate": None, "conj": None,
+    "matmul": "matmul", "vecdot": "vecdot", "conjugate": "conj", "conj": "conj",
 }
-_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-           "logical_and": "all", "logical_or": "any"}
-_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+_UNHANDLED = object()
+_METHOD_ARGS = {"outer": 2, "reduce": 1, "accumulate": 1, "at": (2, 3)}
+
+
+def _ufunc_method(pt, name, method, inputs, kwargs):
+    """`np.add.outer(x, y)`, `np.maximum.reduce(x)`, `np.add.at(x, i, v)`... on poot arrays: the
+    method of poot's own ufunc (poot/trace/ufunc.py), lazily. _UNHANDLED where poot has no such ufunc
+    or does not build the call (then NumPy's fallback answers, except for `at`, which must update a
+    poot array in place)."""
+    from poot.errors import NotBuiltError
+    from poot.trace.array import Array
+    from poot.trace.ufunc import Ufunc
+
+    target = getattr(pt, _UFUNCS.get(name) or "", None)
+    count = _METHOD_ARGS[method]
+    counts = count if isinstance(count, tuple) else (count,)
+    if method == "at" and isinstance(inputs[0], Array):
+        if not isinstance(target, Ufunc) or kwargs or len(inputs) not in counts:
+            raise DTypeError(f"np.{name}.at on a poot array is not supported (poot's binary ufuncs "
+                             f"take ufunc.at(a, indices, b))")
+        return target.at(*inputs)
+    if not isinstance(target, Ufunc) or len(inputs) not in counts or method == "at":
+        return _UNHANDLED
+    try:
+        return getattr(target, method)(*inputs, **kwargs)
+    except (NotBuiltError, TypeError) as e:
+        if isinstance(e, DTypeError):
+            raise
+        return _UNHANDLED
 
 
 def _defers_to(values, array_type) -> bool:
@@ -114,28 +140,10 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if target is None:  # conjugate of a real array
             return pt.asarray(inputs[0])
         return getattr(pt, target)(*inputs)
-    if method == "reduce" and name in _REDUCE and len(inputs) == 1:
-        extra = set(kwargs) - {"axis", "keepdims", "dtype"}
-        if not extra:
-            kw = dict(kwargs)
-            kw.setdefault("axis", 0)
-            if "dtype" in kw and name not in ("add", "multiply"):
-                kw.pop("dtype")
-            return getattr(pt, _REDUCE[name])(inputs[0], **kw)
-    if method == "accumulate" and name in _ACCUMULATE and len(inputs) == 1 and \
-            set(kwargs) <= {"axis", "dtype"}:
-        kw = dict(kwargs)
-        kw.setdefault("axis", 0)
-        return getattr(pt, _ACCUMULATE[name])(inputs[0], **kw)
-    if method == "at" and name in ("add",) and isinstance(inputs[0], Array) and not kwargs:
-        from poot.trace.indexing import setitem_node
-
-        target, idx = inputs[0], inputs[1]
-        vals = inputs[2] if len(inputs) > 2 else 1
-        target._node = setitem_node(target, idx, vals, mode="add")  # rebinds: poot values are immutable
-        return None
-    if method == "at" and isinstance(inputs[0], Array):
-        raise DTypeError(f"np.{name}.at on a poot array is not supported (only np.add.at)")
+    if method in ("outer", "reduce", "accumulate", "at"):
+        result = _ufunc_method(pt, name, method, inputs, kwargs)
+        if result is not _UNHANDLED:
+            return result
     return _fallback(getattr(ufunc, method), inputs, kwargs)
 
 

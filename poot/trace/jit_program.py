@@ -7,6 +7,7 @@ and outer arrays, realized at trace time). Results that are not arrays are kept 
 """
 from __future__ import annotations
 
+import struct
 import sys
 
 import numpy as np
@@ -18,6 +19,8 @@ from poot.jit.runtime.replay import Replay
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+
+_SCALAR_BUFFERS: dict = {}   # (backend, dtype, type, value) -> the buffer of a scalar argument
 
 SCALARS = (bool, int, float)   # Python scalar arguments: weakly typed inputs
 
@@ -117,10 +120,23 @@ class JitProgram:
         return pytree.unflatten(self.out_tree, values)
 
     def _scalar_buffer(self, value, dtype: dt.DType):
+        """The buffer of a Python scalar argument. A loop passes the same few scalars (a learning
+        rate) on every call, so their buffers are kept: programs only read their inputs, except
+        donated ones (a function with donated arguments makes a fresh buffer each call)."""
         for d in self.int_casts:
             if not isinstance(value, float):
                 lazy.check_scalar_fits(value, d, f"{self.name}: a scalar argument")
-        return numpy_to_buffer(np.asarray(lazy.scalar_value(value, dtype), dtype=dtype.np), self.backend)
+        key = (id(self.backend), dtype.name, type(value),
+               struct.pack("<d", value) if type(value) is float else value)
+        buf = _SCALAR_BUFFERS.get(key) if not self.donated else None
+        if buf is not None:
+            return buf
+        buf = numpy_to_buffer(np.asarray(lazy.scalar_value(value, dtype), dtype=dtype.np), self.backend)
+        if not self.donated:
+            if len(_SCALAR_BUFFERS) >= 256:
+                _SCALAR_BUFFERS.clear()
+            _SCALAR_BUFFERS[key] = buf
+        return buf
 
     # -- donation --------------------------------------------------------------------------------
     def _take_donations(self, leaves, bufs) -> set[int]:

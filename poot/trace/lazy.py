@@ -110,6 +110,7 @@ class _State(threading.local):
     tracing = 0       # > 0 while a function is traced on this thread
     scope = None      # the list collecting the nodes recorded in the innermost traced body
     weak_casts = None  # while tracing a jitted function: the dtypes weak values were cast to
+    capture = None    # the list collecting recorded nodes while a recipe is captured (recipes.py)
 
 
 _state = _State()
@@ -193,6 +194,8 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
     st = _state
     if st.scope is not None:
         st.scope.append(node)
+    if st.capture is not None:
+        st.capture.append(node)
     if st.tracing and inputs and inputs[0].weak:
         node.weak = _weak_result(inputs)
     if depth >= MAX_PENDING_DEPTH and not st.tracing:
@@ -230,6 +233,8 @@ def scalar_value(value, dtype: dt.DType):
         return float(value)
     if dtype.kind == "b":
         return bool(value)
+    if dtype.kind == "c":
+        return complex(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise DTypeError(f"cannot convert {value} to {dtype.name}")
@@ -314,6 +319,7 @@ class Walk:
 
         stack = list(reversed(roots))
         push, pop = stack.append, stack.pop
+        frozen_get = _FROZEN.get
         while stack:                    # iterative: chains of any depth work
             n = stack[-1]
             k = id(n)
@@ -341,8 +347,15 @@ class Walk:
             nodes.append(n)
             aval = n.aval
             params = n.params           # graph.ir.eqn_key's tuple, built here (one call less a node)
-            parts.append((n.op, tuple([num[id(i)] for i in ins]), _freeze(params) if params else (),
-                          aval.shape, aval.dtype.name))
+            if params:
+                hit = frozen_get(id(params))
+                if hit is not None and hit[0] is params:
+                    fp = hit[1]
+                else:
+                    fp = _frozen_params(params)
+            else:
+                fp = ()
+            parts.append((n.op, tuple([num[id(i)] for i in ins]), fp, aval.shape, aval.dtype.name))
         self.leaves, self.nodes = leaves, nodes
         self.key = structural_key([n.aval for n in leaves], parts, [num[id(r)] for r in roots])
 
@@ -356,6 +369,19 @@ class Walk:
                             _where_text(n.where)))
             outs.append(v)
         return Graph(inputs, eqns, [inputs[~k] if k < 0 else outs[k] for k in self.key[-1]])
+
+
+# params dict id -> (the dict, its frozen form): replayed recipes (recipes.py) share one params dict
+# among the equations they make, so a walk freezes each once; the dict is kept, so its id stays its own
+_FROZEN: dict = {}
+
+
+def _frozen_params(params) -> tuple:
+    fp = _freeze(params)
+    if len(_FROZEN) >= 8192:
+        _FROZEN.clear()
+    _FROZEN[id(params)] = (params, fp)
+    return fp
 
 
 def build_graph(roots, inside: set | None = None) -> tuple[Graph, list[Node]]:

@@ -7,6 +7,7 @@ import math
 from poot import dtypes as dt
 from poot.errors import ShapeError, api_boundary
 from poot.graph import broadcast_shapes
+from poot.trace.complex_values import conj_node
 from poot.trace.lazy import constant, record
 from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from poot.trace.promote import cast, finish, promote, wrap
@@ -127,6 +128,8 @@ def vdot(a, b):
     if x.aval.size != y.aval.size:
         raise ShapeError(f"vdot: {x.aval} and {y.aval} differ in size ({x.aval.size} != {y.aval.size})")
     x, y = _reshape_node(x, (x.aval.size,)), _reshape_node(y, (y.aval.size,))
+    if x.aval.dtype.kind == "c":    # NumPy's vdot conjugates its first argument
+        x = conj_node(x)
     return wrap(_result(_tensordot_nodes("vdot", x, y, [0], [0]), d, work))
 
 
@@ -170,6 +173,8 @@ def vecdot(x1, x2, axis=-1):
     if isinstance(axis, int) and -ndim <= axis < ndim:    # before broadcasting, which would say less
         _check_contracted("vecdot", shape1, shape2, axis - ndim if axis >= 0 else axis)
     (x, y), d, work = _operands("vecdot", x1, x2)
+    if x.aval.dtype.kind == "c":    # the standard's vecdot conjugates x1
+        x = conj_node(x)
     p = record("mul", (x, y))
     ax = axis_of(axis, p.aval.ndim, "vecdot", wrap(p))
     from poot.trace.reductions import _reduce

@@ -14,6 +14,14 @@ from poot.trace.array import Array
 from poot.trace.interop import array_function, array_ufunc
 from poot.trace.lazy import record
 from poot.trace.promote import cast, is_weak
+from poot.trace import complex_values, recipes
+
+# the public functions keep recipes of what they record (recipes.py); installed before the operators
+# and methods below bind them
+for _module in (ew, red, movement, linalg, selection, indexing):
+    recipes.memoize_module(_module)
+recipes.memoize_module(creation, ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+                                  "empty_like", "eye", "identity", "arange", "linspace"])
 
 _OPERAND_TYPES = (Array, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
@@ -80,14 +88,15 @@ def _raw(fn):
     return getattr(fn, "__wrapped__", fn)
 
 
+_memo = recipes.memoize
 for _stem, (_fn, _sym) in _BINARY.items():
-    setattr(Array, f"__{_stem}__", api_boundary(_binary(_raw(_fn))))
-    setattr(Array, f"__r{_stem}__", api_boundary(_reflected(_raw(_fn))))
+    setattr(Array, f"__{_stem}__", api_boundary(_memo(_binary(_raw(_fn)))))
+    setattr(Array, f"__r{_stem}__", api_boundary(_memo(_reflected(_raw(_fn)))))
     setattr(Array, f"__i{_stem}__", api_boundary(_inplace(_raw(_fn), _sym)))
 
 for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
-    setattr(Array, f"__{_stem}__", api_boundary(_binary(_raw(_fn))))
+    setattr(Array, f"__{_stem}__", api_boundary(_memo(_binary(_raw(_fn)))))
 
 Array.__neg__ = ew.negative
 Array.__pos__ = ew.positive
@@ -105,17 +114,23 @@ Array.__round__ = api_boundary(lambda self, ndigits=None: ew.round(self, ndigits
 
 
 @api_boundary
+@recipes.memoize
 def _getitem(self, idx):
     """x[index] with NumPy's rules (see poot.trace.indexing). A boolean mask is realized here: the
     result's shape depends on how many elements are True."""
     return Array(indexing.getitem_node(self, idx))
 
 
+@recipes.memoize
+def _set_value(x, idx, value):
+    return Array(indexing.setitem_node(x, idx, value))
+
+
 @api_boundary
 def _setitem(self, idx, value):
     """x[index] = value: records a functional update and rebinds x to it (other handles on the old
     value do not change). `x[mask] = scalar` stays lazy (a select)."""
-    self._node = indexing.setitem_node(self, idx, value)
+    self._node = _set_value(self, idx, value)._node
 
 
 @api_boundary
@@ -129,9 +144,10 @@ Array.__contains__ = _contains
 Array.__array_ufunc__ = array_ufunc
 Array.__array_function__ = array_function
 
-Array.T = property(movement.transpose, doc="The array with its axes reversed.")
+Array.T = property(recipes.memoize(lambda self: movement.transpose(self)), doc="The array with its axes reversed.")
 Array.mT = property(movement.matrix_transpose, doc="Swap the last two axes.")
-Array.real = property(lambda self: self, doc="The array itself (poot arrays are real).")
+Array.real = property(complex_values.real_of, doc="The real part (a real array: itself).")
+Array.imag = property(complex_values.imag_of, doc="The imaginary part (a real array: zeros).")
 
 
 def _reshape(self, *shape, order="C", copy=None):
@@ -182,7 +198,7 @@ Array.transpose = api_boundary(_transpose)
 Array.astype = api_boundary(_astype)
 Array.fill = api_boundary(_fill_value_like)
 Array.view = api_boundary(_view)
-Array.conj = Array.conjugate = lambda self: self
+Array.conj = Array.conjugate = complex_values.conj_of
 
 # method name -> function taking the array first (NumPy's method signatures)
 for _name, _fn in {

@@ -478,9 +478,17 @@ _PAD_GATHER = ("edge", "reflect", "symmetric", "wrap")
 def pad_gather(x: Array, pad_width, mode, **kwargs):
     """np.pad's index modes as one gather per padded axis: the indices are np.pad applied to
     arange(n) (so widths beyond the axis repeat the pattern exactly as NumPy does)."""
+    from poot.trace.padding import VALUE_MODES, pad_values
+
+    if mode in VALUE_MODES:
+        return pad_values(x, pad_width, mode, **kwargs)
+    if callable(mode):
+        raise NotBuiltError("pad: a function as mode is not built (it would run per 1-d slice in "
+                            "Python); use one of NumPy's named modes")
     if mode not in _PAD_GATHER:
-        raise NotBuiltError(f"pad: mode={mode!r} is not built; modes 'constant', 'edge', 'reflect', "
-                            f"'symmetric' and 'wrap' are")
+        raise ShapeError(f"pad: mode={mode!r} is not a padding mode; NumPy's are 'constant', 'edge', "
+                         f"'linear_ramp', 'maximum', 'mean', 'median', 'minimum', 'reflect', "
+                         f"'symmetric', 'wrap' and 'empty'")
     if kwargs.get("reflect_type", "even") != "even":
         raise NotBuiltError("pad: reflect_type='odd' is not built")
     extra = set(kwargs) - {"reflect_type"}

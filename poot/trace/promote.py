@@ -1,21 +1,27 @@
 """Operands of an operation: turning Arrays, host data and Python scalars into Nodes of one dtype.
 
-NumPy 2 rules: Arrays, NumPy arrays and NumPy scalars are strongly typed; Python bool/int/float are
-weak and take the array's dtype when their kind allows (`f32_array * 2.0` stays float32).
+NumPy 2 rules: Arrays, NumPy arrays and NumPy scalars are strongly typed; Python bool/int/float/complex
+are weak and take the array's dtype when their kind allows (`f32_array * 2.0` stays float32,
+`f32_array * 1j` is complex64).
 """
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
+from numpy.exceptions import ComplexWarning
 
 from poot import dtypes as dt
 from poot.errors import DeviceError, DTypeError
 from poot.trace import context as _dev
 from poot.trace.array import Array, asnode
-from poot.trace.lazy import Node, check_scalar_fits, note_weak_cast, record, scalar_value, shared_constant
+from poot.trace.lazy import Node, check_scalar_fits, is_internal, note_weak_cast, record, scalar_value, shared_constant
 
-_WEAK = (bool, int, float)
-_WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0}   # a Python scalar of a weak value's kind
-KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating"}
+_WEAK = (bool, int, float, complex)
+_WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}   # a Python scalar of a weak value's kind
+KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating",
+              "c": "complex floating"}
 
 
 def is_weak(x) -> bool:
@@ -51,8 +57,6 @@ def promote(op: str, xs, device: str | None = None):
             items.append(x._node)
             weak.append(_WEAK_SAMPLE[x._node.aval.dtype.kind])
         else:
-            if isinstance(x, complex):
-                raise DTypeError(f"{op}: complex numbers are not supported by poot")
             n = asnode(x, dev, op)
             items.append(n)
             strong.append(n.aval.dtype)
@@ -60,6 +64,8 @@ def promote(op: str, xs, device: str | None = None):
         d = dt.result_type(*strong)
         for s in weak:
             d = dt.promote_with_scalar(d, s)
+    elif any(isinstance(s, complex) for s in weak):
+        d = dt.complex128
     elif any(isinstance(s, float) for s in weak):
         d = dt.float64
     elif any(not isinstance(s, bool) for s in weak):
@@ -69,14 +75,26 @@ def promote(op: str, xs, device: str | None = None):
     return items, d, dev
 
 
+def _user_stacklevel() -> int:
+    """The `stacklevel` naming the innermost frame outside poot (for a warning at the user's line),
+    counted from the caller of this function's caller."""
+    f, level = sys._getframe(2), 2
+    while f is not None and is_internal(f.f_code):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def cast(n: Node, dtype: dt.DType) -> Node:
     """`n` converted to `dtype` (a constant is folded instead of converted)."""
     if n.aval.dtype is dtype:
         return n
+    if n.aval.dtype.kind == "c" and dtype.kind != "c":
+        warnings.warn(f"casting complex values to {dtype.name} discards the imaginary part",
+                      ComplexWarning, stacklevel=_user_stacklevel())
     if n.op == "full" and n.buf is None:
         try:
             value = scalar_value(n.params["value"], dtype)
-        except (DTypeError, OverflowError, ValueError):
+        except (DTypeError, OverflowError, ValueError, TypeError):   # TypeError: complex to real
             value = None
         if value is not None:
             return record("full", (), {"shape": n.params["shape"], "value": value, "dtype": dtype},
@@ -100,8 +118,8 @@ def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
 
 def float_of(d: dt.DType) -> dt.DType:
     """The float dtype NumPy computes a float-only function in for input `d` (int8 -> float16,
-    int16 -> float32, int32/int64 -> float64, bool -> float16)."""
-    return d if d.kind == "f" else dt.result_type(d, dt.float16)
+    int16 -> float32, int32/int64 -> float64, bool -> float16); complex stays complex."""
+    return d if d.kind in "fc" else dt.result_type(d, dt.float16)
 
 
 def require(op: str, d: dt.DType, kinds: str, hint: str = "") -> None:

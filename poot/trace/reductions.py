@@ -90,7 +90,7 @@ def _count(shape, axes) -> int:
 
 
 def _mean_node(x, axes, dtype, keepdims):
-    d = dt.as_dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
+    d = dt.as_dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     work = dt.float32 if d in _HALF else d
     s = _reduce("reduce_sum", x._node, axes, work, keepdims)
     m = record("div", (s, constant(_count(x.shape, axes), work, s.device)))
@@ -113,7 +113,12 @@ def _var_node(x, axis, dtype, ddof, keepdims, correction, op):
     axes = axes_of(axis, x.ndim, op, x)
     m, d, work = _mean_node(x, axes, dtype, True)
     diff = record("sub", (cast(x._node, work), m))
-    sq = record("mul", (diff, diff))
+    if work.kind == "c":    # NumPy's variance of complex values: the mean of |x - mean|^2, real
+        from poot.trace.complex_values import abs2_node
+
+        sq, work, d = abs2_node(diff), dt.real_dtype(work), dt.real_dtype(d)
+    else:
+        sq = record("mul", (diff, diff))
     s = _reduce("reduce_sum", sq, axes, work, keepdims)
     v = record("div", (s, constant(_bi.max(_count(x.shape, axes) - ddof, 0), work, s.device)))
     return v, d

@@ -71,6 +71,7 @@ def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     x, y = finish("isclose", items, f, dev)
     _check_broadcast("isclose", (x, y))
     diff = record("abs", (record("sub", (x, y)),))
+    f = dt.real_dtype(f)        # |.| of complex values is real: so are the tolerances
     tol = record("add", (constant(atol, f, dev), record("mul", (constant(rtol, f, dev),
                                                                 record("abs", (y,))))))
     close = record("or", (record("eq", (x, y)), record("le", (diff, tol))))

@@ -1,8 +1,9 @@
 """Function transformations over traced poot programs: derivatives (grad, value_and_grad, vjp,
-jvp, custom rules, checkpoint, stop_gradient) and the vectorizing map (vmap, batching.py)."""
+jvp, custom rules, checkpoint, stop_gradient), the loop with stacked outputs (scanning.py) and the vectorizing map (vmap, batching.py)."""
 from poot.transforms.api import grad, jvp, value_and_grad, vjp
 from poot.transforms.batching import vmap
 from poot.transforms.custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+from poot.transforms.scanning import scan
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "checkpoint", "remat",
-           "custom_vjp", "custom_jvp", "vmap"]
+           "custom_vjp", "custom_jvp", "vmap", "scan"]

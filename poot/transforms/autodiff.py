@@ -26,7 +26,9 @@ from .vjp_rules import VJP_RULES
 
 
 def is_float_node(n: lazy.Node) -> bool:
-    return n.aval.dtype.kind == "f"
+    """Can the value carry a derivative? Complex ones count, so that an equation computing one from a
+    differentiated input is reached, and refused (`_rule`), instead of passing no derivative on."""
+    return n.aval.dtype.kind in "fc"
 
 
 def group_key(s: Step):
@@ -39,12 +41,18 @@ def group_key(s: Step):
 
 
 def _rule(table: dict, unsupported: dict, s: Step, mode: str):
+    if s.node.aval.dtype.kind == "c" or any(i.aval.dtype.kind == "c" for i in s.inputs):
+        raise NotBuiltError(f"{mode}: cannot differentiate through complex values ('{s.op}' recorded at "
+                            f"{lazy.format_where(s.node.where)}): complex derivatives are not built; "
+                            f"differentiate a formulation on the real and imaginary parts")
     rule = table.get(s.op)
     if rule is None:
         why = unsupported.get(s.op)
         where = lazy.format_where(s.node.where)
         if why is not None:
-            raise NotBuiltError(f"{mode}: cannot differentiate '{s.op}' (recorded at {where}): {why}")
+            launch = s.params.get("launch")      # a kernel_call: name the kernel
+            what = f"kernel '{launch.name}'" if launch is not None else f"'{s.op}'"
+            raise NotBuiltError(f"{mode}: cannot differentiate {what} (recorded at {where}): {why}")
         raise NotBuiltError(f"{mode}: '{s.op}' (recorded at {where}) has no {mode} rule")
     return rule
 

@@ -10,6 +10,7 @@ Each rule is registered as the op's `batch` rule in the op registry when this mo
 from __future__ import annotations
 
 from poot.graph import OPS, Aval
+from poot.graph import kernel_call as _kernel_call  # noqa: F401  (declares "kernel_call")
 from poot.graph.registry import get
 from poot.trace import lazy
 from poot.transforms.batching_core import BatchContext, record, to_front
@@ -62,7 +63,8 @@ def _searchsorted(ctx, nodes, dims, side):
 
 _LINALG = ("eigh", "eigvalsh", "svd", "svdvals", "qr", "cholesky", "inv", "det", "slogdet", "solve",
            "pinv")
-_PER_EXAMPLE = ("unique", "nonzero", "histogram")
+# a @pt.kernel call (pt.kernel_call) sees flat buffers: it has no batch axis of its own
+_PER_EXAMPLE = ("unique", "nonzero", "histogram", "kernel_call")
 
 
 get("sort").register(batch=along_axis("sort"))
@@ -72,3 +74,14 @@ for _name in _LINALG:
     get(_name).register(batch=leading_batch(_name))
 for _name in _PER_EXAMPLE:
     get(_name).register(batch=per_example(_name))
+
+
+def _fft(ctx: BatchContext, nodes, dims, axes, **params):
+    """The transform's axes shift past the batch axis, put first."""
+    (x,), (d,) = nodes, dims
+    return record("fft", [to_front(ctx, x, d)], axes=tuple(a + 1 for a in axes), **params), 0
+
+
+get("fft").register(batch=_fft)
+# the complex linear algebra wraps the factorizations above, which take leading batch axes
+get("host_complex").register(batch=leading_batch("host_complex"))

@@ -87,13 +87,14 @@ def _fori_jvp(primals, tangents, outs, region):
     return list(t_final)
 
 
-def _row(stack: Array, k: Array) -> Array:
+def row(stack: Array, k: Array) -> Array:
     """Row `k` (a 0-d int64) of `stack`."""
     got = bind("take", stack, reshape(k, (1,)), axis=0)
     return reshape(got, stack.shape[1:])
 
 
-def _set_row(stack: Array, k: Array, value: Array) -> Array:
+def set_row(stack: Array, k: Array, value: Array) -> Array:
+    """`stack` with row `k` (a 0-d int64) set to `value`."""
     return bind("scatter", stack, reshape(k, (1,)), reshape(value, (1,) + value.shape), mode="set")
 
 
@@ -109,7 +110,7 @@ def fori_forward(primals, region):
 
     def forward(i, state):
         c, st = state
-        st = [_set_row(s, i - lower, x) for s, x in zip(st, c)]
+        st = [set_row(s, i - lower, x) for s, x in zip(st, c)]
         return (graph_call(body, [i] + list(c) + captured, dev), st)
 
     final, stacks = fori_loop(lower, upper, forward, (carry, stacks))
@@ -131,7 +132,7 @@ def _fori_vjp(cts, primals, outs, region):
     def backward(j, state):
         ct_c, ct_cap = state
         i = (upper - 1) - j
-        xs = [_row(s, i - lower) for s in stacks]
+        xs = [row(s, i - lower) for s in stacks]
         _, pull = vjp_flat(lambda *v: graph_call(body, [i] + list(v), dev), xs + captured, "fori_loop")
         got = pull([c if f else None for c, f in zip(ct_c, floats)])
         new_c = filled(got[:n], xs)

@@ -27,26 +27,39 @@ NON_DIFFERENTIABLE: dict[str, str] = {
 _LINALG = ("derivatives of this factorization are not built yet; differentiate a formulation "
            "with solve, inv or det, or write a custom_vjp")
 
-_ATTENTION = ("the fused attention primitive has no derivative rule yet; differentiate the composed "
-              "form, softmax(scale * q @ k^T + mask) @ v, written with poot ops")
+_KERNEL = ("a @pt.kernel has no derivative of its own: pair it with its backward kernel by calling "
+           "it inside a pt.custom_vjp function whose defvjp(fwd, bwd) rules call the kernels with "
+           "pt.kernel_call (docs/transforms.md, 'Kernels with their backward')")
+
+_FFT = ("the derivative of a Fourier transform (another transform) has no rule yet; differentiate "
+        "an explicit DFT matrix product instead")
+
+_COMPLEX_HOST = ("derivatives of complex linear algebra (Wirtinger calculus) are not built; "
+                 "differentiate real formulations")
 
 VJP_UNSUPPORTED: dict[str, str] = {
-    "attention": _ATTENTION,
+    "kernel_call": _KERNEL,
+    "fft": _FFT,
+    "host_complex": _COMPLEX_HOST,
     "while": ("reverse mode through while_loop needs its trip count, unknown when tracing; use "
               "fori_loop with Python int bounds, or forward mode (pt.jvp)"),
     **{op: _LINALG for op in ("svd", "svdvals", "qr", "pinv")},
 }
 
 JVP_UNSUPPORTED: dict[str, str] = {
-    "attention": _ATTENTION,
+    "kernel_call": _KERNEL,
+    "fft": _FFT,
+    "host_complex": _COMPLEX_HOST,
     **{op: _LINALG for op in ("svd", "svdvals", "qr", "pinv")},
 }
 
 # ops whose equations are the results of one construct, told apart by the `index` parameter
-MULTI_RESULT = frozenset({"cond", "while", "fori", "eigh", "svd", "qr", "slogdet", "unique"})
+MULTI_RESULT = frozenset({"cond", "while", "fori", "eigh", "svd", "qr", "slogdet", "unique",
+                          "kernel_call"})
 
 # the same declarations in the op registry (poot/graph/registry.py): an op without a vjp or jvp rule
 # carries the reason there
+from poot.graph import kernel_call as _kernel_call  # noqa: E402,F401  (declares "kernel_call")
 from poot.graph import registry as _registry  # noqa: E402
 
 for _name, _why in NON_DIFFERENTIABLE.items():

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from poot.errors import NotBuiltError, PootError
+from poot.errors import NotBuiltError, PootError, TracerError
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 
@@ -107,6 +107,13 @@ class CustomNode(lazy.Node):
     __slots__ = ("call", "index")
 
 
+def can_mark() -> bool:
+    """Would a mark land directly in the innermost differentiation trace (not in a pt.cond / loop
+    body or a pt.vmap that will flatten it into a subgraph)? Constructs with a fallback (pt.scan)
+    ask first; `mark` refuses otherwise."""
+    return bool(_depth.scopes) and lazy._state.scope is _depth.scopes[-1]
+
+
 def mark(call: CustomCall, value: lazy.Node) -> lazy.Node:
     """`value` behind an identity equation marked as result `len(call.outs)` of `call`.
 
@@ -155,7 +162,11 @@ class Traced:
         device = in_nodes[0].device if in_nodes else None
         with _transforming() as inside:
             self.params = [lazy.record("reshape", (n,), {"shape": n.aval.shape}) for n in in_nodes]
-            result = fn(*pytree.unflatten(in_tree, [Array(p) for p in self.params]))
+            try:
+                result = fn(*pytree.unflatten(in_tree, [Array(p) for p in self.params]))
+            except TracerError as e:
+                _refuse_in_place_kernel(e, what)
+                raise
         self.params += list(closed)
         if has_aux:
             if not (isinstance(result, tuple) and len(result) == 2):
@@ -176,6 +187,20 @@ class Traced:
                 roots.append(x._node)
         mine = {id(p) for p in self.params}
         self.eqns = [Step(n) for n in _topological(roots, inside) if id(n) not in mine]
+
+
+def _refuse_in_place_kernel(error: TracerError, what: str) -> None:
+    """A @pt.kernel launched in place (`kernel(ctx, *arrays)`) on a traced value fails to realize
+    it; say what to do instead, naming the kernel."""
+    from .batching import _kernel_in
+
+    kernel = _kernel_in(error.__traceback__)
+    if kernel is not None:
+        raise NotBuiltError(
+            f"{what}: kernel '{kernel}' is launched in place inside the function being "
+            f"differentiated; a @pt.kernel has no derivative of its own. Call it with "
+            f"pt.kernel_call(kernel, ...) inside a pt.custom_vjp function and pair it with its "
+            f"backward kernel through defvjp(fwd, bwd) (docs/transforms.md)") from None
 
 
 class Step:

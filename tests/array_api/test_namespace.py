@@ -111,7 +111,7 @@ LINALG = {
     "vector_norm": [("x", P), ("axis", K), ("keepdims", K), ("ord", K)],
 }
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
-          "float64"]
+          "float64", "complex64", "complex128"]
 
 
 def check_signature(fn, spec, where):
@@ -161,14 +161,12 @@ def test_version_constants_and_dtypes():
     assert pt.bool is pt.bool_
 
 
-def test_fft_is_partial_and_reported():
-    """pt.fft has the frequency and shift helpers; its transforms need complex dtypes, so the
-    extension is reported absent (tests/trace/test_fft.py)."""
+def test_fft_is_reported():
+    """pt.fft has the frequency and shift helpers and the transforms (tests/trace/test_fft.py)."""
     assert callable(pt.fft.fftfreq) and callable(pt.fft.fftshift)
-    with pytest.raises(pt.NotBuiltError, match="complex dtypes"):
-        pt.fft.rfft(pt.ones(4))
+    assert pt.fft.rfft(pt.ones(4)).dtype is pt.complex128
     info = pt.__array_namespace_info__()
-    assert info.extensions() == {"linalg": True, "fft": False}
+    assert info.extensions() == {"linalg": True, "fft": True}
 
 
 def test_info_object():
@@ -176,7 +174,7 @@ def test_info_object():
     assert info.capabilities() == {"boolean indexing": True, "data-dependent shapes": True}
     assert info.default_device() == "cpu" == pt.asarray(1.0).device
     assert "cpu" in info.devices()
-    assert info.default_dtypes() == {"real floating": pt.float64, "complex floating": None,
+    assert info.default_dtypes() == {"real floating": pt.float64, "complex floating": pt.complex128,
                                      "integral": pt.int64, "indexing": pt.int64}
     assert info.default_dtypes(device="cpu")["integral"] is pt.int64
     assert list(info.dtypes()) == DTYPES
@@ -184,7 +182,7 @@ def test_info_object():
     assert set(info.dtypes(kind="integral")) == set(DTYPES[1:9])
     assert set(info.dtypes(kind=("bool", "unsigned integer"))) == {"bool", "uint8", "uint16", "uint32",
                                                                   "uint64"}
-    assert info.dtypes(kind="complex floating") == {}
+    assert info.dtypes(kind="complex floating") == {"complex64": pt.complex64, "complex128": pt.complex128}
     assert set(info.dtypes(kind="numeric")) == set(DTYPES[1:])
     with pytest.raises(pt.DTypeError, match="unknown data type kind 'floats'"):
         info.dtypes(kind="floats")

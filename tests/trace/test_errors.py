@@ -52,9 +52,9 @@ def test_reshape_size(device):
     assert_located(info, "reshape", "-1")
 
 
-@pytest.mark.parametrize("data", [np.ones(2, np.complex64), np.array([object(), 1], dtype=object),
+@pytest.mark.parametrize("data", [np.ones(2, np.clongdouble), np.array([object(), 1], dtype=object),
                                   np.array(["a"]), np.ones(2, np.longdouble)],
-                         ids=["complex", "object", "string", "longdouble"])
+                         ids=["clongdouble", "object", "string", "longdouble"])
 def test_unsupported_dtypes(device, data):
     with pytest.raises(pt.DTypeError) as info:
         pt.asarray(data)
@@ -63,15 +63,15 @@ def test_unsupported_dtypes(device, data):
 
 def test_unsupported_dtype_arguments_and_op_dtypes(device):
     with pytest.raises(pt.DTypeError) as info:
-        pt.zeros(3, dtype=np.complex128)
-    assert_located(info, "complex128")
+        pt.zeros(3, dtype=np.clongdouble)
+    assert_located(info, "complex")
     x = pt.ones(3, dtype=pt.float32)
     with pytest.raises(pt.DTypeError) as info:
         x & x
     assert_located(info, "bitwise_and", "float32")
     with pytest.raises(pt.DTypeError) as info:
-        x + 1j
-    assert_located(info, "complex")
+        (x + 1j) < x
+    assert_located(info, "complex64")
     with pytest.raises(pt.DTypeError) as info:
         pt.asarray(np.arange(3, dtype=np.int8)) + 300
     assert_located(info, "300", "int8")

@@ -53,6 +53,15 @@ def _spd(a):
     return a @ pt.matrix_transpose(a) + 3.0 * pt.eye(a.shape[-1], dtype=pt.float64)
 
 
+def _attention32(q, k, v):
+    """The fused attention primitive runs in float32 (its flash kernels' dtypes): checked through
+    conversions, with float32 finite-difference tolerances (float64 checks of its rule against the
+    NumPy oracle are in test_attention_grad.py)."""
+    q, k, v = (x.astype(pt.float32) for x in (q, k, v))
+    out = bind("attention", q, k, v, scale=0.6, softcap=0.0, left=None, right=1, zero_empty=True)
+    return out.astype(pt.float64)
+
+
 CASES = {
     **{op: unary(op) for op in ("exp", "expm1", "sin", "cos", "tan", "atan", "sinh", "cosh", "tanh",
                                 "asinh", "erf", "neg", "abs")},
@@ -108,6 +117,7 @@ CASES = {
     "eigh": (lambda a: (pt.linalg.eigh(a + pt.matrix_transpose(a))[0],
                         pt.abs(pt.linalg.eigh(a + pt.matrix_transpose(a))[1])), [normal(3, 3)]),
     "eigvalsh": (lambda a: pt.linalg.eigvalsh(a + pt.matrix_transpose(a)), [normal(3, 3)]),
+    "attention": (_attention32, [normal(1, 2, 3, 4), normal(1, 1, 5, 4), normal(1, 1, 5, 2)]),
 }
 
 # forward mode only: reverse mode through while_loop is refused (tests/transforms/test_control.py)
@@ -116,7 +126,8 @@ JVP_ONLY = {
                                       (0, x))[1], [normal(3)]),
 }
 
-TOLERANCE = {"convert": {"rtol": 1e-5, "atol": 1e-6, "step": 1e-2}}
+TOLERANCE = {"convert": {"rtol": 1e-5, "atol": 1e-6, "step": 1e-2},
+             "attention": {"rtol": 2e-3, "atol": 2e-4, "step": 1e-2}}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

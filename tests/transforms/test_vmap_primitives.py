@@ -142,7 +142,19 @@ CASES.update({
                  ((3,), "f"), ((), "f"), ops=6),
     "while": Case(lambda x, n: pt.while_loop(lambda c: c[1] < n, lambda c: (c[0] * 1.5, c[1] + 1), (x, 0))[0],
                   ((2,), "f"), ((), "pos_i"), ops=6),
+    "kernel_call": Case(lambda x, y: pt.kernel_call(_axpy, x, y, 1.5), ((2, 3), "f"), ((2, 3), "f"), ops=2),
+    "fft": Case(lambda x: pt.abs(pt.fft.fft(x, axis=0)) + pt.fft.irfft(pt.fft.rfft(x), n=3), ((4, 3), "f"),
+                ops=16),
+    "host_complex": Case(lambda a: pt.abs(pt.linalg.inv(a * (1 + 0.5j))), ((3, 3), "spd"), ops=64),
 })
+
+
+@pt.kernel
+def _axpy(x: pt.In[pt.f64], y: pt.InOut[pt.f64], a: pt.f64):
+    """y = a * x + y, updated in place: through pt.kernel_call, a fresh result."""
+    i = pt.thread_index()
+    if i < len(y):
+        y[i] = a * x[i] + y[i]
 
 
 def loop_reference(fn, args, in_axes, out_axes, size):

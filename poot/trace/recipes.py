@@ -1,0 +1,241 @@
+"""Recipes: the equations a public function records for one kind of call, replayed for later calls.
+
+Why: recording an operation eagerly runs NumPy's rules in Python (argument parsing, promotion,
+broadcasting, index normalization, the op's shape rule), 3 to 30 microseconds for `x[1:-1]`,
+`pt.roll`, `pt.concatenate`, `x.sum()`, `x @ y`. A loop calls the same functions with the same shapes
+on every step, and everything those rules decide depends only on the arguments' shapes, dtypes and
+static values. So the first call of a kind records normally, with the nodes it records captured; the
+recipe (each equation's op, operands, params and aval) is kept under the call's key, and the next
+call with that key makes the same nodes directly: a dictionary lookup and one object per equation.
+
+A call's key: the function, then per argument an Array's (shape, dtype, device, its op (a pending
+constant's value included), weak) or a static value in an exact form (floats by their bits), the same for keyword arguments, and
+the current device when no Array is passed. Anything else (NumPy arrays, lists of numbers, callables)
+is not keyed: such calls always run the function.
+
+A recipe is kept only where replaying it is certain to give what the function would: every captured
+equation takes its operands from the arguments, from earlier captured equations, or from the shared
+constant leaves of Python scalars (immutable); the call realized nothing and read no value; no 0-d
+realized array was passed (the fast paths compute on such values on the host). Otherwise the key is
+marked and later calls run the function. Nothing is captured or replayed while tracing (@jit, grad,
+vmap record their own graphs) or inside another captured call.
+"""
+from __future__ import annotations
+
+import functools
+import struct
+import types
+
+from poot.errors import api_boundary
+from poot.trace import context as _dev
+from poot.trace import counters as _counters
+from poot.trace.array import Array
+from poot.trace.lazy import MAX_PENDING_DEPTH, Node, _state, caller_where, realize_nodes
+
+MAX_RECIPES = 8192
+_recipes: dict = {}
+_UNKEYED = object()   # an argument without a key: the call runs the function
+_NEVER = object()     # a key whose calls cannot be replayed
+_STATICS = frozenset({int, bool, str, type(None)})
+
+
+class _Recipe:
+    __slots__ = ("consts", "steps", "outs", "kind")
+
+    def __init__(self, consts, steps, outs, kind):
+        self.consts, self.steps, self.outs, self.kind = consts, steps, outs, kind
+
+
+def _static(v):
+    """An exact, hashable form of a static argument, or _UNKEYED."""
+    t = type(v)
+    if t in _STATICS:
+        return v if t is not int else (v,)      # (1,) apart from True
+    if t is float:
+        return ("f", struct.pack("<d", v))
+    if t is slice:
+        parts = (_static(v.start), _static(v.stop), _static(v.step))
+        return _UNKEYED if _UNKEYED in parts else ("s",) + parts
+    if t is tuple or t is list:
+        parts = []
+        for x in v:
+            k = _static(x) if type(x) is not Array else _UNKEYED
+            if k is _UNKEYED:
+                return _UNKEYED
+            parts.append(k)
+        return (t.__name__, *parts)
+    if v is Ellipsis:
+        return "..."
+    if t is type or getattr(v, "short", None) is not None:     # float, np.float32, a poot DType
+        return ("t", v)
+    return _UNKEYED
+
+
+def _node_key(n):
+    """What a recording may read of an argument's node: its aval, device, weakness and whether it is
+    realized; for a pending constant (`full`), its value too (promote.cast folds a constant into a
+    new constant of the converted value rather than recording a conversion)."""
+    op = n.op
+    if op == "full":
+        op = ("full", _static(n.params["value"]))
+    return (n.aval.shape, n.aval.dtype.name, n.device, op, n.weak)
+
+
+def _key_and_nodes(fn, args, kwargs):
+    """(key, argument nodes in order) of a call, or (None, None) where it cannot be keyed."""
+    key = [fn]
+    nodes = []
+    for group in (args, kwargs.values()):
+        for a in group:
+            t = type(a)
+            if t is Array:
+                n = a._node
+                if n.op is None and not n.aval.shape and n.buf is not None:
+                    return None, None
+                key.append(_node_key(n))
+                nodes.append(n)
+            elif (t is list or t is tuple) and a and type(a[0]) is Array:
+                part = []
+                for x in a:
+                    if type(x) is not Array:
+                        return None, None
+                    n = x._node
+                    if n.op is None and not n.aval.shape and n.buf is not None:
+                        return None, None
+                    part.append(_node_key(n))
+                    nodes.append(n)
+                key.append((t.__name__, *part))
+            else:
+                k = _static(a)
+                if k is _UNKEYED:
+                    return None, None
+                key.append(k)
+    if kwargs:
+        key.append(tuple(kwargs))
+    if not nodes:
+        key.append(_dev.current())
+    return tuple(key), nodes
+
+
+def _capture(fn, args, kwargs, nodes):
+    """Run the call with its records captured; (result, recipe or _NEVER)."""
+    st = _state
+    captured: list = []
+    st.capture = captured
+    counts = _counters.counts
+    before = (counts.programs, counts.host_reads)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        st.capture = None
+    if (counts.programs, counts.host_reads) != before:
+        return out, _NEVER
+    return out, _recipe(captured, nodes, out)
+
+
+def _recipe(captured, nodes, out):
+    where = {id(n): i for i, n in enumerate(nodes)}
+    consts: list = []
+    steps = []
+    first = len(nodes)
+    for n in captured:
+        if n.op is None:          # realized by its own record (a depth limit): not replayable
+            return _NEVER
+        refs = []
+        for i in n.inputs:
+            k = where.get(id(i))
+            if k is None:
+                if i.op is not None or i.buf is None or i.weak != 2:
+                    return _NEVER   # a node made outside record(), or a value read on the host
+                k = where[id(i)] = ~len(consts)
+                consts.append(i)
+            refs.append(k)
+        where[id(n)] = first + len(steps)
+        steps.append((n.op, tuple(refs), n.params, n.aval, n.device))
+    if type(out) is Array:
+        kind, leaves = "one", (out,)
+    elif type(out) in (tuple, list) and all(type(x) is Array for x in out):
+        kind, leaves = type(out), out
+    else:
+        return _NEVER
+    outs = []
+    for x in leaves:
+        k = where.get(id(x._node))
+        if k is None:
+            return _NEVER
+        outs.append(k)
+    # constants are numbered after the arguments and before the steps' results
+    n_const = len(consts)
+    fix = lambda k: len(nodes) + ~k if k < 0 else (k + n_const if k >= first else k)  # noqa: E731
+    steps = [(op, tuple(map(fix, refs)), params, aval, dev) for op, refs, params, aval, dev in steps]
+    return _Recipe(consts, steps, tuple(map(fix, outs)), kind)
+
+
+def _replay(recipe: _Recipe, nodes: list):
+    vals = nodes + recipe.consts if recipe.consts else nodes
+    where = caller_where()
+    append = vals.append
+    for op, refs, params, aval, dev in recipe.steps:
+        if len(refs) == 1:
+            i = vals[refs[0]]
+            append(Node(op, (i,), params, aval, dev, where, i.depth + 1))
+        else:
+            inputs = tuple([vals[k] for k in refs])
+            depth = 0
+            for i in inputs:
+                if i.depth > depth:
+                    depth = i.depth
+            append(Node(op, inputs, params, aval, dev, where, depth + 1))
+    if recipe.kind == "one":
+        out = vals[recipe.outs[0]]
+        if out.depth >= MAX_PENDING_DEPTH:
+            realize_nodes([out])
+        return Array(out)
+    outs = [vals[k] for k in recipe.outs]
+    if any(n.depth >= MAX_PENDING_DEPTH for n in outs):
+        realize_nodes([n for n in outs if n.op is not None])
+    return recipe.kind(Array(n) for n in outs)
+
+
+def memoize(fn):
+    """`fn` (a public function recording equations) with its recipes kept and replayed."""
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "_poot_recipes", False):
+        return fn
+
+    def call(*args, **kwargs):
+        st = _state
+        if st.tracing or st.capture is not None:
+            return fn(*args, **kwargs)
+        key, nodes = _key_and_nodes(call, args, kwargs)
+        if key is None:
+            return fn(*args, **kwargs)
+        recipe = _recipes.get(key)
+        if recipe is None:
+            out, recipe = _capture(fn, args, kwargs, nodes)
+            if len(_recipes) >= MAX_RECIPES:
+                _recipes.clear()
+            _recipes[key] = recipe
+            return out
+        if recipe is _NEVER:
+            return fn(*args, **kwargs)
+        return _replay(recipe, nodes)
+
+    # the outer boundary (poot/errors.py) cuts this wrapper from a PootError's traceback
+    outer = functools.wraps(fn)(api_boundary(call))
+    outer._poot_recipes = True
+    return outer
+
+
+def memoize_module(module, names=None) -> None:
+    """Replace the public functions of `module` (its __all__, or `names`) by memoized ones."""
+    for name in names if names is not None else module.__all__:
+        fn = getattr(module, name, None)
+        if fn is not None:
+            setattr(module, name, memoize(fn))
+
+
+def clear() -> None:
+    _recipes.clear()
+
+
+__all__ = ["memoize", "memoize_module", "clear", "MAX_RECIPES"]

@@ -1,0 +1,126 @@
+"""`poot.Ufunc`: poot's binary elementwise functions as NumPy users write them, with the ufunc methods
+`pt.add.outer(a, b)`, `pt.maximum.reduce(x, axis)`, `pt.multiply.accumulate(x)`, `pt.add.at(x, i, v)`
+and the attributes `nin`, `nout`, `nargs`, `identity`, `__name__`.
+
+Why a `functools.partial` subclass: calling `pt.add(x, y)` must cost what calling the plain function
+did, and a partial is called by C code (vectorcall) with no Python frame of its own, while a class
+with a Python `__call__` would add one frame per call. The methods are ordinary Python methods; their
+work lives in ufunc_methods.py.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from poot.errors import NotBuiltError, api_boundary
+
+_NO_VALUE = object()   # "not given" for `initial`, which may be None in NumPy's signature
+
+# name -> (identity, reorderable): NumPy's `ufunc.identity`, and whether the reduction may combine
+# elements in any order (then several axes at once and a log-depth tree are allowed, as in NumPy)
+BINARY_UFUNCS = {
+    "add": (0, True), "subtract": (None, False), "multiply": (1, True), "divide": (None, False),
+    "floor_divide": (None, False), "remainder": (None, False), "power": (None, False),
+    "float_power": (None, False), "maximum": (None, True), "minimum": (None, True),
+    "fmax": (None, True), "fmin": (None, True), "arctan2": (None, False), "hypot": (0, True),
+    "logaddexp": (-math.inf, True), "copysign": (None, False), "nextafter": (None, False),
+    "equal": (None, False), "not_equal": (None, False), "less": (None, False),
+    "less_equal": (None, False), "greater": (None, False), "greater_equal": (None, False),
+    "bitwise_and": (-1, True), "bitwise_or": (0, True), "bitwise_xor": (0, True),
+    "left_shift": (None, False), "right_shift": (None, False), "logical_and": (True, True),
+    "logical_or": (False, True), "logical_xor": (False, True),
+}
+
+
+class Ufunc(functools.partial):
+    """A binary elementwise function with NumPy's ufunc methods. Call it as the function it wraps."""
+
+    nin = 2
+    nout = 1
+    nargs = 3
+    signature = None
+
+    def __new__(cls, fn, name: str, identity, reorderable: bool):
+        self = super().__new__(cls, fn)
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = fn.__doc__
+        self.__module__ = "poot"
+        # the undecorated function: methods.py builds the operators (x + y) from it
+        self.__wrapped__ = getattr(fn, "__wrapped__", fn)
+        self.identity = identity
+        self.reorderable = reorderable
+        return self
+
+    @api_boundary
+    def outer(self, A, B, /, **kwargs):
+        """`f(a, b)` for every pair: the result has shape A.shape + B.shape (lazy)."""
+        from poot.trace import ufunc_methods
+
+        return ufunc_methods.outer(self, A, B, **kwargs)
+
+    @api_boundary
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+               where=True):
+        """Combine the elements along `axis` (None: all axes; a tuple for reorderable ufuncs) with
+        f, as NumPy's `ufunc.reduce` (lazy). add/multiply/maximum/minimum/logical_and/logical_or are
+        poot's sum/prod/max/min/all/any; other reorderable ufuncs combine in a log-depth tree, the
+        rest (subtract, divide, power...) left to right, one step per element."""
+        from poot.trace import ufunc_methods
+
+        return ufunc_methods.reduce(self, array, axis, dtype, out, keepdims,
+                                    None if initial is _NO_VALUE else (initial,), where)
+
+    @api_boundary
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """The running f along `axis`, as NumPy's `ufunc.accumulate` (lazy): add and multiply are
+        cumsum and cumprod, other reorderable ufuncs a log-depth scan, the rest left to right."""
+        from poot.trace import ufunc_methods
+
+        return ufunc_methods.accumulate(self, array, axis, dtype, out)
+
+    @api_boundary
+    def at(self, a, indices, b=None, /):
+        """In place, unbuffered: `a[indices] = f(a[indices], b)` where a repeated index applies f
+        once per occurrence (NumPy's `ufunc.at`). `a` (a poot array) takes the new value."""
+        from poot.trace import ufunc_methods
+
+        ufunc_methods.at(self, a, indices, b)
+
+    @api_boundary
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        raise NotBuiltError(f"{self.__name__}.reduceat is not built; use {self.__name__}.reduce on "
+                            f"slices (or np.{self.__name__}.reduceat on a NumPy copy)")
+
+    def __repr__(self) -> str:
+        return f"<poot ufunc '{self.__name__}'>"
+
+    def __reduce__(self):
+        return (_by_name, (self.__name__,))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _by_name(name: str) -> Ufunc:
+    from poot.trace import elementwise
+
+    return getattr(elementwise, name)
+
+
+def wrap_binary_ufuncs(namespace: dict) -> None:
+    """Replace each binary function of BINARY_UFUNCS in `namespace` (elementwise.py's globals) by
+    its Ufunc, and every alias of it (`mod`, `pow`, `true_divide`, `atan2`...) by the same object."""
+    made = {}
+    for name, (identity, reorderable) in BINARY_UFUNCS.items():
+        fn = namespace[name]
+        made[id(fn)] = Ufunc(fn, name, identity, reorderable)
+    for key, value in list(namespace.items()):
+        u = made.get(id(value))
+        if u is not None and not key.startswith("_"):
+            namespace[key] = u
+
+
+__all__ = ["Ufunc"]
