@@ -1,10 +1,12 @@
 """Realistic programs as a user times them: each program of tests/programs (the same driver and step code
 runs on NumPy and on poot) timed whole, wall clock, results realized and read back on every repetition,
-beside NumPy in the same run:
+beside NumPy (and JAX on the CPU, where installed) in the same run:
 
 - numpy: `run(np, step, *inputs)`;
 - poot eager: `run(pt, step, *inputs)` then `.numpy()` of every result (rows with mode "eager");
-- poot jit: the same with `pt.jit(step, static_argnums=0)`, traced once before timing (mode "jit").
+- poot jit: the same with `pt.jit(step, static_argnums=0)`, traced once before timing (mode "jit");
+- JAX: the same driver with `jax.numpy` (beside poot eager) and `jax.jit(step, static_argnums=0)`
+  (beside poot jit), blocked on every repetition; programs that assign items in place have no JAX row.
 
 Prints the median milliseconds per program, the ratios (NumPy time / poot time: above 1 is faster than
 NumPy) and their geometric means.
@@ -71,8 +73,31 @@ def measure(args, name: str, device: str) -> list[dict]:
         numpy_s = C.median(C.time_call(numpy_call, **timing))
         eager_s = C.median(C.time_call(poot_call(step), **timing))
         jit_s = C.median(C.time_call(poot_call(jitted), **timing))
-    return [C.row(f"program-{name}", {"program": name, "mode": mode}, device, s, "numpy", numpy_s)
-            for mode, s in (("eager", eager_s), ("jit", jit_s))]
+    jax_s = _jax_times(run, step, inputs, timing) if device == "cpu" else {}
+    return [row for mode, s in (("eager", eager_s), ("jit", jit_s))
+            for row in C.rows_against(f"program-{name}", {"program": name, "mode": mode}, device, s,
+                                      {"numpy": numpy_s, "jax": jax_s.get(mode)})]
+
+
+def _jax_times(run, step, inputs, timing) -> dict:
+    """JAX on the CPU running the same driver and step (eager: jax.numpy; jit: jax.jit of the step),
+    results blocked on every repetition; {} where JAX is absent, a mode left out where the program
+    does what JAX cannot (in-place item assignment)."""
+    jax = C.optional("jax")
+    if jax is None:
+        return {}
+    jax.config.update("jax_platforms", "cpu")
+    jnp = jax.numpy
+    out = {}
+    for mode, s in (("eager", step), ("jit", jax.jit(step, static_argnums=0))):
+        def call(s=s):
+            arrays = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs]
+            jax.block_until_ready(run(jnp, s, *arrays))
+        try:
+            out[mode] = C.median(C.time_call(call, **timing))
+        except Exception as e:            # noqa: BLE001 (a baseline that cannot run the program)
+            print(f"jax {mode}: cannot run this program ({type(e).__name__}); no JAX row", file=sys.stderr)
+    return out
 
 
 def main(argv=None) -> dict:
@@ -88,10 +113,12 @@ def main(argv=None) -> dict:
         for name in args.only or PROGRAMS:
             rows += measure(args, name, device)
     rec = C.finish(args, "bench_programs", rows)
-    for mode in ("eager", "jit"):
-        ratios = [r["ratio"] for r in rows if r["params"]["mode"] == mode and r["ratio"]]
-        if ratios:
-            print(f"geometric mean vs NumPy, {mode}: {math.exp(statistics.fmean(math.log(x) for x in ratios)):.2f}x")
+    for base in ("numpy", "jax"):
+        for mode in ("eager", "jit"):
+            ratios = [r["ratio"] for r in rows if r["params"]["mode"] == mode and r["ratio"] and r["baseline"] == base]
+            if ratios:
+                print(f"geometric mean vs {base}, {mode} ({len(ratios)} programs): "
+                      f"{math.exp(statistics.fmean(math.log(x) for x in ratios)):.2f}x")
     return rec
 
 

@@ -1,16 +1,18 @@
-"""One jitted training step of a 2-layer MLP on the CPU: poot vs JAX vs PyTorch (where installed).
+"""One jitted training step of a 2-layer MLP: poot vs JAX (CPU) and PyTorch (CPU, CUDA), where installed.
 
 The step: logits = relu(x @ W1 + b1) @ W2 + b2, softmax cross-entropy against one-hot labels
 (batch 256, 784-512-10, float32), gradients of the mean loss with respect to all four parameters,
 and a plain SGD update. poot runs `pt.jit` over a function using `pt.value_and_grad`; JAX runs
 `jax.jit` over `jax.value_and_grad`; PyTorch runs eager autograd (`loss.backward()` and an in-place
 update under `no_grad`). Each repetition is the user's call with its results ready: poot's new
-parameters and loss realized (`pt.realize`), JAX's blocked on, PyTorch's computed eagerly. All three
+parameters and loss realized (`pt.realize`, then `pt.synchronize()` on a GPU), JAX's blocked on,
+PyTorch's computed eagerly (and `torch.cuda.synchronize()` on CUDA). On a GPU device poot runs there
+and PyTorch on CUDA is the baseline. All three
 start from the same parameters and data, and the first step's losses are checked to agree. The
 repetitions of the libraries are interleaved (one call of each in turn) and each one's median is
 reported, so a machine whose load changes during the run still gives a fair ratio.
 
-    python -m benchmarks.bench_train_step [--batch 256] [--hidden 512] [--json out.json]
+    python -m benchmarks.bench_train_step [--devices cpu,cuda] [--batch 256] [--hidden 512] [--json out.json]
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def _data(batch: int, features: int, hidden: int, classes: int, seed: int = 0):
     return params, x, y
 
 
-def _poot_step():
+def _poot_step(device: str = "cpu"):
     import poot as pt
 
     def loss_fn(p, x, y):
@@ -49,12 +51,15 @@ def _poot_step():
         return {k: p[k] - LR * g[k] for k in p}, loss
 
     def run(params, x, y):
-        p = {k: pt.asarray(v) for k, v in params.items()}
-        xs, ys = pt.asarray(x), pt.asarray(y)
+        with pt.device(device):
+            p = {k: pt.asarray(v) for k, v in params.items()}
+            xs, ys = pt.asarray(x), pt.asarray(y)
 
         def call():
             new, loss = step(p, xs, ys)
             pt.realize(*new.values(), loss)
+            if device != "cpu":
+                pt.synchronize()
             return new, loss
 
         return call
@@ -92,12 +97,17 @@ def _jax_step():
     return run, lambda out: float(out[1])
 
 
-def _torch_step():
+def _torch_step(device: str = "cpu"):
     import torch
 
+    where = "cuda" if device.startswith("cuda") else "cpu"
+    if where == "cuda" and not torch.cuda.is_available():
+        raise ImportError("torch without CUDA")
+    sync = torch.cuda.synchronize if where == "cuda" else (lambda: None)
+
     def run(params, x, y):
-        p = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
-        xs, ys = torch.tensor(x), torch.tensor(y)
+        p = {k: torch.tensor(v, requires_grad=True, device=where) for k, v in params.items()}
+        xs, ys = torch.tensor(x, device=where), torch.tensor(y, device=where)
 
         def call():
             for t in p.values():
@@ -108,6 +118,7 @@ def _torch_step():
             loss.backward()
             with torch.no_grad():
                 new = {k: t - LR * t.grad for k, t in p.items()}
+            sync()
             return new, loss.detach()
 
         return call
@@ -133,6 +144,30 @@ def _interleaved(calls: dict, repeat: int, warmup: int) -> dict:
     return {name: C.median(ts) for name, ts in times.items()}
 
 
+def _measure(args, device: str, params, x, y) -> list[dict]:
+    make, loss_of = _poot_step(device)
+    calls = {"poot": make(params, x, y)}
+    first = loss_of(calls["poot"]())
+    baselines = BASELINES if device == "cpu" else {"torch": BASELINES["torch"]}
+    for name, factory in baselines.items():
+        try:
+            b_make, b_loss = factory() if name == "jax" else factory(device)
+        except ImportError:
+            C.note_once(f"bench_train_step: {name} is not installed for {device}; no {name} baseline")
+            continue
+        calls[name] = b_make(params, x, y)
+        b_first = b_loss(calls[name]())
+        if not np.isclose(b_first, first, rtol=1e-4):
+            raise C.BenchmarkError(f"bench_train_step: the first loss differs on {device}: poot {first}, "
+                                   f"{name} {b_first}")
+    medians = _interleaved(calls, args.repeat, args.warmup)
+    poot_s = medians.pop("poot")
+    shape = f"{args.features}-{args.hidden}-{args.classes}"
+    return C.rows_against("mlp-train-step", {"batch": args.batch, "layers": shape, "dtype": "float32"},
+                          device, poot_s, medians,
+                          flops=6 * args.batch * (args.features * args.hidden + args.hidden * args.classes))
+
+
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, repeat=30)
     ap.add_argument("--batch", type=int, default=256)
@@ -141,26 +176,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--classes", type=int, default=10)
     args = ap.parse_args(argv)
     params, x, y = _data(args.batch, args.features, args.hidden, args.classes)
-    make, loss_of = _poot_step()
-    calls = {"poot": make(params, x, y)}
-    first = loss_of(calls["poot"]())
-    for name, factory in BASELINES.items():
-        try:
-            b_make, b_loss = factory()
-        except ImportError:
-            C.note_once(f"bench_train_step: {name} is not installed; no {name} baseline")
-            continue
-        calls[name] = b_make(params, x, y)
-        b_first = b_loss(calls[name]())
-        if not np.isclose(b_first, first, rtol=1e-4):
-            raise C.BenchmarkError(f"bench_train_step: the first loss differs: poot {first}, "
-                                   f"{name} {b_first}")
-    medians = _interleaved(calls, args.repeat, args.warmup)
-    poot_s = medians.pop("poot")
-    shape = f"{args.features}-{args.hidden}-{args.classes}"
-    rows = C.rows_against("mlp-train-step", {"batch": args.batch, "layers": shape, "dtype": "float32"},
-                          "cpu", poot_s, medians,
-                          flops=6 * args.batch * (args.features * args.hidden + args.hidden * args.classes))
+    rows = []
+    for device in C.available(args.devices):
+        rows += _measure(args, device, params, x, y)
     return C.finish(args, "bench_train_step", rows)
 
 
