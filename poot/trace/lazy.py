@@ -16,7 +16,7 @@ import math
 import os
 import sys
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from itertools import chain
 
 import numpy as np
@@ -319,7 +319,7 @@ class Walk:
 
         stack = list(reversed(roots))
         push, pop = stack.append, stack.pop
-        frozen_get = _FROZEN.get
+        frozen_get, num_get = _FROZEN.get, num.get
         while stack:                    # iterative: chains of any depth work
             n = stack[-1]
             k = id(n)
@@ -330,32 +330,29 @@ class Walk:
                 pop()
                 number_leaf(n)
                 continue
-            ins = n.inputs
-            waiting = False             # operands in order, leaves numbered on the spot: the
-            for i in ins:               # depth-first order without a stack round trip per leaf
-                if id(i) not in num:
+            numbers = []                # operands in order, leaves numbered on the spot: the
+            for i in n.inputs:          # depth-first order without a stack round trip per leaf
+                j = num_get(id(i))
+                if j is None:
                     if i.op is None or (inside is not None and id(i) not in inside):
                         number_leaf(i)
+                        j = num[id(i)]
                     else:
                         push(i)
-                        waiting = True
                         break
-            if waiting:
-                continue
-            pop()
-            num[k] = len(nodes)
-            nodes.append(n)
-            aval = n.aval
-            params = n.params           # graph.ir.eqn_key's tuple, built here (one call less a node)
-            if params:
-                hit = frozen_get(id(params))
-                if hit is not None and hit[0] is params:
-                    fp = hit[1]
-                else:
-                    fp = _frozen_params(params)
+                numbers.append(j)
             else:
-                fp = ()
-            parts.append((n.op, tuple([num[id(i)] for i in ins]), fp, aval.shape, aval.dtype.name))
+                pop()
+                num[k] = len(nodes)
+                nodes.append(n)
+                aval = n.aval
+                params = n.params       # graph.ir.eqn_key's tuple, built here (one call less a node)
+                if params:
+                    hit = frozen_get(id(params))
+                    fp = hit[1] if hit is not None and hit[0] is params else _frozen_params(params)
+                else:
+                    fp = ()
+                parts.append((n.op, tuple(numbers), fp, aval.shape, aval.dtype.name))
         self.leaves, self.nodes = leaves, nodes
         self.key = structural_key([n.aval for n in leaves], parts, [num[id(r)] for r in roots])
 
@@ -490,9 +487,21 @@ def _outside_references(nodes: list) -> list:
     """For each node of `nodes` (a walk's list, in post-order), how many references to it come from
     outside the walk: its reference count less the walk's list and the operand slots of the walk's
     equations, less what counting itself adds (measured once, below, on a node nothing else holds)."""
-    uses = Counter(map(id, chain.from_iterable([n.inputs for n in nodes])))
+    uses = Counter(map(id, chain.from_iterable([n.inputs for n in nodes]))) if len(nodes) > 16 \
+        else _operand_uses(nodes)
     refs = list(map(sys.getrefcount, nodes))
     return [r - uses[id(n)] - _COUNTING_REFS for n, r in zip(nodes, refs)]
+
+
+def _operand_uses(nodes: list) -> defaultdict:
+    """The count of operand slots per node id, without Counter's construction cost (most realizes
+    walk a few equations). A function of its own, so no loop variable outlives it to hold a node
+    while the reference counts are read."""
+    uses: defaultdict = defaultdict(int)
+    for n in nodes:
+        for i in n.inputs:
+            uses[id(i)] += 1
+    return uses
 
 
 _COUNTING_REFS = 0
