@@ -44,6 +44,10 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     x = arr(x)
     _sortable("sort", x)
     ax = axis_of(axis, x.ndim, "sort", x)
+    if x.dtype.kind == "c":     # NumPy's lexicographic order, NaNs last
+        from poot.trace.complex_order import sort_values
+
+        return sort_values(x, ax, descending)
     return Array(record("sort", (x._node,), {"axis": ax, "descending": bool(descending)}))
 
 
@@ -55,6 +59,10 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     x = arr(x)
     _sortable("argsort", x)
     ax = axis_of(axis, x.ndim, "argsort", x)
+    if x.dtype.kind == "c":     # NumPy's lexicographic order, NaNs last
+        from poot.trace.complex_order import sort_order
+
+        return sort_order(x, ax, descending)
     return Array(record("argsort", (x._node,), {"axis": ax, "descending": bool(descending)}))
 
 

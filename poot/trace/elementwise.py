@@ -199,6 +199,10 @@ def _round(x, decimals=0):
         raise DTypeError(f"round: decimals must be an integer, got {decimals!r}")
     decimals = int(decimals)
     n, d = _unary_node("round", x)
+    if d.kind == "c":
+        from poot.trace.complex_order import round_parts     # each part rounded, as NumPy
+
+        return round_parts(Array(n), decimals)
     if d.kind in "iu" and decimals >= 0:
         return wrap(n)
     if d.kind == "b" and decimals != 0:
@@ -314,9 +318,14 @@ _export("float_power", _float_power, "Elementwise power computed in float64.")
 def _make_same(name, prim):
     def fn(x1, x2):
         (a, b), d = _binary_nodes(name, x1, x2)
+        if d.kind == "c":       # lexicographic on (real, imaginary), as NumPy
+            from poot.trace.complex_order import extreme
+
+            return extreme(Array(a), Array(b), prim == "max")
         return wrap(record(prim, (a, b)))
 
-    return _export(name, fn, f"Elementwise {name} (NaN propagates, as in NumPy).")
+    return _export(name, fn, f"Elementwise {name} (NaN propagates, as in NumPy; complex values "
+                             f"compare by real part, then imaginary part).")
 
 
 _make_same("maximum", "max")

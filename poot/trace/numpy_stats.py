@@ -56,7 +56,11 @@ def _keep(r: Array, ndim: int, axes, lead: int = 0) -> Array:
 
 
 def _nan_safe(x: Array, fill) -> Array:
-    return _sel(ew.isnan(x), fill, x) if x.dtype.kind == "f" else x
+    """`x` with its NaNs (complex: values with a NaN part) replaced by `fill`; a real infinite fill
+    becomes (fill, fill) for complex `x`, the lexicographic extreme."""
+    if x.dtype.kind == "c" and isinstance(fill, float) and math.isinf(fill):
+        fill = complex(fill, fill)
+    return _sel(ew.isnan(x), fill, x) if x.dtype.kind in "fc" else x
 
 
 # --- nan-ignoring reductions ---------------------------------------------------------------------
@@ -124,7 +128,7 @@ def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
 def _nanextreme(fn, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
         x = arr(a)
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fc":
             return fn(x, axis, out, keepdims, initial, where)
         r = fn(_nan_safe(x, fill), axis, out, keepdims, initial, where)
         all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
@@ -135,7 +139,7 @@ def _nanextreme(fn, fill):
 def _nanarg(fn, fill):
     def f(a, axis=None, out=None, *, keepdims=False):
         x = arr(a)
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fc":
             return fn(x, axis, out, keepdims=keepdims)
         r = fn(_nan_safe(x, fill), axis, out, keepdims=keepdims)
         if axis is None:

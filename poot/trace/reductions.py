@@ -152,6 +152,14 @@ def _extreme(op, prim, x, axis, keepdims, out, initial, where):
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
         r = constant(initial, x.dtype, n.device, shape)
         return wrap(_finish_shape(r, x.shape, axes, keepdims))
+    if x.dtype.kind == "c":     # lexicographic on (real, imaginary), as NumPy
+        from poot.trace.complex_order import extreme, reduce_extreme
+
+        larger = prim == "reduce_max"
+        r = reduce_extreme(x, axes, keepdims, larger) if axes else x.copy()
+        if initial is not None:
+            r = extreme(r, wrap(constant(initial, x.dtype, n.device)), larger)
+        return r
     r = record(prim, (n,), {"axes": axes}) if axes else n
     if initial is not None:
         r = record("max" if prim == "reduce_max" else "min", (r, constant(initial, x.dtype, n.device)))
@@ -178,6 +186,10 @@ def _arg(op, x, axis, keepdims, out):
     x = arr(x)
     if x.ndim == 0 and axis is not None and not isinstance(axis, (tuple, list)) and axis in (0, -1):
         axis = None  # NumPy: the one element of a 0-d array
+    if x.dtype.kind == "c" and x.size:      # lexicographic on (real, imaginary), as NumPy
+        from poot.trace.complex_order import arg_reduce
+
+        return arg_reduce(x, axis, keepdims, op == "argmax")
     if axis is None:
         flat = _reshape_node(x._node, (x.size,))
         if x.size == 0:
@@ -248,6 +260,10 @@ def _scan(op, x, axis, dtype, out):
     if work.kind == "b":
         work = dt.int64
     n = cast(n, work)
+    if op == "cumprod" and work.kind == "c":    # the running complex product, on the parts
+        from poot.trace.complex_order import running_product
+
+        return wrap(cast(running_product(wrap(n), ax)._node, d))
     r = record(op, (n,), {"axis": ax})
     return wrap(cast(r, d))
 

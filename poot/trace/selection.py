@@ -50,6 +50,18 @@ def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
         items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
     nodes = finish("clip", items, d, dev)
     _check_broadcast("clip", nodes)
+    if d.kind == "c":       # lexicographic on (real, imaginary), as NumPy
+        from poot.trace.array import Array
+        from poot.trace.complex_order import extreme
+
+        r = Array(nodes[0])
+        k = 1
+        if min is not None:
+            r = extreme(r, Array(nodes[k]), larger=True)
+            k += 1
+        if max is not None:
+            r = extreme(r, Array(nodes[k]), larger=False)
+        return wrap(cast(r._node, x_dtype))
     r = nodes[0]
     k = 1
     if min is not None:

@@ -127,11 +127,11 @@ def test_oracle_device_agrees(device):
 def test_unbuilt_paths_refuse_clearly():
     x = pt.asarray(sample((4,), pt.complex64))
     with pytest.raises(pt.DTypeError, match="complex64"):
-        pt.sort(x)
+        pt.searchsorted(x, x)
     with pytest.raises(pt.DTypeError, match="complex64"):
-        pt.cumprod(x)
+        pt.fmin(x, x)
     with pytest.raises(pt.DTypeError, match="complex64"):
-        pt.max(x)
+        pt.rint(x)
 
 
 @pytest.mark.parametrize("d", CDTYPES)
