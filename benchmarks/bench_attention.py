@@ -87,14 +87,11 @@ def run_case(args, name: str, device: str) -> list[dict]:
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, repeat=5)
-    ap.add_argument("--cases", type=C.comma_list, default=["small"], help="comma list of: " + ", ".join(CASES))
+    C.cases_option(ap, CASES, default=["small"])
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy baseline")
     ap.add_argument("--numpy-max-scores", type=int, default=1 << 28,
                     help="largest B*H*Lq*Lk for which the NumPy baseline (which holds the scores) runs")
     args = ap.parse_args(argv)
-    unknown = [c for c in args.cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown cases {unknown}; known: {', '.join(CASES)}")
     rows = []
     for device in C.available(args.devices):
         for name in args.cases:

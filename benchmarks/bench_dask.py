@@ -54,12 +54,17 @@ def poot_block(seed: int, data: str, block_info=None):
 
 
 def numpy_block(seed: int, data: str, block_info=None):
+    return _array_module_block(np, seed, data, block_info)
+
+
+def _array_module_block(xp, seed: int, data: str, block_info):
+    """The chunk at `block_info` made with NumPy or CuPy (`xp`), as poot_block makes it with poot."""
     (start, stop), = block_info[None]["array-location"]
     if data == "ramp":
-        i = (np.arange(0, stop - start, dtype=np.int32) + np.int32(start % 1013)) % np.int32(1013)
-        return i.astype(np.float32) * np.float32(0.001)
-    rng = np.random.default_rng(seed * 1_000_003 + block_info[None]["chunk-location"][0])
-    return rng.random(stop - start, dtype=np.float32)
+        i = (xp.arange(0, stop - start, dtype=xp.int32) + xp.int32(start % 1013)) % xp.int32(1013)
+        return i.astype(xp.float32) * xp.float32(0.001)
+    rng = xp.random.default_rng(seed * 1_000_003 + block_info[None]["chunk-location"][0])
+    return rng.random(stop - start, dtype=xp.float32)
 
 
 def cupy_block(seed: int, data: str, block_info=None):
@@ -69,12 +74,7 @@ def cupy_block(seed: int, data: str, block_info=None):
     import cupy as cp
 
     use_worker_gpu()
-    (start, stop), = block_info[None]["array-location"]
-    if data == "ramp":
-        i = (cp.arange(0, stop - start, dtype=cp.int32) + cp.int32(start % 1013)) % cp.int32(1013)
-        return i.astype(cp.float32) * cp.float32(0.001)
-    rng = cp.random.default_rng(seed * 1_000_003 + block_info[None]["chunk-location"][0])
-    return rng.random(stop - start, dtype=cp.float32)
+    return _array_module_block(cp, seed, data, block_info)
 
 
 def use_worker_gpu() -> int:

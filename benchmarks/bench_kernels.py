@@ -304,14 +304,10 @@ def disk_hit_s(repeat: int) -> float:
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, sizes="10M", repeat=7, number=0)
-    ap.add_argument("--cases", type=C.comma_list, default=list(CASES), help="comma list of: " + ", ".join(CASES)
-                    + " (chain on every device; sum and copy on GPUs; the rest on the CPU)")
+    C.cases_option(ap, CASES, more_help=" (chain on every device; sum and copy on GPUs; the rest on the CPU)")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads for the chain kernel and numexpr "
                     "(default: every core poot may use)")
     args = ap.parse_args(argv)
-    unknown = [c for c in args.cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown cases {unknown}; known: {', '.join(CASES)}")
     rows = []
     for kind in C.available(args.devices):
         for case in args.cases:

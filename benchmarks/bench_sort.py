@@ -11,7 +11,6 @@ repetitions. Ratios are NumPy seconds / poot seconds (above 1: poot is faster).
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -54,21 +53,6 @@ def _check(op: str, got, a: np.ndarray) -> None:
         np.testing.assert_array_equal(got, np.unique(a))
 
 
-def _interleaved(calls: dict, repeat: int, warmup: int) -> dict:
-    """Median seconds per call of each of `calls`, their repetitions taken in turn (poot, NumPy, ...,
-    poot, ...), so a shared machine's changing load weighs on all of them alike."""
-    for _ in range(warmup):
-        for f in calls.values():
-            f()
-    samples = {name: [] for name in calls}
-    for _ in range(repeat):
-        for name, f in calls.items():
-            t0 = time.perf_counter()
-            f()
-            samples[name].append(time.perf_counter() - t0)
-    return {name: C.median(v) for name, v in samples.items()}
-
-
 def run_case(args, op: str, n: int, dtype: str) -> list[dict]:
     import poot as pt
 
@@ -78,7 +62,7 @@ def run_case(args, op: str, n: int, dtype: str) -> list[dict]:
     pt.realize(x)
     call = _poot_call(op, pt, x)
     _check(op, call(), a)
-    times = _interleaved({"poot": call, **_numpy_calls(op, a)}, args.repeat, args.warmup)
+    times = C.interleaved_medians({"poot": call, **_numpy_calls(op, a)}, args.repeat, args.warmup)
     poot_s = times.pop("poot")
     baselines = times
     return C.rows_against(f"sort-{op}", {"n": C.size_label(n), "dtype": dtype}, "cpu", poot_s, baselines,

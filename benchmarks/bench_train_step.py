@@ -16,7 +16,6 @@ reported, so a machine whose load changes during the run still gives a fair rati
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -129,21 +128,6 @@ def _torch_step(device: str = "cpu"):
 BASELINES = {"jax": _jax_step, "torch": _torch_step}
 
 
-def _interleaved(calls: dict, repeat: int, warmup: int) -> dict:
-    """Median seconds per call of each of `calls`, the rounds interleaved (one call of each in
-    turn), so that a change in the machine's load during the run affects all of them alike."""
-    for call in calls.values():
-        for _ in range(warmup):
-            call()
-    times: dict = {name: [] for name in calls}
-    for _ in range(repeat):
-        for name, call in calls.items():
-            t0 = time.perf_counter()
-            call()
-            times[name].append(time.perf_counter() - t0)
-    return {name: C.median(ts) for name, ts in times.items()}
-
-
 def _measure(args, device: str, params, x, y) -> list[dict]:
     make, loss_of = _poot_step(device)
     calls = {"poot": make(params, x, y)}
@@ -160,7 +144,7 @@ def _measure(args, device: str, params, x, y) -> list[dict]:
         if not np.isclose(b_first, first, rtol=1e-4):
             raise C.BenchmarkError(f"bench_train_step: the first loss differs on {device}: poot {first}, "
                                    f"{name} {b_first}")
-    medians = _interleaved(calls, args.repeat, args.warmup)
+    medians = C.interleaved_medians(calls, args.repeat, args.warmup)
     poot_s = medians.pop("poot")
     shape = f"{args.features}-{args.hidden}-{args.classes}"
     return C.rows_against("mlp-train-step", {"batch": args.batch, "layers": shape, "dtype": "float32"},

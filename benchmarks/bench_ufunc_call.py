@@ -71,11 +71,8 @@ def case_calls(case: str):
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, number=0)
-    ap.add_argument("--cases", type=C.comma_list, default=list(CASES), help="comma list of: " + ", ".join(CASES))
+    C.cases_option(ap, CASES)
     args = ap.parse_args(argv)
-    unknown = [c for c in args.cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown cases {unknown}; known: {', '.join(CASES)}")
     import poot as pt
 
     rows = []

@@ -64,6 +64,37 @@ def time_call(call, *, repeat: int = 7, number: int = 1, warmup: int = 1, sync=N
     return out
 
 
+def interleaved_medians(calls: dict, repeat: int, warmup: int) -> dict:
+    """Median seconds per call of each of `calls`, their repetitions taken in turn (poot, NumPy, ...,
+    poot, ...), so a shared machine's changing load weighs on all of them alike."""
+    for _ in range(warmup):
+        for f in calls.values():
+            f()
+    samples = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, f in calls.items():
+            t0 = time.perf_counter()
+            f()
+            samples[name].append(time.perf_counter() - t0)
+    return {name: median(v) for name, v in samples.items()}
+
+
+def cases_option(ap, cases, default=None, more_help: str = "") -> None:
+    """`--cases`: a comma list of names from `cases` (default: `default`, or all of them); an unknown
+    name is a usage error that lists the known ones."""
+    known = list(cases)
+
+    def parse(text: str) -> list[str]:
+        names = comma_list(text)
+        unknown = [c for c in names if c not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown cases {unknown}; known: {', '.join(known)}")
+        return names
+
+    ap.add_argument("--cases", type=parse, default=list(default if default is not None else known),
+                    help="comma list of: " + ", ".join(known) + more_help)
+
+
 def median(samples) -> float:
     return float(statistics.median(samples))
 
