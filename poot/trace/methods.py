@@ -144,7 +144,7 @@ Array.__contains__ = _contains
 Array.__array_ufunc__ = array_ufunc
 Array.__array_function__ = array_function
 
-Array.T = property(recipes.memoize(lambda self: movement.transpose(self)), doc="The array with its axes reversed.")
+Array.T = property(movement.transpose, doc="The array with its axes reversed.")   # memoized above
 Array.mT = property(movement.matrix_transpose, doc="Swap the last two axes.")
 Array.real = property(complex_values.real_of, doc="The real part (a real array: itself).")
 Array.imag = property(complex_values.imag_of, doc="The imaginary part (a real array: zeros).")
