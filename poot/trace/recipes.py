@@ -74,8 +74,11 @@ def _static(v):
 def _node_key(n):
     """What a recording may read of an argument's node: its aval, device, weakness and whether it is
     realized; for a pending constant (`full`), its value too (promote.cast folds a constant into a
-    new constant of the converted value rather than recording a conversion)."""
+    new constant of the converted value rather than recording a conversion). None for a realized 0-d
+    value: the fast paths compute on such values on the host, so a recording could hold the number."""
     op = n.op
+    if op is None and not n.aval.shape and n.buf is not None:
+        return None
     if op == "full":
         op = ("full", _static(n.params["value"]))
     return (n.aval.shape, n.aval.dtype.name, n.device, op, n.weak)
@@ -88,23 +91,16 @@ def _key_and_nodes(fn, args, kwargs):
     for group in (args, kwargs.values()):
         for a in group:
             t = type(a)
-            if t is Array:
-                n = a._node
-                if n.op is None and not n.aval.shape and n.buf is not None:
-                    return None, None
-                key.append(_node_key(n))
-                nodes.append(n)
-            elif (t is list or t is tuple) and a and type(a[0]) is Array:
+            if t is Array or ((t is list or t is tuple) and a and type(a[0]) is Array):
+                arrays = (a,) if t is Array else a
                 part = []
-                for x in a:
-                    if type(x) is not Array:
+                for x in arrays:
+                    k = _node_key(x._node) if type(x) is Array else None
+                    if k is None:
                         return None, None
-                    n = x._node
-                    if n.op is None and not n.aval.shape and n.buf is not None:
-                        return None, None
-                    part.append(_node_key(n))
-                    nodes.append(n)
-                key.append((t.__name__, *part))
+                    part.append(k)
+                    nodes.append(x._node)
+                key.append(part[0] if t is Array else (t.__name__, *part))
             else:
                 k = _static(a)
                 if k is _UNKEYED:
@@ -134,7 +130,7 @@ def _capture(fn, args, kwargs, nodes):
 
 
 def _recipe(captured, nodes, out):
-    where = {id(n): i for i, n in enumerate(nodes)}
+    position = {id(n): i for i, n in enumerate(nodes)}
     consts: list = []
     steps = []
     first = len(nodes)
@@ -143,14 +139,14 @@ def _recipe(captured, nodes, out):
             return _NEVER
         refs = []
         for i in n.inputs:
-            k = where.get(id(i))
+            k = position.get(id(i))
             if k is None:
                 if i.op is not None or i.buf is None or i.weak != 2:
                     return _NEVER   # a node made outside record(), or a value read on the host
-                k = where[id(i)] = ~len(consts)
+                k = position[id(i)] = ~len(consts)
                 consts.append(i)
             refs.append(k)
-        where[id(n)] = first + len(steps)
+        position[id(n)] = first + len(steps)
         steps.append((n.op, tuple(refs), n.params, n.aval, n.device))
     if type(out) is Array:
         kind, leaves = "one", (out,)
@@ -160,13 +156,13 @@ def _recipe(captured, nodes, out):
         return _NEVER
     outs = []
     for x in leaves:
-        k = where.get(id(x._node))
+        k = position.get(id(x._node))
         if k is None:
             return _NEVER
         outs.append(k)
     # constants are numbered after the arguments and before the steps' results
     n_const = len(consts)
-    fix = lambda k: len(nodes) + ~k if k < 0 else (k + n_const if k >= first else k)  # noqa: E731
+    fix = lambda k: first + ~k if k < 0 else (k + n_const if k >= first else k)  # noqa: E731
     steps = [(op, tuple(map(fix, refs)), params, aval, dev) for op, refs, params, aval, dev in steps]
     return _Recipe(consts, steps, tuple(map(fix, outs)), kind)
 
