@@ -26,7 +26,7 @@ from poot import dtypes as dt
 from poot.errors import DTypeError, KernelTrap, PootError
 from poot.jit.kir.model import TRAP_BOUNDS, BufferParam
 from poot.kernel import emulate_ops as emu
-from poot.kernel import subgroup
+from poot.kernel import async_copy, subgroup
 from poot.kernel.importer import ImportedKernel, Scope
 
 
@@ -81,8 +81,11 @@ class _Rewriter(ast.NodeTransformer):
             return self.call(emu.shared, [ast.Constant(value=a["shared"][0])])
         if "subgroup" in a:                     # a request the scheduler answers for the whole subgroup
             kind, keep, extras = a["subgroup"]
-            items = [ast.Constant(value=kind)] + [self.visit(node.args[i]) for i in keep] + \
-                [self.slot(x) for x in extras]
+            args = [self.visit(node.args[i]) for i in keep]
+            if "span" in a:                     # a 16-byte access: the lane checks its index before the request
+                b, i, code = a["span"]
+                args[i] = self.call(async_copy.span, [args[b], args[i], ast.Constant(value=code)])
+            items = [ast.Constant(value=kind)] + args + [self.slot(x) for x in extras]
             return ast.Yield(value=ast.Tuple(elts=items, ctx=ast.Load()))
         if "devfn" in a:
             callee = a["devfn"][0]
@@ -109,7 +112,8 @@ class _Rewriter(ast.NodeTransformer):
     def visit_Assign(self, node):
         if len(node.targets) == 1 and not isinstance(node.targets[0], ast.Tuple):
             return self.assign_one(node.targets[0], self.visit(node.value))
-        if len(node.targets) == 1 and "subgroup" in self.ann(node.value):      # d0, ..., d3 = pt.mma_...(...)
+        # d0, ..., d3 = pt.mma_m16n8k16(...) / pt.ldmatrix_x4(...) (requests) or pt.load_x4(...) (a call)
+        if len(node.targets) == 1 and {"subgroup", "call"} & self.ann(node.value).keys():
             name = self.temp()
             out = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=self.visit(node.value))]
             for i, t in enumerate(node.targets[0].elts):
@@ -263,7 +267,7 @@ class EmulatedKernel:
         locals_ = list(itertools.product(range(workgroup[2]), range(workgroup[1]), range(workgroup[0])))
         with np.errstate(all="ignore"):
             for gz, gy, gx in itertools.product(range(groups[2]), range(groups[1]), range(groups[0])):
-                st.shared = {}
+                st.shared, st.async_copies = {}, {}
                 group = (gx, gy, gz)
                 coords = [((gx * workgroup[0] + lx, gy * workgroup[1] + ly, gz * workgroup[2] + lz), (lx, ly, lz))
                           for lz, ly, lx in locals_]
@@ -309,6 +313,8 @@ class EmulatedKernel:
             if waiting and finished and not trapped:
                 raise PootError(f"kernel '{self.kernel.name}': some threads of workgroup {group} finished while "
                                 "others wait at a barrier or subgroup operation (one every thread must reach)")
+            if trapped and any(g[3] is not None for g in waiting):
+                return first        # a lane trapped: its warp cannot complete a subgroup operation; the grid traps
             self._answer(waiting, group)
             live = waiting
         return first

@@ -22,13 +22,14 @@ class TrapSignal(Exception):
 
 
 class ThreadState:
-    __slots__ = ("thread", "local", "group", "group_size", "num_groups", "shared", "shared_decls")
+    __slots__ = ("thread", "local", "group", "group_size", "num_groups", "shared", "shared_decls", "async_copies")
 
     def __init__(self):
         self.thread = self.local = self.group = (0, 0, 0)
         self.group_size = self.num_groups = (1, 1, 1)
         self.shared: dict = {}
         self.shared_decls: dict = {}
+        self.async_copies: dict = {}      # thread -> its queued copy_async copies (poot/kernel/async_copy.py)
 
 
 STATE = ThreadState()

@@ -15,7 +15,8 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.dtypes import DType
-from poot.jit.kir.model import AtomicAdd, Binary, Bitcast, Cast, Const, If, Len, Load, Read, Select, Store, Unary
+from poot.jit.kir.model import (AsyncWait, AtomicAdd, Binary, Bitcast, Cast, Const, CopyAsync, If, Len, Load, Read,
+                                Select, Store, StoreX4, Unary)
 from poot.kernel import intrinsics as ix
 from poot.kernel import scalar_ops
 from poot.kernel.values import (Buf, Lit, Restart, Static, Val, accepts_literal, const, default_dtype, fits,
@@ -51,7 +52,7 @@ def has_load(e) -> bool:
 
 def has_effects(stmts) -> bool:
     for s in stmts:
-        if isinstance(s, (Store, AtomicAdd)):
+        if isinstance(s, (Store, AtomicAdd, StoreX4, CopyAsync, AsyncWait)):
             return True
         for block in ("then", "orelse", "body"):
             if has_effects(getattr(s, block, ())):

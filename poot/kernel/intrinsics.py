@@ -29,6 +29,8 @@ __all__ = [
     "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma",
     "SUBGROUP", "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
     "lane_index", "mma_m16n8k16",
+    "WIDE_MEMORY", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
+    "copy_async_wait",
 ]
 
 
@@ -109,6 +111,18 @@ lane_index = Intrinsic("lane_index", "lane_index")
 mma_m16n8k16 = Intrinsic("mma_m16n8k16", "mma")
 SUBGROUP = frozenset({"shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
                       "lane_index", "mma"})
+
+# 16-byte memory operations: warp-level matrix fragments from shared memory, 4-word loads and stores, and
+# asynchronous global -> shared copies (poot/kernel/async_copy.py)
+ldmatrix_x4 = Intrinsic("ldmatrix_x4", "ldmatrix")
+ldmatrix_x4_trans = Intrinsic("ldmatrix_x4_trans", "ldmatrix_trans")
+load_x4 = Intrinsic("load_x4", "load_x4")
+store_x4 = Intrinsic("store_x4", "store_x4")
+copy_async = Intrinsic("copy_async", "copy_async")
+copy_async_commit = Intrinsic("copy_async_commit", "copy_async_commit")
+copy_async_wait = Intrinsic("copy_async_wait", "copy_async_wait")
+WIDE_MEMORY = frozenset({"ldmatrix", "ldmatrix_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
+                         "copy_async_wait"})
 
 INTRINSICS: tuple[Intrinsic, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Intrinsic))
 

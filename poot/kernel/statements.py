@@ -11,7 +11,7 @@ from poot.dtypes import DType
 from poot.jit.kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return,
                          Store, Trap, Unary, While)
 from poot.kernel import intrinsics as ix
-from poot.kernel import subgroup
+from poot.kernel import async_copy, subgroup
 from poot.kernel.values import Buf, Lit, Restart, Static, Val, literal_kind
 
 _REFUSED = {
@@ -96,6 +96,8 @@ class StatementLowering:
                 f = self.expr(value.func)
                 if isinstance(f, Static) and f.obj is ix.mma_m16n8k16:
                     return subgroup.mma_assign(self, targets[0], value, node)
+                if isinstance(f, Static) and async_copy.is_tuple_call(f.obj):
+                    return async_copy.x4_assign(self, targets[0], value, node)
             return self.tuple_assign(targets[0], value, node)
         v = self.value(value)
         if len(targets) > 1 and isinstance(v, Val) and not isinstance(v.expr, (Read, Const)):

@@ -37,7 +37,7 @@ REDUCE_OPS = {"subgroup_sum": "add", "subgroup_max": "max", "subgroup_min": "min
 BUTTERFLY = (16, 8, 4, 2, 1)
 
 
-def _mark_sync(imp) -> None:
+def mark_sync(imp) -> None:
     """The scope (and the device functions inlined around it) hold a subgroup sync point: under emulation
     they run as generators, as for a barrier."""
     imp.sc.has_barrier = True
@@ -75,7 +75,7 @@ def call_subgroup(imp, obj, node):
     if k == "mma":
         raise imp.err("bad-intrinsic-call", "pt.mma_m16n8k16(...) is only the value of a tuple assignment "
                       "`d0, d1, d2, d3 = pt.mma_m16n8k16(a0, ..., a7, b0, ..., b3, c0, ..., c3)`", node)
-    _mark_sync(imp)
+    mark_sync(imp)
     if k == "shuffle":
         x_node, l_node = imp.args(node, 2, "pt.shuffle")
         x = _operand(imp, x_node)
@@ -111,7 +111,7 @@ def mma_assign(imp, target, value, node) -> None:
         raise imp.err("bad-intrinsic-call", "pt.mma_m16n8k16 returns 4 values (this lane's elements of D): "
                       "assign them to 4 names", node)
     args = imp.args(value, 16, "pt.mma_m16n8k16")
-    _mark_sync(imp)
+    mark_sync(imp)
     vals = [imp.value(a) for a in args]
     typed = [v for v in vals[:12] if isinstance(v, Val)]
     t = typed[0].dtype if typed else dt.bfloat16
@@ -162,6 +162,10 @@ def answer(kind: str, requests: list) -> list:
         return vals
     if kind == "mma":
         return mma_emulate(requests)
+    if kind == "ldmatrix":
+        from poot.kernel.async_copy import ldmatrix_emulate
+
+        return ldmatrix_emulate(requests)
     raise PootError(f"unknown subgroup operation {kind!r}")
 
 

@@ -35,6 +35,34 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
   accumulated in float32 (the emulator rounds the exact sum once). Where a Barrier would be legal only;
   lowered on PTX for sm_80 and newer (LLVM's `llvm.nvvm.mma.m16n8k16.row.col.bf16` / `.f32.f32`); elsewhere
   lowering raises NotBuiltError. Equal Mma operands in one basic block share one instruction.
+- `LdMatrix(shared, index, trans, elem)` is uint32 word `elem` (0..3) of this lane's part of four 8x8
+  matrices of 16-bit elements that the warp reads from a uint32 shared array (PTX
+  `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`). Each lane passes `index`, the word index (a
+  multiple of 4: 16 bytes) of one 8-element row: lanes 8i..8i+7 give rows 0..7 of matrix i. Lane l
+  (g = l // 4, t = l % 4) receives, for matrix i: without `trans`, word t of the row lane 8i+g gave
+  (elements 2t, 2t+1 of row g, the lower in the low half); with `trans`, element (row 2t, column g) in
+  the low half and (row 2t+1, column g) in the high half (columns: the 8 elements of each row). Warp-level
+  like Mma (legal only where a Barrier would be, workgroup (32k, 1, 1)); the result differs per lane.
+  Lowered on PTX for sm_75 and newer; elsewhere NotBuiltError. Equal operands in one basic block with no
+  statement between them but assignments share one instruction (it reads memory: a store, barrier or
+  asynchronous-copy statement in between gives a fresh read).
+- `LoadX4(buffer, index, elem)` is uint32 word `elem` of the 16 bytes at word `index` (a multiple of 4)
+  of a uint32 buffer or shared array: one 16-byte load on PTX (`ld.global.v4.u32` / `ld.shared.v4.u32`;
+  buffers are 16-byte aligned), four element loads elsewhere. `StoreX4(buffer, index, values)` writes
+  the 4 words likewise. Per thread. With `checks`, an index that is no multiple of 4 or whose 4 words
+  leave the array traps with TRAP_BOUNDS. Shared caching as for LdMatrix.
+- `CopyAsync(dst, dst_index, src, src_index, ok)` starts copying 16 bytes (4 uint32 words) from uint32
+  buffer parameter `src` at word `src_index` to uint32 shared array `dst` at word `dst_index` (both
+  multiples of 4); when `ok` is false the 4 destination words are zero-filled and `src` is not read
+  (PTX `cp.async.cg.shared.global` with src-size 0), so a tile's edges need no branch. `AsyncCommit()`
+  closes this thread's copies started since the last commit into a group (`cp.async.commit_group`);
+  `AsyncWait(pending)` waits until at most `pending` (a constant >= 0) of this thread's committed groups
+  are still in flight (`cp.async.wait_group`). A copy's destination is defined only after a wait that
+  covers its group; other threads see it only after a Barrier that follows that wait. Per thread. With
+  `checks`, a bad `dst_index` (and, when ok, `src_index`) traps with TRAP_BOUNDS as for LoadX4. The
+  emulator queues each thread's copies and applies a group's at the wait that covers it (a read before
+  the wait sees the old shared contents), so kernels that forget the wait fail under emulation too.
+  Lowered on PTX for sm_80 and newer; elsewhere NotBuiltError.
 """
 from __future__ import annotations
 
@@ -229,6 +257,28 @@ class Mma:
     shape: str = "m16n8k16"
 
 
+X4_WORDS = 4        # uint32 words of one LdMatrix row, LoadX4/StoreX4 and CopyAsync (16 bytes)
+
+
+@dataclass(frozen=True)
+class LdMatrix:
+    """Word `elem` of this lane's fragment of four 8x8 b16 matrices read from shared (module docstring)."""
+    shared: str
+    index: "Expr"
+    trans: bool
+    elem: int
+    dtype: DType = dt.uint32
+
+
+@dataclass(frozen=True)
+class LoadX4:
+    """Word `elem` of the 4 uint32 words at `index` (a multiple of 4) of a buffer or shared array."""
+    buffer: str
+    index: "Expr"
+    elem: int
+    dtype: DType = dt.uint32
+
+
 INDEX_KINDS = ("thread", "local", "group", "group_size", "num_groups")
 
 
@@ -240,7 +290,8 @@ class Index:
     dtype: DType = dt.uint32
 
 
-Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index, ShuffleXor, Shuffle, Mma]
+Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index, ShuffleXor, Shuffle, Mma,
+             LdMatrix, LoadX4]
 
 
 # --- statements ----------------------------------------------------------------------------------
@@ -315,7 +366,37 @@ class Trap:
     code: int
 
 
-Stmt = Union[Assign, Store, AtomicAdd, If, For, While, Break, Continue, Return, Barrier, Trap]
+@dataclass(frozen=True)
+class StoreX4:
+    """`buffer[index:index + 4] = values` (4 uint32 words, index a multiple of 4) in one 16-byte store."""
+    buffer: str
+    index: Expr
+    values: tuple
+
+
+@dataclass(frozen=True)
+class CopyAsync:
+    """Start copying 4 uint32 words src[src_index:+4] -> dst[dst_index:+4] (zeros when not `ok`)."""
+    dst: str
+    dst_index: Expr
+    src: str
+    src_index: Expr
+    ok: Expr
+
+
+@dataclass(frozen=True)
+class AsyncCommit:
+    """Close this thread's CopyAsyncs since the last commit into one group."""
+
+
+@dataclass(frozen=True)
+class AsyncWait:
+    """Wait until at most `pending` of this thread's committed copy groups are in flight."""
+    pending: int
+
+
+Stmt = Union[Assign, Store, AtomicAdd, If, For, While, Break, Continue, Return, Barrier, Trap, StoreX4, CopyAsync,
+             AsyncCommit, AsyncWait]
 
 
 @dataclass(frozen=True)

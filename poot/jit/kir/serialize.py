@@ -20,9 +20,10 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import KIRError
-from poot.jit.kir.model import (Access, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast,
-                    Const, Continue, Fma, For, If, Index, Kernel, Len, Load, Local, Mma, Read, Return,
-                    ScalarParam, Select, SharedArray, Shuffle, ShuffleXor, Store, Trap, TrapSite, Unary, While)
+from poot.jit.kir.model import (Access, Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier, Binary, Bitcast, Break,
+                    BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index, Kernel, LdMatrix, Len, Load,
+                    LoadX4, Local, Mma, Read, Return, ScalarParam, Select, SharedArray, Shuffle, ShuffleXor, Store,
+                    StoreX4, Trap, TrapSite, Unary, While)
 
 FORMAT, VERSION = "poot-kir", 1
 
@@ -42,6 +43,9 @@ _EXPRS = {
     ShuffleXor: ("shuffle_xor", (("x", "x", "e"), ("mask", "mask", "p"))),
     Shuffle: ("shuffle", (("x", "x", "e"), ("i", "index", "e"))),
     Mma: ("mma", (("a", "a", "t"), ("b", "b", "t"), ("c", "c", "t"), ("elem", "elem", "p"), ("shape", "shape", "p"))),
+    LdMatrix: ("ldmatrix", (("buf", "shared", "p"), ("i", "index", "e"), ("trans", "trans", "p"),
+                            ("elem", "elem", "p"))),
+    LoadX4: ("load_x4", (("buf", "buffer", "p"), ("i", "index", "e"), ("elem", "elem", "p"))),
 }
 _STMTS = {
     Assign: ("assign", (("name", "name", "p"), ("value", "value", "e"))),
@@ -54,6 +58,10 @@ _STMTS = {
     While: ("while", (("cond", "cond", "e"), ("body", "body", "b"))),
     Break: ("break", ()), Continue: ("continue", ()), Return: ("return", ()), Barrier: ("barrier", ()),
     Trap: ("trap", (("code", "code", "p"),)),
+    StoreX4: ("store_x4", (("buf", "buffer", "p"), ("i", "index", "e"), ("values", "values", "t"))),
+    CopyAsync: ("copy_async", (("dst", "dst", "p"), ("di", "dst_index", "e"), ("src", "src", "p"),
+                               ("si", "src_index", "e"), ("ok", "ok", "e"))),
+    AsyncCommit: ("async_commit", ()), AsyncWait: ("async_wait", (("pending", "pending", "p"),)),
 }
 _EXPR_BY_TAG = {tag: (cls, f) for cls, (tag, f) in _EXPRS.items()}
 _STMT_BY_TAG = {tag: (cls, f) for cls, (tag, f) in _STMTS.items()}
@@ -99,7 +107,8 @@ def _enc_stmt(s) -> dict:
     out = {"s": tag}
     for key, name, how in fields:
         v = getattr(s, name)
-        out[key] = _enc_expr(v) if how == "e" else [_enc_stmt(x) for x in v] if how == "b" else v
+        out[key] = (_enc_expr(v) if how == "e" else [_enc_stmt(x) for x in v] if how == "b"
+                    else [_enc_expr(x) for x in v] if how == "t" else v)
     return out
 
 
@@ -186,7 +195,7 @@ def _dec_stmt(d) -> object:
     kw = {}
     for key, name, how in fields:
         v = d.get(key)
-        kw[name] = _dec_expr(v) if how == "e" else _dec_block(v) if how == "b" else v
+        kw[name] = _dec_expr(v) if how == "e" else _dec_block(v) if how == "b" else _dec_exprs(v) if how == "t" else v
     return cls(**kw)
 
 

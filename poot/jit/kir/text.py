@@ -10,9 +10,9 @@ the exchange format is the JSON of serialize.py.
 from __future__ import annotations
 
 from poot import dtypes as dt
-from poot.jit.kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
-                    Continue, Fma, For, If, Index, Kernel, Len, Load, Mma, Read, Return, Select, Shuffle, ShuffleXor,
-                    Store, Trap, Unary, While)
+from poot.jit.kir.model import (Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier, Binary, Bitcast, Break,
+                    BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index, Kernel, LdMatrix, Len, Load,
+                    LoadX4, Mma, Read, Return, Select, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary, While)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "and": "&", "or": "|", "xor": "^",
           "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -63,6 +63,10 @@ def format_expr(e) -> str:
     if isinstance(e, Mma):
         parts = ", ".join("[" + ", ".join(format_expr(x) for x in xs) + "]" for xs in (e.a, e.b, e.c))
         return f"mma_{e.shape}({parts})[{e.elem}]"
+    if isinstance(e, LdMatrix):
+        return f"ldmatrix_x4{'_trans' if e.trans else ''}({e.shared}, {format_expr(e.index)})[{e.elem}]"
+    if isinstance(e, LoadX4):
+        return f"load_x4({e.buffer}, {format_expr(e.index)})[{e.elem}]"
     return f"<{type(e).__name__}?>"
 
 
@@ -96,6 +100,16 @@ def _stmts(body, depth: int, out: list) -> None:
             _stmts(s.body, depth + 1, out)
         elif isinstance(s, Trap):
             out.append(f"{pad}trap({s.code})")
+        elif isinstance(s, StoreX4):
+            vals = ", ".join(format_expr(v) for v in s.values)
+            out.append(f"{pad}store_x4({s.buffer}, {format_expr(s.index)}, {vals})")
+        elif isinstance(s, CopyAsync):
+            out.append(f"{pad}copy_async({s.dst}, {format_expr(s.dst_index)}, {s.src}, {format_expr(s.src_index)}, "
+                       f"{format_expr(s.ok)})")
+        elif isinstance(s, AsyncCommit):
+            out.append(f"{pad}copy_async_commit()")
+        elif isinstance(s, AsyncWait):
+            out.append(f"{pad}copy_async_wait({s.pending})")
         elif isinstance(s, (Break, Continue, Return, Barrier)):
             out.append(pad + {Break: "break", Continue: "continue", Return: "return",
                               Barrier: "barrier()"}[type(s)])

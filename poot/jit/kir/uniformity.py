@@ -3,8 +3,8 @@ Barrier (or statement evaluating a ShuffleXor) reached under control flow that d
 refuses such a kernel; the kernel importer uses the same analysis to name the barrier's source line."""
 from __future__ import annotations
 
-from poot.jit.kir.model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, For, If, Index, Len, Load, Mma, Read,
-                    Return, Shuffle, ShuffleXor, Store, While)
+from poot.jit.kir.model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, CopyAsync, For, If, Index, LdMatrix,
+                    Len, Load, LoadX4, Mma, Read, Return, Shuffle, ShuffleXor, Store, StoreX4, While)
 
 
 def divergent_barrier(body) -> Barrier | None:
@@ -31,8 +31,8 @@ def _settle(body) -> "_Walk":
 
 
 def has_shuffle(e) -> bool:
-    """Whether expression `e` contains a subgroup operation (ShuffleXor, Shuffle, Mma)."""
-    if isinstance(e, (ShuffleXor, Shuffle, Mma)):
+    """Whether expression `e` contains a subgroup operation (ShuffleXor, Shuffle, Mma, LdMatrix)."""
+    if isinstance(e, (ShuffleXor, Shuffle, Mma, LdMatrix)):
         return True
     return any(has_shuffle(getattr(e, f)) for f in ("x", "a", "b", "c", "cond", "index") if hasattr(e, f))
 
@@ -43,6 +43,10 @@ def _own_exprs(s) -> tuple:
         return (s.value,)
     if isinstance(s, (Store, AtomicAdd)):
         return (s.index, s.value)
+    if isinstance(s, StoreX4):
+        return (s.index,) + tuple(s.values)
+    if isinstance(s, CopyAsync):
+        return (s.dst_index, s.src_index, s.ok)
     if isinstance(s, (If, While)):
         return (s.cond,)
     if isinstance(s, For):
@@ -63,8 +67,10 @@ class _Walk:
             return e.kind in ("thread", "local")
         if isinstance(e, Read):
             return e.name in self.divergent
-        if isinstance(e, Load):
+        if isinstance(e, (Load, LoadX4)):
             return self.div(e.index)
+        if isinstance(e, LdMatrix):
+            return True                  # each lane receives its own part of the matrices
         if isinstance(e, (Const, Len)):
             return False
         if isinstance(e, Mma):

@@ -28,8 +28,13 @@ are stable (tests and tools match on them):
   bad-shuffle               a ShuffleXor mask that is no int in 1..31
   shuffle-workgroup         a ShuffleXor in a kernel whose workgroup is not (32k, 1, 1) (a subgroup
                             exchange needs whole warps of consecutive threads)
-  shuffle-divergent         a ShuffleXor, Shuffle or Mma evaluated under divergent control (as for barriers)
+  shuffle-divergent         a ShuffleXor, Shuffle, Mma or LdMatrix evaluated under divergent control (as for
+                            barriers)
   bad-mma                   an Mma of an unknown shape, operand count, element or operand dtypes
+  bad-x4                    an LdMatrix, LoadX4 or StoreX4 on an array that is not uint32 (LdMatrix: not
+                            a shared array), a non-uint32 index, or an element / value count out of 0..3
+  bad-copy-async            a CopyAsync whose dst is no uint32 shared array, src no uint32 buffer param,
+                            ok no bool; an AsyncWait count that is no int >= 0
 
 Uniformity: a value is *divergent* when it may differ between the threads of one workgroup: it
 depends on the `thread` or `local` index, on an AtomicAdd result, on a Load at a divergent index, or
@@ -48,10 +53,10 @@ import numpy as np
 from poot import dtypes as dt
 from poot.errors import KIRError
 from poot.jit.kir.model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINARY, FLOAT_UNARY, INDEX_KINDS,
-                    PREDICATE_UNARY, UNARY_OPS, Assign, AtomicAdd, Barrier, Binary, Bitcast, Break,
-                    BufferParam, Cast, Const, Continue, Fma, For, If, Index, Kernel, Len, Load, MMA_INPUTS,
-                    MMA_SHAPES, Mma, Read, Return, ScalarParam, Select, SHUFFLE_LANES, Shuffle, ShuffleXor, Store,
-                    Trap, Unary, While)
+                    PREDICATE_UNARY, UNARY_OPS, X4_WORDS, Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier,
+                    Binary, Bitcast, Break, BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index,
+                    Kernel, LdMatrix, Len, Load, LoadX4, MMA_INPUTS, MMA_SHAPES, Mma, Read, Return, ScalarParam,
+                    Select, SHUFFLE_LANES, SharedArray, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary, While)
 from poot.jit.kir.uniformity import divergent_barrier, divergent_shuffle
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
@@ -161,6 +166,17 @@ class _Verifier:
             self._subgroup_op(e.x, e.dtype, "shuffle")
         elif isinstance(e, Mma):
             self._mma(e)
+        elif isinstance(e, (LdMatrix, LoadX4)):
+            what = "ldmatrix" if isinstance(e, LdMatrix) else "load_x4"
+            decl = self._words(e.shared if isinstance(e, LdMatrix) else e.buffer, e.index, what)
+            if isinstance(e, LdMatrix):
+                if not isinstance(decl, SharedArray):
+                    self.fail("bad-x4", f"ldmatrix reads a shared array; '{e.shared}' is a buffer param")
+                if not isinstance(e.trans, bool):
+                    self.fail("bad-x4", f"ldmatrix trans flag {e.trans!r} must be a bool")
+                self._subgroup_op(None, e.dtype, "ldmatrix")
+            self._x4_elem(e.elem, what)
+            self._same(e.dtype, dt.uint32, f"{what} result")
         elif isinstance(e, Index):
             if e.kind not in INDEX_KINDS or e.axis not in (0, 1, 2):
                 self.fail("unknown-op", f"index {e.kind!r} axis {e.axis!r}")
@@ -199,6 +215,33 @@ class _Verifier:
         if any(x.dtype is not dt.float32 for x in e.c) or e.dtype is not dt.float32:
             self.fail("bad-mma", "mma accumulates in float32: C elements and the result must be float32")
         self._subgroup_op(None, e.dtype, "mma")
+
+    def _words(self, name: str, index, what: str):
+        """The declaration of uint32 array `name` that a 16-byte access reads or writes at `index`."""
+        decl = self._buffer(name, what)
+        self.expr(index)
+        if decl.dtype is not dt.uint32 or index.dtype is not dt.uint32:
+            self.fail("bad-x4", f"{what} needs a uint32 array and a uint32 word index; '{name}' is "
+                      f"{decl.dtype.name}, the index {index.dtype.name}")
+        return decl
+
+    def _x4_elem(self, elem, what: str) -> None:
+        if not isinstance(elem, int) or isinstance(elem, bool) or not 0 <= elem < X4_WORDS:
+            self.fail("bad-x4", f"{what} element {elem!r} must be an int in 0..{X4_WORDS - 1}")
+
+    def _copy_async(self, s: CopyAsync) -> None:
+        dst = self._buffer(s.dst, "copy_async to")
+        src = self._buffer(s.src, "copy_async from")
+        if not isinstance(dst, SharedArray) or not isinstance(src, BufferParam):
+            self.fail("bad-copy-async", f"copy_async copies from a buffer param into a shared array, not from "
+                      f"'{s.src}' into '{s.dst}'")
+        if dst.dtype is not dt.uint32 or src.dtype is not dt.uint32:
+            self.fail("bad-copy-async", f"copy_async copies uint32 words; '{s.src}' is {src.dtype.name}, "
+                      f"'{s.dst}' {dst.dtype.name}")
+        for i in (s.dst_index, s.src_index, s.ok):
+            self.expr(i)
+        if s.dst_index.dtype is not dt.uint32 or s.src_index.dtype is not dt.uint32 or s.ok.dtype is not dt.bool_:
+            self.fail("bad-copy-async", "copy_async takes uint32 word indices and a bool ok")
 
     def _const(self, e: Const) -> None:
         v, t = e.value, e.dtype
@@ -335,7 +378,21 @@ class _Verifier:
         elif isinstance(s, Trap):
             if not isinstance(s.code, int) or not 1 <= s.code < 2**31:
                 self.fail("bad-trap-code", f"trap code {s.code!r} must be in 1..2**31-1")
-        elif not isinstance(s, (Return, Barrier)):
+        elif isinstance(s, StoreX4):
+            decl = self._words(s.buffer, s.index, "store_x4")
+            if isinstance(decl, BufferParam) and not decl.access.writable:
+                self.fail("write-to-read-only", f"'{s.buffer}' is a read-only ('in') buffer")
+            if not isinstance(s.values, tuple) or len(s.values) != X4_WORDS:
+                self.fail("bad-x4", f"store_x4 writes {X4_WORDS} values")
+            for v in s.values:
+                self.expr(v)
+                self._same(v.dtype, dt.uint32, f"value stored to '{s.buffer}'")
+        elif isinstance(s, CopyAsync):
+            self._copy_async(s)
+        elif isinstance(s, AsyncWait):
+            if not isinstance(s.pending, int) or isinstance(s.pending, bool) or s.pending < 0:
+                self.fail("bad-copy-async", f"copy_async_wait count {s.pending!r} must be an int >= 0")
+        elif not isinstance(s, (Return, Barrier, AsyncCommit)):
             self.fail("unknown-op", f"unknown statement {type(s).__name__}")
 
     def _uniformity(self) -> None:
@@ -344,8 +401,9 @@ class _Verifier:
                       "(or after a possibly-divergent return or loop exit); every thread of the workgroup "
                       "must reach the same barriers")
         if divergent_shuffle(self.k.body) is not None:
-            self.fail("shuffle-divergent", "shuffle_xor under control flow that depends on the thread/local index "
-                      "(or after a possibly-divergent return or loop exit): its partner thread may not evaluate it")
+            self.fail("shuffle-divergent", "a subgroup operation (shuffle, mma, ldmatrix) under control flow that "
+                      "depends on the thread/local index (or after a possibly-divergent return or loop exit): the "
+                      "other lanes of its warp may not evaluate it")
 
 
 __all__ = ["verify", "ATOMIC_DTYPES", "MAX_WORKGROUP_SIZE"]

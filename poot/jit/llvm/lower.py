@@ -28,6 +28,7 @@ from poot.jit.kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Bre
 from poot.jit.llvm import mathlib
 from poot.jit.llvm.convert import Conversions, _sfx
 from poot.jit.llvm.ir import Func, Module, const, float_const, int_const, mem_type, reg_type
+from poot.jit.llvm.wide_memory import WideMemoryLowering
 
 _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _ICMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
@@ -37,19 +38,20 @@ _REASSOC = {f"{op}_reassoc": op for op in ("add", "mul", "min", "max")}
 _LLVM_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "roundeven"}
 
 
-class Lowering(Conversions):
+class Lowering(Conversions, WideMemoryLowering):
     """Lowers statements and expressions of one kernel into the current function `self.f`.
 
     Hooks a target sets before calling `stmts`: `as_global`, `as_shared` (address-space numbers),
     `buffers` (name -> ptr value), `shared_ptrs`, `meta`, `trap` (ptr values), `ids` ((kind, axis) ->
     i32 value for 'group' and 'local'), `local_ptr(name)`, `on_return()`, `on_trap_exit()`,
-    `on_barrier()`."""
+    `on_barrier()`; the 16-byte memory operations' hooks are in wide_memory.py."""
 
     def __init__(self, kernel: Kernel, module: Module, as_global: int = 0, as_shared: int = 0):
         self.k, self.m = kernel, module
         self.as_global, self.as_shared = as_global, as_shared
         self.f: Func | None = None
         self.mma_cache: dict = {}
+        self.frag_cache: dict = {}
         self.buffers: dict[str, str] = {}
         self.shared_ptrs: dict[str, str] = {}
         self.meta = self.trap = None
@@ -126,7 +128,7 @@ class Lowering(Conversions):
         return self.meta_cache[key]
 
     def reset_function(self, f: Func) -> None:
-        self.f, self.meta_cache, self.local_ptrs, self.mma_cache = f, {}, {}, {}
+        self.f, self.meta_cache, self.local_ptrs, self.mma_cache, self.frag_cache = f, {}, {}, {}, {}
 
     # -- expressions ----------------------------------------------------------------------------
     def expr(self, e) -> str:
@@ -353,6 +355,8 @@ class Lowering(Conversions):
     # -- statements -----------------------------------------------------------------------------
     def stmts(self, body) -> None:
         for s in body:
+            if not isinstance(s, Assign):
+                self.forget_fragments()         # it may write memory an LdMatrix / LoadX4 read
             getattr(self, "_s_" + type(s).__name__)(s)
 
     def _s_Assign(self, s: Assign) -> None:
@@ -360,6 +364,7 @@ class Lowering(Conversions):
         if self.mma_cache:                      # an Mma operand reassigned: its cached result is stale
             self.mma_cache = {k: r for k, r in self.mma_cache.items()
                               if not any(isinstance(x, Read) and x.name == s.name for x in k[1] + k[2] + k[3])}
+        self.forget_fragments(s.name)
         self.f.emit(f"store {reg_type(s.value.dtype)} {v}, ptr {self.local_ptr(s.name)}")
 
     def _s_Store(self, s: Store) -> None:

@@ -47,11 +47,62 @@ def ptx_feature(arch: str) -> str:
     return f"+ptx{max(80, _MIN_PTX.get(int(m.group(1)), 80))}"
 
 
+def _sm(arch: str) -> int:
+    return int(re.match(r"sm_(\d+)", arch).group(1))
+
+
 class _PtxLowering(Lowering):
     def on_barrier(self) -> None:
         self.f.emit(f"call void {self.m.intrinsic('llvm.nvvm.barrier0', 'void', '')}()")
 
     arch = DEFAULT_ARCH
+
+    def _needs(self, sm: int, what: str) -> None:
+        if _sm(self.arch) < sm:
+            from poot.errors import NotBuiltError
+
+            raise NotBuiltError(f"{what} needs sm_{sm} or newer; this kernel is compiled for {self.arch}")
+
+    # -- 16-byte memory operations (poot/jit/llvm/wide_memory.py) --------------------------------------
+    def load_words(self, buffer: str, index) -> list[str]:
+        """One ld.global.v4 / ld.shared.v4 (buffers and shared arrays are 16-byte aligned)."""
+        p, pty = self.span_ptr(buffer, index)
+        v = self.op(f"load <4 x i32>, {pty} {p}, align 16")
+        return [self.op(f"extractelement <4 x i32> {v}, i32 {i}") for i in range(4)]
+
+    def store_words(self, s) -> None:
+        vals = [self.expr(x) for x in s.values]
+        p, pty = self.span_ptr(s.buffer, s.index)
+        v = "poison"
+        for i, w in enumerate(vals):
+            v = self.op(f"insertelement <4 x i32> {v}, i32 {w}, i32 {i}")
+        self.f.emit(f"store <4 x i32> {v}, {pty} {p}, align 16")
+
+    def ldmatrix_call(self, e) -> str:
+        """ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (LLVM's NVVM intrinsic)."""
+        self._needs(75, f"ldmatrix_x4{'_trans' if e.trans else ''}")
+        p, pty = self.span_ptr(e.shared, e.index)
+        name = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4." + ("trans.b16" if e.trans else "b16")
+        return self.intr(name, "{ i32, i32, i32, i32 }", [(pty, p)])
+
+    def copy_async(self, s) -> None:
+        """cp.async.cg.shared.global [dst], [src], 16, src_size: src_size 0 (zero-fill, no read) when not ok.
+        The source pointer is formed without `inbounds`: where ok is false it may lie outside the buffer."""
+        self._needs(80, "copy_async")
+        ok = self.expr(s.ok)
+        dst, dty = self.span_ptr(s.dst, s.dst_index)
+        src, sty = self.span_ptr(s.src, s.src_index, guard=ok, inbounds=False)
+        size = self.op(f"select i1 {ok}, i32 16, i32 0")
+        fn = self.m.intrinsic("llvm.nvvm.cp.async.cg.shared.global.16.s", "void", f"{dty}, {sty}, i32")
+        self.f.emit(f"call void {fn}({dty} {dst}, {sty} {src}, i32 {size})")
+
+    def copy_async_commit(self) -> None:
+        self._needs(80, "copy_async_commit")
+        self.f.emit(f"call void {self.m.intrinsic('llvm.nvvm.cp.async.commit.group', 'void', '')}()")
+
+    def copy_async_wait(self, pending: int) -> None:
+        self._needs(80, "copy_async_wait")
+        self.f.emit(f"call void {self.m.intrinsic('llvm.nvvm.cp.async.wait.group', 'void', 'i32')}(i32 {pending})")
 
     def shuffle_word(self, w: str, mask: int) -> str:
         """shfl.sync.bfly.b32 over the whole warp (membermask -1, clamp 31: the 32-lane segment)."""
@@ -66,11 +117,7 @@ class _PtxLowering(Lowering):
     def mma_call(self, e) -> str:
         """mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32: A as 4 and B as 2 registers of two 16-bit
         elements each (the lower-indexed element in the low half), C and D 4 floats."""
-        sm = int(re.match(r"sm_(\d+)", self.arch).group(1))
-        if sm < 80:
-            from poot.errors import NotBuiltError
-
-            raise NotBuiltError(f"mma_{e.shape} needs sm_80 or newer; this kernel is compiled for {self.arch}")
+        self._needs(80, f"mma_{e.shape}")
         t = e.a[0].dtype
         f16 = t is dt.float16
         word_t = "<2 x half>" if f16 else "i32"
