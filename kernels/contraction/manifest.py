@@ -9,4 +9,6 @@ MANIFEST = (
     ("gemm_f32", "gemm_f32.py", "gemm_f32", "assets", ("cpu", "ptx", "amdgcn")),
     ("gemm_bf16_tc", "gemm_bf16_tc.py", "gemm_bf16_tc", "assets", ("ptx",)),
     ("gemm_f16_tc", "gemm_bf16_tc.py", "gemm_f16_tc", "assets", ("ptx",)),
+    ("gemm_bf16_async", "gemm_bf16_async.py", "gemm_bf16_async", "assets", ("ptx",)),
+    ("gemm_f16_async", "gemm_bf16_async.py", "gemm_f16_async", "assets", ("ptx",)),
 )

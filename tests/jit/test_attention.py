@@ -52,6 +52,11 @@ CASES = [  # (B, Hq, Hk, Lq, Lk, D, kwargs)
     ((1,), 2, 2, 19, 41, 12, {"causal": True, "scale": 0.3}),    # Lq < Lk, top-left aligned
     ((1,), 2, 2, 23, 23, 24, {"window": 3}),
     ((1,), 3, 3, 6, 9, 8, {"window": (2, 0), "mask": "bool_rows"}),   # rows that see no key: 0
+    # head dims of the tensor-core prefill (16-bit dtypes on CUDA sm_80+): GQA, several query tiles,
+    # key tiles past Lk, windows, softcap and a mask
+    ((1,), 4, 2, 70, 45, 64, {"causal": True}),
+    ((1,), 2, 2, 130, 200, 128, {"window": (50, 10), "softcap": 20.0, "mask": "float"}),
+    ((2,), 2, 1, 33, 97, 128, {"mask": "bool_rows"}),
 ]
 
 

@@ -40,7 +40,11 @@ def _kernels(a_shape, b_shape, dtype, caps):
 def test_matmul_steps_route_to_the_gemm_assets():
     ((name, groups, scalars),) = _kernels((4096, 4096), (4096, 4096), F32, SM90)
     assert name == "gemm_f32" and groups == (32, 32, 1) and scalars == (4096, 4096, 4096, 0, 0, 4096 * 4096)
-    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][0] == "gemm_bf16_tc"
+    # 16-bit operands whose rows split into aligned 16-byte chunks (K and N multiples of 8) take the
+    # asynchronous-copy kernel; the others the register-staged one
+    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][0] == "gemm_bf16_async"
+    assert _kernels((1000, 1024), (1024, 520), F16, SM90)[0][:2] == ("gemm_f16_async", (5, 8, 1))
+    assert _kernels((64, 1028), (1028, 64), BF16, SM90)[0][0] == "gemm_bf16_tc"
     assert _kernels((37, 29), (29, 53), F16, SM90)[0][:2] == ("gemm_f16_tc", (1, 1, 1))
     # a batch on grid z; a broadcast operand has stride 0
     ((name, groups, scalars),) = _kernels((3, 20, 40), (40, 130), BF16, SM90)
@@ -63,10 +67,12 @@ def test_a_forced_generated_path_keeps_the_generic_schedule(monkeypatch):
 
 
 @pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
-@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc"])
+@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc", "gemm_bf16_async", "gemm_f16_async"])
 def test_gemm_assets_assemble_for_sm_90(name, tmp_path):
     art = compile_kernel(assets.load_asset(name), "ptx", arch="sm_90")
-    if name.endswith("_tc"):
+    if name.endswith("_async"):
+        assert art.data.count("cp.async.cg.shared.global") >= 2 and "ldmatrix.sync.aligned.m8n8.x4.trans" in art.data
+    if "_tc" in name or name.endswith("_async"):
         assert art.data.count("mma.sync.aligned.m16n8k16") >= 16      # a warp's 4 x 4 tiles per k16 step
     else:
         assert "ld.shared.v4" in art.data                                # 16-byte shared loads
@@ -78,12 +84,13 @@ def test_gemm_assets_assemble_for_sm_90(name, tmp_path):
     assert " 0 bytes spill stores" in r.stderr, r.stderr
 
 
-def test_tensor_core_gemm_is_not_built_for_spirv():
+@pytest.mark.parametrize("name", ["gemm_bf16_tc", "gemm_bf16_async"])
+def test_tensor_core_gemm_is_not_built_for_spirv(name):
     with pytest.raises(pt.NotBuiltError):
-        compile_kernel(assets.load_asset("gemm_bf16_tc"), "spirv")
+        compile_kernel(assets.load_asset(name), "spirv")
 
 
-@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc"])
+@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc", "gemm_bf16_async", "gemm_f16_async"])
 def test_gemm_kernels_emulate_numpy(name):
     entry = _entry(name)
     module = kernel_assets.load_source(entry)
@@ -109,7 +116,8 @@ def _check(got, a, b, dtype, what):
 
 
 SHAPES = [((37, 29), (29, 53)), ((128, 64), (64, 128)), ((130, 40), (40, 257)), ((3, 20, 40), (3, 40, 130)),
-          ((3, 20, 40), (40, 130)), ((2, 33, 17), (1, 17, 9))]
+          ((3, 20, 40), (40, 130)), ((2, 33, 17), (1, 17, 9)),
+          ((130, 40), (40, 136)), ((2, 70, 24), (2, 24, 264)), ((3, 20, 48), (48, 8))]   # the async kernel's edges
 
 
 @pytest.mark.parametrize("low", ["f32", "bf16", "f16"])

@@ -3,7 +3,9 @@
 
 - CPU-shaped targets: attention_cpu_<dtype>, one work item per 16 queries of a (batch, head) row
   (kernels/attention/flash_cpu.py: vector loops over tiles of 64 keys).
-- GPU-shaped targets: attention_prefill_<dtype>, 8 queries per 128-thread workgroup; and for decode
+- GPU-shaped targets: attention_prefill_<dtype>, 8 queries per 128-thread workgroup; on PTX sm_80 and
+  newer, for 16-bit dtypes with D == Dv in TC_HEAD_DIMS, attention_tc_<dtype>_d<D> instead (64 queries per
+  workgroup on tensor cores, K and V staged by asynchronous copies; kernels/attention/flash_tc.py); and for decode
   shapes (at most DECODE_MAX_QUERIES queries over at least DECODE_MIN_KEYS keys), where the target
   builds it, attention_decode_<dtype> with the key range split across workgroups (about
   DECODE_GROUPS of them in all) and attention_combine_<dtype> merging the splits' partial maxima,
@@ -18,11 +20,14 @@ import functools
 from poot import dtypes as dt
 from poot.errors import CompileLimitError, NotBuiltError
 from poot.jit.codegen.common import Launch, StepCode, ceil_div, style_of
+from poot.jit.codegen.gpu_gemm import mma_sm
 from poot.jit.llvm.targets import KernelStyle
 
 SUFFIX = {dt.float32: "f32", dt.float16: "f16", dt.bfloat16: "bf16"}
 CPU_QUERIES = 16               # flash_cpu.BQ
 PREFILL_QUERIES = 8            # flash_gpu.BQ
+TC_QUERIES = 64                # flash_tc.BQ
+TC_HEAD_DIMS = (64, 128)       # flash_tc.HEAD_DIMS
 DECODE_THREADS = 128           # flash_gpu.DECODE: keys per decode step
 COMBINE_THREADS = 64
 DECODE_MAX_QUERIES = 4
@@ -94,8 +99,11 @@ def generate_attention(step, plan, caps) -> StepCode:
     decode = f"attention_decode_{name}"
     if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and _builds_for(decode, caps.target):
         return _decode(code, operands, out, common, p, name, rows * lq, lk, dv)
-    kernel = _asset(f"attention_prefill_{name}")
-    code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, PREFILL_QUERIES), rows, 1),
+    if name in ("f16", "bf16") and d == dv and d in TC_HEAD_DIMS and mma_sm(caps) >= 80:
+        kernel, per_group = _asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
+    else:
+        kernel, per_group = _asset(f"attention_prefill_{name}"), PREFILL_QUERIES
+    code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, per_group), rows, 1),
                                 common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
     return code
 

@@ -6,8 +6,11 @@ of C per 256-thread workgroup out of shared memory:
 
 - float32: gemm_f32, 8 x 8 outputs per thread with FMAs on SIMT cores, on PTX and AMDGCN (LLVM's
   SPIR-V backend fails on it: wgpu and vulkan keep the generic schedule);
-- bfloat16 / float16: gemm_bf16_tc / gemm_f16_tc, warp-level m16n8k16 multiply-accumulates on tensor
-  cores with f32 accumulators, on PTX sm_80 and newer only (elsewhere the generic schedule keeps them).
+- bfloat16 / float16: warp-level m16n8k16 multiply-accumulates on tensor cores with f32 accumulators, on
+  PTX sm_80 and newer only (elsewhere the generic schedule keeps them): gemm_bf16_async / gemm_f16_async
+  (operands staged by 16-byte asynchronous copies, fragments by ldmatrix) where K and N are multiples of 8,
+  so every 16-byte chunk of a row is aligned; gemm_bf16_tc / gemm_f16_tc (word loads through registers)
+  for the other shapes.
 
 A matmul step takes an asset where its operands are plain row-major [..., M, K] @ [..., K, N] (the planner
 materializes both, so a `.T` operand arrives contiguous) with N > 1 and M > 1 (a column vector stays on
@@ -33,6 +36,8 @@ MAX_BATCH = 65535          # grid z
 MAX_ELEMENTS = 2**31 - 1   # the assets index in uint32 (batch offsets included)
 SIMT = {dt.float32: "gemm_f32"}
 TENSOR_CORE = {dt.bfloat16: "gemm_bf16_tc", dt.float16: "gemm_f16_tc"}
+ASYNC = {dt.bfloat16: "gemm_bf16_async", dt.float16: "gemm_f16_async"}    # K % 8 == N % 8 == 0
+ASYNC_ALIGN = 8            # elements per 16-byte chunk
 
 
 def gemm_path() -> str:
@@ -42,7 +47,7 @@ def gemm_path() -> str:
     return "asset" if mode == "auto" else mode
 
 
-def _sm(caps) -> int:
+def mma_sm(caps) -> int:
     """The device's SM version where its target has matrix fragments (tensor cores), else 0."""
     if not target_of(caps).has_mma:
         return 0
@@ -56,7 +61,7 @@ def asset_for(step, caps) -> str | None:
     out = step.eqn.out.aval
     if out.size == 0 or a.dtype is not out.dtype or b.dtype is not out.dtype:
         return None
-    name = SIMT.get(out.dtype) or (TENSOR_CORE.get(out.dtype) if _sm(caps) >= 80 else None)
+    name = SIMT.get(out.dtype) or (TENSOR_CORE.get(out.dtype) if mma_sm(caps) >= 80 else None)
     if not target_of(caps).runs_gemm_assets:
         return None          # SPIR-V: LLVM's backend fails on gemm_f32 (kernels/contraction/gemm_f32.py)
     if name is None:
@@ -70,6 +75,8 @@ def asset_for(step, caps) -> str | None:
     for x in (a, b):       # a batch broadcast along some dims but not all has no single stride
         if math.prod(x.shape[:-2]) not in (1, math.prod(batch)):
             return None
+    if name in TENSOR_CORE.values() and k % ASYNC_ALIGN == 0 and n % ASYNC_ALIGN == 0:
+        return ASYNC[out.dtype]
     return name
 
 
@@ -94,7 +101,9 @@ def generate_gpu_gemm(step, caps) -> StepCode:
     batch = math.prod(out.aval.shape[:-2])
     sa = m * k if math.prod(a.aval.shape[:-2]) > 1 else 0
     sb = k * n if math.prod(b.aval.shape[:-2]) > 1 else 0
-    if name in TENSOR_CORE.values():        # the 16-bit operands also as 32-bit words (wide loads)
+    if name in ASYNC.values():              # the 16-bit operands as 32-bit words only
+        bindings = [("var", a), ("var", b), ("var", out)]
+    elif name in TENSOR_CORE.values():      # the 16-bit operands also as 32-bit words (wide loads)
         bindings = [("var", a), ("var", a), ("var", b), ("var", b), ("var", out)]
     else:
         bindings = [("var", a), ("var", b), ("var", out)]

@@ -1,0 +1,908 @@
+"""Flash attention prefill on tensor cores (PTX sm_80 and newer), for 16-bit q, k, v with head dims 64 and 128.
+
+Same operands, scalars and semantics as attention_prefill_<T> in flash_gpu.py (masks, windows, softcap,
+GQA, zero_empty), except that D == Dv == the kernel's head dim and q, k, v arrive as 32-bit word views of
+the 16-bit arrays (attention_tc_<T>_d<D>; poot/jit/codegen/attention.py picks it where it applies).
+
+A workgroup of 128 threads (4 warps) owns BQ = 64 queries of one (batch, head) row, 16 per warp. The
+keys go BKV = 32 at a time through a two-slot ring in shared memory, filled by 16-byte `pt.copy_async`
+(the next tile's K and V are in flight while the warps work on this one; rows past the visible keys are
+zero-filled and their scores masked). Per tile, each warp computes its 16 x 32 scores S = Q K^T with
+m16n8k16 multiply-accumulates (Q's fragments stay in registers for the whole row; K's come by
+`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility, updates the running row maximum and sum
+(the online softmax; a row is held by the 4 lanes of a quad, which exchange maxima by `pt.shuffle_xor`),
+rounds P = exp(S - m) to the input dtype and accumulates O += P V with V's fragments by
+`pt.ldmatrix_x4_trans`. P never leaves registers: the accumulator layout of S is the A-fragment layout of
+P V (the usual FlashAttention-2 arrangement). No L x L buffer, and no f32 accumulator in shared memory.
+
+Shared memory: Q as [64][D] plus two slots of K and V as [32][D], rows of D / 8 16-byte chunks stored
+XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an ldmatrix reads 8
+distinct bank groups: 48 KiB at D = 128, 24 KiB at D = 64.
+Launch: threads = (ceil(Lq / 64) * 128, B * Hq, 1), workgroup (128, 1, 1).
+
+This file is written by kernels/unroll/flash_tc.py (the fragment code is unrolled): edit that script."""
+import ml_dtypes
+import numpy as np
+
+import poot as pt
+from poot.kernel.examples import Example
+
+BQ = 64           # queries per workgroup (16 per warp)
+BKV = 32          # keys per tile
+NEG_INF = float("-inf")
+UNBOUNDED = 1 << 30
+
+
+@pt.device_fn
+def key_lo(q_first, left):
+    """The first key query `q_first` may see (window's left edge, clamped at 0)."""
+    return pt.u32(max(pt.i32(q_first) - left, 0))
+
+
+@pt.device_fn
+def key_hi(q_last, right, Lk):
+    """One past the last key query `q_last` may see (window's right edge, clamped to Lk)."""
+    return pt.u32(min(max(pt.i32(q_last) + right + 1, 0), pt.i32(Lk)))
+
+
+@pt.device_fn
+def score(x, qi, kj, hi, left, right, mask, has_mask, at, softcap):
+    """The logit of query qi against key kj: softcapped, plus the mask, -inf where not visible."""
+    rel = pt.i32(kj) - pt.i32(qi)
+    r = pt.f32(NEG_INF)
+    if kj < hi and rel >= -left and rel <= right:
+        r = x
+        if softcap > 0.0:
+            r = softcap * pt.tanh(x / softcap)
+        if has_mask != 0:
+            r = r + mask[at]
+    return r
+
+
+@pt.device_fn
+def quad_max(x):
+    """The maximum over the 4 lanes of this lane's quad (one row of the fragments)."""
+    x = max(x, pt.shuffle_xor(x, 1))
+    return max(x, pt.shuffle_xor(x, 2))
+
+
+@pt.device_fn
+def quad_sum(x):
+    x = x + pt.shuffle_xor(x, 1)
+    return x + pt.shuffle_xor(x, 2)
+
+
+@pt.device_fn
+def offset(m):
+    """What exp() subtracts for a row whose maximum is m (0 while the row has seen nothing)."""
+    r = m
+    if m == NEG_INF:
+        r = pt.f32(0.0)
+    return r
+
+
+@pt.device_fn
+def normalizer(total, zero_empty):
+    """1 / total, or 0 for a query that saw no key when zero_empty (else 0 * inf: NaN)."""
+    inv = 1.0 / total
+    if total == 0.0 and zero_empty != 0:
+        inv = 0.0
+    return inv
+
+
+def _make_d64(T, name):
+    @pt.device_fn
+    def lo(w):
+        return pt.bitcast(pt.u16(w & 0xFFFF), T)
+
+    @pt.device_fn
+    def hi(w):
+        return pt.bitcast(pt.u16(w >> 16), T)
+
+    @pt.device_fn
+    def store2(o, row, col, v0, v1, inv):
+        o[row + col] = T(v0 * inv)
+        o[row + col + 1] = T(v1 * inv)
+
+    @pt.device_fn
+    def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):
+        """Start the copies of keys k0 .. k0 + 31 (K and V) into ring slot `slot` (zeros past hi_)."""
+        for j in range(2):
+            at = local + 128 * pt.u32(j)
+            r = at // 8
+            c = at % 8
+            ok = k0 + r < hi_
+            src = (kbase + (k0 + r) * 64 + c * 8) // 2 * pt.u32(ok)
+            dst = slot * 1024 + r * 32 + (c ^ (r & 7)) * 4
+            pt.copy_async(sk, dst, k32, src, ok)
+            pt.copy_async(sv, dst, v32, src, ok)
+
+    @pt.kernel(workgroup=(128, 1, 1), name=name, checks=False)
+    def attention_tc(q32: pt.In[pt.u32], k32: pt.In[pt.u32], v32: pt.In[pt.u32], mask: pt.In[pt.f32], o: pt.Out[T],
+                     Lq: pt.u32, Lk: pt.u32, D: pt.u32, Dv: pt.u32, Hq: pt.u32, ratio: pt.u32,
+                     left: pt.i32, right: pt.i32, has_mask: pt.u32, msb: pt.u32, msh: pt.u32, msq: pt.u32,
+                     msk: pt.u32, zero_empty: pt.u32, scale: pt.f32, softcap: pt.f32):
+        sq = pt.shared(pt.u32, 2048)
+        sk = pt.shared(pt.u32, 2048)
+        sv = pt.shared(pt.u32, 2048)
+        local = pt.local_index_x()
+        lane = local % 32
+        warp = local // 32
+        g = lane // 4
+        t = lane % 4
+        qm = lane // 8
+        r8 = lane % 8
+        bh = pt.group_index_y()
+        q0 = pt.group_index_x() * BQ
+        nq = min(pt.u32(BQ), Lq - q0)
+        b = bh // Hq
+        h = bh % Hq
+        kvh = b * (Hq // ratio) + h // ratio
+        kbase = kvh * Lk * 64
+        lo_ = key_lo(q0, left)
+        hi_ = key_hi(q0 + nq - 1, right, Lk)
+        # the query tile, then the first key tile
+        for j in range(4):
+            at = local + 128 * pt.u32(j)
+            r = at // 8
+            c = at % 8
+            ok = q0 + r < Lq
+            src = ((bh * Lq + q0 + r) * 64 + c * 8) // 2 * pt.u32(ok)
+            pt.copy_async(sq, r * 32 + (c ^ (r & 7)) * 4, q32, src, ok)
+        issue_kv(sk, sv, k32, v32, 0, lo_, hi_, local, kbase)
+        pt.copy_async_commit()
+        pt.copy_async_wait(0)
+        pt.workgroup_barrier()
+        qrow = warp * 16 + r8 + 8 * (qm % 2)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 0 + qm // 2) ^ (qrow & 7)) * 4)
+        fq0_0 = lo(x0)
+        fq0_1 = hi(x0)
+        fq0_2 = lo(x1)
+        fq0_3 = hi(x1)
+        fq0_4 = lo(x2)
+        fq0_5 = hi(x2)
+        fq0_6 = lo(x3)
+        fq0_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 1 + qm // 2) ^ (qrow & 7)) * 4)
+        fq1_0 = lo(x0)
+        fq1_1 = hi(x0)
+        fq1_2 = lo(x1)
+        fq1_3 = hi(x1)
+        fq1_4 = lo(x2)
+        fq1_5 = hi(x2)
+        fq1_6 = lo(x3)
+        fq1_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 2 + qm // 2) ^ (qrow & 7)) * 4)
+        fq2_0 = lo(x0)
+        fq2_1 = hi(x0)
+        fq2_2 = lo(x1)
+        fq2_3 = hi(x1)
+        fq2_4 = lo(x2)
+        fq2_5 = hi(x2)
+        fq2_6 = lo(x3)
+        fq2_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 3 + qm // 2) ^ (qrow & 7)) * 4)
+        fq3_0 = lo(x0)
+        fq3_1 = hi(x0)
+        fq3_2 = lo(x1)
+        fq3_3 = hi(x1)
+        fq3_4 = lo(x2)
+        fq3_5 = hi(x2)
+        fq3_6 = lo(x3)
+        fq3_7 = hi(x3)
+        zero = pt.f32(0.0)
+        o0_0, o0_1, o0_2, o0_3 = zero, zero, zero, zero
+        o1_0, o1_1, o1_2, o1_3 = zero, zero, zero, zero
+        o2_0, o2_1, o2_2, o2_3 = zero, zero, zero, zero
+        o3_0, o3_1, o3_2, o3_3 = zero, zero, zero, zero
+        o4_0, o4_1, o4_2, o4_3 = zero, zero, zero, zero
+        o5_0, o5_1, o5_2, o5_3 = zero, zero, zero, zero
+        o6_0, o6_1, o6_2, o6_3 = zero, zero, zero, zero
+        o7_0, o7_1, o7_2, o7_3 = zero, zero, zero, zero
+        m0 = pt.f32(NEG_INF)
+        m1 = pt.f32(NEG_INF)
+        l0 = pt.f32(0.0)
+        l1 = pt.f32(0.0)
+        qa = q0 + warp * 16 + g
+        qb = qa + 8
+        qac = min(qa, Lq - 1)
+        qbc = min(qb, Lq - 1)
+        ma = b * msb + h * msh + qac * msq
+        mb = b * msb + h * msh + qbc * msq
+        ntiles = (hi_ - lo_ + BKV - 1) // BKV
+        for kt in range(ntiles):
+            if kt > 0:
+                pt.copy_async_wait(0)
+                pt.workgroup_barrier()
+            k0 = lo_ + kt * BKV
+            issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
+            pt.copy_async_commit()
+            slot = (kt % 2) * 1024
+            s0_0, s0_1, s0_2, s0_3 = zero, zero, zero, zero
+            s1_0, s1_1, s1_2, s1_3 = zero, zero, zero, zero
+            s2_0, s2_1, s2_2, s2_3 = zero, zero, zero, zero
+            s3_0, s3_1, s3_2, s3_3 = zero, zero, zero, zero
+            kr = 0 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            kj = k0 + 0 + 2 * t + 0
+            s0_0 = score(s0_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 0 + 2 * t + 1
+            s0_1 = score(s0_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 0 + 2 * t + 0
+            s0_2 = score(s0_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 0 + 2 * t + 1
+            s0_3 = score(s0_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 0
+            s1_0 = score(s1_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 1
+            s1_1 = score(s1_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 0
+            s1_2 = score(s1_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 1
+            s1_3 = score(s1_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 0
+            s2_0 = score(s2_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 1
+            s2_1 = score(s2_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 0
+            s2_2 = score(s2_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 1
+            s2_3 = score(s2_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 0
+            s3_0 = score(s3_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 1
+            s3_1 = score(s3_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 0
+            s3_2 = score(s3_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 1
+            s3_3 = score(s3_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            mx0 = quad_max(max(max(max(s0_0, s0_1), max(s1_0, s1_1)), max(max(s2_0, s2_1), max(s3_0, s3_1))))
+            mx1 = quad_max(max(max(max(s0_2, s0_3), max(s1_2, s1_3)), max(max(s2_2, s2_3), max(s3_2, s3_3))))
+            mx0 = max(mx0, m0)
+            mx1 = max(mx1, m1)
+            base0 = offset(mx0)
+            base1 = offset(mx1)
+            alpha0 = pt.exp(m0 - base0)
+            alpha1 = pt.exp(m1 - base1)
+            m0 = mx0
+            m1 = mx1
+            s0_0 = pt.exp(s0_0 - base0)
+            s0_1 = pt.exp(s0_1 - base0)
+            s0_2 = pt.exp(s0_2 - base1)
+            s0_3 = pt.exp(s0_3 - base1)
+            s1_0 = pt.exp(s1_0 - base0)
+            s1_1 = pt.exp(s1_1 - base0)
+            s1_2 = pt.exp(s1_2 - base1)
+            s1_3 = pt.exp(s1_3 - base1)
+            s2_0 = pt.exp(s2_0 - base0)
+            s2_1 = pt.exp(s2_1 - base0)
+            s2_2 = pt.exp(s2_2 - base1)
+            s2_3 = pt.exp(s2_3 - base1)
+            s3_0 = pt.exp(s3_0 - base0)
+            s3_1 = pt.exp(s3_1 - base0)
+            s3_2 = pt.exp(s3_2 - base1)
+            s3_3 = pt.exp(s3_3 - base1)
+            l0 = l0 * alpha0 + ((s0_0 + s0_1) + (s1_0 + s1_1)) + ((s2_0 + s2_1) + (s3_0 + s3_1))
+            l1 = l1 * alpha1 + ((s0_2 + s0_3) + (s1_2 + s1_3)) + ((s2_2 + s2_3) + (s3_2 + s3_3))
+            o0_0 = o0_0 * alpha0
+            o0_1 = o0_1 * alpha0
+            o0_2 = o0_2 * alpha1
+            o0_3 = o0_3 * alpha1
+            o1_0 = o1_0 * alpha0
+            o1_1 = o1_1 * alpha0
+            o1_2 = o1_2 * alpha1
+            o1_3 = o1_3 * alpha1
+            o2_0 = o2_0 * alpha0
+            o2_1 = o2_1 * alpha0
+            o2_2 = o2_2 * alpha1
+            o2_3 = o2_3 * alpha1
+            o3_0 = o3_0 * alpha0
+            o3_1 = o3_1 * alpha0
+            o3_2 = o3_2 * alpha1
+            o3_3 = o3_3 * alpha1
+            o4_0 = o4_0 * alpha0
+            o4_1 = o4_1 * alpha0
+            o4_2 = o4_2 * alpha1
+            o4_3 = o4_3 * alpha1
+            o5_0 = o5_0 * alpha0
+            o5_1 = o5_1 * alpha0
+            o5_2 = o5_2 * alpha1
+            o5_3 = o5_3 * alpha1
+            o6_0 = o6_0 * alpha0
+            o6_1 = o6_1 * alpha0
+            o6_2 = o6_2 * alpha1
+            o6_3 = o6_3 * alpha1
+            o7_0 = o7_0 * alpha0
+            o7_1 = o7_1 * alpha0
+            o7_2 = o7_2 * alpha1
+            o7_3 = o7_3 * alpha1
+            vr = 0 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
+            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
+            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
+            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
+            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            vr = 16 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
+            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
+            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
+            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
+            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+        pt.copy_async_wait(0)
+        inv0 = normalizer(quad_sum(l0), zero_empty)
+        inv1 = normalizer(quad_sum(l1), zero_empty)
+        ra = (bh * Lq + qa) * 64
+        rb = (bh * Lq + qb) * 64
+        if qa < Lq:
+            store2(o, ra, 0 + 2 * t, o0_0, o0_1, inv0)
+            store2(o, ra, 8 + 2 * t, o1_0, o1_1, inv0)
+            store2(o, ra, 16 + 2 * t, o2_0, o2_1, inv0)
+            store2(o, ra, 24 + 2 * t, o3_0, o3_1, inv0)
+            store2(o, ra, 32 + 2 * t, o4_0, o4_1, inv0)
+            store2(o, ra, 40 + 2 * t, o5_0, o5_1, inv0)
+            store2(o, ra, 48 + 2 * t, o6_0, o6_1, inv0)
+            store2(o, ra, 56 + 2 * t, o7_0, o7_1, inv0)
+        if qb < Lq:
+            store2(o, rb, 0 + 2 * t, o0_2, o0_3, inv1)
+            store2(o, rb, 8 + 2 * t, o1_2, o1_3, inv1)
+            store2(o, rb, 16 + 2 * t, o2_2, o2_3, inv1)
+            store2(o, rb, 24 + 2 * t, o3_2, o3_3, inv1)
+            store2(o, rb, 32 + 2 * t, o4_2, o4_3, inv1)
+            store2(o, rb, 40 + 2 * t, o5_2, o5_3, inv1)
+            store2(o, rb, 48 + 2 * t, o6_2, o6_3, inv1)
+            store2(o, rb, 56 + 2 * t, o7_2, o7_3, inv1)
+
+    return attention_tc
+
+
+def _make_d128(T, name):
+    @pt.device_fn
+    def lo(w):
+        return pt.bitcast(pt.u16(w & 0xFFFF), T)
+
+    @pt.device_fn
+    def hi(w):
+        return pt.bitcast(pt.u16(w >> 16), T)
+
+    @pt.device_fn
+    def store2(o, row, col, v0, v1, inv):
+        o[row + col] = T(v0 * inv)
+        o[row + col + 1] = T(v1 * inv)
+
+    @pt.device_fn
+    def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):
+        """Start the copies of keys k0 .. k0 + 31 (K and V) into ring slot `slot` (zeros past hi_)."""
+        for j in range(4):
+            at = local + 128 * pt.u32(j)
+            r = at // 16
+            c = at % 16
+            ok = k0 + r < hi_
+            src = (kbase + (k0 + r) * 128 + c * 8) // 2 * pt.u32(ok)
+            dst = slot * 2048 + r * 64 + (c ^ (r & 7)) * 4
+            pt.copy_async(sk, dst, k32, src, ok)
+            pt.copy_async(sv, dst, v32, src, ok)
+
+    @pt.kernel(workgroup=(128, 1, 1), name=name, checks=False)
+    def attention_tc(q32: pt.In[pt.u32], k32: pt.In[pt.u32], v32: pt.In[pt.u32], mask: pt.In[pt.f32], o: pt.Out[T],
+                     Lq: pt.u32, Lk: pt.u32, D: pt.u32, Dv: pt.u32, Hq: pt.u32, ratio: pt.u32,
+                     left: pt.i32, right: pt.i32, has_mask: pt.u32, msb: pt.u32, msh: pt.u32, msq: pt.u32,
+                     msk: pt.u32, zero_empty: pt.u32, scale: pt.f32, softcap: pt.f32):
+        sq = pt.shared(pt.u32, 4096)
+        sk = pt.shared(pt.u32, 4096)
+        sv = pt.shared(pt.u32, 4096)
+        local = pt.local_index_x()
+        lane = local % 32
+        warp = local // 32
+        g = lane // 4
+        t = lane % 4
+        qm = lane // 8
+        r8 = lane % 8
+        bh = pt.group_index_y()
+        q0 = pt.group_index_x() * BQ
+        nq = min(pt.u32(BQ), Lq - q0)
+        b = bh // Hq
+        h = bh % Hq
+        kvh = b * (Hq // ratio) + h // ratio
+        kbase = kvh * Lk * 128
+        lo_ = key_lo(q0, left)
+        hi_ = key_hi(q0 + nq - 1, right, Lk)
+        # the query tile, then the first key tile
+        for j in range(8):
+            at = local + 128 * pt.u32(j)
+            r = at // 16
+            c = at % 16
+            ok = q0 + r < Lq
+            src = ((bh * Lq + q0 + r) * 128 + c * 8) // 2 * pt.u32(ok)
+            pt.copy_async(sq, r * 64 + (c ^ (r & 7)) * 4, q32, src, ok)
+        issue_kv(sk, sv, k32, v32, 0, lo_, hi_, local, kbase)
+        pt.copy_async_commit()
+        pt.copy_async_wait(0)
+        pt.workgroup_barrier()
+        qrow = warp * 16 + r8 + 8 * (qm % 2)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 0 + qm // 2) ^ (qrow & 7)) * 4)
+        fq0_0 = lo(x0)
+        fq0_1 = hi(x0)
+        fq0_2 = lo(x1)
+        fq0_3 = hi(x1)
+        fq0_4 = lo(x2)
+        fq0_5 = hi(x2)
+        fq0_6 = lo(x3)
+        fq0_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 1 + qm // 2) ^ (qrow & 7)) * 4)
+        fq1_0 = lo(x0)
+        fq1_1 = hi(x0)
+        fq1_2 = lo(x1)
+        fq1_3 = hi(x1)
+        fq1_4 = lo(x2)
+        fq1_5 = hi(x2)
+        fq1_6 = lo(x3)
+        fq1_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 2 + qm // 2) ^ (qrow & 7)) * 4)
+        fq2_0 = lo(x0)
+        fq2_1 = hi(x0)
+        fq2_2 = lo(x1)
+        fq2_3 = hi(x1)
+        fq2_4 = lo(x2)
+        fq2_5 = hi(x2)
+        fq2_6 = lo(x3)
+        fq2_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 3 + qm // 2) ^ (qrow & 7)) * 4)
+        fq3_0 = lo(x0)
+        fq3_1 = hi(x0)
+        fq3_2 = lo(x1)
+        fq3_3 = hi(x1)
+        fq3_4 = lo(x2)
+        fq3_5 = hi(x2)
+        fq3_6 = lo(x3)
+        fq3_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 4 + qm // 2) ^ (qrow & 7)) * 4)
+        fq4_0 = lo(x0)
+        fq4_1 = hi(x0)
+        fq4_2 = lo(x1)
+        fq4_3 = hi(x1)
+        fq4_4 = lo(x2)
+        fq4_5 = hi(x2)
+        fq4_6 = lo(x3)
+        fq4_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 5 + qm // 2) ^ (qrow & 7)) * 4)
+        fq5_0 = lo(x0)
+        fq5_1 = hi(x0)
+        fq5_2 = lo(x1)
+        fq5_3 = hi(x1)
+        fq5_4 = lo(x2)
+        fq5_5 = hi(x2)
+        fq5_6 = lo(x3)
+        fq5_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 6 + qm // 2) ^ (qrow & 7)) * 4)
+        fq6_0 = lo(x0)
+        fq6_1 = hi(x0)
+        fq6_2 = lo(x1)
+        fq6_3 = hi(x1)
+        fq6_4 = lo(x2)
+        fq6_5 = hi(x2)
+        fq6_6 = lo(x3)
+        fq6_7 = hi(x3)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 7 + qm // 2) ^ (qrow & 7)) * 4)
+        fq7_0 = lo(x0)
+        fq7_1 = hi(x0)
+        fq7_2 = lo(x1)
+        fq7_3 = hi(x1)
+        fq7_4 = lo(x2)
+        fq7_5 = hi(x2)
+        fq7_6 = lo(x3)
+        fq7_7 = hi(x3)
+        zero = pt.f32(0.0)
+        o0_0, o0_1, o0_2, o0_3 = zero, zero, zero, zero
+        o1_0, o1_1, o1_2, o1_3 = zero, zero, zero, zero
+        o2_0, o2_1, o2_2, o2_3 = zero, zero, zero, zero
+        o3_0, o3_1, o3_2, o3_3 = zero, zero, zero, zero
+        o4_0, o4_1, o4_2, o4_3 = zero, zero, zero, zero
+        o5_0, o5_1, o5_2, o5_3 = zero, zero, zero, zero
+        o6_0, o6_1, o6_2, o6_3 = zero, zero, zero, zero
+        o7_0, o7_1, o7_2, o7_3 = zero, zero, zero, zero
+        o8_0, o8_1, o8_2, o8_3 = zero, zero, zero, zero
+        o9_0, o9_1, o9_2, o9_3 = zero, zero, zero, zero
+        o10_0, o10_1, o10_2, o10_3 = zero, zero, zero, zero
+        o11_0, o11_1, o11_2, o11_3 = zero, zero, zero, zero
+        o12_0, o12_1, o12_2, o12_3 = zero, zero, zero, zero
+        o13_0, o13_1, o13_2, o13_3 = zero, zero, zero, zero
+        o14_0, o14_1, o14_2, o14_3 = zero, zero, zero, zero
+        o15_0, o15_1, o15_2, o15_3 = zero, zero, zero, zero
+        m0 = pt.f32(NEG_INF)
+        m1 = pt.f32(NEG_INF)
+        l0 = pt.f32(0.0)
+        l1 = pt.f32(0.0)
+        qa = q0 + warp * 16 + g
+        qb = qa + 8
+        qac = min(qa, Lq - 1)
+        qbc = min(qb, Lq - 1)
+        ma = b * msb + h * msh + qac * msq
+        mb = b * msb + h * msh + qbc * msq
+        ntiles = (hi_ - lo_ + BKV - 1) // BKV
+        for kt in range(ntiles):
+            if kt > 0:
+                pt.copy_async_wait(0)
+                pt.workgroup_barrier()
+            k0 = lo_ + kt * BKV
+            issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
+            pt.copy_async_commit()
+            slot = (kt % 2) * 2048
+            s0_0, s0_1, s0_2, s0_3 = zero, zero, zero, zero
+            s1_0, s1_1, s1_2, s1_3 = zero, zero, zero, zero
+            s2_0, s2_1, s2_2, s2_3 = zero, zero, zero, zero
+            s3_0, s3_1, s3_2, s3_3 = zero, zero, zero, zero
+            kr = 0 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
+            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
+            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            kj = k0 + 0 + 2 * t + 0
+            s0_0 = score(s0_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 0 + 2 * t + 1
+            s0_1 = score(s0_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 0 + 2 * t + 0
+            s0_2 = score(s0_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 0 + 2 * t + 1
+            s0_3 = score(s0_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 0
+            s1_0 = score(s1_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 1
+            s1_1 = score(s1_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 0
+            s1_2 = score(s1_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 8 + 2 * t + 1
+            s1_3 = score(s1_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 0
+            s2_0 = score(s2_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 1
+            s2_1 = score(s2_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 0
+            s2_2 = score(s2_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 16 + 2 * t + 1
+            s2_3 = score(s2_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 0
+            s3_0 = score(s3_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 1
+            s3_1 = score(s3_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 0
+            s3_2 = score(s3_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            kj = k0 + 24 + 2 * t + 1
+            s3_3 = score(s3_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+            mx0 = quad_max(max(max(max(s0_0, s0_1), max(s1_0, s1_1)), max(max(s2_0, s2_1), max(s3_0, s3_1))))
+            mx1 = quad_max(max(max(max(s0_2, s0_3), max(s1_2, s1_3)), max(max(s2_2, s2_3), max(s3_2, s3_3))))
+            mx0 = max(mx0, m0)
+            mx1 = max(mx1, m1)
+            base0 = offset(mx0)
+            base1 = offset(mx1)
+            alpha0 = pt.exp(m0 - base0)
+            alpha1 = pt.exp(m1 - base1)
+            m0 = mx0
+            m1 = mx1
+            s0_0 = pt.exp(s0_0 - base0)
+            s0_1 = pt.exp(s0_1 - base0)
+            s0_2 = pt.exp(s0_2 - base1)
+            s0_3 = pt.exp(s0_3 - base1)
+            s1_0 = pt.exp(s1_0 - base0)
+            s1_1 = pt.exp(s1_1 - base0)
+            s1_2 = pt.exp(s1_2 - base1)
+            s1_3 = pt.exp(s1_3 - base1)
+            s2_0 = pt.exp(s2_0 - base0)
+            s2_1 = pt.exp(s2_1 - base0)
+            s2_2 = pt.exp(s2_2 - base1)
+            s2_3 = pt.exp(s2_3 - base1)
+            s3_0 = pt.exp(s3_0 - base0)
+            s3_1 = pt.exp(s3_1 - base0)
+            s3_2 = pt.exp(s3_2 - base1)
+            s3_3 = pt.exp(s3_3 - base1)
+            l0 = l0 * alpha0 + ((s0_0 + s0_1) + (s1_0 + s1_1)) + ((s2_0 + s2_1) + (s3_0 + s3_1))
+            l1 = l1 * alpha1 + ((s0_2 + s0_3) + (s1_2 + s1_3)) + ((s2_2 + s2_3) + (s3_2 + s3_3))
+            o0_0 = o0_0 * alpha0
+            o0_1 = o0_1 * alpha0
+            o0_2 = o0_2 * alpha1
+            o0_3 = o0_3 * alpha1
+            o1_0 = o1_0 * alpha0
+            o1_1 = o1_1 * alpha0
+            o1_2 = o1_2 * alpha1
+            o1_3 = o1_3 * alpha1
+            o2_0 = o2_0 * alpha0
+            o2_1 = o2_1 * alpha0
+            o2_2 = o2_2 * alpha1
+            o2_3 = o2_3 * alpha1
+            o3_0 = o3_0 * alpha0
+            o3_1 = o3_1 * alpha0
+            o3_2 = o3_2 * alpha1
+            o3_3 = o3_3 * alpha1
+            o4_0 = o4_0 * alpha0
+            o4_1 = o4_1 * alpha0
+            o4_2 = o4_2 * alpha1
+            o4_3 = o4_3 * alpha1
+            o5_0 = o5_0 * alpha0
+            o5_1 = o5_1 * alpha0
+            o5_2 = o5_2 * alpha1
+            o5_3 = o5_3 * alpha1
+            o6_0 = o6_0 * alpha0
+            o6_1 = o6_1 * alpha0
+            o6_2 = o6_2 * alpha1
+            o6_3 = o6_3 * alpha1
+            o7_0 = o7_0 * alpha0
+            o7_1 = o7_1 * alpha0
+            o7_2 = o7_2 * alpha1
+            o7_3 = o7_3 * alpha1
+            o8_0 = o8_0 * alpha0
+            o8_1 = o8_1 * alpha0
+            o8_2 = o8_2 * alpha1
+            o8_3 = o8_3 * alpha1
+            o9_0 = o9_0 * alpha0
+            o9_1 = o9_1 * alpha0
+            o9_2 = o9_2 * alpha1
+            o9_3 = o9_3 * alpha1
+            o10_0 = o10_0 * alpha0
+            o10_1 = o10_1 * alpha0
+            o10_2 = o10_2 * alpha1
+            o10_3 = o10_3 * alpha1
+            o11_0 = o11_0 * alpha0
+            o11_1 = o11_1 * alpha0
+            o11_2 = o11_2 * alpha1
+            o11_3 = o11_3 * alpha1
+            o12_0 = o12_0 * alpha0
+            o12_1 = o12_1 * alpha0
+            o12_2 = o12_2 * alpha1
+            o12_3 = o12_3 * alpha1
+            o13_0 = o13_0 * alpha0
+            o13_1 = o13_1 * alpha0
+            o13_2 = o13_2 * alpha1
+            o13_3 = o13_3 * alpha1
+            o14_0 = o14_0 * alpha0
+            o14_1 = o14_1 * alpha0
+            o14_2 = o14_2 * alpha1
+            o14_3 = o14_3 * alpha1
+            o15_0 = o15_0 * alpha0
+            o15_1 = o15_1 * alpha0
+            o15_2 = o15_2 * alpha1
+            o15_3 = o15_3 * alpha1
+            vr = 0 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
+            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
+            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
+            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
+            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
+            o8_0, o8_1, o8_2, o8_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o8_0, o8_1, o8_2, o8_3)
+            o9_0, o9_1, o9_2, o9_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o9_0, o9_1, o9_2, o9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
+            o10_0, o10_1, o10_2, o10_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o10_0, o10_1, o10_2, o10_3)
+            o11_0, o11_1, o11_2, o11_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o11_0, o11_1, o11_2, o11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
+            o12_0, o12_1, o12_2, o12_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o12_0, o12_1, o12_2, o12_3)
+            o13_0, o13_1, o13_2, o13_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o13_0, o13_1, o13_2, o13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
+            o14_0, o14_1, o14_2, o14_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o14_0, o14_1, o14_2, o14_3)
+            o15_0, o15_1, o15_2, o15_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o15_0, o15_1, o15_2, o15_3)
+            vr = 16 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
+            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
+            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
+            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
+            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
+            o8_0, o8_1, o8_2, o8_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o8_0, o8_1, o8_2, o8_3)
+            o9_0, o9_1, o9_2, o9_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o9_0, o9_1, o9_2, o9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
+            o10_0, o10_1, o10_2, o10_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o10_0, o10_1, o10_2, o10_3)
+            o11_0, o11_1, o11_2, o11_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o11_0, o11_1, o11_2, o11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
+            o12_0, o12_1, o12_2, o12_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o12_0, o12_1, o12_2, o12_3)
+            o13_0, o13_1, o13_2, o13_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o13_0, o13_1, o13_2, o13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
+            o14_0, o14_1, o14_2, o14_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o14_0, o14_1, o14_2, o14_3)
+            o15_0, o15_1, o15_2, o15_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o15_0, o15_1, o15_2, o15_3)
+        pt.copy_async_wait(0)
+        inv0 = normalizer(quad_sum(l0), zero_empty)
+        inv1 = normalizer(quad_sum(l1), zero_empty)
+        ra = (bh * Lq + qa) * 128
+        rb = (bh * Lq + qb) * 128
+        if qa < Lq:
+            store2(o, ra, 0 + 2 * t, o0_0, o0_1, inv0)
+            store2(o, ra, 8 + 2 * t, o1_0, o1_1, inv0)
+            store2(o, ra, 16 + 2 * t, o2_0, o2_1, inv0)
+            store2(o, ra, 24 + 2 * t, o3_0, o3_1, inv0)
+            store2(o, ra, 32 + 2 * t, o4_0, o4_1, inv0)
+            store2(o, ra, 40 + 2 * t, o5_0, o5_1, inv0)
+            store2(o, ra, 48 + 2 * t, o6_0, o6_1, inv0)
+            store2(o, ra, 56 + 2 * t, o7_0, o7_1, inv0)
+            store2(o, ra, 64 + 2 * t, o8_0, o8_1, inv0)
+            store2(o, ra, 72 + 2 * t, o9_0, o9_1, inv0)
+            store2(o, ra, 80 + 2 * t, o10_0, o10_1, inv0)
+            store2(o, ra, 88 + 2 * t, o11_0, o11_1, inv0)
+            store2(o, ra, 96 + 2 * t, o12_0, o12_1, inv0)
+            store2(o, ra, 104 + 2 * t, o13_0, o13_1, inv0)
+            store2(o, ra, 112 + 2 * t, o14_0, o14_1, inv0)
+            store2(o, ra, 120 + 2 * t, o15_0, o15_1, inv0)
+        if qb < Lq:
+            store2(o, rb, 0 + 2 * t, o0_2, o0_3, inv1)
+            store2(o, rb, 8 + 2 * t, o1_2, o1_3, inv1)
+            store2(o, rb, 16 + 2 * t, o2_2, o2_3, inv1)
+            store2(o, rb, 24 + 2 * t, o3_2, o3_3, inv1)
+            store2(o, rb, 32 + 2 * t, o4_2, o4_3, inv1)
+            store2(o, rb, 40 + 2 * t, o5_2, o5_3, inv1)
+            store2(o, rb, 48 + 2 * t, o6_2, o6_3, inv1)
+            store2(o, rb, 56 + 2 * t, o7_2, o7_3, inv1)
+            store2(o, rb, 64 + 2 * t, o8_2, o8_3, inv1)
+            store2(o, rb, 72 + 2 * t, o9_2, o9_3, inv1)
+            store2(o, rb, 80 + 2 * t, o10_2, o10_3, inv1)
+            store2(o, rb, 88 + 2 * t, o11_2, o11_3, inv1)
+            store2(o, rb, 96 + 2 * t, o12_2, o12_3, inv1)
+            store2(o, rb, 104 + 2 * t, o13_2, o13_3, inv1)
+            store2(o, rb, 112 + 2 * t, o14_2, o14_3, inv1)
+            store2(o, rb, 120 + 2 * t, o15_2, o15_3, inv1)
+
+    return attention_tc
+
+
+attention_tc_bf16_d64 = _make_d64(pt.bf16, "attention_tc_bf16_d64")
+attention_tc_f16_d64 = _make_d64(pt.f16, "attention_tc_f16_d64")
+attention_tc_bf16_d128 = _make_d128(pt.bf16, "attention_tc_bf16_d128")
+attention_tc_f16_d128 = _make_d128(pt.f16, "attention_tc_f16_d128")
+HEAD_DIMS = (64, 128)
+
+
+def threads(lq: int, rows: int) -> tuple[int, int, int]:
+    return (-(-lq // BQ) * 128, rows, 1)
+
+
+def reference(q, k, v, mask=None, left=UNBOUNDED, right=UNBOUNDED, scale=None, softcap=0.0):
+    """Attention in float64 over [BH, L, D] arrays (GQA by head ratio); 0 for a query seeing no key."""
+    rows, lq, d = q.shape
+    ratio = rows // k.shape[0]
+    q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
+    k64, v64 = np.repeat(k64, ratio, axis=0), np.repeat(v64, ratio, axis=0)
+    s = q64 @ np.swapaxes(k64, -1, -2) * (scale if scale is not None else 1 / np.sqrt(d))
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
+    if mask is not None:
+        s = s + mask
+    rel = np.arange(k.shape[1])[None, :] - np.arange(lq)[:, None]
+    s = np.where((rel >= -left) & (rel <= right), s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+    total = e.sum(-1, keepdims=True)
+    return np.where(total > 0, (e @ v64) / np.where(total > 0, total, 1), 0.0)
+
+
+CASES = (  # rows, kv rows, Lq, Lk, left, right, mask, softcap
+    (2, 1, 70, 45, UNBOUNDED, 0, False, 0.0),
+    (1, 1, 20, 37, 6, 3, True, 2.0),
+)
+
+
+def _examples(np_dtype, d):
+    rng = np.random.default_rng(9)
+    out = []
+    for rows, kv, lq, lk, left, right, with_mask, cap in CASES:
+        q = rng.standard_normal((rows, lq, d)).astype(np_dtype)
+        k = rng.standard_normal((kv, lk, d)).astype(np_dtype)
+        v = rng.standard_normal((kv, lk, d)).astype(np_dtype)
+        mask = (rng.standard_normal((lq, lk)) * 0.5).astype(np.float32) if with_mask else np.zeros(1, np.float32)
+        scale = float(1 / np.sqrt(d))
+        ref = reference(q, k, v, mask if with_mask else None, left, right, scale, cap)
+        o = np.zeros((rows, lq, d), np_dtype)
+        words = [x.reshape(-1).view(np.uint32) for x in (q, k, v)]
+        args = tuple(words) + (mask.reshape(-1), o.reshape(-1), lq, lk, d, d, rows, rows // kv, left, right,
+                               int(with_mask), 0, 0, lk if with_mask else 0, 1 if with_mask else 0, 1, scale, cap)
+        eps = float(ml_dtypes.finfo(np_dtype).eps)
+        out.append(Example(args=args, threads=threads(lq, rows), expected={"o": ref.astype(np_dtype).reshape(-1)},
+                           rtol=4 * eps, atol=8 * eps + 1e-5))
+    return out
+
+
+def example_attention_tc_bf16_d64(rng):
+    return _examples(ml_dtypes.bfloat16, 64)
+
+
+def example_attention_tc_f16_d64(rng):
+    return _examples(np.float16, 64)
+
+
+def example_attention_tc_bf16_d128(rng):
+    return _examples(ml_dtypes.bfloat16, 128)
+
+
+def example_attention_tc_f16_d128(rng):
+    return _examples(np.float16, 128)
