@@ -18,7 +18,8 @@ keys go BKV = 32 at a time through a two-slot ring in shared memory, filled by 1
 (the next tile's K and V are in flight while the warps work on this one; rows past the visible keys are
 zero-filled and their scores masked). Per tile, each warp computes its 16 x 32 scores S = Q K^T with
 m16n8k16 multiply-accumulates (Q's fragments stay in registers for the whole row; K's come by
-`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility, updates the running row maximum and sum
+`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility (only the scale on a tile every query of
+the workgroup sees whole, without mask or softcap), updates the running row maximum and sum
 (the online softmax; a row is held by the 4 lanes of a quad, which exchange maxima by `pt.shuffle_xor`),
 rounds P = exp(S - m) to the input dtype and accumulates O += P V with V's fragments by
 `pt.ldmatrix_x4_trans`. P never leaves registers: the accumulator layout of S is the A-fragment layout of
@@ -40,6 +41,7 @@ BQ = 64           # queries per workgroup (16 per warp)
 BKV = 32          # keys per tile
 NEG_INF = float("-inf")
 UNBOUNDED = 1 << 30
+LOG2E = 1.4426950408889634   # exp(x) = 2 ** (x * LOG2E): the exponentials are pt.fast_exp2
 
 
 @pt.device_fn
@@ -209,26 +211,33 @@ def make(HD):
             for (tile, w0) in ((2 * p, 0), (2 * p + 1, 2)):
                 fa = ", ".join(f"fq{c}_{e}" for e in range(8))
                 a(f"            s{tile}_0, s{tile}_1, s{tile}_2, s{tile}_3 = pt.mma_m16n8k16({fa}, lo(y{w0}), hi(y{w0}), lo(y{w0+1}), hi(y{w0+1}), s{tile}_0, s{tile}_1, s{tile}_2, s{tile}_3)")
-    # scores -> logits
+    # scores -> logits: a tile inside every query's band, without mask or softcap, needs the scale only
+    a("            whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left")
+    a("                     and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)")
+    a("            if whole:")
+    for j in range(4):
+        for e in range(4):
+            a(f"                s{j}_{e} = s{j}_{e} * scale")
+    a("            else:")
     for j in range(4):
         for e in range(4):
             row = "qa" if e < 2 else "qb"
             mrow = "ma" if e < 2 else "mb"
-            a(f"            kj = k0 + {8 * j} + 2 * t + {e % 2}")
-            a(f"            s{j}_{e} = score(s{j}_{e} * scale, {row}, kj, hi_, left, right, mask, has_mask, {mrow} + kj * msk, softcap)")
+            a(f"                kj = k0 + {8 * j} + 2 * t + {e % 2}")
+            a(f"                s{j}_{e} = score(s{j}_{e} * scale, {row}, kj, hi_, left, right, mask, has_mask, {mrow} + kj * msk, softcap)")
     a("            mx0 = quad_max(max(max(max(s0_0, s0_1), max(s1_0, s1_1)), max(max(s2_0, s2_1), max(s3_0, s3_1))))")
     a("            mx1 = quad_max(max(max(max(s0_2, s0_3), max(s1_2, s1_3)), max(max(s2_2, s2_3), max(s3_2, s3_3))))")
     a("            mx0 = max(mx0, m0)")
     a("            mx1 = max(mx1, m1)")
-    a("            base0 = offset(mx0)")
-    a("            base1 = offset(mx1)")
-    a("            alpha0 = pt.exp(m0 - base0)")
-    a("            alpha1 = pt.exp(m1 - base1)")
+    a("            base0 = offset(mx0) * LOG2E")
+    a("            base1 = offset(mx1) * LOG2E")
+    a("            alpha0 = pt.fast_exp2(m0 * LOG2E - base0)")
+    a("            alpha1 = pt.fast_exp2(m1 * LOG2E - base1)")
     a("            m0 = mx0")
     a("            m1 = mx1")
     for j in range(4):
         for e in range(4):
-            a(f"            s{j}_{e} = pt.exp(s{j}_{e} - base{e // 2})")
+            a(f"            s{j}_{e} = pt.fast_exp2(s{j}_{e} * LOG2E - base{e // 2})")
     a("            l0 = l0 * alpha0 + ((s0_0 + s0_1) + (s1_0 + s1_1)) + ((s2_0 + s2_1) + (s3_0 + s3_1))")
     a("            l1 = l1 * alpha1 + ((s0_2 + s0_3) + (s1_2 + s1_3)) + ((s2_2 + s2_3) + (s3_2 + s3_3))")
     for j in range(NT):

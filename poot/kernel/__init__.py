@@ -17,8 +17,8 @@ from poot.kernel.intrinsics import (BufferSpec, DeviceFunction, In, InOut, Out, 
                          thread_index_y, thread_index_z, workgroup_barrier)
 from poot.kernel.intrinsics import (lane_index, mma_m16n8k16, shuffle, shuffle_xor, subgroup_max, subgroup_min, subgroup_size,
                          subgroup_sum)
-from poot.kernel.intrinsics import (copy_async, copy_async_commit, copy_async_wait, ldmatrix_x4, ldmatrix_x4_trans,
-                                    load_x4, store_x4)
+from poot.kernel.intrinsics import (copy_async, copy_async_commit, copy_async_wait, fast_exp2, ldmatrix_x4,
+                                    ldmatrix_x4_trans, load_x4, store_x4)
 
 __all__ = [
     "Context", "KernelFunction", "kernel", "ImportedKernel", "import_kernel", "BufferSpec", "DeviceFunction",
@@ -29,7 +29,7 @@ __all__ = [
     "thread_index", "thread_index_x", "thread_index_y", "thread_index_z", "workgroup_barrier",
     "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size", "lane_index",
     "mma_m16n8k16", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
-    "copy_async_wait",
+    "copy_async_wait", "fast_exp2",
 ]
 
 # The names `poot/__init__.py` re-exports as the kernel API.
@@ -40,4 +40,4 @@ PUBLIC = ("kernel", "device_fn", "Context", "In", "Out", "InOut", "thread_index"
           "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma", "shuffle", "shuffle_xor",
           "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size", "lane_index", "mma_m16n8k16",
           "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
-          "copy_async_wait")
+          "copy_async_wait", "fast_exp2")

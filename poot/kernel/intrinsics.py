@@ -14,6 +14,8 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 
+import numpy as np
+
 from poot.dtypes import DType, as_dtype
 from poot.errors import PootError
 from poot.jit.kir.model import BINARY_OPS, UNARY_OPS, Access
@@ -28,7 +30,7 @@ __all__ = [
     "num_groups", "num_groups_x", "num_groups_y", "num_groups_z",
     "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma",
     "SUBGROUP", "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
-    "lane_index", "mma_m16n8k16",
+    "lane_index", "mma_m16n8k16", "fast_exp2",
     "WIDE_MEMORY", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
     "copy_async_wait",
 ]
@@ -171,6 +173,16 @@ def register_math_function(obj, kir_op: str) -> None:
     if kir_op not in MATH_KINDS:
         raise PootError(f"register_math_function: unknown KIR op {kir_op!r}")
     _MATH[id(obj)] = (obj, kir_op)
+
+
+def fast_exp2(x):
+    """2**x in a kernel body, where a target's fast instruction may be used (PTX: ex2.approx.ftz, relative
+    error below 2**-22, subnormal results 0; elsewhere and in the emulator the accurate exp2). Outside a
+    kernel it is NumPy's exp2."""
+    return np.exp2(x)
+
+
+register_math_function(fast_exp2, "fast_exp2")
 
 
 def math_op_of(obj) -> str | None:

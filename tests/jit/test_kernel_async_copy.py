@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import poot as pt
-from poot.errors import KernelImportError, KernelTrap, KIRError, NotBuiltError
+from poot.errors import LoweringError, KernelImportError, KernelTrap, KIRError, NotBuiltError
 from poot.jit.kir.serialize import from_json, to_json
 from poot.jit.kir.text import format_kernel
 from poot.jit.llvm.compile import compile_kernel
@@ -179,7 +179,13 @@ def test_other_targets_refuse_ldmatrix_and_copy_async_but_lower_load_x4(target):
         if "PTX" not in str(e.value):           # the target itself is not built here
             pytest.skip(str(e.value))
         assert str(e.value).startswith(op), str(e.value)
-    assert compile_kernel(words.kir, target).data      # plain memory: four element accesses
+    try:
+        art = compile_kernel(words.kir, target)         # plain memory: four element accesses
+    except LoweringError as err:                        # AMDGCN links with the 'ziglang' wheel's LLD
+        if "ziglang" not in str(err):
+            raise
+        pytest.skip(str(err))
+    assert art.data
 
 
 def test_ldmatrix_under_divergent_control_is_refused():

@@ -159,7 +159,12 @@ UNARY_OPS = frozenset({
     "neg", "not", "bitnot", "abs", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10",
     "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
     "atanh", "erf", "floor", "ceil", "trunc", "round", "sign", "isnan", "isinf", "isfinite",
+    "fast_exp2",   # 2**x to within a few ulp, tiny results flushed to zero (see FAST_EXP2)
 })
+# fast_exp2 is exp2 where the target has nothing faster, and the emulator computes exp2; PTX lowers it to
+# ex2.approx.ftz.f32 (relative error below 2**-22, subnormal results 0): the exponential of an online
+# softmax, where the accurate exp's range reduction costs more than the tensor-core work it feeds.
+FAST_EXP2 = "fast_exp2"
 # ops whose result is bool whatever the operand
 PREDICATE_UNARY = frozenset({"isnan", "isinf", "isfinite"})
 FLOAT_UNARY = UNARY_OPS - {"neg", "not", "bitnot", "abs", "sign"}

@@ -279,7 +279,13 @@ class Lowering(Conversions, WideMemoryLowering):
             return self.round_to(self.op(f"fdiv {ty} {float_const(1.0)}, {s}"), t)
         if op in _LLVM_UNARY:
             return self.round_to(self.intr(f"llvm.{_LLVM_UNARY[op]}.{_sfx(ty)}", ty, [(ty, x)]), t)
+        if op == "fast_exp2":
+            return self.round_to(self.fast_exp2(x, ty), t)
         return self.round_to(self.math(op, ty, [x]), t)
+
+    def fast_exp2(self, x: str, ty: str) -> str:
+        """2**x for the `fast_exp2` op: the accurate exp2 unless the target has a faster instruction."""
+        return self.math("exp2", ty, [x])
 
     def math(self, op: str, ty: str, args: list[str]) -> str:
         fn = mathlib.require(self.m, op, ty)

@@ -114,6 +114,12 @@ class _PtxLowering(Lowering):
         return self.intr("llvm.nvvm.shfl.sync.idx.i32", "i32",
                          [("i32", "-1"), ("i32", w), ("i32", lane), ("i32", "31")])
 
+    def fast_exp2(self, x: str, ty: str) -> str:
+        """ex2.approx.ftz.f32 for float (one MUFU instruction); the accurate exp2 for double."""
+        if ty != "float":
+            return super().fast_exp2(x, ty)
+        return self.intr("llvm.nvvm.ex2.approx.ftz.f", "float", [("float", x)])
+
     def mma_call(self, e) -> str:
         """mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32: A as 4 and B as 2 registers of two 16-bit
         elements each (the lower-indexed element in the low half), C and D 4 floats."""
