@@ -2,6 +2,12 @@
 `(a @ b).numpy()` on the CPU) beside NumPy's BLAS on the CPU and PyTorch on CUDA (eager, torch.compile, and
 `torch_graph`: 20 calls captured in one CUDA graph, the kernels' own rate), in the same process.
 
+CPU GEMV rows carry their effective bandwidth (`gbps`: the matrix's bytes over the call's time) beside
+the machine's NumPy copy rate measured in the same run (`copy_gbps`: bytes read plus bytes written per
+second, 512 MB); `--cpu-gemv-paths generated,blas` adds a row per CPU GEMV path (POOT_CPU_GEMV: the
+generated kernel, the host path that widens 16-bit matrices for BLAS), each a jitted call timed in turn
+with the others and with `rowsum`, a poot row reduction reading the same bytes.
+
 GPU options: `--gemv-path asset|generated` forces poot's GPU GEMV path (POOT_GPU_GEMV);
 `--gemv-schedules auto,256,1,2,...` sweeps the generated GEMV's schedules (POOT_GPU_GEMV_SCHEDULE, one
 row per schedule); `--jit-batch 5` adds a row for a jitted function of that many GEMVs with one weight
@@ -11,6 +17,8 @@ written once; flops 2*m*n*k per product. On the CPU, bfloat16 baselines run NumP
 
     python -m benchmarks.bench_matmul --cases gemm,gemv --sizes 1024,2048 --gemv-shapes 4096x4096
     python -m benchmarks.bench_matmul --devices cuda --dtypes bf16,f32 --gemv-shapes 4096x4096,14336x4096
+    python -m benchmarks.bench_matmul --cases gemv --dtypes bf16,f32 --gemv-shapes 4096x4096,14336x4096 \
+        --cpu-gemv-paths generated,blas --json cpu_gemv.json
 """
 from __future__ import annotations
 
@@ -129,6 +137,51 @@ def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselin
     return out, baselines
 
 
+def copy_gbps(nbytes: int = 512 << 20, repeat: int = 5) -> float:
+    """GB/s of a NumPy copy of `nbytes` (read plus write), median of `repeat`."""
+    src = np.ones(nbytes // 4, np.float32)
+    dst = np.empty_like(src)
+    return 2 * nbytes / C.median(C.time_call(lambda: np.copyto(dst, src), repeat=repeat)) / 1e9
+
+
+def cpu_gemv_rows(args, size, dtype: str, copy: float) -> list[dict]:
+    """One row per CPU GEMV path of `args.cpu_gemv_paths` plus the `rowsum` read, timed in turn (see
+    the module docstring), each against NumPy's BLAS on the same (float32) operands."""
+    import poot as pt
+
+    execute = C.runtime("execute")
+    a, b = operands("gemv", size, dtype)
+    pa, pb = pt.realize(pt.array(a)), pt.realize(pt.array(b))
+    calls = {}
+    try:
+        for path in args.cpu_gemv_paths:
+            os.environ["POOT_CPU_GEMV"] = path
+            execute._PROGRAMS.clear()           # each path's program is built under its own setting
+            f = pt.jit(lambda m, v: m @ v)
+            check(f"gemv {size} {dtype} path {path}", f(pa, pb).numpy(), a, b)
+            calls[path] = lambda f=f: f(pa, pb).numpy()
+    finally:
+        os.environ.pop("POOT_CPU_GEMV", None)
+        execute._PROGRAMS.clear()
+    rowsum = pt.jit(lambda m: m.sum(axis=1))
+    calls["rowsum"] = lambda: rowsum(pa).numpy()
+    a32, b32 = (x if x.dtype == np.float32 else x.astype(np.float32) for x in (a, b))
+    calls["numpy"] = lambda: a32 @ b32
+    med = C.interleaved_medians(calls, repeat=args.repeat, warmup=max(args.warmup, 1))
+    params = {"case": "gemv", "a": "x".join(map(str, a.shape)), "b": "x".join(map(str, b.shape)),
+              "dtype": DTYPES[dtype]}
+    rows = []
+    for name, s in med.items():
+        if name == "numpy":
+            continue
+        rows += C.rows_against("matmul-gemv-cpu", {**params, "path": name}, "cpu", s, {"numpy": med["numpy"]},
+                               bytes=a.nbytes, gbps=a.nbytes / s / 1e9, copy_gbps=copy)
+    for r in rows:
+        print(f"  cpu gemv {params['a']} {dtype} {r['params']['path']:>9s}: {r['poot_s'] * 1e3:8.3f} ms "
+              f"{r['gbps']:6.1f} GB/s read (copy {copy:.1f} GB/s read+write)", flush=True)
+    return rows
+
+
 def cases(args):
     for case in args.cases:
         if case == "gemm":
@@ -157,6 +210,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--jit-batch", type=int, default=0, help="GEMVs per jitted call for the -jit rows (0: none)")
     ap.add_argument("--graph-reps", type=int, default=20, help="launches per CUDA graph for kernel_s on CUDA")
     ap.add_argument("--no-kernel-time", action="store_true", help="skip the GPU kernel_s column")
+    ap.add_argument("--cpu-gemv-paths", type=C.comma_list, default=[],
+                    help="CPU GEMV paths to time in turn (POOT_CPU_GEMV values: generated, blas, asset), one row each")
     args = ap.parse_args(argv)
     bad = [d for d in args.dtypes if d not in DTYPES]
     if bad:
@@ -164,12 +219,16 @@ def main(argv=None) -> dict:
     os.environ["POOT_GPU_GEMV"] = args.gemv_path
     execute = C.runtime("execute")
     rows = []
+    copy = None
     for kind in C.available(args.devices):
         for case, size in cases(args):
             for dtype in args.dtypes:
                 label = {"gemv_path": args.gemv_path} if args.gemv_path != "auto" else {}
                 new, measured = poot_rows(args, kind, case, size, dtype, label)
                 rows += new
+                if case == "gemv" and kind == "cpu" and args.cpu_gemv_paths:
+                    copy = copy or copy_gbps()
+                    rows += cpu_gemv_rows(args, size, dtype, copy)
                 if case != "gemv" or kind == "cpu":
                     continue
                 for schedule in args.gemv_schedules:

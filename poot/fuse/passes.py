@@ -11,6 +11,7 @@ from poot.graph import Eqn, Graph, Var
 from poot.graph.ir import _freeze
 from poot.graph.registry import OPS, Fusion
 from poot.fuse.attention import claim_attention
+from poot.fuse.row_products import read_transposed_in_place
 
 # shapes up to this many elements are folded when every input is a constant
 _FOLD_LIMIT = 1
@@ -18,7 +19,8 @@ _FOLD_LIMIT = 1
 
 def optimize(graph: Graph) -> Graph:
     """The pipeline the planner runs: canonicalize and fold, then CSE, then DCE."""
-    return dce(cse(claim_attention(fold_and_canonicalize(graph))))   # attention.py: hand-written attention
+    # attention.py: hand-written attention; row_products.py: x @ w.T for one row reads w in place
+    return dce(cse(read_transposed_in_place(claim_attention(fold_and_canonicalize(graph)))))
 
 
 def _rebuild(graph: Graph, eqns: list[Eqn], subst: dict[int, Var]) -> Graph:

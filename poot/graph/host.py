@@ -105,6 +105,8 @@ def _argsort_into(xs, outs, axis, descending):
         host_sort.argsort_into(_exact16(xs[0]), outs[0], axis, descending)
 
 
+# On GPU devices a program runs sort and argsort as kernels instead of these rules (a bitonic network,
+# poot/jit/codegen/gpu_sort.py); they give the same results bit for bit, which tests/devices/test_gpu_sort.py checks.
 _host("sort", _sort_results, _sort, _sort_into, params=("axis", "descending"))
 _host("argsort", lambda avals, axis, descending: _sort_results(avals, axis, descending, dt.int64),
       _argsort, _argsort_into, params=("axis", "descending"))

@@ -175,7 +175,8 @@ def test_nonzero_with_size(device):
     assert float(masked_sum(pt.asarray(v), pt.asarray(m))) == v[m].sum()
 
 
-def test_plan_shows_host_steps_and_copies(device):
+def test_plan_shows_host_steps_and_copies(device, monkeypatch):
+    monkeypatch.setenv("POOT_GPU_SORT", "host")     # else a GPU sorts with kernels (tests/devices/test_gpu_sort.py)
     f = pt.jit(lambda x: pt.sort(x + 1.0) * 2.0)
     lowered = f.lower(pt.ones(8))
     text = lowered.as_text("plan")

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from poot.jit.codegen.attention import generate_attention
 from poot.jit.codegen.common import Launch, StepCode, style_of
+from poot.jit.codegen.cpu_gemv import applies as cpu_gemv_applies, generate_cpu_gemv
 from poot.jit.codegen.gpu_columns import generate_gpu_columns, pieces_for
 from poot.jit.codegen.gpu_gemm import applies as gemm_applies, generate_gpu_gemm
 from poot.jit.codegen.gpu_gemv import applies as gemv_applies, asset_applies, gemv_path, generate_asset_gemv, generate_gpu_gemv
 from poot.jit.codegen.gpu_pointwise import generate_gpu_pointwise
+from poot.jit.codegen.gpu_sort import claims as sort_claims, generate_gpu_sort
 from poot.jit.codegen.gpu_split import generate_gpu_split
 from poot.jit.codegen.opaque import generate_matmul, generate_scan, generate_scatter
 from poot.jit.codegen.pointwise import generate_pointwise
@@ -23,6 +25,8 @@ def generate(step, plan, caps) -> StepCode:
     style = style_of(caps)
     if step.kind == "attention":
         return generate_attention(step, plan, caps)
+    if step.kind == "host" and sort_claims(step, caps):      # sort/argsort as kernels on GPUs
+        return generate_gpu_sort(step, plan, caps)
     if step.kind == "pointwise" and style is KernelStyle.GPU:
         return generate_gpu_pointwise(step, plan, caps)
     if step.kind == "row" and style is KernelStyle.GPU:
@@ -39,7 +43,9 @@ def generate(step, plan, caps) -> StepCode:
             return generate_gpu_gemv(step, plan, caps)
         if gemm_applies(step, caps):
             return generate_gpu_gemm(step, caps)
+    if step.kind == "matmul" and style is KernelStyle.CPU and cpu_gemv_applies(step):
+        return generate_cpu_gemv(step, plan)       # claimed by poot/jit/runtime/matvec.py's rule
     return _GENERATORS[step.kind](step, plan, style)
 
 
-__all__ = ["generate", "Launch", "StepCode", "style_of"]
+__all__ = ["generate", "Launch", "StepCode", "style_of", "sort_claims"]

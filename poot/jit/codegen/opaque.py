@@ -1,5 +1,6 @@
 """Kernels for the opaque ops: scans (cumsum, cumprod), scatter, and matmul on GPU-shaped targets.
-(On the CPU, matmul runs through the BLAS NumPy links: see poot/jit/runtime/program.py.)"""
+(On the CPU, matmul runs through the BLAS NumPy links, or cpu_gemv.py's kernels for products with a few
+result columns or rows: see poot/jit/runtime/matvec.py.)"""
 from __future__ import annotations
 
 import contextlib

@@ -26,9 +26,9 @@ from poot.jit.llvm import abi
 from poot.jit.runtime.control import ControlRunner
 from poot.jit.runtime.host import HostStep
 from poot.jit.runtime.inplace import release_step
-from poot.jit.codegen import generate
+from poot.jit.codegen import generate, sort_claims
 from poot.jit.kir.model import TRAP_MESSAGES
-from poot.jit.runtime.matvec import route_matvec
+from poot.jit.runtime.matvec import absorbed_converts, generated_matvec, route_matvec
 from poot.jit.llvm.targets import target_of
 
 log = logging.getLogger("poot.jit.runtime.program")
@@ -99,11 +99,15 @@ class Program:
         if debug_level() >= 2:
             print(plan, file=sys.stderr)
         host_matmul = device.shares_host_memory          # NumPy matmul on views of the buffers
+        absorbed = absorbed_converts(plan) if host_matmul else set()   # read in place by CPU GEMVs
         for i, step in enumerate(plan.steps):
             allocs = [v.id for v in step.outputs]
             frees = [v.id for v in plan.free_after[i]]
             for v in step.outputs:
                 self.nbytes[v.id] = v.aval.nbytes
+            if i in absorbed:
+                self.steps.append(([], [], frees))
+                continue
             if step.kind == "alias":
                 self.steps.append(([], [("alias", step.outputs[0].id, step.inputs[0].id)], frees))
                 continue
@@ -111,10 +115,10 @@ class Program:
                 runner = ControlRunner(step, plan.producer, device)
                 self.steps.append((allocs, [("host", runner)], frees))
                 continue
-            if step.kind == "host":
+            if step.kind == "host" and not sort_claims(step, device.caps):   # else: GPU sort kernels
                 self.steps.append((allocs, [("host", HostStep(step, plan.producer, device))], frees))
                 continue
-            if step.kind == "matmul" and host_matmul:
+            if step.kind == "matmul" and host_matmul and not generated_matvec(step, plan):
                 self.steps.append((allocs, [("host", route_matvec(step.eqn, device) or _HostMatmul(step.eqn))], frees))
                 continue
             code = generate(step, plan, device.caps)
