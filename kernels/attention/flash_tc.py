@@ -211,7 +211,9 @@ def _make_d64(T, name):
         qbc = min(qb, Lq - 1)
         ma = b * msb + h * msh + qac * msq
         mb = b * msb + h * msh + qbc * msq
-        ntiles = (hi_ - lo_ + BKV - 1) // BKV
+        ntiles = pt.u32(0)
+        if hi_ > lo_:                 # a block whose window ends before it starts sees no key
+            ntiles = (hi_ - lo_ + BKV - 1) // BKV
         for kt in range(ntiles):
             if kt > 0:
                 pt.copy_async_wait(0)
@@ -578,7 +580,9 @@ def _make_d128(T, name):
         qbc = min(qb, Lq - 1)
         ma = b * msb + h * msh + qac * msq
         mb = b * msb + h * msh + qbc * msq
-        ntiles = (hi_ - lo_ + BKV - 1) // BKV
+        ntiles = pt.u32(0)
+        if hi_ > lo_:                 # a block whose window ends before it starts sees no key
+            ntiles = (hi_ - lo_ + BKV - 1) // BKV
         for kt in range(ntiles):
             if kt > 0:
                 pt.copy_async_wait(0)
@@ -911,6 +915,7 @@ def reference(q, k, v, mask=None, left=UNBOUNDED, right=UNBOUNDED, scale=None, s
 CASES = (  # rows, kv rows, Lq, Lk, left, right, mask, softcap
     (2, 1, 70, 45, UNBOUNDED, 0, False, 0.0),
     (1, 1, 20, 37, 6, 3, True, 2.0),
+    (1, 1, 70, 20, 2, 0, False, 0.0),      # the second query block's window lies past the last key
 )
 
 

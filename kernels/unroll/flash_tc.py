@@ -192,7 +192,9 @@ def make(HD):
     a("        qbc = min(qb, Lq - 1)")
     a("        ma = b * msb + h * msh + qac * msq")
     a("        mb = b * msb + h * msh + qbc * msq")
-    a("        ntiles = (hi_ - lo_ + BKV - 1) // BKV")
+    a("        ntiles = pt.u32(0)")
+    a("        if hi_ > lo_:                 # a block whose window ends before it starts sees no key")
+    a("            ntiles = (hi_ - lo_ + BKV - 1) // BKV")
     a("        for kt in range(ntiles):")
     a("            if kt > 0:")
     a("                pt.copy_async_wait(0)")
@@ -309,6 +311,7 @@ def reference(q, k, v, mask=None, left=UNBOUNDED, right=UNBOUNDED, scale=None, s
 CASES = (  # rows, kv rows, Lq, Lk, left, right, mask, softcap
     (2, 1, 70, 45, UNBOUNDED, 0, False, 0.0),
     (1, 1, 20, 37, 6, 3, True, 2.0),
+    (1, 1, 70, 20, 2, 0, False, 0.0),      # the second query block's window lies past the last key
 )
 
 

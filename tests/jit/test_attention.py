@@ -57,6 +57,7 @@ CASES = [  # (B, Hq, Hk, Lq, Lk, D, kwargs)
     ((1,), 4, 2, 70, 45, 64, {"causal": True}),
     ((1,), 2, 2, 130, 200, 128, {"window": (50, 10), "softcap": 20.0, "mask": "float"}),
     ((2,), 2, 1, 33, 97, 128, {"mask": "bool_rows"}),
+    ((1,), 2, 2, 130, 45, 64, {"window": (2, 0)}),    # late query blocks' windows lie past the last key
 ]
 
 
