@@ -8,6 +8,8 @@ inside @pt.jit, under pt.vmap and on every device; sorting is three stable argso
 Only complex operands come here; the real paths are untouched.
 
 NumPy's rules followed:
+- a < b is lexicographic, the real parts deciding only when neither imaginary part is NaN (<=, >, >=
+  likewise); fmax(a, b) is a where a >= b or b has a NaN part, else b (fmin with <=);
 - maximum(a, b) is a when a has a NaN part, else b when b has one, else a when a >= b
   lexicographically, else b (the first NaN propagates); minimum likewise with <=;
 - argmax/argmin give the first value with a NaN part if there is one, else the first extreme;
@@ -44,6 +46,26 @@ def extreme(a: Array, b: Array, larger: bool) -> Array:
     else:
         wins = (ar < br) | ((ar == br) & (ai <= bi))
     return where((wins & ~bn) | an, a, b)
+
+
+def less(a: Array, b: Array, or_equal: bool) -> Array:
+    """NumPy's complex a < b (a <= b with `or_equal`): lexicographic on (real, imaginary), where the
+    real parts decide only if neither imaginary part is NaN (NumPy's CLT/CLE); a > b is less(b, a)."""
+    from poot.trace.elementwise import isnan
+
+    ar, ai, _ = _split(a)
+    br, bi, _ = _split(b)
+    second = (ai <= bi) if or_equal else (ai < bi)
+    return ((ar < br) & ~isnan(ai) & ~isnan(bi)) | ((ar == br) & second)
+
+
+def nan_skipping_extreme(a: Array, b: Array, larger: bool) -> Array:
+    """NumPy's fmax (larger) or fmin of complex `a` and `b`: a where a >= b (a <= b) or b has a NaN
+    part, else b (so NaN only where both have one)."""
+    from poot.trace.selection import where
+
+    wins = less(b, a, True) if larger else less(a, b, True)
+    return where(wins | _split(b)[2], a, b)
 
 
 def arg_extreme(z: Array, axis: int, larger: bool) -> Array:

@@ -48,6 +48,10 @@ _UNARY_FLOAT = {  # public name -> primitive; ints and bools compute in NumPy's 
 def _make_unary_float(name, prim):
     def fn(x):
         n, d = _unary_node(name, x)
+        if d.kind == "c" and prim == "round":                 # rint: each part rounded, as NumPy
+            from poot.trace.complex_order import round_parts
+
+            return round_parts(Array(n), 0)
         return wrap(record(prim, (cast(n, float_of(d)),)))
 
     return _export(name, fn, f"Elementwise {name}; integer and bool inputs compute in floating point "
@@ -335,6 +339,10 @@ _make_same("minimum", "min")
 def _make_fmax(name, prim):
     def fn(x1, x2):
         (a, b), d = _binary_nodes(name, x1, x2)
+        if d.kind == "c":       # lexicographic, a NaN part losing (NumPy's CGE/CLE rule)
+            from poot.trace.complex_order import nan_skipping_extreme
+
+            return nan_skipping_extreme(Array(a), Array(b), prim == "max")
         r = record(prim, (a, b))
         if d.kind == "f":
             r = record("select", (record("isnan", (b,)), a, r))
@@ -393,9 +401,15 @@ def _make_compare(name, prim):
         items, d, dev = promote(name, (x1, x2))
         _check_broadcast(name, items)
         nodes = finish(name, items, _compare_dtype(items, d), dev)
+        if d.kind == "c" and prim in ("lt", "le", "gt", "ge"):     # lexicographic, as NumPy
+            from poot.trace.complex_order import less
+
+            a, b = (Array(n) for n in (nodes if prim in ("lt", "le") else nodes[::-1]))
+            return less(a, b, prim in ("le", "ge"))
         return wrap(record(prim, tuple(nodes)))
 
-    return _export(name, fn, f"Elementwise {name} -> bool.")
+    return _export(name, fn, f"Elementwise {name} -> bool (complex values compare by real part, then "
+                             f"imaginary part, as in NumPy).")
 
 
 for _name, _prim in {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",

@@ -82,6 +82,36 @@ def test_maximum_minimum_clip(data):
 
 @settings(max_examples=40, deadline=None)
 @given(st.data())
+def test_comparisons_fmax_fmin_rint(data):
+    """<, <=, >, >= (the real parts decide only when no imaginary part is NaN), fmax/fmin (a NaN part
+    loses) and rint per part, against NumPy; operators, functions and a Python complex scalar."""
+    a = data.draw(complex_arrays(max_dims=2))
+    b_shape = a.shape[data.draw(st.integers(0, a.ndim)):]
+    b = data.draw(complex_arrays(shape=b_shape, dtype=a.dtype))
+    x, y = pt.asarray(a), pt.asarray(b)
+    with np.errstate(invalid="ignore"):
+        for name in ("less", "less_equal", "greater", "greater_equal"):
+            assert_same(getattr(pt, name)(x, y).numpy(), getattr(np, name)(a, b), name)
+        assert_same((x < y).numpy(), a < b, "<")
+        assert_same((x >= 1 + 2j).numpy(), a >= 1 + 2j, ">= scalar")
+        for name in ("fmax", "fmin"):
+            assert_same(getattr(pt, name)(x, y).numpy(), getattr(np, name)(a, b), name)
+        assert_same(pt.rint(x * 2.5).numpy(), np.rint(a * a.dtype.type(2.5)), "rint")
+
+
+def test_comparisons_under_jit_and_floor_refused():
+    a = np.array([1 + 2j, 1 + 3j, complex(1, math.nan), 0 + 5j], np.complex64)
+    f = pt.jit(lambda x, y: (x < y, pt.fmax(x, y), pt.rint(x)))
+    got = f(pt.asarray(a), pt.asarray(a[::-1].copy()))
+    with np.errstate(invalid="ignore"):
+        for g, w in zip(got, (a < a[::-1], np.fmax(a, a[::-1]), np.rint(a))):
+            assert_same(g.numpy(), w)
+    with pytest.raises(pt.DTypeError, match="floor"):          # NumPy refuses complex floor too
+        pt.floor(pt.asarray(a))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
 def test_max_min_argmax_argmin(data):
     a = data.draw(complex_arrays(min_side=1))
     ax = _axes(data.draw, a)
