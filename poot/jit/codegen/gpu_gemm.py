@@ -101,11 +101,9 @@ def generate_gpu_gemm(step, caps) -> StepCode:
     batch = math.prod(out.aval.shape[:-2])
     sa = m * k if math.prod(a.aval.shape[:-2]) > 1 else 0
     sb = k * n if math.prod(b.aval.shape[:-2]) > 1 else 0
-    if name in ASYNC.values():              # the 16-bit operands as 32-bit words only
-        bindings = [("var", a), ("var", b), ("var", out)]
-    elif name in TENSOR_CORE.values():      # the 16-bit operands also as 32-bit words (wide loads)
+    if name in TENSOR_CORE.values():        # the 16-bit operands also as 32-bit words (wide loads)
         bindings = [("var", a), ("var", a), ("var", b), ("var", b), ("var", out)]
-    else:
+    else:                                   # the async kernels take the 16-bit operands as words only
         bindings = [("var", a), ("var", b), ("var", out)]
     groups = (ceil_div(n, TILE), ceil_div(m, TILE), batch)
     return StepCode([Launch(kernel, bindings, groups, (m, n, k, sa, sb, m * n))])
