@@ -2,8 +2,12 @@
 NumPy's hand-written attention on the CPU (softmax(q @ k^T * s) @ v in the input dtype, float32 for
 16-bit inputs) and PyTorch's SDPA on a CUDA device where torch sees one.
 
-Each repetition is the user's call realized (`.numpy()`), q, k, v already realized poot arrays on the
-device. Ratios are baseline seconds / poot seconds (above 1: poot is faster). Configurations (names
+Each repetition is the user's call, q, k, v already realized poot arrays on the device: on the CPU the
+result as a NumPy array (`.numpy()`, zero copy); on a GPU the result realized on the device
+(`pt.realize`), each round of calls ended by a synchronize, as PyTorch's SDPA is timed beside it (no
+transfer to the host on either side: at prefill sizes the copy of the result would outweigh the kernel).
+On CUDA a kernel-only column times the launches captured `--graph-reps` times in one CUDA graph. Ratios
+are baseline seconds / poot seconds (above 1: poot is faster). Configurations (names
 for --cases):
 
     small    B1 H8 L1024 D64 float32                     (prefill; the CPU target)
@@ -20,6 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from benchmarks import common as C
+from benchmarks import gpu_timing
 
 # name: (B, Hq, Hk, Lq, Lk, D, dtype, causal)
 CASES = {
@@ -60,11 +65,16 @@ def run_case(args, name: str, device: str) -> list[dict]:
         pt.realize(q, k, v)
 
         def call():
-            return pt.nn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hk != hq).numpy()
+            out = pt.nn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hk != hq)
+            return out.numpy() if device == "cpu" else pt.realize(out)
 
-        got = call()
+        got = call() if device == "cpu" else call().numpy()
     sync = C.poot_sync(device)
     poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+    kernel_s = None
+    if device.startswith("cuda") and not args.no_kernel_time:
+        dev, _ = C.device_or_none(device)
+        kernel_s = C.median(gpu_timing.cuda_graph_s(dev, call, reps=args.graph_reps, repeat=args.repeat))
     baselines = {}
     if not device.startswith("cuda") and not args.no_numpy and b * hq * lq * lk <= args.numpy_max_scores:
         want = numpy_attention(qa, ka, va, causal)
@@ -77,18 +87,22 @@ def run_case(args, name: str, device: str) -> list[dict]:
         f = torch.nn.functional.scaled_dot_product_attention
 
         def tcall():
-            return f(tq, tk, tv, is_causal=causal, enable_gqa=hk != hq).float().cpu().numpy()
+            return f(tq, tk, tv, is_causal=causal, enable_gqa=hk != hq)
 
-        baselines["torch"] = C.median(C.time_call(tcall, **C.timing_kwargs(args)))
+        want = tcall().float().cpu().numpy()
+        C.check_close(f"attention-{name}", got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+        baselines["torch"] = C.median(C.time_call(tcall, **C.timing_kwargs(args, tcall, torch.cuda.synchronize)))
     flops = 4 * b * hq * lq * lk * d // (2 if causal else 1)
     params = {"B": b, "Hq": hq, "Hk": hk, "Lq": lq, "Lk": lk, "D": d, "dtype": dtype, "causal": causal}
-    return C.rows_against(f"attention-{name}", params, device, poot_s, baselines, flops=flops)
+    return C.rows_against(f"attention-{name}", params, device, poot_s, baselines, kernel_s=kernel_s, flops=flops)
 
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, repeat=5)
     C.cases_option(ap, CASES, default=["small"])
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy baseline")
+    ap.add_argument("--graph-reps", type=int, default=5, help="calls per CUDA graph for the kernel-only column")
+    ap.add_argument("--no-kernel-time", action="store_true", help="skip the CUDA kernel-only column")
     ap.add_argument("--numpy-max-scores", type=int, default=1 << 28,
                     help="largest B*H*Lq*Lk for which the NumPy baseline (which holds the scores) runs")
     args = ap.parse_args(argv)
