@@ -101,6 +101,12 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         x1 = take(x1, sorter)
     x2 = arr(x2)
     _, d, _ = promote("searchsorted", (x1, x2))
+    if d.kind == "c":         # the sort order's comparison (complex_order.sort_less), fused at every size
+        from poot.trace.complex_order import sort_less
+
+        a, v = (x if x.dtype is d else x.astype(d) for x in (x1, x2))
+        v = v.reshape(v.shape + (1,))
+        return sum_(sort_less(a, v) if side == "left" else ~sort_less(v, a), axis=-1)
     if x1.shape[0] * x2.size > SEARCH_FUSED_MAX:
         a, v = (x if x.dtype is d else x.astype(d) for x in (x1, x2))
         return Array(record("searchsorted", (a._node, v._node), {"side": side}))

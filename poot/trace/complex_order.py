@@ -59,6 +59,21 @@ def less(a: Array, b: Array, or_equal: bool) -> Array:
     return ((ar < br) & ~isnan(ai) & ~isnan(bi)) | ((ar == br) & second)
 
 
+def sort_less(a: Array, b: Array) -> Array:
+    """Whether complex `a` comes before `b` in the sort order (NumPy's sorting CLT: lexicographic, then
+    R + nan j, nan + R j, nan + nan j): what searchsorted counts against."""
+    from poot.trace.elementwise import isnan
+    from poot.trace.selection import where
+
+    ar, ai, _ = _split(a)
+    br, bi, _ = _split(b)
+    a_im, b_im_nan = ~isnan(ai), isnan(bi)
+    same_real = (ar == br) | (isnan(ar) & isnan(br))
+    return where(ar < br, a_im | b_im_nan,
+                 where(ar > br, b_im_nan & a_im,
+                       where(same_real, (ai < bi) | (b_im_nan & a_im), isnan(br))))
+
+
 def nan_skipping_extreme(a: Array, b: Array, larger: bool) -> Array:
     """NumPy's fmax (larger) or fmin of complex `a` and `b`: a where a >= b (a <= b) or b has a NaN
     part, else b (so NaN only where both have one)."""

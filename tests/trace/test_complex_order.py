@@ -99,6 +99,17 @@ def test_comparisons_fmax_fmin_rint(data):
         assert_same(pt.rint(x * 2.5).numpy(), np.rint(a * a.dtype.type(2.5)), "rint")
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_searchsorted(data):
+    """Counts against NumPy's sort order (NaN parts last, in its order of them), both sides."""
+    a = np.sort(data.draw(complex_arrays(min_dims=1, max_dims=1)))
+    v = data.draw(complex_arrays(max_dims=2, dtype=a.dtype))
+    for side in ("left", "right"):
+        got = pt.searchsorted(pt.asarray(a), pt.asarray(v), side=side).numpy()
+        assert_same(got, np.asarray(np.searchsorted(a, v, side=side)), side)
+
+
 def test_comparisons_under_jit_and_floor_refused():
     a = np.array([1 + 2j, 1 + 3j, complex(1, math.nan), 0 + 5j], np.complex64)
     f = pt.jit(lambda x, y: (x < y, pt.fmax(x, y), pt.rint(x)))
