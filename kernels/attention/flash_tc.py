@@ -21,7 +21,7 @@ XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an l
 distinct bank groups: 48 KiB at D = 128, 24 KiB at D = 64.
 Launch: threads = (ceil(Lq / 64) * 128, B * Hq, 1), workgroup (128, 1, 1).
 
-This file is written by kernels/unroll/flash_tc.py (the fragment code is unrolled): edit that script."""
+This file is written by tools/unroll/flash_tc.py (the fragment code is unrolled): edit that script."""
 import ml_dtypes
 import numpy as np
 

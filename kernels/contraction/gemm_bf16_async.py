@@ -24,7 +24,7 @@ so every 16-byte chunk of a row is aligned and lies wholly inside or outside the
 (rows past M, k past K, columns past N) are zero-filled by the copy itself. Launch: threads =
 (ceil(N / 128) * 256, ceil(M / 128), batch), workgroup (256, 1, 1) (`launch_threads`).
 
-This file is written by kernels/unroll/gemm_async.py (the fragment code is unrolled): edit that script."""
+This file is written by tools/unroll/gemm_async.py (the fragment code is unrolled): edit that script."""
 import ml_dtypes
 import numpy as np
 

@@ -1,5 +1,5 @@
 """The unrolled kernel sources (kernels/contraction/gemm_bf16_async.py, kernels/attention/flash_tc.py) are
-exactly what their scripts in kernels/unroll/ write, so an edit to one without the other is caught."""
+exactly what their scripts in tools/unroll/ write, so an edit to one without the other is caught."""
 from __future__ import annotations
 
 import importlib.util
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2] / "kernels" / "unroll"
+ROOT = Path(__file__).resolve().parents[2] / "tools" / "unroll"
 
 
 @pytest.mark.parametrize("script", ["gemm_async.py", "flash_tc.py"])
@@ -16,5 +16,5 @@ def test_kernel_file_is_what_its_unroll_script_writes(script):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.TARGET.read_text() == module.source(), (
-        f"{module.TARGET} differs from what kernels/unroll/{script} writes: run that script, then "
+        f"{module.TARGET} differs from what tools/unroll/{script} writes: run that script, then "
         "`poot regen-kernel-assets`")

@@ -2,11 +2,11 @@
 
 The kernel language has no register arrays, so a warp's accumulator tiles and fragments are named
 locals, one statement per tile; this script spells them out. Edit it, not the kernel file, then run
-`python kernels/unroll/gemm_async.py` and `poot regen-kernel-assets`
+`python tools/unroll/gemm_async.py` and `poot regen-kernel-assets`
 (tests/jit/test_kernel_unroll.py checks the kernel file is what this script writes)."""
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parents[1] / "contraction/gemm_bf16_async.py"
+TARGET = Path(__file__).resolve().parents[2] / "kernels/contraction/gemm_bf16_async.py"
 HEAD = '''"""Tiled GEMM on tensor cores, fed by asynchronous copies: C[z] = A[z] @ B[z] for row-major A [M, K] and
 B [K, N] of bf16 (gemm_bf16_async) or f16 (gemm_f16_async), accumulated in f32 by warp-level m16n8k16
 multiply-accumulates and rounded to the input dtype once. PTX sm_80 and newer only.
@@ -33,7 +33,7 @@ so every 16-byte chunk of a row is aligned and lies wholly inside or outside the
 (rows past M, k past K, columns past N) are zero-filled by the copy itself. Launch: threads =
 (ceil(N / 128) * 256, ceil(M / 128), batch), workgroup (256, 1, 1) (`launch_threads`).
 
-This file is written by kernels/unroll/gemm_async.py (the fragment code is unrolled): edit that script."""
+This file is written by tools/unroll/gemm_async.py (the fragment code is unrolled): edit that script."""
 import ml_dtypes
 import numpy as np
 

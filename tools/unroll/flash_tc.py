@@ -2,11 +2,11 @@
 
 The kernel language has no register arrays, so a warp's accumulator tiles and fragments are named
 locals, one statement per tile; this script spells them out. Edit it, not the kernel file, then run
-`python kernels/unroll/flash_tc.py` and `poot regen-kernel-assets`
+`python tools/unroll/flash_tc.py` and `poot regen-kernel-assets`
 (tests/jit/test_kernel_unroll.py checks the kernel file is what this script writes)."""
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parents[1] / "attention/flash_tc.py"
+TARGET = Path(__file__).resolve().parents[2] / "kernels/attention/flash_tc.py"
 HEAD = '''"""Flash attention prefill on tensor cores (PTX sm_80 and newer), for 16-bit q, k, v with head dims 64 and 128.
 
 Same operands, scalars and semantics as attention_prefill_<T> in flash_gpu.py (masks, windows, softcap,
@@ -30,7 +30,7 @@ XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an l
 distinct bank groups: 48 KiB at D = 128, 24 KiB at D = 64.
 Launch: threads = (ceil(Lq / 64) * 128, B * Hq, 1), workgroup (128, 1, 1).
 
-This file is written by kernels/unroll/flash_tc.py (the fragment code is unrolled): edit that script."""
+This file is written by tools/unroll/flash_tc.py (the fragment code is unrolled): edit that script."""
 import ml_dtypes
 import numpy as np
 
