@@ -378,6 +378,21 @@ _export("column_stack", _column_stack, "Stack 1-D arrays as columns (2-D ones as
 _export("dstack", _dstack, "Stack arrays along the third axis (after atleast_3d). Lazy.")
 
 
+def _sort_complex(a):
+    from poot.trace.array_api_sets import sort
+
+    x = sort(arr(a))
+    if x.dtype.kind == "c":
+        return x
+    # NumPy's rule: 8- and 16-bit integers become complex64, everything else complex128
+    small = x.dtype.kind in "iu" and x.dtype.itemsize <= 2
+    return x.astype(dt.complex64 if small else dt.complex128)
+
+
+_export("sort_complex", _sort_complex, "Sorted along the last axis by real part, then imaginary part, as "
+                                       "complex values (np.sort_complex's dtypes). Lazy where sort is.")
+
+
 # --- index helpers -------------------------------------------------------------------------------
 def _tri_indices(name):
     fn = getattr(np, name)

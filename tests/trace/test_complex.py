@@ -228,9 +228,7 @@ def test_unary_on_drawn_values(re, im, name):
 def test_unsupported_ops_refuse_clearly():
     x = pt.asarray(sample((3,), pt.complex64))
     with pytest.raises(pt.DTypeError, match="complex64"):
-        pt.fmax(x, x)
-    with pytest.raises(pt.DTypeError, match="complex64"):
-        x < x
+        x & x
     with pytest.raises(pt.DTypeError, match="complex64"):
         pt.floor(x)
     with pytest.raises(pt.DTypeError, match="real input"):

@@ -110,6 +110,13 @@ def test_searchsorted(data):
         assert_same(got, np.asarray(np.searchsorted(a, v, side=side)), side)
 
 
+@pytest.mark.parametrize("a", [np.array([3, 1, 2], np.int8), np.array([[2, 1], [0, 5]], np.uint16),
+                               np.array([3.0, math.nan, -0.0, 1.0], np.float32), np.array([True, False]),
+                               np.array([1 + 2j, 1 + 1j, complex(math.nan, 0), 0j], np.complex64)])
+def test_sort_complex(a):
+    assert_same(pt.sort_complex(pt.asarray(a)).numpy(), np.sort_complex(a), str(a.dtype))
+
+
 def test_comparisons_under_jit_and_floor_refused():
     a = np.array([1 + 2j, 1 + 3j, complex(1, math.nan), 0 + 5j], np.complex64)
     f = pt.jit(lambda x, y: (x < y, pt.fmax(x, y), pt.rint(x)))

@@ -70,7 +70,7 @@ def test_unsupported_dtype_arguments_and_op_dtypes(device):
         x & x
     assert_located(info, "bitwise_and", "float32")
     with pytest.raises(pt.DTypeError) as info:
-        (x + 1j) < x
+        pt.floor(x + 1j)                    # NumPy has no floor of complex values either
     assert_located(info, "complex64")
     with pytest.raises(pt.DTypeError) as info:
         pt.asarray(np.arange(3, dtype=np.int8)) + 300
