@@ -179,12 +179,7 @@ class Lowering(Conversions, WideMemoryLowering):
             base, space = self.shared_ptrs[buffer], self.as_shared
             n = str(decl.size)
         if self.k.checks:
-            ok = self.op(f"icmp ult i64 {i64}, {n}")
-            good, bad = self.f.label("inb"), self.f.label("oob")
-            self.f.cbr(ok, good, bad)
-            self.f.start(bad)
-            self.write_trap(TRAP_BOUNDS)
-            self.f.start(good)
+            self.trap_unless(self.op(f"icmp ult i64 {i64}, {n}"))
         p = self.op(f"getelementptr inbounds {mem_type(decl.dtype)}, {self.ptr(space)} {base}, i64 {i64}")
         return p, self.ptr(space)
 
@@ -471,6 +466,14 @@ class Lowering(Conversions, WideMemoryLowering):
 
     def _s_Trap(self, s: Trap) -> None:
         self.write_trap(s.code)
+
+    def trap_unless(self, ok: str) -> None:
+        """A failed bounds check (i1 `ok` false) traps with TRAP_BOUNDS and ends the thread."""
+        good, bad = self.f.label("inb"), self.f.label("oob")
+        self.f.cbr(ok, good, bad)
+        self.f.start(bad)
+        self.write_trap(TRAP_BOUNDS)
+        self.f.start(good)
 
     def write_trap(self, code: int) -> None:
         """trap[0]: 0 -> code (first trap wins); the winner writes its launch id to trap[1]; then exit."""

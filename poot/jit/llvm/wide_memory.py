@@ -19,7 +19,7 @@ import dataclasses
 from poot import dtypes as dt
 from poot.errors import NotBuiltError
 from poot.jit.kir.model import (X4_WORDS, AsyncCommit, AsyncWait, Binary, BufferParam, Const, CopyAsync, LdMatrix,
-                         Len, Load, LoadX4, Read, Store, StoreX4, TRAP_BOUNDS)
+                         Len, Load, LoadX4, Read, Store, StoreX4)
 
 LDMATRIX_RESULT = "{ i32, i32, i32, i32 }"
 
@@ -92,11 +92,7 @@ class WideMemoryLowering:
             ok = self.op(f"and i1 {inside}, {self.op(f'and i1 {room}, {aligned}')}")
             if guard is not None:
                 ok = self.op(f"or i1 {self.op(f'xor i1 {guard}, true')}, {ok}")
-            good, bad = self.f.label("inb"), self.f.label("oob")
-            self.f.cbr(ok, good, bad)
-            self.f.start(bad)
-            self.write_trap(TRAP_BOUNDS)
-            self.f.start(good)
+            self.trap_unless(ok)
         gep = "getelementptr inbounds" if inbounds else "getelementptr"
         return self.op(f"{gep} i32, {self.ptr(space)} {base}, i64 {idx}"), self.ptr(space)
 

@@ -127,6 +127,8 @@ class SpirvLowering(Lowering):
         return self.meta_word(self.layout.lengths[self.k.buffers.index(self.decl[name])])
 
     def trap_unless(self, ok) -> None:
+        """The base lowering's bounds trap, except that the invocation goes on after writing the trap word
+        (load_checked then reads zero, effect_checked skips the store)."""
         trap, fine = self.f.label("oob"), self.f.label("inb")
         self.f.cbr(ok, fine, trap)
         self.f.start(trap)
