@@ -127,7 +127,7 @@ def make(HD):
     a("    @pt.device_fn")
     a("    def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):")
     a('        """Start the copies of keys k0 .. k0 + 31 (K and V) into ring slot `slot` (zeros past hi_)."""')
-    a(f"        for j in range({BKV_CH_PER_THREAD(HD)}):")
+    a(f"        for j in range({32 * CH // 128}):")           # a key tile's chunks over 128 threads
     a("            at = local + 128 * pt.u32(j)")
     a(f"            r = at // {CH}")
     a(f"            c = at % {CH}")
@@ -162,7 +162,7 @@ def make(HD):
     a("        lo_ = key_lo(q0, left)")
     a("        hi_ = key_hi(q0 + nq - 1, right, Lk)")
     a("        # the query tile, then the first key tile")
-    a(f"        for j in range({64 * CH // 128}):")
+    a(f"        for j in range({64 * CH // 128}):")           # the query tile's chunks over 128 threads
     a("            at = local + 128 * pt.u32(j)")
     a(f"            r = at // {CH}")
     a(f"            c = at % {CH}")
@@ -270,10 +270,6 @@ def make(HD):
     a("")
     a("    return attention_tc")
     return "\n".join(L) + "\n"
-
-
-def BKV_CH_PER_THREAD(HD):
-    return 32 * (HD // 8) // 128
 
 
 TAIL = '''

@@ -101,6 +101,13 @@ class _Geometry:
         self.tiles = ceil_div(self.rows * self.P, self.T)
         self.scratch_bytes = self.rows * self.P * 4 if self.P > self.T else 0
 
+    def place(self, kb, f):
+        """(row, position in the row, whether it holds an element rather than padding) of flat padded
+        position `f`."""
+        row = kb.let("row", binary("shr", f, const(self.logP, U32)))
+        i = kb.let("i", binary("and", f, const(self.P - 1, U32)))
+        return row, i, binary("and", binary("lt", row, const(self.rows, U32)), binary("lt", i, const(self.n, U32)))
+
     def address(self, kb, row, i):
         """The element index of position `i` of row `row` (the sort axis `stride` apart)."""
         if self.stride == 1:
@@ -190,9 +197,7 @@ class _Sort:
             e = kb.let("e", binary("add", binary("mul", c, const(geo.threads, U32)), lane))
             f = kb.let("f", binary("add", first, e))
             if from_values:
-                row = kb.let("row", binary("shr", f, const(geo.logP, U32)))
-                i = kb.let("i", binary("and", f, const(geo.P - 1, U32)))
-                real = binary("and", binary("lt", row, const(geo.rows, U32)), binary("lt", i, const(geo.n, U32)))
+                row, i, real = geo.place(kb, f)
                 for w in range(self.nkeys):
                     kb.store(skeys[w], e, const(ALL_ONES, U32))
                 kb.store(sidx, e, i)
@@ -230,9 +235,8 @@ class _Sort:
             e = kb.let("e", binary("add", binary("mul", c, const(geo.threads, U32)), lane))
             f = kb.let("f", binary("add", first, e))
             if to_results:
-                row = kb.let("row", binary("shr", f, const(geo.logP, U32)))
-                i = kb.let("i", binary("and", f, const(geo.P - 1, U32)))
-                with kb.if_(binary("and", binary("lt", row, const(geo.rows, U32)), binary("lt", i, const(geo.n, U32)))):
+                row, i, real = geo.place(kb, f)
+                with kb.if_(real):
                     self._write_result(kb, values, results, row, i, kb.load(sidx, e, U32))
             else:
                 keys, index = scratch
