@@ -42,6 +42,9 @@ class HostOp:
     # arrays of the results' avals, None for a result not needed, never overlapping an input), for
     # a program whose buffers are host memory: no result array to allocate, fill and copy over
     into: Callable[..., None] | None = None
+    # the op sorts: `compute` and `into` also take `sort_1d=` (a host_sort.SortInto), through which
+    # a program's host step gives them the host's parallel sort
+    sorts: bool = False
 
 
 # name -> HostOp of every host op (a live view of the registry)
@@ -53,7 +56,8 @@ def host_group(params: dict) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in params.items() if k != "index"))
 
 
-def _host(name: str, results, compute, into=None, *, arity: int | None = 1, params: tuple[str, ...] = ()) -> None:
+def _host(name: str, results, compute, into=None, *, arity: int | None = 1, params: tuple[str, ...] = (),
+          sorts: bool = False) -> None:
     """Declare a host op; every one also takes `index`, which of its results an equation is."""
 
     def rule(avals, index=0, **params):
@@ -66,7 +70,7 @@ def _host(name: str, results, compute, into=None, *, arity: int | None = 1, para
         return compute(list(xs), **params)[index]
 
     op = _register(name, "host", rule, oracle, arity=arity, params=tuple(params) + ("index",))
-    op.host = HostOp(name, results, compute, into)
+    op.host = HostOp(name, results, compute, into, sorts)
 
 
 def _exact16(a: np.ndarray) -> np.ndarray:
@@ -83,33 +87,33 @@ def _sort_results(avals, axis, descending, out=None):
     return [Aval(a.shape, out or a.dtype)]
 
 
-def _sort(xs, axis, descending):
-    """Stable (host_sort.py: NumPy's fast sort with the distinguishable ties put back); descending
+def _sort(xs, axis, descending, sort_1d=host_sort.numpy_sort_into):
+    """Stable (host_sort.py: a fast unstable sort with the distinguishable ties put back); descending
     is the ascending order reversed."""
     x = xs[0]
-    return [host_sort.sort(_exact16(x), axis, descending).astype(x.dtype, copy=False)]
+    return [host_sort.sort(_exact16(x), axis, descending, sort_1d).astype(x.dtype, copy=False)]
 
 
-def _argsort(xs, axis, descending):
+def _argsort(xs, axis, descending, sort_1d=host_sort.numpy_sort_into):
     """Stable, also descending (ties keep their order there too; NaNs first)."""
-    return [host_sort.argsort(_exact16(xs[0]), axis, descending)]
+    return [host_sort.argsort(_exact16(xs[0]), axis, descending, sort_1d)]
 
 
-def _sort_into(xs, outs, axis, descending):
+def _sort_into(xs, outs, axis, descending, sort_1d=host_sort.numpy_sort_into):
     if outs[0] is not None:
-        host_sort.sort_into(_exact16(xs[0]), outs[0], axis, descending)
+        host_sort.sort_into(_exact16(xs[0]), outs[0], axis, descending, sort_1d)
 
 
-def _argsort_into(xs, outs, axis, descending):
+def _argsort_into(xs, outs, axis, descending, sort_1d=host_sort.numpy_sort_into):
     if outs[0] is not None:
-        host_sort.argsort_into(_exact16(xs[0]), outs[0], axis, descending)
+        host_sort.argsort_into(_exact16(xs[0]), outs[0], axis, descending, sort_1d)
 
 
 # On GPU devices a program runs sort and argsort as kernels instead of these rules (a bitonic network,
 # poot/jit/codegen/gpu_sort.py); they give the same results bit for bit, which tests/devices/test_gpu_sort.py checks.
-_host("sort", _sort_results, _sort, _sort_into, params=("axis", "descending"))
+_host("sort", _sort_results, _sort, _sort_into, params=("axis", "descending"), sorts=True)
 _host("argsort", lambda avals, axis, descending: _sort_results(avals, axis, descending, dt.int64),
-      _argsort, _argsort_into, params=("axis", "descending"))
+      _argsort, _argsort_into, params=("axis", "descending"), sorts=True)
 
 
 def _searchsorted_results(avals, side):
@@ -142,12 +146,13 @@ def _pad(a: np.ndarray, size: int, fill) -> np.ndarray:
     return out
 
 
-def _unique(xs, size, fill_value):
+def _unique(xs, size, fill_value, sort_1d=host_sort.numpy_sort_into):
     """The sorted unique values (each NaN its own value), first indices, inverse and counts, padded
     to `size`: values with fill_value (None: the smallest value), indices and counts with 0."""
     x = xs[0]
-    values, index, inverse, counts = host_sort.unique(x.reshape(-1), index=True, inverse=True, counts=True,
-                                                      equal_nan=False)
+    values, index, inverse, counts = host_sort.unique(_exact16(x).reshape(-1), index=True, inverse=True,
+                                                      counts=True, equal_nan=False, sort_1d=sort_1d)
+    values = values.astype(x.dtype, copy=False)
     fill = values[0] if fill_value is None and values.size else (0 if fill_value is None else fill_value)
     with np.errstate(all="ignore"):
         v = _pad(values, size, np.asarray(fill).astype(x.dtype))
@@ -155,7 +160,7 @@ def _unique(xs, size, fill_value):
             _pad(counts.astype(np.int64), size, 0)]
 
 
-_host("unique", _unique_results, _unique, params=("size", "fill_value"))
+_host("unique", _unique_results, _unique, params=("size", "fill_value"), sorts=True)
 
 
 def _nonzero_results(avals, size, fill_value):

@@ -18,9 +18,28 @@ as `poot.graph.host` defined it.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 _KEY_BITS = 32           # the index part of a packed argsort key: rows up to 2**32 elements
+
+# sort_1d(src, dst): dst (1-D, C-contiguous, src's dtype and size, apart from src) = src sorted
+# ascending, NaNs last, ties in any order. The functions below take one (`sort_1d=`) for their long
+# single-row sorts: NumPy's by default, the host's parallel sort (poot.devices.cpu_sort) when a
+# program's host step or an eager call passes it.
+SortInto = Callable[[np.ndarray, np.ndarray], None]
+
+
+def numpy_sort_into(src: np.ndarray, dst: np.ndarray) -> None:
+    """NumPy's (one-core) sort as a SortInto."""
+    np.copyto(dst, src)
+    dst.sort()
+
+
+def _one_row(a: np.ndarray, axis: int) -> bool:
+    """Sorting `a` along `axis` sorts all of it as one flat row (every other axis has length 1)."""
+    return a.ndim >= 1 and a.size == a.shape[axis] and a.flags.c_contiguous
 
 
 def _rows(a: np.ndarray, axis: int) -> np.ndarray:
@@ -55,36 +74,45 @@ def _restore_float_ties(s: np.ndarray, a: np.ndarray) -> None:
             s[test(s)] = a[where_a]
 
 
-def sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+def sort(a: np.ndarray, axis: int, descending: bool, sort_1d: SortInto = numpy_sort_into) -> np.ndarray:
     """Stable sort along `axis` (NaNs last; descending: reversed, NaNs first)."""
-    s = np.sort(a, axis=axis)
+    if _one_row(a, axis):
+        s = np.empty_like(a)
+        sort_1d(a.reshape(-1), s.reshape(-1))
+    else:
+        s = np.sort(a, axis=axis)
     if a.dtype.kind == "f":
         _restore_float_ties(np.moveaxis(s, axis, -1), np.moveaxis(a, axis, -1))
     return np.flip(s, axis=axis) if descending else s
 
 
-def sort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> None:
+def sort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool,
+              sort_1d: SortInto = numpy_sort_into) -> None:
     """sort(), written into `out` (a's shape, C-contiguous, apart from a): one copy, sorted in place."""
     if out.dtype != a.dtype:                      # a 16-bit float widened for NumPy
-        out[...] = sort(a, axis, descending)
+        out[...] = sort(a, axis, descending, sort_1d)
         return
-    np.copyto(out, a)
-    out.sort(axis=axis)
+    if _one_row(a, axis):
+        sort_1d(a.reshape(-1), out.reshape(-1))
+    else:
+        np.copyto(out, a)
+        out.sort(axis=axis)
     if a.dtype.kind == "f":
         _restore_float_ties(np.moveaxis(out, axis, -1), np.moveaxis(a, axis, -1))
     if descending:
         out[...] = np.flip(out, axis=axis)
 
 
-def argsort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> None:
+def argsort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool,
+                 sort_1d: SortInto = numpy_sort_into) -> None:
     """argsort(), written into `out` (int64, a's shape, C-contiguous): along the last axis of a
     32-bit or narrower array, the packed keys are built and sorted in `out` itself."""
     if (a.dtype.itemsize > 4 or a.ndim == 0 or a.size == 0 or axis != a.ndim - 1
             or a.shape[-1] >= 1 << _KEY_BITS):
-        out[...] = argsort(a, axis, descending)
+        out[...] = argsort(a, axis, descending, sort_1d)
         return
     rows = a.reshape(-1, a.shape[-1])
-    _argsort_packed(rows, descending, out.reshape(rows.shape).view(np.uint64))
+    _argsort_packed(rows, descending, out.reshape(rows.shape).view(np.uint64), sort_1d)
 
 
 def _ordered_u32(a: np.ndarray, out: np.ndarray) -> None:
@@ -107,18 +135,25 @@ def _ordered_u32(a: np.ndarray, out: np.ndarray) -> None:
         out[...] = a
 
 
-def _argsort_packed(rows: np.ndarray, descending: bool, keys: np.ndarray | None = None) -> np.ndarray:
+def _argsort_packed(rows: np.ndarray, descending: bool, keys: np.ndarray | None = None,
+                    sort_1d: SortInto = numpy_sort_into) -> np.ndarray:
     """One sort of 64-bit keys: the value's ordered image in the high word, the index in the low one
     (written through a uint32 view, little- or big-endian alike); in `keys` (uint64, rows' shape)
-    when given."""
+    when given. One row goes through `sort_1d` (built apart, sorted into `keys`)."""
     keys = np.empty(rows.shape, np.uint64) if keys is None else keys
-    words = keys.view(np.uint32).reshape(rows.shape + (2,))
+    one_row = rows.shape[0] == 1 and sort_1d is not numpy_sort_into
+    built = np.empty_like(keys) if one_row else keys
+    words = built.view(np.uint32).reshape(rows.shape + (2,))
     hi, lo = (1, 0) if np.little_endian else (0, 1)
     _ordered_u32(rows, words[..., hi])
     if descending:
         np.invert(words[..., hi], out=words[..., hi])
     words[..., lo] = np.arange(rows.shape[-1], dtype=np.uint32)
-    keys.sort(axis=-1)
+    if one_row:
+        sort_1d(built.reshape(-1), keys.reshape(-1))
+        words = keys.view(np.uint32).reshape(rows.shape + (2,))
+    else:
+        keys.sort(axis=-1)
     words[..., hi] = 0                  # the index alone: an int64 once viewed so
     return keys.view(np.int64)
 
@@ -146,7 +181,7 @@ def _argsort_tie_fixed(rows: np.ndarray, descending: bool) -> np.ndarray:
     return keys.view(np.int64)
 
 
-def argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+def argsort(a: np.ndarray, axis: int, descending: bool, sort_1d: SortInto = numpy_sort_into) -> np.ndarray:
     """Stable argsort (int64) along `axis` (NaNs last; descending: NaNs first, ties in order)."""
     if a.ndim == 0 or a.size == 0:
         return np.zeros(a.shape, np.int64)
@@ -156,14 +191,14 @@ def argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
         return (n - 1 - np.flip(idx, axis=axis) if descending else idx).astype(np.int64)
     rows = _rows(a, axis)
     if a.dtype.itemsize <= 4:
-        idx = _argsort_packed(rows, descending)
+        idx = _argsort_packed(rows, descending, sort_1d=sort_1d)
     else:
         idx = _argsort_tie_fixed(rows, descending)
     return _unrows(idx, a.shape, axis)
 
 
 def unique(flat: np.ndarray, *, index: bool, inverse: bool, counts: bool, equal_nan: bool,
-           alloc=None) -> list:
+           alloc=None, sort_1d: SortInto = numpy_sort_into) -> list:
     """NumPy's unique of a 1-D array: [values, first indices, inverse, counts] (None where not asked),
     every NaN distinct unless `equal_nan`. `alloc(shape, dtype)` makes the arrays the results are
     written into (default np.empty): a caller passes views of its own buffers to skip a copy."""
@@ -173,10 +208,11 @@ def unique(flat: np.ndarray, *, index: bool, inverse: bool, counts: bool, equal_
         empty = np.zeros(0, np.int64)
         return [flat.copy(), empty, empty, empty]
     if index or inverse:
-        perm = argsort(flat, 0, False)
+        perm = argsort(flat, 0, False, sort_1d)
         s = flat[perm]
     else:
-        perm, s = None, np.sort(flat)
+        perm, s = None, np.empty_like(flat)
+        sort_1d(np.ascontiguousarray(flat), s)
     new = np.empty(n, bool)
     new[0] = True
     np.not_equal(s[1:], s[:-1], out=new[1:])
@@ -206,4 +242,4 @@ def unique(flat: np.ndarray, *, index: bool, inverse: bool, counts: bool, equal_
     return out
 
 
-__all__ = ["sort", "argsort", "sort_into", "argsort_into", "unique"]
+__all__ = ["SortInto", "numpy_sort_into", "sort", "argsort", "sort_into", "argsort_into", "unique"]

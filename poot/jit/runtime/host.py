@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from poot.devices import Buffer, Device
+from poot.devices import Buffer, Device, cpu_sort
 from poot.graph.host import HOST
 from poot.jit.runtime import traps
 
@@ -28,6 +28,8 @@ class HostStep:
         eqn = step.eqn
         self.op = eqn.op
         self.params = {k: v for k, v in eqn.params.items() if k != "index"}
+        if HOST[eqn.op].sorts:         # the host's cores sort, whatever device the program runs on
+            self.params["sort_1d"] = cpu_sort.sort_into
         self.compute = HOST[eqn.op].compute
         self.into = HOST[eqn.op].into
         self.inputs = [(v.id, v.aval) for v in eqn.inputs]
