@@ -10,12 +10,14 @@ from poot import dtypes as dt
 from poot.fuse.indexing import Form, ravel, unravel
 from poot.jit.kir.builder import binary, cast, const
 from poot.jit.kir.model import Access
+from poot.jit.codegen import gpu_scan
 from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
 from poot.jit.llvm.targets import KernelStyle
 
 
 def generate_scan(step, plan, style: KernelStyle) -> StepCode:
-    """One thread per line along the axis, accumulating in order (NumPy's sequential result)."""
+    """One thread per line along the axis, accumulating in order (NumPy's sequential result). On GPUs,
+    lines longer than a block are scanned in blocks instead (poot/jit/codegen/gpu_scan.py)."""
     e = step.eqn
     shape, axis = e.out.aval.shape, e.params["axis"]
     n = shape[axis]
@@ -23,6 +25,8 @@ def generate_scan(step, plan, style: KernelStyle) -> StepCode:
     lines = math.prod(other)
     if lines == 0 or n == 0:
         return StepCode()
+    if style is KernelStyle.GPU and gpu_scan.blocked(n):
+        return gpu_scan.generate_gpu_scan(step, plan)
     ctx = KernelContext(step, plan, style)
     kb, gen = ctx.kb, ctx.gen
     t = ctx.thread()
