@@ -63,7 +63,10 @@ def _optimize(llvm, mod, tm, gvn: bool = True) -> None:
 # has no 8-bit integers, so the marker is dropped (the block stays, unreachable, behind a constant branch).
 _UNREACHABLE_MARKER = re.compile(r"^\s*store i\d+ poison, ptr (?:null|poison)(?:, align \d+)?\n", re.M)
 _FSUB = re.compile(r"^(\s*%[\w.]+ = fsub (?:[a-z]+ )*)(float|double) ([^,]+), (.+)$", re.M)
-_FDIV0 = re.compile(r"^(\s*%[\w.]+ = fdiv (?:[a-z]+ )*)(float|double) ([^,]+), (-?0\.0+e\+00)$", re.M)
+# a float product or quotient with a literal zero operand (either side): `fdiv float 0.000000e+00, %x`
+_ZERO = r"-?0\.0+e\+00"
+_ZERO_OPERAND = re.compile(rf"^(\s*%[\w.]+ = f(?:div|mul) (?:[a-z]+ )*)(float|double) "
+                           rf"(?:({_ZERO}), ([^,\s]+)|([^,\s]+), ({_ZERO}))$", re.M)
 _TRAP = re.compile(r"^!poot\.trap\.binding = !\{!(\d+)\}$", re.M)
 _RW_I32 = 'target("spirv.VulkanBuffer", [0 x i32], 12, 1)'
 _HANDLE_FN = "llvm.spv.resource.handlefrombinding.tspirv.VulkanBuffer_a0i32_12_1t"
@@ -80,11 +83,13 @@ def _opaque_operands(ir: str, source: str) -> str:
     buffer (word 3, never written): Mesa's NIR folds `(a + b) - a` to `b` in any float op not marked
     exact, which erases the rounding error that mathlib's error-free transformations (TwoSum and kin)
     compute; naga drops SPIR-V's NoContraction, the one way to mark an op exact. A literal zero
-    divisor is hidden the same way: lavapipe turned `x / 0.0` into 0 or a denormal, not NaN or inf
-    (var of an empty array divides by a literal 0). After inlining, the
+    operand of a division or product is hidden the same way: lavapipe turned `x / 0.0` into 0 or a
+    denormal, not NaN or inf (var of an empty array divides by a literal 0), and `0.0 / x` and
+    `0.0 * x` into 0 (NIR lowers a division to a product with the reciprocal and folds a product with
+    zero to zero), not NaN where x is 0, inf or NaN (`zeros(n) / 0.0`). After inlining, the
     entry function holds every subtraction. The trap binding comes from the module's metadata (in
     `source`, the IR before optimization); its handle is made again if optimization dropped it."""
-    if " = fsub " not in ir and not _FDIV0.search(ir):
+    if " = fsub " not in ir and not _ZERO_OPERAND.search(ir):
         return ir
     meta = _TRAP.search(source)
     if meta is None:
@@ -107,7 +112,7 @@ def _opaque_operands(ir: str, source: str) -> str:
         at = re.search(r"^define void @[\w.$]+\(\)[^\n]*\{\n[\w.]+:\n", ir, re.M).end()
     zero += (f"  %poot.zp = call ptr addrspace(11) @{_POINTER_FN}({_RW_I32} {handle}, i32 3)\n"
              "  %poot.z32 = load i32, ptr addrspace(11) %poot.zp, align 4\n")
-    if any(m.group(2) == "double" for m in [*_FSUB.finditer(ir), *_FDIV0.finditer(ir)]):     # a 64-bit zero for doubles
+    if any(m.group(2) == "double" for m in [*_FSUB.finditer(ir), *_ZERO_OPERAND.finditer(ir)]):     # a 64-bit zero for doubles
         zero += "  %poot.z64 = zext i32 %poot.z32 to i64\n"
     if f"declare ptr addrspace(11) @{_POINTER_FN}(" not in ir:
         ir += f"\ndeclare ptr addrspace(11) @{_POINTER_FN}({_RW_I32}, i32)\n"
@@ -126,13 +131,16 @@ def _opaque_operands(ir: str, source: str) -> str:
         lines, name = opaque(ty, a)
         return f"{lines}{head}{ty} {name}, {b}"
 
-    def hide_divisor(m):
-        head, ty, a, b = m.groups()
-        lines, name = opaque(ty, b)
+    def hide_zero(m):
+        head, ty, zero_a, b, a, zero_b = m.groups()
+        if zero_a is not None:
+            lines, name = opaque(ty, zero_a)
+            return f"{lines}{head}{ty} {name}, {b}"
+        lines, name = opaque(ty, zero_b)
         return f"{lines}{head}{ty} {a}, {name}"
 
     ir = ir[:at] + zero + ir[at:]
-    return _FDIV0.sub(hide_divisor, _FSUB.sub(hide, ir))
+    return _ZERO_OPERAND.sub(hide_zero, _FSUB.sub(hide, ir))
 
 
 def _read(stream, n: int) -> bytes:
