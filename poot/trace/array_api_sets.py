@@ -6,6 +6,10 @@ unique_all / unique_counts / unique_inverse / unique_values.
 work inside @pt.jit like any operation. Without `size=`, a `unique_*` result's shape depends on the
 values: eagerly it realizes `x` and computes on the host; inside @pt.jit it raises TracerError
 (pass `size=`, as in JAX). A short `searchsorted` is a compare-and-count reduction fused into one kernel.
+
+On GPU devices (POOT_GPU_SORT, poot/trace/device_search.py) sort and argsort run as device kernels, and
+searchsorted (a binary search) and unique_* (around the sort kernels) are lazy operations, so nothing
+goes to the host but, for unique_* without `size=`, the number of distinct values.
 """
 from __future__ import annotations
 
@@ -15,8 +19,10 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.array import Array
+from poot.trace.device_search import binary_search, runs_device_kernels, unique as device_unique
 from poot.trace.lazy import from_numpy, record
 from poot.trace.movement import arr, axis_of
 
@@ -87,7 +93,8 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     the count of x1's elements below it (side='left') or not above it (side='right'), int64. NaNs
     count as the greatest values, as they sort. Lazy: one compare-and-count reduction of
     len(x1) * x2.size comparisons when that is at most SEARCH_FUSED_MAX, else a host op (NumPy's
-    binary search, run by the program on the host); both work inside @pt.jit."""
+    binary search, run by the program on the host); on GPU devices a binary search of lazy
+    operations at every size (one fused kernel). All work inside @pt.jit."""
     from poot.trace.indexing import take
     from poot.trace.promote import promote
     from poot.trace.reductions import sum as sum_
@@ -107,6 +114,10 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         a, v = (x if x.dtype is d else x.astype(d) for x in (x1, x2))
         v = v.reshape(v.shape + (1,))
         return sum_(sort_less(a, v) if side == "left" else ~sort_less(v, a), axis=-1)
+    if runs_device_kernels(x2.device):      # a binary search of lazy ops: no host step on a GPU
+        a, v = (x if x.dtype is d else x.astype(d) for x in (x1, x2))
+        cmp = _less if side == "left" else _less_equal
+        return binary_search(a, v, lambda probe, q: cmp(probe, q, d.kind == "f"))
     if x1.shape[0] * x2.size > SEARCH_FUSED_MAX:
         a, v = (x if x.dtype is d else x.astype(d) for x in (x1, x2))
         return Array(record("searchsorted", (a._node, v._node), {"side": side}))
@@ -154,24 +165,33 @@ def _unique(x, what: str, size, fill_value, want: tuple):
 
             nodes = host_complex_nodes("unique", [x], params, 4)
             return [Array(nodes[k]) for k in want]
+        if runs_device_kernels(x.device):   # the sort as device kernels, the rest lazy
+            return device_unique(x, want, size=size, fill_value=fill_value, equal_nan=False)
         return [Array(record("unique", (x._node,), {**params, "index": k})) for k in want]
     refuse_data_dependent(f"{what}(x)", "its length is the number of distinct values",
                           f"pass size=n (and fill_value=) for a fixed length: {what}(x, size=n)")
+    if x.dtype.kind != "c" and runs_device_kernels(x.device):   # reads only the number of values
+        return device_unique(x, want, size=None, fill_value=None, equal_nan=False)
     x._realize(f"{what}()")
     a = x.numpy().reshape(-1)
+    if x.dtype is dt.bfloat16:      # host_sort orders NumPy's own dtypes: bfloat16 as its float32 values
+        a = a.astype(np.float32)
     res = HostResults(x.device)
     got = host_sort.unique(a, index=1 in want, inverse=2 in want, counts=3 in want, equal_nan=False,
-                           alloc=res.alloc)
+                           alloc=res.alloc, sort_1d=cpu_sort.sort_into)
+    if x.dtype is dt.bfloat16:
+        got[0] = got[0].astype(x.dtype.np)
     if 2 in want:
         got[2] = got[2].reshape(x.shape)
     return [res.array(got[k], x.dtype if k == 0 else None) for k in want]
 
 
-_SIZE_DOC = ("With size=n the results have n entries (a host op, lazy, works inside @pt.jit): fewer "
-             "distinct values are padded (values with fill_value, default the smallest value; indices "
-             "and counts with 0), more are truncated, as JAX's unique(size=). Without size the shape "
-             "depends on the values: realizes `x` and computes on the host with NumPy (inside "
-             "@pt.jit: TracerError). Each NaN is its own unique value.")
+_SIZE_DOC = ("With size=n the results have n entries (a host op on the CPU, lazy operations on GPU "
+             "devices; works inside @pt.jit): fewer distinct values are padded (values with "
+             "fill_value, default the smallest value; indices and counts with 0), more are truncated, "
+             "as JAX's unique(size=). Without size the shape depends on the values: realizes `x` and "
+             "computes on the host with NumPy (inside @pt.jit: TracerError; on GPU devices only the "
+             "number of distinct values is read). Each NaN is its own unique value.")
 
 
 @api_boundary

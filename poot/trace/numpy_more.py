@@ -22,6 +22,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, NotBuiltError, ShapeError, exporter
+from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.host_results import HostResults
 from poot.trace import elementwise as ew
@@ -30,6 +31,7 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.array_api_sets import argsort as _argsort, searchsorted as _searchsorted, sort as _sort
 from poot.trace.creation import full, zeros
+from poot.trace.device_search import runs_device_kernels, unique as device_unique
 from poot.trace.indexing import nonzero, refuse_data_dependent, setitem_node, take
 from poot.trace.lazy import is_tracing, record
 from poot.trace.movement import arr, axis_of
@@ -89,13 +91,19 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
     refuse_data_dependent("unique(x)", "its length is the number of distinct values",
                           "use unique_values(x, size=n) (or unique_all/unique_counts/unique_inverse) "
                           "for a fixed length")
+    if axis is None and x.dtype.kind in "biuf" and runs_device_kernels(x.device):
+        # the sort as device kernels, the rest lazy: only the number of distinct values is read
+        want = (0,) + tuple(k for k, on in ((1, return_index), (2, return_inverse), (3, return_counts)) if on)
+        res = device_unique(x, want, size=None, fill_value=None, equal_nan=bool(equal_nan))
+        return res[0] if len(res) == 1 else tuple(res)
     a = x.numpy()
     half = x.dtype in _HALF
     work = a.astype(np.float32) if half else a
     host = HostResults(x.device)
     if axis is None:     # host_sort.unique: NumPy's results at its fast (unstable) sort's speed
         got = host_sort.unique(work.reshape(-1), index=return_index, inverse=return_inverse,
-                               counts=return_counts, equal_nan=equal_nan, alloc=host.alloc)
+                               counts=return_counts, equal_nan=equal_nan, alloc=host.alloc,
+                               sort_1d=cpu_sort.sort_into)
         if return_inverse:   # NumPy 2 gives the inverse the input's shape when axis is None
             got[2] = got[2].reshape(a.shape)
         res = tuple(r for r, want in zip(got, (True, return_index, return_inverse, return_counts)) if want)
@@ -111,7 +119,9 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
 
 _export("unique", _unique, "The sorted unique elements (NumPy's signature and results: first indices, "
                            "inverse, counts, axis=, equal_nan=). Realizes: the length depends on the "
-                           "values (inside @pt.jit: TracerError; use unique_values(x, size=n)).")
+                           "values (inside @pt.jit: TracerError; use unique_values(x, size=n)); on GPU "
+                           "devices only the number of distinct values is read, the rest stays on the "
+                           "device.")
 
 
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
@@ -230,6 +240,11 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A00
         if w.shape != x.shape:
             raise ShapeError(f"histogram: weights {w.aval} should have the same shape as a {x.aval}")
         inputs.append(w._node)
+    if runs_device_kernels(x.device) and (not weighted or w.dtype.kind in "biuf"):
+        from poot.trace.device_histogram import histogram as device_histogram
+
+        return device_histogram(x, p_bins, None if p_bins is not None else e, range, bool(density),
+                                w if weighted else None)
     params = {"bins": p_bins, "range": range, "density": bool(density), "weighted": weighted}
     counts = Array(record("histogram", tuple(inputs), {**params, "index": 0}))
     edges = Array(record("histogram", tuple(inputs), {**params, "index": 1}))
@@ -237,8 +252,12 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A00
 
 
 _export("histogram", _histogram, "(counts, bin edges) of `a` as np.histogram: `bins` a count or the "
-                                 "edges, `range`, `density`, `weights`. A host op (lazy: NumPy runs it "
-                                 "as a program step; works inside @pt.jit).")
+                                 "edges, `range`, `density`, `weights`. Lazy, works inside @pt.jit: a host "
+                                 "op on the CPU (NumPy runs it as a program step); on GPU devices lazy "
+                                 "operations and a scatter-add (poot/trace/device_histogram.py; there, float "
+                                 "data without range= has its bounds read back to raise NumPy's error for "
+                                 "NaN or infinity, except under @pt.jit, where such data gives NaN edges "
+                                 "and no counts).")
 
 
 # --- signals -------------------------------------------------------------------------------------
