@@ -26,7 +26,7 @@ import numpy as np
 
 from poot.errors import DeviceError
 from poot.devices.base import Buffer, Capabilities, Device
-from poot.devices.cpu_pool import HostPool
+from poot.devices.cpu_pool import MIN_BYTES as POOL_MIN_BYTES, HostPool
 from poot.devices.cpu_threads import NativePool, start as start_native_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -87,8 +87,8 @@ class CpuBuffer(Buffer):
     __slots__ = ("address",)
 
     def __init__(self, device, nbytes: int, handle: np.ndarray, address: int):
-        super().__init__(device, nbytes, handle)
-        self.address = address
+        # Buffer's fields set here, not through super().__init__: made on every result of every call
+        self.device, self.nbytes, self.handle, self.address = device, nbytes, handle, address
 
 
 def buffer_address(buf: Buffer) -> int:
@@ -199,6 +199,49 @@ class CpuProgram:
         return f"<CpuProgram {self.name} at 0x{self.address:x}>"
 
 _ALIGN = 64
+RESULTS_MAX_BYTES = 1024     # a call's results carved from shared chunks take at most this together
+RESULT_CHUNK_BYTES = 4096    # the size of one such chunk
+
+
+class ResultArena:
+    """The small result buffers of one recorded program's calls, carved one after another out of
+    shared chunks (each result on a 64-byte boundary).
+
+    Why: a replayed call makes a fresh buffer per result, and each allocation costs about a
+    microsecond of Python (the NumPy array, its address, the aligned view); a jitted call returning a
+    vector and a scalar paid more for its allocations than for its kernels. Carving is a slice per
+    result. A chunk's memory is freed when the last buffer carved from it is dropped, so a small
+    result kept alone (a loss appended to a list every step) holds on to at most one chunk; the
+    caps keep that small. Not thread-safe: its owner (a replay) runs one call at a time."""
+
+    __slots__ = ("device", "sizes", "offsets", "total", "raw", "base", "used")
+
+    def __init__(self, device, sizes):
+        self.device, self.sizes = device, list(sizes)
+        offsets, total = [], 0
+        for n in self.sizes:
+            offsets.append(total)
+            total += -(-max(n, 1) // _ALIGN) * _ALIGN
+        self.offsets, self.total = offsets, total
+        self.raw, self.base, self.used = None, 0, RESULT_CHUNK_BYTES    # no chunk yet
+
+    @staticmethod
+    def fits(sizes) -> bool:
+        """Whether results of `sizes` bytes are small enough to share chunks."""
+        return sum(-(-max(n, 1) // _ALIGN) * _ALIGN for n in sizes) <= RESULTS_MAX_BYTES
+
+    def take(self) -> list:
+        """Fresh buffers of this program's result sizes."""
+        used = self.used
+        if used + self.total > RESULT_CHUNK_BYTES:
+            raw = np.empty(RESULT_CHUNK_BYTES + _ALIGN, dtype=np.uint8)
+            base = ctypes.addressof(ctypes.c_char.from_buffer(raw))
+            shift = (-base) % _ALIGN
+            self.raw, self.base, used = raw[shift:], base + shift, 0
+            self.device.fresh_allocations += 1
+        self.used = used + self.total
+        raw, base, dev = self.raw, self.base + used, self.device
+        return [CpuBuffer(dev, n, raw[used + o:used + o + n], base + o) for n, o in zip(self.sizes, self.offsets)]
 
 
 class CpuDevice(Device):
@@ -213,11 +256,13 @@ class CpuDevice(Device):
         self.fresh_allocations = 0        # allocations the pool did not serve (np.empty)
 
     def allocate(self, nbytes: int) -> Buffer:
-        raw = self._host_pool.take(nbytes + _ALIGN)       # large ones are reused (cpu_pool.py)
+        size = nbytes + _ALIGN
+        raw = self._host_pool.take(size) if size >= POOL_MIN_BYTES else None   # large: reused (cpu_pool.py)
         if raw is None:                                   # small ones: malloc reuses freed blocks
             self.fresh_allocations += 1
-            raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
-            self._host_pool.adopt(raw)
+            raw = np.empty(size, dtype=np.uint8)
+            if size >= POOL_MIN_BYTES:
+                self._host_pool.adopt(raw)
         base = ctypes.addressof(ctypes.c_char.from_buffer(raw))
         off = (-base) % _ALIGN
         return CpuBuffer(self, nbytes, raw[off:off + nbytes], base + off)

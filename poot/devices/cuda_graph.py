@@ -35,7 +35,8 @@ class Recording(base.Recording):
     def __init__(self, device):
         super().__init__(device)
         self.uses: dict[int, tuple[Buffer, list[int]]] = {}     # id(buffer) -> (buffer, command indices)
-        self.rebound: set[int] = set()                          # commands whose node holds other buffers
+        # id(recorded buffer) -> the address its nodes hold instead of its own, since a replay rebound it
+        self.held: dict[int, int] = {}
         self.graph = self.exec = None
         self.description = None     # the _recent entry of a replay, set by instantiate
 
@@ -113,8 +114,12 @@ def replay(dev, rec: Recording, rebind=None) -> None:
         raise DeviceError(f"{dev.name}: this recording was closed by an exception and has no graph")
     dev._current()
     rebind = rebind or {}
-    touched = set(rec.rebound)
+    held = rec.held
+    changed = []            # recorded buffers whose nodes take another address this time
     for old, new in rebind.items():
+        h = new.handle
+        if h is not None and held.get(id(old), old.handle) == h and id(old) in rec.uses:
+            continue                            # its nodes hold that address already
         use = rec.uses.get(id(old))
         if use is None or use[0] is not old:
             raise DeviceError(f"{dev.name}: {old!r} is not a buffer of this recording")
@@ -122,12 +127,14 @@ def replay(dev, rec: Recording, rebind=None) -> None:
         if max(new.nbytes, 4) < old.nbytes:     # stand-ins are at least 4 bytes (replay.py)
             raise DeviceError(f"{dev.name}: a replay replaces a buffer of {old.nbytes:,} bytes by one of "
                               f"{new.nbytes:,}; the recorded kernels need at least the recorded size")
-        touched.update(use[1])
+        changed.append(old)
+    for key in [k for k in held if rec.uses[k][0] not in rebind]:    # rebound before, its own again now
+        changed.append(rec.uses[key][0])
     for b, _ in rec.uses.values():
         if b.handle is None and b not in rebind:
             raise DeviceError(f"{dev.name}: the recording uses {b!r}, which was freed")
     drv = dev._drv
-    rec.rebound = set()
+    touched = sorted({i for b in changed for i in rec.uses[id(b)][1]})
     for i in touched:
         cmd = rec.commands[i]
         ptrs = tuple((rebind.get(b) or b).handle for b in cmd.buffers)
@@ -140,8 +147,12 @@ def replay(dev, rec: Recording, rebind=None) -> None:
             dev._ok(r, "updating a node of a CUDA graph")
             del keep
             cmd.current = ptrs
-        if any(p != b.handle for p, b in zip(ptrs, cmd.buffers)):
-            rec.rebound.add(i)
+    for b in changed:
+        new = rebind.get(b)
+        if new is not None and new.handle != b.handle:
+            held[id(b)] = new.handle
+        else:
+            held.pop(id(b), None)
     dev._ok(drv.cuGraphLaunch(rec.exec, dev.stream), "launching a CUDA graph")
     dev._recent.append(rec.description)
 

@@ -7,16 +7,15 @@ in CPU buffers. The default device comes from the environment variable POOT_DEVI
 """
 from __future__ import annotations
 
-import os
 import threading
 
 from poot import devices
 from poot.errors import DeviceUnavailableError
+from poot.jit.runtime import env
 
 ORACLE = "oracle"
 _SINGLE = ("cpu", "wgpu", "vulkan")  # kinds with one device per machine: no ":n" suffix
 _local = threading.local()
-_default_cache: tuple[str, str] | None = None  # (POOT_DEVICE value, canonical name)
 
 
 def canonical(name) -> str:
@@ -42,13 +41,13 @@ def executor(name: str):
     return ORACLE if name == ORACLE else devices.get(name)
 
 
-def default() -> str:
-    """The default device: env POOT_DEVICE, else "cpu"."""
-    global _default_cache
-    env = os.environ.get("POOT_DEVICE", "cpu")
-    if _default_cache is None or _default_cache[0] != env:
-        _default_cache = (env, canonical(env))
-    return _default_cache[1]
+def _default_from_env(value) -> str:
+    return canonical("cpu" if value is None else value)
+
+
+# the variable is read on every jitted call and every recording without a device: a cheap read
+default = env.reader("POOT_DEVICE", _default_from_env)
+default.__doc__ = """The default device: env POOT_DEVICE, else "cpu"."""
 
 
 def current() -> str:

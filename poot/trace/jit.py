@@ -84,7 +84,7 @@ class Jitted:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        if lazy.is_tracing():
+        if lazy._state.tracing:     # lazy.is_tracing(), inline: this runs on every call
             return self.fn(*args, **kwargs)
         key, leaves = self._signature(args, kwargs)
         prog = self._cache.get(key)
@@ -106,12 +106,17 @@ class Jitted:
         leaves: list = []
         for i, a in enumerate(args):
             if statics and i in statics:
-                parts.append(("static", i, _hashable(a, self._arg_name(i))))
+                try:
+                    hash(a)
+                except TypeError:
+                    _hashable(a, self._arg_name(i))     # raises the error naming the argument
+                parts.append(("static", i, a))
                 continue
             t = type(a)
             if t is Array:
                 n = a._node
-                parts.append((n.aval, n.device))
+                aval = n.aval               # by the dtype's name: a DType hashes in Python
+                parts.append((aval.shape, aval.dtype.name, n.device))
                 leaves.append(a)
             elif t in _SCALARS:
                 parts.append(t)
@@ -134,7 +139,8 @@ class Jitted:
         for x in flat:
             t = type(x)
             if t is Array or isinstance(x, Array):
-                specs.append((x._node.aval, x._node.device))
+                aval = x._node.aval
+                specs.append((aval.shape, aval.dtype.name, x._node.device))
                 leaves.append(x)
             elif t in _SCALARS:
                 specs.append(t)
@@ -267,8 +273,8 @@ def _is_dynamic(x) -> bool:
 
 
 def _describe(part) -> str:
-    if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], Aval):
-        return f"{part[0]} on {part[1]}"
+    if isinstance(part, tuple) and len(part) == 3 and isinstance(part[0], tuple) and isinstance(part[1], str):
+        return f"{Aval(part[0], dt.as_dtype(part[1]))} on {part[2]}"      # an array: shape, dtype, device
     if isinstance(part, tuple) and part and part[0] == "static":
         return repr(part[-1])
     if isinstance(part, tuple) and part and part[0] == "kw":

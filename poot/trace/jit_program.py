@@ -19,10 +19,28 @@ from poot.jit.runtime.replay import Replay
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.lazy import Node
 
 _SCALAR_BUFFERS: dict = {}   # (backend, dtype, type, value) -> the buffer of a scalar argument
 
 SCALARS = (bool, int, float)   # Python scalar arguments: weakly typed inputs
+
+
+def _plain_builder(out_tree, out_slots: list):
+    """What makes a call's result from its result arrays, in order, when the function returns one
+    array or a flat tuple or list of arrays (no pytree to rebuild); None otherwise."""
+    if out_slots != list(range(len(out_slots))):
+        return None
+    if out_tree is pytree.LEAF:
+        return _first
+    if type(out_tree) is tuple and len(out_tree) == 2 and out_tree[0] in (tuple, list) \
+            and all(d is pytree.LEAF for d in out_tree[1]):
+        return out_tree[0]
+    return None
+
+
+def _first(values: list):
+    return values[0]
 
 
 class JitProgram:
@@ -70,9 +88,15 @@ class JitProgram:
         self.host_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves)
                             if isinstance(x, (np.ndarray, np.generic))}
         self.donated = donated
+        # the fast paths of a call, decided once for this signature (its leaves' kinds are fixed):
+        # every graph input an array argument, and the results a flat tuple or list (or one array)
+        self.array_binds = self.binds if all(type(b) is int and isinstance(leaves[b], Array)
+                                             for b in self.binds) else None
+        self.plain_outs = _plain_builder(self.out_tree, self.out_slots)
         self.backend = _dev.backend(self.device)
         executor = _dev.executor(self.device)
         self.replay = None
+        self._donating: dict = {}      # frozenset of donated positions -> its Replay
         if isinstance(executor, str) or not self.graph.eqns:
             self.program = None
             self._executor = executor
@@ -84,6 +108,54 @@ class JitProgram:
 
     # -- a call ------------------------------------------------------------------------------------
     def call(self, leaves: list):
+        bufs = self._array_buffers(leaves) if self.array_binds is not None else None
+        if bufs is None:
+            bufs = self._buffers(leaves)
+        if self.program is not None:
+            donate = self._take_donations(leaves, bufs) if self.donated else None
+            try:
+                wheres = self.wheres
+                replay = self._replay_for(donate) if donate else self.replay
+                outs = replay.run(bufs, wheres) if replay is not None else None
+                if outs is None:
+                    outs = self.program.run(bufs, donate, wheres)
+            except KernelIndexError as e:      # name this function's line (a cached program's may differ)
+                raise located(e, self.program, self.graph) from None
+        else:
+            outs = execute(self.graph, bufs, self._executor)
+        dev = self.device
+        arrays = [Array(Node(None, (), None, a, dev, None, 0, o)) for o, a in zip(outs, self.out_avals)]
+        if self.donated:
+            self._invalidate_donated(leaves)
+        if self.plain_outs is not None:
+            return self.plain_outs(arrays)
+        values = [arrays[s] if type(s) is int else s[0] for s in self.out_slots]
+        return pytree.unflatten(self.out_tree, values)
+
+    def _replay_for(self, donate: set):
+        """The replay of a call that donates the graph inputs at `donate` (built once per set)."""
+        if self.replay is None:
+            return None
+        key = frozenset(donate)
+        replay = self._donating.get(key)
+        if replay is None:
+            replay = self._donating[key] = Replay.build(self.program, key)
+        return replay
+
+    def _array_buffers(self, leaves: list):
+        """The graph inputs' buffers where every input is a realized array argument (the common
+        call); None where one is not realized yet (`_buffers` realizes it)."""
+        bufs = []
+        for k in self.array_binds:
+            b = leaves[k]._node.buf
+            if b is None:
+                return None
+            bufs.append(b)
+        return bufs
+
+    def _buffers(self, leaves: list) -> list:
+        """The graph inputs' buffers: array arguments (realized now if pending), Python scalars
+        (kept per value), NumPy arguments (copied in) and the arrays the function closed over."""
         bufs = []
         for b in self.binds:
             if type(b) is not int:
@@ -101,23 +173,7 @@ class JitProgram:
             else:
                 arr = np.ascontiguousarray(x, dtype=self.host_dtypes[b].np).reshape(-1).view(np.uint8)
                 bufs.append(numpy_to_buffer(arr, self.backend) if arr.size else self.backend.allocate(0))
-        if self.program is not None:
-            donate = self._take_donations(leaves, bufs) if self.donated else None
-            try:
-                wheres = self.wheres
-                outs = self.replay.run(bufs, wheres) if self.replay is not None and not donate else None
-                if outs is None:
-                    outs = self.program.run(bufs, donate, wheres)
-            except KernelIndexError as e:      # name this function's line (a cached program's may differ)
-                raise located(e, self.program, self.graph) from None
-        else:
-            outs = execute(self.graph, bufs, self._executor)
-        dev = self.device
-        arrays = [Array(lazy.from_buffer(o, a, dev)) for o, a in zip(outs, self.out_avals)]
-        if self.donated:
-            self._invalidate_donated(leaves)
-        values = [arrays[s] if type(s) is int else s[0] for s in self.out_slots]
-        return pytree.unflatten(self.out_tree, values)
+        return bufs
 
     def _scalar_buffer(self, value, dtype: dt.DType):
         """The buffer of a Python scalar argument. A loop passes the same few scalars (a learning

@@ -16,19 +16,17 @@ import math
 import os
 import sys
 import threading
-from collections import Counter, defaultdict
-from itertools import chain
 
 import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.base import Buffer
 from poot.errors import DTypeError, PootError, TracerError
-from poot.graph import OPS, Aval, Eqn, Graph, Var
-from poot.graph.ir import _freeze, structural_key
+from poot.graph import OPS, Aval, Graph
 from poot.jit.runtime.execute import execute_keyed, numpy_to_buffer
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
+from poot.trace.walk import Walk
 
 MAX_PENDING_DEPTH = 1000
 _EMPTY: dict = {}
@@ -89,7 +87,15 @@ def is_internal(code) -> bool:
 
 def caller_where():
     """(filename, line) of the innermost frame outside poot; cheap: one dict lookup per frame."""
-    f = sys._getframe(1)
+    return where_from(sys._getframe(2))
+
+
+def where_from(f):
+    """(filename, line) of frame `f` or, where `f` is inside poot, of the innermost frame outside
+    poot that called it. A caller that knows which frames above it are poot's passes the first one
+    it does not know (`sys._getframe(k)`): asking a frame for `f_back` makes Python build a frame
+    object for each one walked (and copy its locals out when it returns), about 0.2 us a frame,
+    while `sys._getframe(k)` builds only the one it returns."""
     while f is not None:
         code = f.f_code
         inside = _internal_code.get(code)
@@ -290,116 +296,11 @@ def from_buffer(buf, aval: Aval, device: str) -> Node:
 
 
 # --- graphs and realization ---------------------------------------------------------------------
-class Walk:
-    """The pending equations below some roots, met once each in post-order (inputs first).
-    `leaves`: the graph inputs in order (a realized buffer or an abstract placeholder, and, under
-    `inside`, any node outside it; leaves sharing one buffer and aval are one input); `nodes`: the
-    equation nodes in order; `key`: the structural key of the graph they make (graph.ir.eqn_key:
-    input k is numbered ~k, equation j is j), so a cached program is found without building it."""
-
-    __slots__ = ("leaves", "nodes", "key")
-
-    def __init__(self, roots, inside: set | None = None):
-        num: dict[int, int] = {}
-        buf_num: dict = {}
-        leaves: list[Node] = []
-        nodes: list[Node] = []
-        parts: list = []
-
-        def number_leaf(n: Node) -> None:
-            b = n.buf
-            same = buf_num.get(id(b)) if b is not None else None   # (aval, number)
-            if same is not None and (same[0] is n.aval or same[0] == n.aval):
-                num[id(n)] = same[1]
-                return
-            i = num[id(n)] = ~len(leaves)
-            leaves.append(n)
-            if b is not None and same is None:
-                buf_num[id(b)] = (n.aval, i)
-
-        stack = list(reversed(roots))
-        push, pop = stack.append, stack.pop
-        frozen_get, num_get = _FROZEN.get, num.get
-        while stack:                    # iterative: chains of any depth work
-            n = stack[-1]
-            k = id(n)
-            if k in num:
-                pop()
-                continue
-            if n.op is None or (inside is not None and k not in inside):
-                pop()
-                number_leaf(n)
-                continue
-            numbers = []                # operands in order, leaves numbered on the spot: the
-            for i in n.inputs:          # depth-first order without a stack round trip per leaf
-                j = num_get(id(i))
-                if j is None:
-                    if i.op is None or (inside is not None and id(i) not in inside):
-                        number_leaf(i)
-                        j = num[id(i)]
-                    else:
-                        push(i)
-                        break
-                numbers.append(j)
-            else:
-                pop()
-                num[k] = len(nodes)
-                nodes.append(n)
-                aval = n.aval
-                params = n.params       # graph.ir.eqn_key's tuple, built here (one call less a node)
-                if params:
-                    hit = frozen_get(id(params))
-                    fp = hit[1] if hit is not None and hit[0] is params else _frozen_params(params)
-                else:
-                    fp = ()
-                parts.append((n.op, tuple(numbers), fp, aval.shape, aval.dtype.name))
-        self.leaves, self.nodes = leaves, nodes
-        self.key = structural_key([n.aval for n in leaves], parts, [num[id(r)] for r in roots])
-
-    def graph(self) -> Graph:
-        inputs = [Var(n.aval) for n in self.leaves]
-        outs: list[Var] = []
-        eqns = []
-        for n, part in zip(self.nodes, self.key[1:-1]):     # the key's middle: one part per equation
-            v = Var(n.aval)
-            eqns.append(Eqn(n.op, tuple([inputs[~k] if k < 0 else outs[k] for k in part[1]]), n.params, v,
-                            _where_text(n.where)))
-            outs.append(v)
-        return Graph(inputs, eqns, [inputs[~k] if k < 0 else outs[k] for k in self.key[-1]])
-
-
-# params dict id -> (the dict, its frozen form): replayed recipes (recipes.py) share one params dict
-# among the equations they make, so a walk freezes each once; the dict is kept, so its id stays its own
-_FROZEN: dict = {}
-
-
-def _frozen_params(params) -> tuple:
-    fp = _freeze(params)
-    if len(_FROZEN) >= 8192:
-        _FROZEN.clear()
-    _FROZEN[id(params)] = (params, fp)
-    return fp
-
-
 def build_graph(roots, inside: set | None = None) -> tuple[Graph, list[Node]]:
     """The Graph computing `roots` from their leaves, with the leaf Nodes in the order of
     `graph.inputs` (see `Walk`; `inside`: node ids, see `scope`)."""
     w = Walk(roots, inside)
     return w.graph(), w.leaves
-
-
-_where_texts: dict = {}
-
-
-def _where_text(where) -> str:
-    if where is None:
-        return ""
-    t = _where_texts.get(where)
-    if t is None:
-        if len(_where_texts) > 4096:
-            _where_texts.clear()
-        t = _where_texts[where] = f"{where[0]}:{where[1]}"
-    return t
 
 
 DONATED = "donated"   # the params of a node whose buffer was donated to a jitted call
@@ -420,6 +321,14 @@ def refuse_if_tracing(what: str, node: Node) -> None:
 
 def realize_nodes(nodes, what: str = "realizing") -> None:
     """Run everything pending below `nodes`, one graph per device, and turn them into leaves."""
+    if len(nodes) == 1:             # `.numpy()`, `float(x)`, `pt.realize(x)`: one array
+        n = nodes[0]
+        if n.buf is not None:
+            return
+        if n.op is not None and n.aval.dtype is not dt.bfloat16 and 0 not in n.aval.shape \
+                and not _state.tracing:
+            _realize_group(n.device, [n], [n], what)
+            return
     pending: dict[int, Node] = {}
     for n in nodes:
         if n.buf is None:
@@ -436,18 +345,27 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
     for dev, group in groups.items():
         roots = [_as_bits(n) if n.aval.dtype is dt.bfloat16 and _bf16_needs_bits(dev) else n
                  for n in group]
-        w = Walk(roots)
-        for leaf in w.leaves:
-            if leaf.buf is None:
-                refuse_if_tracing(what, leaf)
-        live = _live_intermediates(w, roots)
-        if live:
-            group, roots = group + live, roots + live
-            w = Walk(roots)
-        _counters.counts.programs += 1
-        outs = execute_keyed(w.key, w.graph, [leaf.buf for leaf in w.leaves], _dev.executor(dev))
-        for n, b in zip(group, outs):
-            _become_leaf(n, b)
+        _realize_group(dev, group, roots, what)
+
+
+def _realize_group(dev: str, group: list, roots: list, what: str) -> None:
+    """Realize the pending nodes `group` of device `dev` as one program computing `roots` (the
+    group, bf16 ones as their bits where the device needs it)."""
+    w = Walk(roots)
+    bufs = []
+    for leaf in w.leaves:
+        b = leaf.buf
+        if b is None:
+            refuse_if_tracing(what, leaf)
+        bufs.append(b)
+    live = _live_intermediates(w, roots)
+    if live:
+        group = group + live
+        w.add_outputs(live)
+    _counters.counts.programs += 1
+    outs = execute_keyed(w.key, w.graph, bufs, _dev.executor(dev))
+    for n, b in zip(group, outs):
+        n.buf, n.op, n.inputs, n.params, n.depth = b, None, (), None, 0     # _become_leaf, inline
 
 
 _FREE_TO_RECOMPUTE = ("movement", "source")
@@ -466,9 +384,11 @@ def _live_intermediates(w: Walk, roots: list) -> list:
     walk (the walk's list, and each operand slot of a walked equation) are known, so any others come
     from outside."""
     nodes = w.nodes
+    if len(nodes) == 1 and nodes[0] is roots[0]:   # one equation, the one being realized
+        return []
     own = {id(r) for r in roots}
     live: dict[int, Node] = {}
-    for n, outside in zip(nodes, _outside_references(nodes)):
+    for n, outside in zip(nodes, _outside_references(nodes, w.uses)):
         if not outside or id(n) in own:
             continue
         stack = [n]
@@ -483,29 +403,17 @@ def _live_intermediates(w: Walk, roots: list) -> list:
     return list(live.values())
 
 
-def _outside_references(nodes: list) -> list:
+def _outside_references(nodes: list, uses: list) -> list:
     """For each node of `nodes` (a walk's list, in post-order), how many references to it come from
-    outside the walk: its reference count less the walk's list and the operand slots of the walk's
-    equations, less what counting itself adds (measured once, below, on a node nothing else holds)."""
-    uses = Counter(map(id, chain.from_iterable([n.inputs for n in nodes]))) if len(nodes) > 16 \
-        else _operand_uses(nodes)
+    outside the walk: its reference count less the walk's list and `uses` (per node, the operand
+    slots of the walk's equations reading it, counted by the walk), less what counting itself adds
+    (measured once, below, on a node nothing else holds)."""
     refs = list(map(sys.getrefcount, nodes))
-    return [r - uses[id(n)] - _COUNTING_REFS for n, r in zip(nodes, refs)]
-
-
-def _operand_uses(nodes: list) -> defaultdict:
-    """The count of operand slots per node id, without Counter's construction cost (most realizes
-    walk a few equations). A function of its own, so no loop variable outlives it to hold a node
-    while the reference counts are read."""
-    uses: defaultdict = defaultdict(int)
-    for n in nodes:
-        for i in n.inputs:
-            uses[id(i)] += 1
-    return uses
+    return [r - u - _COUNTING_REFS for r, u in zip(refs, uses)]
 
 
 _COUNTING_REFS = 0
-_COUNTING_REFS = _outside_references([Node("neg", (), None, None, "cpu", None, 1)])[0]
+_COUNTING_REFS = _outside_references([Node("neg", (), None, None, "cpu", None, 1)], [0])[0]
 
 def _become_leaf(n: Node, buf) -> None:
     """A realized node keeps its buffer and drops its equation and inputs (no history is kept)."""

@@ -25,12 +25,13 @@ from __future__ import annotations
 import functools
 import struct
 import types
+from sys import _getframe
 
 from poot.errors import api_boundary
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
 from poot.trace.array import Array
-from poot.trace.lazy import MAX_PENDING_DEPTH, Node, _state, caller_where, realize_nodes
+from poot.trace.lazy import MAX_PENDING_DEPTH, Node, _state, realize_nodes, where_from
 
 MAX_RECIPES = 8192
 _recipes: dict = {}
@@ -167,9 +168,8 @@ def _recipe(captured, nodes, out):
     return _Recipe(consts, steps, tuple(map(fix, outs)), kind)
 
 
-def _replay(recipe: _Recipe, nodes: list):
+def _replay(recipe: _Recipe, nodes: list, where):
     vals = nodes + recipe.consts if recipe.consts else nodes
-    where = caller_where()
     append = vals.append
     for op, refs, params, aval, dev in recipe.steps:
         if len(refs) == 1:
@@ -214,7 +214,9 @@ def memoize(fn):
             return out
         if recipe is _NEVER:
             return fn(*args, **kwargs)
-        return _replay(recipe, nodes)
+        # the caller of the api_boundary wrapper around this function (lazy.where_from: no frame
+        # object is built for this frame or the wrapper's)
+        return _replay(recipe, nodes, where_from(_getframe(2)))
 
     # the outer boundary (poot/errors.py) cuts this wrapper from a PootError's traceback
     outer = functools.wraps(fn)(api_boundary(call))

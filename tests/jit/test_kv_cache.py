@@ -112,3 +112,31 @@ def test_donated_paged_cache_is_updated_in_place(monkeypatch):
     assert all(n < want.nbytes for n in sizes), sizes
     monkeypatch.undo()
     np.testing.assert_array_equal(cache.numpy(), want)
+
+
+def test_donating_calls_replay_the_recording(device, monkeypatch):
+    """A call that donates its cache replays the program's recording (one CUDA graph, one native call
+    on the CPU) with the cache updated in its own buffer, instead of running it step by step."""
+    from poot.jit.runtime.program import Program
+
+    @pt.jit(donate_argnums=0)
+    def step(cache, tok, pos):
+        cache = pt.dynamic_update_slice(cache, tok, (0, pos, 0))
+        return cache, (cache * cache).sum(axis=(1, 2))      # reads the updated cache
+
+    cache = pt.asarray(np.zeros((2, 64, 8), np.float32))
+    want = np.zeros((2, 64, 8), np.float32)
+    runs = []
+    real_run = Program.run
+    monkeypatch.setattr(Program, "run", lambda self, *a, **kw: runs.append(1) or real_run(self, *a, **kw))
+    for i in range(6):
+        tok = np.full((2, 1, 8), i + 1, np.float32)
+        cache, energy = step(cache, tok, i)
+        want[:, i:i + 1] = tok
+        np.testing.assert_allclose(energy.numpy(), (want * want).sum(axis=(1, 2)), rtol=1e-6)
+        if i == 1:
+            first = _address(cache._node.buf)
+        elif i > 1:
+            assert _address(cache._node.buf) == first                       # in place
+    assert not runs, "a donating call ran the program step by step"
+    np.testing.assert_array_equal(cache.numpy(), want)

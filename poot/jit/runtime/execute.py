@@ -6,7 +6,7 @@ debugging); otherwise it is planned, compiled and launched (poot.fuse + kernelge
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+import itertools
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from poot.errors import InternalError, KernelIndexError, PootError
 from poot.graph import Graph, evaluate
 from poot.jit.runtime import traps
 from poot.jit.llvm import abi
-from poot.jit.llvm.compile import debug_level
+from poot.jit.runtime import env
 from poot.jit.llvm.targets import target_of
 
 
@@ -41,8 +41,9 @@ def execute_oracle(graph: Graph, inputs: list[Buffer], device: Device) -> list[B
     return [device.from_numpy(o) for o in outs]
 
 
-_PROGRAMS: OrderedDict = OrderedDict()
+_PROGRAMS: dict = {}
 MAX_PROGRAMS = 1024          # compiled programs kept per process (least recently used dropped)
+_uses = itertools.count()    # a program's `last_use` tick: when it last ran (see _cached)
 
 
 def compiled_program(graph: Graph, device: Device):
@@ -63,16 +64,21 @@ def compiled_program(graph: Graph, device: Device):
         prog.source_wheres = tuple(e.where for e in graph.eqns)
         prog.index_positions = _index_positions(graph)
         prog.index_wheres = _wheres(graph, prog)
+        prog.last_use = next(_uses)
         _PROGRAMS[key] = prog
         if len(_PROGRAMS) > MAX_PROGRAMS:
-            _PROGRAMS.popitem(last=False)
+            oldest = min(_PROGRAMS, key=lambda k: _PROGRAMS[k].last_use)
+            del _PROGRAMS[oldest]
     return prog
 
 
 def _cached(key: tuple):
+    """The program cached under `key`, marked as just used. A tick on the program, not an
+    OrderedDict's move_to_end: that hashes the structural key (a tuple per equation) a second time
+    on every realize; the least recently used program is looked for only when one is dropped."""
     prog = _PROGRAMS.get(key)
     if prog is not None:
-        _PROGRAMS.move_to_end(key)
+        prog.last_use = next(_uses)
     return prog
 
 
@@ -139,6 +145,17 @@ def _wheres(graph: Graph, prog, same=None):
 REPLAY_MAX_BYTES = 1 << 18
 
 
+def _debug_from_env(value) -> int:
+    """POOT_DEBUG as poot.jit.llvm.compile.debug_level reads it (0 when unset or not a number)."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+_debug_level = env.reader("POOT_DEBUG", _debug_from_env)   # read on every realize: a cheap read
+
+
 def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     """Run a cached Program; from its second call on, a small CPU program replays a recording of its
     launches (poot/jit/runtime/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
@@ -151,13 +168,11 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
             prog.eager_calls += 1
             if prog.eager_calls == 2:    # a graph realized once never pays for a recording
                 prog.eager_replay = _replay_for(prog)
-    elif debug_level() < 1:
+    elif _debug_level() < 1:
         out = replay.run(inputs)
         if out is not None:              # None: another thread holds the recording
             return out
     return prog.run(inputs, wheres=wheres)
-
-
 
 
 def _peak_bytes(prog) -> int:

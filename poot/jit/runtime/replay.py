@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from poot.devices.cpu import buffer_address
+from poot.devices.cpu import CpuBuffer, CpuDevice, ResultArena, buffer_address
 from poot.jit.runtime import traps
 from poot.jit.llvm import abi
 from poot.jit.llvm.targets import target_of
@@ -50,7 +50,10 @@ class Replay:
                            if dev.shares_host_memory else None)   # the trap word, read in place
 
     @classmethod
-    def build(cls, program) -> "Replay | None":
+    def build(cls, program, donate: frozenset = frozenset()) -> "Replay | None":
+        """The replay of `program`; with `donate` (graph-input positions a call gives up), one whose
+        intermediates and results may live in those inputs' buffers once their last reader has run,
+        as Program.run places them: a result so placed is returned as that input's buffer."""
         dev = program.device
         if not hasattr(dev, "record"):
             return None
@@ -67,14 +70,24 @@ class Replay:
         fresh_index: dict[int, int] = {}
         fresh: list = []
         pool: dict[int, list] = {}
+        donated_after = program._donations(inputs, set(donate)) if donate else {}
+        donated_pos = {id(inputs[p]): p for p in donate}
+        donated_out: dict[int, int] = {}          # result slot -> the donated input position it lives in
+        for b in donated_after.pop(-1, ()):       # an in-place first step
+            pool.setdefault(b.nbytes, []).append(b)
         segments: list = []
         slots: dict[int, object] = {}
         trap = program.trap_buffer
         rec = None
-        for allocs, actions, frees in program.steps:
+        for i, (allocs, actions, frees) in enumerate(program.steps):
             for slot in allocs:
                 nb = program.nbytes[slot]
-                if slot in out_roots:
+                given = [x for x in pool.get(nb, ()) if id(x) in donated_pos] if slot in out_roots else ()
+                if given:
+                    b = given[-1]
+                    pool[nb].remove(b)
+                    donated_out[slot] = donated_pos[id(b)]
+                elif slot in out_roots:
                     b = dev.allocate(_stand_in_bytes(nb))
                     stand_ins.add(id(b))
                     fresh_index[slot] = len(fresh)
@@ -112,12 +125,17 @@ class Replay:
                 b = bufs.pop(slot, None)
                 if b is not None and id(b) not in stand_ins:
                     pool.setdefault(b.nbytes, []).append(b)
+            for b in donated_after.get(i, ()):
+                pool.setdefault(b.nbytes, []).append(b)
         if rec is not None:
             rec.__exit__(None, None, None)
         outputs = []
         for vid in program.output_ids:
             root = alias_root.get(vid, vid)
-            outputs.append(("in", input_pos[root]) if root in input_pos else ("fresh", fresh_index[root]))
+            if root in input_pos or root in donated_out:
+                outputs.append(("in", input_pos[root] if root in input_pos else donated_out[root]))
+            else:
+                outputs.append(("fresh", fresh_index[root]))
         segments = [(s[0], s[1], list(s[2].values())) if s[0] == "rec" else s for s in segments]
         return (CpuReplay if target_of(dev.caps).is_host else cls)(program, segments, inputs, fresh,
                                                                 outputs, slots)
@@ -164,28 +182,41 @@ class Replay:
 
 
 class CpuReplay(Replay):
-    """On the CPU the call's addresses are written straight into the recorded pointer slots."""
+    """On the CPU the call's addresses are written straight into the recorded pointer slots, and the
+    small results of a call are carved from shared chunks (cpu.ResultArena)."""
 
     def __init__(self, program, segments, inputs, fresh, outputs, slots):
         super().__init__(program, segments, inputs, fresh, outputs, slots)
         recs = [s[1] for s in segments if s[0] == "rec"]
         self.input_slots = [[p for r in recs for p in r.pointer_slots(b)] for b in inputs]
         self.fresh_slots = [([p for r in recs for p in r.pointer_slots(b)], nb) for b, nb in fresh]
+        self.fresh_sizes = [nb for _, nb in fresh]
+        dev = program.device
+        self.arena = ResultArena(dev, self.fresh_sizes) if isinstance(dev, CpuDevice) and fresh \
+            and ResultArena.fits(self.fresh_sizes) else None
+        self.input_addresses: list = [None] * len(inputs)   # what the input slots hold now
         self.simple = len(segments) == 1 and segments[0][0] == "rec"
+        # per result: its position among the inputs, or ~its position among the fresh buffers
+        self.result_picks = [k if kind == "in" else ~k for kind, k in outputs]
+        self.only_fresh = all(kind == "fresh" for kind, _ in outputs) and \
+            [k for _, k in outputs] == list(range(len(fresh)))
 
     def run(self, inputs: list, wheres=None):
         if not self.lock.acquire(blocking=False):
             return None
         try:
-            for buf, slots in zip(inputs, self.input_slots):
-                addr = buffer_address(buf)
-                for ptrs, k in slots:
-                    ptrs[k] = addr
-            allocate = self.program.device.allocate
-            made = []
-            for slots, nb in self.fresh_slots:
-                b = allocate(nb)
-                made.append(b)
+            addresses = [b.address if type(b) is CpuBuffer else buffer_address(b) for b in inputs]
+            if addresses != self.input_addresses:      # a loop passes the same arrays again
+                for addr, slots in zip(addresses, self.input_slots):
+                    for ptrs, k in slots:
+                        ptrs[k] = addr
+                self.input_addresses = addresses
+            if self.arena is not None:
+                made = self.arena.take()
+            else:
+                allocate = self.program.device.allocate
+                made = [allocate(nb) for nb in self.fresh_sizes]
+            for b, (slots, _) in zip(made, self.fresh_slots):
                 addr = b.address
                 for ptrs, k in slots:
                     ptrs[k] = addr
@@ -197,6 +228,8 @@ class CpuReplay(Replay):
                 self._run_segments(swap, patched=True)
             if self.trap_words[abi.TRAP_CODE_WORD]:
                 self.program._check_trap()
-            return [inputs[k] if kind == "in" else made[k] for kind, k in self.outputs]
+            if self.only_fresh:
+                return made
+            return [inputs[k] if k >= 0 else made[~k] for k in self.result_picks]
         finally:
             self.lock.release()

@@ -1,0 +1,41 @@
+"""Environment variables read on hot paths: every realize and every jitted call asks for some.
+
+Why: `os.environ.get(name)` encodes the name and decodes the value on each call, about 0.7 us; a
+realize of a small chain reads POOT_DEBUG and the current device (POOT_DEVICE), and paid more for
+those reads than for its kernel. `reader(name, parse)` returns a function that looks the encoded name
+up in the mapping behind `os.environ` (CPython keeps it in `os.environ._data`) with one dict lookup,
+and parses the value again only when it changed. Every change made through `os.environ`
+(`os.environ[...] = ...`, `monkeypatch.setenv`) lands in that mapping, so nothing is missed. Where
+the mapping is not there (another Python implementation), or `os.environ` was replaced by another
+object, the reader falls back to `os.environ.get`.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+
+def reader(name: str, parse: Callable) -> Callable:
+    """A function returning `parse(value)` for the current value of environment variable `name`
+    (None when unset); `parse` runs again only when the value changes."""
+    environ = os.environ
+    data = getattr(environ, "_data", None)
+    encodekey = getattr(environ, "encodekey", None)
+    decodevalue = getattr(environ, "decodevalue", None)
+    if not isinstance(data, dict) or encodekey is None or decodevalue is None:
+        return lambda: parse(os.environ.get(name))
+    key = encodekey(name)
+    last = [(object(), None)]   # (the raw value seen last, its parsed value), one tuple: threads agree
+
+    def read():
+        if os.environ is not environ:
+            return parse(os.environ.get(name))
+        raw = data.get(key)
+        seen = last[0]
+        if raw is seen[0]:
+            return seen[1]
+        value = parse(None if raw is None else decodevalue(raw))
+        last[0] = (raw, value)
+        return value
+
+    return read
