@@ -5,7 +5,8 @@ poot's step is one call of the jitted decode step (`poot.models.llama.decode_ste
 and greedy sampling) plus the read of the next token: what `poot generate` pays per token; it attends
 over the whole cache (capacity = context + steps) every step. transformers runs the same config (random
 weights, the preset's dtype) with a DynamicCache holding `context` positions; each step decodes one token
-and crops the cache back. Rows carry the weight bytes a token reads (`bytes`) and, on every device, the
+and crops the cache back ("torch"); on CUDA also with a StaticCache under torch.compile's reduce-overhead
+mode ("torch_compile"). Rows carry the weight bytes a token reads (`bytes`) and, on every device, the
 weight-bandwidth bound (`bound_s`: those bytes over the device's measured copy bandwidth).
 
     python -m benchmarks.bench_decode --presets tiny --contexts 128 --json out.json
@@ -41,12 +42,11 @@ def poot_step_s(args, preset: str, device: str, context: int):
     return s, m.cfg
 
 
-def torch_step_s(args, preset: str, device: str, context: int):
-    torch, transformers = C.optional("torch"), C.optional("transformers")
-    where = {"cpu": "cpu", "cuda": "cuda"}.get(device)
-    if torch is None or transformers is None or where is None or (where == "cuda" and not torch.cuda.is_available()):
-        C.note_once(f"skipping baseline torch on {device}: transformers/PyTorch (with that device) is not installed")
-        return None
+def _hf_model(preset: str, where: str):
+    """transformers' model of the preset's config (random weights, the preset's dtype) on `where`."""
+    import torch
+    import transformers
+
     from poot.models import preset as get_preset
     from poot.models.weights import hf_config_dict
 
@@ -60,7 +60,26 @@ def torch_step_s(args, preset: str, device: str, context: int):
             model = transformers.AutoModelForCausalLM.from_config(hf, dtype=dtype)       # transformers >= 4.56
         except TypeError:
             model = transformers.AutoModelForCausalLM.from_config(hf, torch_dtype=dtype)
-        model = model.to(dtype).eval()
+        return model.to(dtype).eval(), cfg, dtype
+
+
+def _torch_where(device: str):
+    torch, transformers = C.optional("torch"), C.optional("transformers")
+    where = {"cpu": "cpu", "cuda": "cuda"}.get(device)
+    if torch is None or transformers is None or where is None or (where == "cuda" and not torch.cuda.is_available()):
+        C.note_once(f"skipping baseline torch on {device}: transformers/PyTorch (with that device) is not installed")
+        return None
+    return where
+
+
+def torch_step_s(args, preset: str, device: str, context: int):
+    """transformers eager with a DynamicCache: one token decoded, then the cache cropped back."""
+    where = _torch_where(device)
+    if where is None:
+        return None
+    import torch
+
+    model, cfg, _ = _hf_model(preset, where)
     ids = torch.randint(0, cfg.vocab_size, (1, context), device=where)
     with torch.inference_mode():
         out = model(ids, use_cache=True)
@@ -69,9 +88,38 @@ def torch_step_s(args, preset: str, device: str, context: int):
         def step():
             o = model(tok, past_key_values=cache, use_cache=True)
             o.logits[:, -1].argmax(-1).item()
-            cache.crop(context)
+            cache.crop(-1)        # drop the step's token: every step decodes at `context`
 
         return C.median(C.time_call(step, repeat=args.repeat, number=1, warmup=2))
+
+
+def torch_compiled_step_s(args, preset: str, device: str, context: int):
+    """transformers with a StaticCache and `torch.compile(mode="reduce-overhead")` (CUDA graphs): the
+    fastest decode transformers offers; each step writes the token at position `context` again."""
+    where = _torch_where(device)
+    if where is None or where != "cuda":
+        return None
+    import torch
+    import transformers
+
+    model, cfg, dtype = _hf_model(preset, where)
+    try:
+        cache = transformers.StaticCache(config=model.config, max_cache_len=context + 1)
+    except TypeError:
+        cache = transformers.StaticCache(config=model.config, max_batch_size=1, max_cache_len=context + 1,
+                                         device=where, dtype=dtype)
+    ids = torch.randint(0, cfg.vocab_size, (1, context), device=where)
+    forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    with torch.inference_mode():
+        out = model(ids, past_key_values=cache, cache_position=torch.arange(context, device=where), use_cache=True)
+        tok = out.logits[:, -1:].argmax(-1)
+        position = torch.tensor([context], device=where)
+
+        def step():
+            o = forward(tok, past_key_values=cache, cache_position=position, use_cache=True)
+            o.logits[:, -1].argmax(-1).item()
+
+        return C.median(C.time_call(step, repeat=args.repeat, number=1, warmup=4))
 
 
 def main(argv=None) -> dict:
@@ -79,7 +127,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--presets", type=C.comma_list, default=["tiny", "qwen2.5-0.5b"],
                     help="poot.models presets (on a GPU add llama-3.2-1b, llama-3-8b)")
     ap.add_argument("--contexts", type=lambda t: [int(c) for c in C.comma_list(t)], default=[128, 1024])
-    ap.add_argument("--no-torch", action="store_true", help="skip the transformers/PyTorch baseline")
+    ap.add_argument("--no-torch", action="store_true", help="skip the transformers/PyTorch baselines")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="skip the torch.compile + StaticCache baseline (CUDA; compiling takes a minute)")
     args = ap.parse_args(argv)
     from poot.models.cli import copy_bandwidth
 
@@ -89,7 +139,9 @@ def main(argv=None) -> dict:
         for preset in args.presets:
             for context in args.contexts:
                 poot_s, cfg = poot_step_s(args, preset, device, context)
-                base = {} if args.no_torch else {"torch": torch_step_s(args, preset, device, context)}
+                base = {} if args.no_torch else {
+                    "torch": torch_step_s(args, preset, device, context),
+                    "torch_compile": None if args.no_compile else torch_compiled_step_s(args, preset, device, context)}
                 wbytes = cfg.weight_bytes_per_token()
                 rows += C.rows_against("decode-token", {"preset": preset, "context": context}, device, poot_s, base,
                                        bytes=wbytes, bound_s=wbytes / bandwidth, unit="s/token")

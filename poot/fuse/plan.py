@@ -259,6 +259,7 @@ class _Planner:
             if k["kind"] not in ("pointwise", "row"):   # an opaque op's step or an alias: nothing recomputed
                 continue
             size = math.prod(k["shape"])
+            broadcast: dict[int, Eqn] = {}
             for x in k["eqns"]:
                 vid = x.out.id
                 if vid in self.materialized or OPS[x.op].fusion in (Fusion.MOVEMENT, Fusion.SOURCE):
@@ -267,7 +268,8 @@ class _Planner:
                     store.add(vid)
                 elif (k["kind"] == "pointwise" and cost[vid] >= 4 and OPS[x.op].fusion is Fusion.ELEMENTWISE
                       and 0 < x.out.aval.size * BROADCAST_FACTOR <= size):
-                    store.add(vid)
+                    broadcast[vid] = x
+            store |= _broadcast_ends(k["eqns"], broadcast)
         return store
 
     def _read_at_many_indices(self) -> set[int]:
@@ -493,3 +495,17 @@ def _identity(shape) -> tuple:
 def _space(e: Eqn) -> tuple[tuple, tuple]:
     axes = e.params["axes"] if "axes" in e.params else (e.params["axis"],)
     return e.inputs[0].aval.shape, tuple(axes)
+
+
+def _broadcast_ends(eqns: list[Eqn], candidates: dict[int, Eqn]) -> set[int]:
+    """Of the small expensive values a kernel would broadcast (`candidates`, var id -> equation), the
+    ones to store: those read by an equation that is not itself a candidate of the same shape. A chain
+    of them (RMSNorm's mean, + eps, sqrt on one row) is then one small kernel that computes its last
+    value, with the steps before it inline, instead of one launch per step."""
+    store: set[int] = set()
+    for e in eqns:
+        own = e.out.id in candidates
+        for u in e.inputs:
+            if u.id in candidates and not (own and u.aval.shape == e.out.aval.shape):
+                store.add(u.id)
+    return store

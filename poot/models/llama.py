@@ -102,7 +102,6 @@ def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
     """Logits (vocab,) float32 for `token` (int array of shape (1,)) at position `pos` (a traced or
     Python int), and the cache with this position's keys and values written."""
     nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
-    g = nh // nkv
     cap = cache["k"][0].shape[1]
     pos = pt.asarray(pos).astype(pt.int64) if not isinstance(pos, int) else pt.asarray(pos)
     cos = pt.take(params["rope_cos"], pos, axis=0)          # (d/2,)
@@ -122,12 +121,11 @@ def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
         kc[:, pos] = k
         vc[:, pos] = v.reshape((nkv, d))
         ks[li], vs[li] = kc, vc
-        # K @ q then a transpose of the small (nkv, cap, g) result: q @ K.T would copy the cache
-        qg = q.reshape((nkv, g, d)).astype(kc.dtype)            # products in the cache's dtype
-        s = pt.matrix_transpose(pt.matmul(kc, pt.matrix_transpose(qg))).astype(pt.float32) * scale
-        s = pt.where(visible, s, -pt.inf)
-        o = pt.matmul(pt.nn.softmax(s, axis=-1).astype(vc.dtype), vc).astype(pt.float32)   # (nkv, g, d)
-        x = x + _linear(o.reshape((nh * d,)), layer["w_o"])
+        # one query per head over the whole cache, the positions not written yet masked off: the
+        # split-key decode attention kernel
+        qh = q.reshape((nh, 1, d)).astype(kc.dtype)             # products in the cache's dtype
+        o = pt.nn.scaled_dot_product_attention(qh, kc, vc, mask=visible, scale=scale, enable_gqa=True)
+        x = x + _linear(o.astype(pt.float32).reshape((nh * d,)), layer["w_o"])
         x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
     return _logits(params, x, cfg), {"k": ks, "v": vs}
 
@@ -139,7 +137,6 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
     Returns (logits, cache): logits (T, vocab) for every position when `last` is None, else (vocab,)
     for position `last` (a traced or Python int: the last real token of a padded prompt)."""
     nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
-    g = nh // nkv
     t = tokens.shape[0]
     cos = params["rope_cos"][:t][:, None, :]                # (T, 1, d/2)
     sin = params["rope_sin"][:t][:, None, :]
@@ -161,12 +158,9 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
         vc[:, :t] = v
         ks[li], vs[li] = kc, vc
         k, v = k.astype(kc.dtype).astype(pt.float32), v.astype(vc.dtype).astype(pt.float32)   # as cached
-        qh = pt.permute_dims(q.reshape((t, nkv, g, d)), (1, 2, 0, 3)).reshape((nkv, g * t, d))
-        s = pt.matmul(qh, pt.matrix_transpose(k)).reshape((nkv, g, t, t)) * scale
-        s = pt.where(visible, s, -pt.inf)
-        p = pt.nn.softmax(s, axis=-1).reshape((nkv, g * t, t))
-        o = pt.matmul(p, v).reshape((nkv, g, t, d))
-        o = pt.permute_dims(o, (2, 0, 1, 3)).reshape((t, nh * d))
+        qh = pt.permute_dims(q, (1, 0, 2))                   # (nh, T, d)
+        o = pt.nn.scaled_dot_product_attention(qh, k, v, mask=visible, scale=scale, enable_gqa=True)
+        o = pt.permute_dims(o, (1, 0, 2)).reshape((t, nh * d))
         x = x + _linear(o, layer["w_o"])
         x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
     if last is not None:
