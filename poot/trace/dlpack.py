@@ -70,9 +70,10 @@ def from_dlpack_array(x, device: str, copy) -> Array:
 
 def export(arr: Array, kwargs: dict, copy):
     """`arr.__dlpack__(**kwargs)` of a CPU array: its read-only NumPy view's capsule (shared), or a
-    private copy's where copy=True or a legacy consumer cannot be told the memory is read-only."""
+    private copy's where copy=True or a legacy consumer cannot be told the memory is read-only (an
+    empty array's is always private: there are no bytes to share, so copy=False holds too)."""
     view = arr.numpy()
-    if copy:
+    if copy or not view.size:     # an empty array has no memory to share or protect: writable is no copy
         return np.array(view).__dlpack__(**kwargs)
     try:
         return view.__dlpack__(**kwargs)

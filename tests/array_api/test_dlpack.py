@@ -64,3 +64,14 @@ def test_dlpack_keywords():
     assert type(cap).__name__ == "PyCapsule"
     with pytest.raises(pt.DTypeError, match="cannot read a object through DLPack.*on the CPU"):
         pt.from_dlpack(object())
+
+
+@pytest.mark.parametrize("dtype", [pt.bool, pt.float32])
+def test_empty_array_exports_without_a_copy_for_any_consumer(dtype):
+    """A legacy consumer (no max_version) cannot be told memory is read-only, so a non-empty array's
+    copy=False export is refused; an empty array has no bytes to protect and exports as NumPy's does."""
+    x = pt.zeros((0,), dtype=dtype)
+    back = np.from_dlpack(x, copy=False)
+    assert back.shape == (0,) and back.dtype == dtype.np
+    with pytest.raises(pt.CopyError, match="read-only"):
+        pt.asarray([1.0, 2.0]).__dlpack__(copy=False)
