@@ -21,6 +21,7 @@ engine of their own. Short arrays, one core, or a dtype without a loop here take
 from __future__ import annotations
 
 import ctypes
+import itertools
 import logging
 import os
 import threading
@@ -177,17 +178,26 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _on_all(threads: int, work) -> None:
-    """work(t) for t in 0..threads-1: t = 0 on this thread, the others on the pool's threads (a
-    round trip through the pool costs tens of microseconds, so this thread does a share too)."""
+def _on_all(threads: int, tasks: int, work) -> None:
+    """work(k) for k in 0..tasks-1 on `threads` threads: this one and the pool's, each taking the next
+    task as it finishes one, so this thread also does the share of a pool thread that starts late (a
+    core idle for a while can take a millisecond to wake)."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL._max_workers < threads - 1:
             _POOL = ThreadPoolExecutor(threads - 1, thread_name_prefix="poot-sort")
         pool = _POOL
-    futures = [pool.submit(work, t) for t in range(1, threads)]
+    order = itertools.count()       # next() is atomic under the GIL: each task is taken once
+
+    def take() -> None:
+        k = next(order)
+        while k < tasks:
+            work(k)
+            k = next(order)
+
+    futures = [pool.submit(take) for _ in range(threads - 1)]
     try:
-        work(0)
+        take()
     finally:
         for f in futures:
             f.result()
@@ -219,30 +229,29 @@ def sort_into(src: np.ndarray, dst: np.ndarray) -> None:
         np.copyto(dst, src)
         dst.sort()
         return
-    spl = _splitters(src, threads)
+    parts = threads          # slices of the source, and buckets (more cost more in the scatter)
+    spl = _splitters(src, parts)
     if spl is None:
         np.copyto(dst, src)
         dst.sort()
         return
     ns = spl.size
     count, scatter = _LOOPS.get(char, ns)
-    bounds = [n * t // threads for t in range(threads + 1)]
-    slices = [src[bounds[t]:bounds[t + 1]] for t in range(threads)]
-    reach = np.zeros((threads, ns), np.int64)
+    bounds = [n * t // parts for t in range(parts + 1)]
+    slices = [src[bounds[t]:bounds[t + 1]] for t in range(parts)]
+    reach = np.zeros((parts, ns), np.int64)
     sp = spl.ctypes.data
-    _on_all(threads, lambda t: count(slices[t].ctypes.data, slices[t].size, sp, reach[t].ctypes.data))
-    # per thread and bucket: how many values (reach[k] counts buckets > k)
-    sizes = np.empty((threads, ns + 1), np.int64)
+    _on_all(threads, parts, lambda t: count(slices[t].ctypes.data, slices[t].size, sp, reach[t].ctypes.data))
+    # per slice and bucket: how many values (reach[k] counts buckets > k)
+    sizes = np.empty((parts, ns + 1), np.int64)
     sizes[:, 0] = [s.size for s in slices]
     sizes[:, 0] -= reach[:, 0]
     sizes[:, 1:ns] = reach[:, :ns - 1] - reach[:, 1:]
     sizes[:, ns] = reach[:, ns - 1]
-    bucket_sizes = sizes.sum(axis=0)
-    starts = np.concatenate(([0], np.cumsum(bucket_sizes)))
-    # thread t writes bucket b at starts[b] + the sizes of b from threads before t
+    starts = np.concatenate(([0], np.cumsum(sizes.sum(axis=0))))
+    # slice t writes bucket b at starts[b] + the sizes of b from the slices before t
     offsets = starts[:-1][None, :] + np.cumsum(sizes, axis=0) - sizes
-    base, item = dst.ctypes.data, dst.itemsize
-    heads = (offsets * item + base).astype(np.uint64)
-    _on_all(threads, lambda t: scatter(slices[t].ctypes.data, slices[t].size, sp, heads[t].ctypes.data))
+    heads = (offsets * dst.itemsize + dst.ctypes.data).astype(np.uint64)
+    _on_all(threads, parts, lambda t: scatter(slices[t].ctypes.data, slices[t].size, sp, heads[t].ctypes.data))
     buckets = [dst[starts[b]:starts[b + 1]] for b in range(ns + 1)]
-    _on_all(threads, lambda b: buckets[b].sort())
+    _on_all(threads, ns + 1, lambda b: buckets[b].sort())
