@@ -50,19 +50,16 @@ _COUNT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p
 _SCATTER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 
 
-def _count_ir(name: str, ty: str, lt: str, ns: int) -> str:
-    """`void name(T* src, i64 n, T* splitters, i64* reach)`: reach[k] = #{x in src: !(x < s_k)}."""
+def _element_loop(name: str, out: str, ty: str, ns: int, entry: str, phis: str, body: str,
+                  done: str) -> str:
+    """`void name(T* src, i64 n, T* splitters, ptr out)`: the splitters loaded once as %s0.., then
+    `body` run with each element %x of src (the loop's `phis` carry its state), then `done`."""
     spl = "\n".join(f"  %sp{k} = getelementptr {ty}, ptr %spl, i64 {k}\n  %s{k} = load {ty}, ptr %sp{k}"
                     for k in range(ns))
-    phis = "\n".join(f"  %c{k} = phi i64 [0, %entry], [%cn{k}, %loop]" for k in range(ns))
-    body = "\n".join(f"  %lt{k} = {lt} {ty} %x, %s{k}\n  %ge{k} = xor i1 %lt{k}, true\n"
-                     f"  %z{k} = zext i1 %ge{k} to i64\n  %cn{k} = add i64 %c{k}, %z{k}" for k in range(ns))
-    stores = "\n".join([f"  %cf{k} = phi i64 [0, %entry], [%cn{k}, %loop]" for k in range(ns)]
-                       + [f"  %rp{k} = getelementptr i64, ptr %reach, i64 {k}\n  store i64 %cf{k}, ptr %rp{k}"
-                          for k in range(ns)])
-    return f"""define void @{name}(ptr noalias %src, i64 %n, ptr noalias %spl, ptr noalias %reach) {{
+    return f"""define void @{name}(ptr noalias %src, i64 %n, ptr noalias %spl, ptr noalias %{out}) {{
 entry:
 {spl}
+{entry}
   %empty = icmp eq i64 %n, 0
   br i1 %empty, label %done, label %loop
 loop:
@@ -75,56 +72,46 @@ loop:
   %more = icmp ult i64 %inext, %n
   br i1 %more, label %loop, label %done
 done:
-{stores}
+{done}
   ret void
 }}
 """
+
+
+def _reaches(ty: str, lt: str, ns: int, acc: str) -> str:
+    """IR adding 1 where %x reaches splitter k (!(x < s_k)), for each k: to the count %c{k} as %cn{k}
+    (`acc` "c"), or to a running bucket number, %b{k} as %b{k+1} (`acc` "b")."""
+    step = (lambda k: f"%b{k + 1} = add i64 %b{k}") if acc == "b" else (lambda k: f"%cn{k} = add i64 %c{k}")
+    return "\n".join(f"  %lt{k} = {lt} {ty} %x, %s{k}\n  %ge{k} = xor i1 %lt{k}, true\n"
+                     f"  %z{k} = zext i1 %ge{k} to i64\n  {step(k)}, %z{k}" for k in range(ns))
+
+
+def _count_ir(name: str, ty: str, lt: str, ns: int) -> str:
+    """`void name(T* src, i64 n, T* splitters, i64* reach)`: reach[k] = #{x in src: !(x < s_k)}."""
+    phis = "\n".join(f"  %c{k} = phi i64 [0, %entry], [%cn{k}, %loop]" for k in range(ns))
+    stores = "\n".join([f"  %cf{k} = phi i64 [0, %entry], [%cn{k}, %loop]" for k in range(ns)]
+                       + [f"  %rp{k} = getelementptr i64, ptr %reach, i64 {k}\n  store i64 %cf{k}, ptr %rp{k}"
+                          for k in range(ns)])
+    return _element_loop(name, "reach", ty, ns, "", phis, _reaches(ty, lt, ns, "c"), stores)
 
 
 def _scatter_ir(name: str, ty: str, lt: str, ns: int) -> str:
     """`void name(T* src, i64 n, T* splitters, ptr* heads)`: each x of src stored at heads[b(x)]++,
     b(x) = #{k: !(x < s_k)}; the heads (one write pointer per bucket) stay in registers."""
     nb = ns + 1
-    spl = "\n".join(f"  %sp{k} = getelementptr {ty}, ptr %spl, i64 {k}\n  %s{k} = load {ty}, ptr %sp{k}"
-                    for k in range(ns))
     heads = "\n".join(f"  %hp{b} = getelementptr ptr, ptr %heads, i64 {b}\n  %h0_{b} = load ptr, ptr %hp{b}"
                       for b in range(nb))
     phis = "\n".join(f"  %h{b} = phi ptr [%h0_{b}, %entry], [%hn{b}, %loop]" for b in range(nb))
-    bucket = ["  %b0 = add i64 0, 0"]
-    for k in range(ns):
-        bucket.append(f"  %lt{k} = {lt} {ty} %x, %s{k}\n  %ge{k} = xor i1 %lt{k}, true\n"
-                      f"  %z{k} = zext i1 %ge{k} to i64\n  %b{k + 1} = add i64 %b{k}, %z{k}")
-    # the write pointer: a select chain over the buckets
-    pick, last = [], f"%h{nb - 1}"
+    body = ["  %b0 = add i64 0, 0", _reaches(ty, lt, ns, "b")]
+    last = f"%h{nb - 1}"                       # the write pointer: a select chain over the buckets
     for b in range(nb - 2, -1, -1):
-        pick.append(f"  %is{b} = icmp eq i64 %b{ns}, {b}\n  %w{b} = select i1 %is{b}, ptr %h{b}, ptr {last}")
+        body.append(f"  %is{b} = icmp eq i64 %b{ns}, {b}\n  %w{b} = select i1 %is{b}, ptr %h{b}, ptr {last}")
         last = f"%w{b}"
-    advance = []
+    body.append(f"  store {ty} %x, ptr {last}")
     for b in range(nb):
-        advance.append(f"  %eq{b} = icmp eq i64 %b{ns}, {b}\n  %st{b} = zext i1 %eq{b} to i64\n"
-                       f"  %hn{b} = getelementptr {ty}, ptr %h{b}, i64 %st{b}")
-    return f"""define void @{name}(ptr noalias %src, i64 %n, ptr noalias %spl, ptr noalias %heads) {{
-entry:
-{spl}
-{heads}
-  %empty = icmp eq i64 %n, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [0, %entry], [%inext, %loop]
-{phis}
-  %p = getelementptr {ty}, ptr %src, i64 %i
-  %x = load {ty}, ptr %p
-{chr(10).join(bucket)}
-{chr(10).join(pick)}
-  store {ty} %x, ptr {last}
-{chr(10).join(advance)}
-  %inext = add nuw i64 %i, 1
-  %more = icmp ult i64 %inext, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}}
-"""
+        body.append(f"  %eq{b} = icmp eq i64 %b{ns}, {b}\n  %st{b} = zext i1 %eq{b} to i64\n"
+                    f"  %hn{b} = getelementptr {ty}, ptr %h{b}, i64 %st{b}")
+    return _element_loop(name, "heads", ty, ns, heads, phis, "\n".join(body), "")
 
 
 class _Loops:
