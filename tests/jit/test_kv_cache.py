@@ -140,3 +140,33 @@ def test_donating_calls_replay_the_recording(device, monkeypatch):
             assert _address(cache._node.buf) == first                       # in place
     assert not runs, "a donating call ran the program step by step"
     np.testing.assert_array_equal(cache.numpy(), want)
+
+
+def test_in_place_update_skips_the_copy_of_the_cache(device, monkeypatch):
+    """A scatter into a donated cache writes in place: the copy of the cache into the result, its
+    first launch, has the same buffer on both sides and is not dispatched (step by step, and so not
+    recorded into a replay either)."""
+    from poot.jit.runtime.replay import Replay
+
+    monkeypatch.setattr(Replay, "build", classmethod(lambda cls, program, donate=frozenset(): None))
+    dev = pt.devices.get(device)
+    names = []
+    real_dispatch = dev.dispatch
+    monkeypatch.setattr(dev, "dispatch", lambda program, *a, **kw: names.append(program.name)
+                        or real_dispatch(program, *a, **kw))
+
+    @pt.jit(donate_argnums=0)
+    def append(cache, tok, pos):
+        return pt.dynamic_update_slice(cache, tok, (0, pos, 0))
+
+    cache = pt.asarray(np.zeros((2, 64, 8), np.float32))
+    pt.realize(cache)
+    want = np.zeros((2, 64, 8), np.float32)
+    for i in range(4):
+        names.clear()
+        tok = np.full((2, 1, 8), i + 1, np.float32)
+        cache = append(cache, tok, i)
+        want[:, i:i + 1] = tok
+        if i:
+            assert names and not any(n.endswith("_copy") for n in names), names
+    np.testing.assert_array_equal(cache.numpy(), want)

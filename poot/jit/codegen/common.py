@@ -22,6 +22,9 @@ class Launch:
     bindings: list[tuple[str, object]]   # per buffer param: ("var", Var) or ("temp", k)
     groups: tuple[int, int, int]
     scalars: tuple = ()                   # the scalar params' values, in param order (imported kernels)
+    # (source, destination) binding positions of a launch that only copies one buffer into another: a
+    # program skips it where both are one buffer (a scatter into a donated input, in place)
+    copy: tuple[int, int] | None = None
 
 
 @dataclass

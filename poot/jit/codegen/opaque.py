@@ -66,7 +66,9 @@ def generate_scatter(step, plan, style: KernelStyle) -> StepCode:
         i = copy.coord("i", total, t)
         copy.kb.store(copy.out_names[0], t, copy.gen.value(x, unravel(i, shape)))
     wg = copy.kb.workgroup[0]
-    code.launches.append(Launch(copy.build(), copy.bindings, groups_for(ceil_div(total, wg))))
+    source = next((k for k, v in enumerate(step.inputs) if v.id == x.id), None)   # x read as stored
+    pair = None if source is None else (source, len(step.inputs))
+    code.launches.append(Launch(copy.build(), copy.bindings, groups_for(ceil_div(total, wg)), copy=pair))
     nidx, inner, n0 = ind.aval.size, math.prod(shape[1:]), shape[0]
     if nidx == 0 or inner == 0:
         return code

@@ -41,11 +41,16 @@ def debug_level() -> int:
 
 
 class _Launch:
-    __slots__ = ("name", "program", "args", "groups", "meta", "kernel", "launch_id")
+    __slots__ = ("name", "program", "args", "groups", "meta", "kernel", "launch_id", "copy")
 
-    def __init__(self, name, program, args, groups, meta, kernel, launch_id):
+    def __init__(self, name, program, args, groups, meta, kernel, launch_id, copy=None):
         self.name, self.program, self.args, self.groups = name, program, args, groups
         self.meta, self.kernel, self.launch_id = meta, kernel, launch_id
+        self.copy = copy          # codegen Launch.copy: (source, destination) argument positions
+
+    def copies_onto_itself(self, args: list) -> bool:
+        """A copy launch whose source and destination are one buffer (nothing to do)."""
+        return self.copy is not None and args[self.copy[0]] is args[self.copy[1]]
 
 
 class _HostMatmul:
@@ -148,7 +153,8 @@ class Program:
         words = abi.pack_meta(launch.kernel, lengths, list(launch.scalars), launch.groups, launch_id)
         meta = device.allocate(words.nbytes)
         device.write(meta, words)
-        rec = _Launch(launch.kernel.name, program, args, launch.groups, meta, launch.kernel, launch_id)
+        rec = _Launch(launch.kernel.name, program, args, launch.groups, meta, launch.kernel, launch_id,
+                      launch.copy)
         self.launches.append(rec)
         return rec
 
@@ -177,6 +183,8 @@ class Program:
                 if kind == "launch":
                     rec = rest[0]
                     args = [bufs[a] for a in rec.args]
+                    if rec.copies_onto_itself(args):
+                        continue
                     args.append(rec.meta)
                     args.append(trap)
                     if level >= 1:
