@@ -1,6 +1,6 @@
 """NumPy functions beyond the array API standard (the nan* reductions and order statistics are in
-numpy_stats.py, with cov and corrcoef): histogram, differences and signal functions (diff,
-convolve, correlate, interp), sets and counts (unique, isin, bincount, argwhere), stacking (column_stack, dstack,
+numpy_stats.py, with cov and corrcoef; convolve, correlate and interp in numpy_signals.py): histogram,
+differences (diff), sets and counts (unique, isin, bincount, argwhere), stacking (column_stack, dstack,
 atleast_3d), index helpers (triu_indices, tril_indices), the `.npy` files (save, load) and the
 methods `x.sort()`, `x.argsort()`, `x.flat`.
 
@@ -258,109 +258,6 @@ _export("histogram", _histogram, "(counts, bin edges) of `a` as np.histogram: `b
                                  "data without range= has its bounds read back to raise NumPy's error for "
                                  "NaN or infinity, except under @pt.jit, where such data gives NaN edges "
                                  "and no counts).")
-
-
-# --- signals -------------------------------------------------------------------------------------
-def _corr_long(a: Array, w: Array, mode: str) -> Array:
-    """NumPy's correlate of 1-D a and w with len(a) >= len(w): c[k] = sum_j a[k + j - off] * w[j]."""
-    n, m = a.shape[0], w.shape[0]
-    if mode == "full":
-        ks = np.arange(0, n + m - 1)
-    elif mode == "same":
-        start = (m - 1) - m // 2
-        ks = np.arange(start, start + n)
-    else:
-        ks = np.arange(m - 1, n)
-    pad = m - 1
-    ap = mv.pad(a, (pad, pad))
-    idx = ks[:, None] + np.arange(m)[None, :]          # rows of the padded a
-    d = a.dtype
-    work = dt.int64 if d is dt.bool_ else d
-    prod = ew.multiply(take(ap, idx).astype(work), w.astype(work))
-    return red.sum(prod, axis=-1, dtype=work).astype(d)
-
-
-def _signal_operands(op, a, v, mode):
-    if mode not in ("full", "same", "valid"):
-        raise ShapeError(f"{op}: mode must be 'full', 'same' or 'valid', got {mode!r}")
-    x, y = arr(a), arr(v)
-    x = mv.reshape(x, (-1,)) if x.ndim == 0 else x
-    y = mv.reshape(y, (-1,)) if y.ndim == 0 else y
-    if x.ndim != 1 or y.ndim != 1:
-        raise ShapeError(f"{op}: object too deep for desired array (needs 1-D, got {x.aval}, {y.aval})")
-    if x.size == 0:
-        raise ShapeError(f"{op}: a cannot be empty")
-    if y.size == 0:
-        raise ShapeError(f"{op}: v cannot be empty")
-    d = dt.result_type(x.dtype, y.dtype)
-    return x.astype(d), y.astype(d)
-
-
-def _correlate(a, v, mode="valid"):
-    x, y = _signal_operands("correlate", a, v, mode)
-    if x.shape[0] >= y.shape[0]:
-        return _corr_long(x, y, mode)
-    return mv.flip(_corr_long(y, x, mode))
-
-
-def _convolve(a, v, mode="full"):
-    x, y = _signal_operands("convolve", a, v, mode)
-    if y.shape[0] > x.shape[0]:
-        x, y = y, x
-    return _corr_long(x, mv.flip(y), mode)
-
-
-_export("correlate", _correlate, "Cross-correlation of two 1-D arrays (modes 'valid', 'same', 'full'), "
-                                 "as np.correlate. Lazy: a gather of windows and a row reduction.")
-_export("convolve", _convolve, "Discrete linear convolution of two 1-D arrays (modes 'full', 'same', "
-                               "'valid'), as np.convolve. Lazy: a gather of windows and a row reduction.")
-
-
-def _interp(x, xp, fp, left=None, right=None, period=None):
-    x = arr(x).astype(dt.float64)
-    xp = arr(xp).astype(dt.float64)
-    fp = arr(fp).astype(dt.float64)
-    if xp.ndim != 1 or fp.ndim != 1:
-        raise ShapeError("interp: data points must be 1-D sequences")
-    if xp.shape[0] != fp.shape[0]:
-        raise ShapeError("interp: fp and xp are not of the same length")
-    if xp.shape[0] == 0:
-        raise ShapeError("interp: array of sample points is empty")
-    if period is not None:
-        period = abs(float(period))
-        if period == 0:
-            raise ShapeError("interp: period must be a non-zero value")
-        left = right = None
-        x = ew.remainder(x, period)
-        xp = ew.remainder(xp, period)
-        order = _argsort(xp)
-        xp, fp = take(xp, order), take(fp, order)
-        xp = mv.concatenate([ew.subtract(xp[-1:], period), xp, ew.add(xp[0:1], period)])
-        fp = mv.concatenate([fp[-1:], fp, fp[0:1]])
-    n = xp.shape[0]
-    first, last = xp[0], xp[n - 1]
-    left = fp[0] if left is None else left
-    right = fp[n - 1] if right is None else right
-    if n == 1:
-        r = mv.broadcast_to(fp[0], x.shape)
-    else:
-        j = ew.subtract(_searchsorted(xp, x, side="right"), 1)
-        j = ew.minimum(ew.maximum(j, 0), n - 2)
-        x0, x1 = take(xp, j), take(xp, ew.add(j, 1))
-        y0, y1 = take(fp, j), take(fp, ew.add(j, 1))
-        slope = ew.divide(ew.subtract(y1, y0), ew.subtract(x1, x0))
-        r = ew.add(ew.multiply(slope, ew.subtract(x, x0)), y0)
-        r = _sel(ew.isnan(r), ew.add(ew.multiply(slope, ew.subtract(x, x1)), y1), r)
-        r = _sel(ew.logical_and(ew.isnan(r), ew.equal(y0, y1)), y0, r)
-        r = _sel(ew.equal(x, x0), y0, r)
-        r = _sel(ew.equal(x, last), fp[n - 1], r)
-    r = _sel(ew.less(x, first), left, r)
-    r = _sel(ew.greater(x, last), right, r)
-    return r.astype(dt.float64)
-
-
-_export("interp", _interp, "One-dimensional linear interpolation of (xp, fp) at x (float64), as "
-                           "np.interp (left, right, period). Lazy: searchsorted, gathers and a lerp.")
 
 
 # --- stacking ------------------------------------------------------------------------------------
