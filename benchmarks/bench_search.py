@@ -107,11 +107,8 @@ def run_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, sizes="1e5,1e6", dtypes="float32,int32", repeat=5)
-    ap.add_argument("--ops", type=C.comma_list, default=list(OPS), help="comma list of: " + ", ".join(OPS))
+    C.cases_option(ap, OPS, flag="--ops")
     args = ap.parse_args(argv)
-    unknown = [o for o in args.ops if o not in OPS]
-    if unknown:
-        ap.error(f"unknown ops {unknown}; known: {', '.join(OPS)}")
     rows = []
     for kind in C.available(args.devices):
         for op in args.ops:

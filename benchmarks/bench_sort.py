@@ -142,11 +142,8 @@ def run_gpu_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, sizes="1e6,1e7", dtypes="float32,float64,int32", repeat=5)
-    ap.add_argument("--ops", type=C.comma_list, default=list(OPS), help="comma list of: " + ", ".join(OPS))
+    C.cases_option(ap, OPS, flag="--ops")
     args = ap.parse_args(argv)
-    unknown = [o for o in args.ops if o not in OPS]
-    if unknown:
-        ap.error(f"unknown ops {unknown}; known: {', '.join(OPS)}")
     rows = []
     for kind in C.available(args.devices):
         ops = args.ops if kind == "cpu" else [o for o in args.ops if o in GPU_OPS]

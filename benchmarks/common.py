@@ -79,19 +79,20 @@ def interleaved_medians(calls: dict, repeat: int, warmup: int) -> dict:
     return {name: median(v) for name, v in samples.items()}
 
 
-def cases_option(ap, cases, default=None, more_help: str = "") -> None:
-    """`--cases`: a comma list of names from `cases` (default: `default`, or all of them); an unknown
-    name is a usage error that lists the known ones."""
+def cases_option(ap, cases, default=None, more_help: str = "", flag: str = "--cases") -> None:
+    """`--cases` (or `flag`): a comma list of names from `cases` (default: `default`, or all of them);
+    an unknown name is a usage error that lists the known ones."""
     known = list(cases)
+    what = flag.lstrip("-")
 
     def parse(text: str) -> list[str]:
         names = comma_list(text)
         unknown = [c for c in names if c not in known]
         if unknown:
-            raise argparse.ArgumentTypeError(f"unknown cases {unknown}; known: {', '.join(known)}")
+            raise argparse.ArgumentTypeError(f"unknown {what} {unknown}; known: {', '.join(known)}")
         return names
 
-    ap.add_argument("--cases", type=parse, default=list(default if default is not None else known),
+    ap.add_argument(flag, type=parse, default=list(default if default is not None else known),
                     help="comma list of: " + ", ".join(known) + more_help)
 
 
