@@ -1,4 +1,4 @@
-"""Flash attention for GPUs: a prefill kernel (many queries) and a split-K decode kernel with its combine.
+"""Flash attention for GPUs: a prefill kernel (many queries), and the combine of the split-K decode kernels.
 
 Shared conventions (as kernels/attention/flash_cpu.py): q [B * Hq, Lq, D], k [B * Hk, Lk, D],
 v [B * Hk, Lk, Dv], o [B * Hq, Lq, Dv] row-major of one dtype T, accumulated in f32; GQA by ratio =
@@ -15,11 +15,13 @@ barriers per tile; 8.3 KiB of shared memory (within WebGPU's 16 KiB). Tiles no q
 sees (causal, sliding window) are never visited: the key range is uniform per workgroup.
 Launch: threads = (ceil(Lq / 8) * 128, B * Hq, 1).
 
-attention_decode_<T>: few queries over a long cache. Workgroup (split s, row r = bh * Lq + i) of 128
-threads scores 128 keys at a time (one per thread) in keys [lo + s * chunk, lo + (s + 1) * chunk) of
-the query's visible range and writes its partial maximum, sum and f32 accumulator (pm, pl, pacc);
-attention_combine_<T> merges a row's `splits` partials: O = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M)
-l_s. Launch: decode threads = (splits * 128, rows, 1); combine threads = rows * Dv (64 per group).
+attention_combine_<T> merges the `splits` (at most MAX_SPLITS) partial maxima, sums and f32 accumulators
+(pm, pl, pacc) a query row gets from the split-K decode kernels (kernels/attention/flash_decode.py):
+O = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s. A workgroup of 128 threads per row: the row's
+maximum and weights exp(m_s - M) are found once (subgroup reductions, weights in shared memory) rather
+than per output element, and each thread sums its dims' accumulators four splits at a time, so a
+hundred splits cost a few dependent memory latencies, not a hundred. Subgroup operations: PTX and
+AMDGCN, as the decode kernels. Launch: threads = (rows * 128, 1, 1).
 """
 import ml_dtypes
 import numpy as np
@@ -31,9 +33,10 @@ LANES = 16        # prefill: threads per query
 BQ = 8            # prefill: queries per workgroup
 BK = 16           # prefill: keys per tile
 DMAX = 256        # largest head dim
-DECODE = 128      # decode: threads per workgroup = keys per step
 NEG_INF = float("-inf")
 UNBOUNDED = 1 << 30
+COMBINE = 128     # combine: threads per workgroup (one query row)
+MAX_SPLITS = 1024  # combine: the most splits a row may have (its weights sit in shared memory)
 
 
 @pt.device_fn
@@ -59,6 +62,15 @@ def score(x, qi, kj, Lk, left, right, mask, has_mask, at, softcap):
             r = softcap * pt.tanh(x / softcap)
         if has_mask != 0:
             r = r + mask[at]
+    return r
+
+
+@pt.device_fn
+def offset(m):
+    """What exp() subtracts for a row whose maximum is m (0 where every split is empty)."""
+    r = m
+    if m == NEG_INF:
+        r = pt.f32(0.0)
     return r
 
 
@@ -143,106 +155,51 @@ def _make_prefill(T, name):
     return attention_prefill
 
 
-def _make_decode(T, name):
-    @pt.kernel(workgroup=(DECODE, 1, 1), name=name, checks=False)
-    def attention_decode(q: pt.In[T], k: pt.In[T], v: pt.In[T], mask: pt.In[pt.f32], pm: pt.Out[pt.f32],
-                         pl: pt.Out[pt.f32], pacc: pt.Out[pt.f32], Lq: pt.u32, Lk: pt.u32, D: pt.u32, Dv: pt.u32,
-                         Hq: pt.u32, ratio: pt.u32, left: pt.i32, right: pt.i32, has_mask: pt.u32, msb: pt.u32,
-                         msh: pt.u32, msq: pt.u32, msk: pt.u32, scale: pt.f32, softcap: pt.f32, chunk: pt.u32,
-                         splits: pt.u32):
-        qs = pt.shared(pt.f32, DMAX)
-        probs = pt.shared(pt.f32, DECODE)
-        t = pt.local_index_x()
-        split = pt.group_index_x()
-        row = pt.group_index_y()
-        bh = row // Lq
-        qi = row % Lq
-        b = bh // Hq
-        h = bh % Hq
-        kvh = b * (Hq // ratio) + h // ratio
-        kbase = kvh * Lk * D
-        vbase = kvh * Lk * Dv
-        mrow = b * msb + h * msh + qi * msq
-        lo = key_lo(qi, left)
-        hi = key_hi(qi, right, Lk)
-        c0 = lo + split * chunk
-        c1 = min(c0 + chunk, hi)
-        for d in range(t, D, DECODE):
-            qs[d] = pt.f32(q[row * D + d]) * scale
-        pt.workgroup_barrier()
-        m = pt.f32(NEG_INF)
-        l = pt.f32(0.0)
-        a0 = pt.f32(0.0)
-        a1 = pt.f32(0.0)
-        for k0 in range(c0, c1, DECODE):
-            kj = k0 + t
-            x = pt.f32(NEG_INF)
-            if kj < c1:
-                dot = pt.f32(0.0)
-                krow = kbase + kj * D
-                for d in range(D):
-                    dot += qs[d] * pt.f32(k[krow + d])
-                x = score(dot, qi, kj, c1, left, right, mask, has_mask, mrow + kj * msk, softcap)
-            probs[t] = x
-            pt.workgroup_barrier()
-            mx = m
-            for j in range(DECODE):
-                mx = max(mx, probs[j])
-            base = mx
-            if mx == NEG_INF:
-                base = 0.0
-            pt.workgroup_barrier()
-            probs[t] = pt.exp(x - base)
-            alpha = pt.exp(m - base)
-            m = mx
-            pt.workgroup_barrier()
-            total = pt.f32(0.0)
-            for j in range(DECODE):
-                total += probs[j]
-            l = l * alpha + total
-            a0 = a0 * alpha
-            a1 = a1 * alpha
-            nk = min(pt.u32(DECODE), c1 - k0)
-            if t < Dv:
-                for j in range(nk):
-                    a0 += probs[j] * pt.f32(v[vbase + (k0 + j) * Dv + t])
-            if t + DECODE < Dv:
-                for j in range(nk):
-                    a1 += probs[j] * pt.f32(v[vbase + (k0 + j) * Dv + t + DECODE])
-            pt.workgroup_barrier()
-        part = row * splits + split
-        if t == 0:
-            pm[part] = m
-            pl[part] = l
-        if t < Dv:
-            pacc[part * Dv + t] = a0
-        if t + DECODE < Dv:
-            pacc[part * Dv + t + DECODE] = a1
-
-    return attention_decode
-
-
 def _make_combine(T, name):
-    @pt.kernel(workgroup=(64, 1, 1), name=name, checks=False)
+    @pt.kernel(workgroup=(COMBINE, 1, 1), name=name, checks=False)
     def attention_combine(pm: pt.In[pt.f32], pl: pt.In[pt.f32], pacc: pt.In[pt.f32], o: pt.Out[T], rows: pt.u32,
                           Dv: pt.u32, splits: pt.u32, zero_empty: pt.u32):
-        tid = pt.thread_index_x()
-        if tid < rows * Dv:
-            row = tid // Dv
-            d = tid % Dv
-            first = row * splits
-            big = pt.f32(NEG_INF)
-            for s in range(splits):
-                big = max(big, pm[first + s])
-            if big == NEG_INF:
-                big = 0.0
-            total = pt.f32(0.0)
-            a = pt.f32(0.0)
-            for s in range(splits):
-                w = pt.exp(pm[first + s] - big)
-                total += pl[first + s] * w
-                a += pacc[(first + s) * Dv + d] * w
-            o[tid] = T(a * normalizer(total, zero_empty))
+        s_w = pt.shared(pt.f32, MAX_SPLITS)       # the row's split weights exp(m_s - M)
+        s_max = pt.shared(pt.f32, COMBINE // 32)
+        s_sum = pt.shared(pt.f32, COMBINE // 32)
+        t = pt.local_index_x()
+        lane = pt.lane_index()
+        warp = t // 32
+        row = pt.group_index_x()
+        first = row * splits
+        big = pt.f32(NEG_INF)
+        for s in range(t, splits, COMBINE):
+            big = max(big, pm[first + s])
+        big = pt.subgroup_max(big)
+        if lane == 0:
+            s_max[warp] = big
+        pt.workgroup_barrier()
+        base = offset(max(s_max[0], s_max[1], s_max[2], s_max[3]))    # the COMBINE // 32 = 4 warps'
+        total = pt.f32(0.0)
+        for s in range(t, splits, COMBINE):
+            w = pt.exp(pm[first + s] - base)
+            s_w[s] = w
+            total += pl[first + s] * w
+        total = pt.subgroup_sum(total)
+        if lane == 0:
+            s_sum[warp] = total
+        pt.workgroup_barrier()
+        inv = normalizer(s_sum[0] + s_sum[1] + s_sum[2] + s_sum[3], zero_empty)
+        quads = splits // 4 * 4
+        for d in range(t, Dv, COMBINE):
+            at = first * Dv + d
+            a0 = pt.f32(0.0)
+            a1 = pt.f32(0.0)
+            a2 = pt.f32(0.0)
+            a3 = pt.f32(0.0)
+            for s in range(0, quads, 4):          # four independent loads in flight
+                a0 += pacc[at + s * Dv] * s_w[s]
+                a1 += pacc[at + (s + 1) * Dv] * s_w[s + 1]
+                a2 += pacc[at + (s + 2) * Dv] * s_w[s + 2]
+                a3 += pacc[at + (s + 3) * Dv] * s_w[s + 3]
+            for s in range(quads, splits):
+                a0 += pacc[at + s * Dv] * s_w[s]
+            o[row * Dv + d] = T(((a0 + a1) + (a2 + a3)) * inv)
 
     return attention_combine
 
@@ -250,9 +207,6 @@ def _make_combine(T, name):
 attention_prefill_f32 = _make_prefill(pt.f32, "attention_prefill_f32")
 attention_prefill_f16 = _make_prefill(pt.f16, "attention_prefill_f16")
 attention_prefill_bf16 = _make_prefill(pt.bf16, "attention_prefill_bf16")
-attention_decode_f32 = _make_decode(pt.f32, "attention_decode_f32")
-attention_decode_f16 = _make_decode(pt.f16, "attention_decode_f16")
-attention_decode_bf16 = _make_decode(pt.bf16, "attention_decode_bf16")
 attention_combine_f32 = _make_combine(pt.f32, "attention_combine_f32")
 attention_combine_f16 = _make_combine(pt.f16, "attention_combine_f16")
 attention_combine_bf16 = _make_combine(pt.bf16, "attention_combine_bf16")
@@ -319,60 +273,30 @@ def _prefill_examples(np_dtype):
     return out
 
 
-def _decode_examples(np_dtype):
-    """The decode kernel alone: its partials, merged here as the combine kernel does."""
-    rng = np.random.default_rng(6)
-    out = []
-    for case in CASES[:2]:
-        rows, kv, lq, lk, d = case[:5]
-        case = (rows, kv, 2, lk, d) + case[5:]
-        q, k, v, mask, ref, scalars = _inputs(np_dtype, case, rng)
-        splits, chunk = 1, DECODE                     # one split holds every key: partials are final
-        pm = np.zeros(rows * 2 * splits, np.float32)
-        pl = np.zeros_like(pm)
-        pacc = np.zeros(rows * 2 * splits * d, np.float32)
-        exp_m, exp_l, exp_acc = _partials(q, k, v, mask if case[7] else None, case[5], case[6], case[8])
-        args = (q.reshape(-1), k.reshape(-1), v.reshape(-1), mask.reshape(-1), pm, pl, pacc) + scalars + (
-            float(1 / np.sqrt(d)), case[8], chunk, splits)
-        rtol, atol = _tolerance(np.float32)
-        out.append(Example(args=args, threads=(splits * DECODE, rows * 2, 1),
-                           expected={"pm": exp_m, "pl": exp_l, "pacc": exp_acc}, rtol=1e-5, atol=1e-5))
-    return out
-
-
-def _partials(q, k, v, mask, left, right, cap):
-    """One split's (max, sum, accumulator) per query row, in float64 rounded to f32."""
-    rows, lq, d = q.shape
-    ratio = rows // k.shape[0]
-    k64, v64 = np.repeat(k.astype(np.float64), ratio, 0), np.repeat(v.astype(np.float64), ratio, 0)
-    s = q.astype(np.float64) @ np.swapaxes(k64, -1, -2) / np.sqrt(d)
-    if cap > 0:
-        s = cap * np.tanh(s / cap)
-    if mask is not None:
-        s = s + mask
-    rel = np.arange(k.shape[1])[None, :] - np.arange(lq)[:, None]
-    s = np.where((rel >= -left) & (rel <= right), s, -np.inf)
-    m = s.max(-1, keepdims=True)
-    e = np.exp(s - np.where(np.isfinite(m), m, 0))
-    return (m.reshape(-1).astype(np.float32), e.sum(-1).reshape(-1).astype(np.float32),
-            (e @ v64).reshape(-1).astype(np.float32))
-
-
 def _combine_examples(np_dtype):
+    """Rows with an empty split, a row with every split empty (0 when zero_empty, else NaN), dims past one
+    thread's (Dv > 128) and split counts with and without a remainder after the groups of four."""
     rng = np.random.default_rng(8)
-    rows, dv, splits = 3, 5, 4
-    pm = rng.standard_normal(rows * splits).astype(np.float32)
-    pm[1] = -np.inf                                  # an empty split
-    pl = rng.random(rows * splits).astype(np.float32) + 0.5
-    pl[1] = 0.0
-    pacc = rng.standard_normal(rows * splits * dv).astype(np.float32)
-    w = np.exp(pm.astype(np.float64) - pm.reshape(rows, splits).max(1).repeat(splits))
-    total = (pl * w).reshape(rows, splits).sum(1)
-    acc = (pacc.reshape(rows, splits, dv) * w.reshape(rows, splits, 1)).sum(1)
-    ref = (acc / total[:, None]).astype(np_dtype).reshape(-1)
-    rtol, atol = _tolerance(np_dtype)
-    return Example(args=(pm, pl, pacc, np.zeros(rows * dv, np_dtype), rows, dv, splits, 1), threads=(rows * dv, 1, 1),
-                   expected={"o": ref}, rtol=rtol, atol=atol)
+    out = []
+    for rows, dv, splits, zero_empty in ((3, 5, 4, 1), (2, 200, 7, 1), (2, 3, 9, 0)):
+        pm = rng.standard_normal(rows * splits).astype(np.float32)
+        pl = rng.random(rows * splits).astype(np.float32) + 0.5
+        pm[1], pl[1] = -np.inf, 0.0                      # an empty split
+        pm[-splits:], pl[-splits:] = -np.inf, 0.0        # the last row saw no key
+        pacc = rng.standard_normal(rows * splits * dv).astype(np.float32)
+        pacc.reshape(rows, splits, dv)[-1] = 0.0
+        big = pm.reshape(rows, splits).max(1)
+        w = np.exp(pm.astype(np.float64) - np.where(np.isfinite(big), big, 0).repeat(splits))
+        total = (pl * w).reshape(rows, splits).sum(1)
+        acc = (pacc.reshape(rows, splits, dv) * w.reshape(rows, splits, 1)).sum(1)
+        with np.errstate(invalid="ignore"):
+            ref = acc / total[:, None]
+        ref[-1] = 0.0 if zero_empty else np.nan
+        rtol, atol = _tolerance(np_dtype)
+        out.append(Example(args=(pm, pl, pacc, np.zeros(rows * dv, np_dtype), rows, dv, splits, zero_empty),
+                           threads=(rows * COMBINE, 1, 1), expected={"o": ref.astype(np_dtype).reshape(-1)},
+                           rtol=rtol, atol=atol))
+    return out
 
 
 def example_attention_prefill_f32(rng):
@@ -385,18 +309,6 @@ def example_attention_prefill_f16(rng):
 
 def example_attention_prefill_bf16(rng):
     return _prefill_examples(ml_dtypes.bfloat16)
-
-
-def example_attention_decode_f32(rng):
-    return _decode_examples(np.float32)
-
-
-def example_attention_decode_f16(rng):
-    return _decode_examples(np.float16)
-
-
-def example_attention_decode_bf16(rng):
-    return _decode_examples(ml_dtypes.bfloat16)
 
 
 def example_attention_combine_f32(rng):

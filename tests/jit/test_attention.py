@@ -3,15 +3,27 @@ test device (masks, GQA, windows, softcap, causal with Lq != Lk, three dtypes), 
 allocated, and hand-written attention claimed by the planner as the attention kernel."""
 from __future__ import annotations
 
+import functools
 import math
+import subprocess
+from types import SimpleNamespace
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import poot as pt
+from poot import dtypes as dt
+from poot.devices.base import Capabilities
 from poot.fuse.plan import plan_fusion
+from poot.graph import Aval, Eqn, Var
+from poot.graph.ops import OPS
+from poot.jit.codegen.attention import generate_attention
+from poot.jit.kir.model import BufferParam
+from poot.kernel import assets as kernel_assets
 from poot.trace.lazy import build_graph
+
+from ptxas_tool import PTXAS, SKIP_REASON as PTXAS_SKIP
 
 DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -185,3 +197,127 @@ def test_unbatched_shapes_and_float64():
     q = rng.standard_normal((2, 4, 6, 8))
     got = pt.nn.scaled_dot_product_attention(q, q, q, is_causal=True, window=2).numpy()
     np.testing.assert_allclose(got, reference(q, q, q, causal=True, window=2), rtol=1e-12, atol=1e-12)
+
+
+# --- the GPU decode path: planned for a CUDA device, its launches run under the kernel emulator ---------
+CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
+                         shared_memory_bytes=48 * 1024, subgroup_size=32, cores=132)
+TYPES = {np.float32: dt.float32, np.float16: dt.float16, ml_dtypes.bfloat16: dt.bfloat16}
+
+
+def _plan(shapes, np_dtype, mask_shape=None, caps=CUDA_CAPS, **params):
+    """The attention step's launches for q, k, v of `shapes` on a device with `caps`, and its graph values."""
+    full = {"scale": 1 / math.sqrt(shapes[0][-1]), "softcap": 0.0, "left": None, "right": None,
+            "zero_empty": True} | params
+    ins = [Var(Aval(tuple(s), TYPES[np_dtype])) for s in shapes]
+    if mask_shape is not None:
+        ins.append(Var(Aval(tuple(mask_shape), dt.float32)))
+    out = Var(OPS["attention"].shape_rule([v.aval for v in ins], **full))
+    step = SimpleNamespace(eqn=Eqn("attention", ins, full, out))
+    return generate_attention(step, None, caps), ins, out, full
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_function(name):
+    entry = next(e for e in kernel_assets.load_manifest() if e.name == name)
+    return kernel_assets.entry_function(entry, kernel_assets.load_source(entry))
+
+
+def _emulate(code, ins, arrays, out):
+    """Run the step's launches in order under the emulator, as a program would on the device."""
+    values = {v.id: a.reshape(-1) for v, a in zip(ins, arrays)}
+    values[out.id] = np.zeros(out.aval.size, arrays[0].dtype)
+    temps = [np.zeros(n // 4, np.float32) for n in code.temps]
+    for launch in code.launches:
+        fn = _kernel_function(launch.kernel.name)
+        bindings, scalars, args = iter(launch.bindings), iter(launch.scalars), []
+        for p in fn.kir.params:
+            if isinstance(p, BufferParam):
+                kind, key = next(bindings)
+                a = values[key.id] if kind == "var" else temps[key]
+                args.append(a.view(np.uint32) if p.dtype is dt.uint32 and a.itemsize == 2 else a)   # word views
+            else:
+                args.append(next(scalars))
+        wg = launch.kernel.workgroup
+        fn.emulate(*args, threads=tuple(g * w for g, w in zip(launch.groups, wg)))
+    return values[out.id].reshape(out.aval.shape)
+
+
+DECODE_CASES = [  # (B, Hq, Hk, Lq, Lk, D, Dv), dtype, mask shape, params
+    ((1, 4, 1, 1, 300, 64, 64), np.float32, None, {}),                                  # GQA 4, 5 splits
+    ((2, 7, 1, 2, 261, 80, 80), ml_dtypes.bfloat16, (2, 7, 2, 261), {"right": 0}),      # GQA 7 x 2 queries, causal
+    ((1, 2, 2, 3, 257, 128, 96), np.float16, (1, 1, 3, 1), {"left": 100, "softcap": 20.0}),
+    ((1, 2, 1, 4, 270, 256, 200), np.float32, (1, 2, 1, 270), {"left": 2, "right": 150}),   # the d256 variant
+    ((1, 4, 2, 4, 300, 64, 64), np.float32, None, {"left": 1, "right": 200}),            # steps cut by the band
+    ((1, 14, 2, 1, 300, 64, 64), np.float32, (1, 1, 1, 300), {}),                        # Qwen2.5-0.5B's shape
+    ((1, 4, 4, 2, 256, 32, 32), np.float32, None, {"right": -1}),                        # query 0 sees no key
+    ((1, 4, 4, 2, 256, 32, 32), np.float32, None, {"right": -1, "zero_empty": False}),   # ... NaN there
+]
+
+
+@pytest.mark.parametrize("case", range(len(DECODE_CASES)))
+def test_gpu_decode_path_matches_the_oracle_under_emulation(case):
+    (b, hq, hk, lq, lk, d, dv), np_dtype, mask_shape, params = DECODE_CASES[case]
+    shapes = [(b, hq, lq, d), (b, hk, lk, d), (b, hk, lk, dv)]
+    code, ins, out, full = _plan(shapes, np_dtype, mask_shape, **params)
+    names = [launch.kernel.name for launch in code.launches]
+    suffix = {np.float32: "f32", np.float16: "f16", ml_dtypes.bfloat16: "bf16"}[np_dtype]
+    assert names == [f"attention_decode_{suffix}_d{128 if max(d, dv) <= 128 else 256}", f"attention_combine_{suffix}"]
+    assert code.launches[0].groups[0] > 1                                  # the keys are split
+    rng = np.random.default_rng(case)
+    arrays = [rng.standard_normal(s).astype(np_dtype) for s in shapes]
+    if mask_shape is not None:
+        mask = rng.standard_normal(mask_shape).astype(np.float32)
+        mask[..., :3] = -np.inf                                            # masked keys (a split's first ones)
+        arrays.append(mask)
+    got = _emulate(code, ins, arrays, out)
+    with np.errstate(invalid="ignore"):
+        want = OPS["attention"].oracle(arrays, **full)
+    tol = 1e-5 if np_dtype is np.float32 else 8 * float(ml_dtypes.finfo(np_dtype).eps)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+    if params.get("right", 0) < 0:                                         # the query that sees no key
+        assert (got[:, :, 0] == 0).all() if full["zero_empty"] else np.isnan(got[:, :, 0]).all()
+
+
+def test_decode_routing_and_splits():
+    """Decode shapes go to the warp-per-key kernel only where subgroup operations build (PTX, AMDGCN); the
+    split count fills the GPU, keeps each split a whole number of workgroup steps, and stays within Lk."""
+    shapes = [(1, 32, 1, 128), (1, 8, 32768, 128), (1, 8, 32768, 128)]
+    code, *_ = _plan(shapes, ml_dtypes.bfloat16)
+    decode = code.launches[0]
+    splits, blocks, _ = decode.groups
+    chunk = decode.scalars[-2]
+    assert decode.kernel.name == "attention_decode_bf16_d128" and blocks == 8            # 4 GQA heads a workgroup
+    assert chunk % 16 == 0 and (splits - 1) * chunk < 32768 <= splits * chunk and decode.scalars[-1] == splits
+    assert 132 * 12 <= splits * blocks * 4 <= 132 * 48                                   # warps in flight
+    cpu = Capabilities(name="cpu", target="cpu", cores=2)
+    assert [l.kernel.name for l in _plan(shapes, ml_dtypes.bfloat16, caps=cpu)[0].launches] == ["attention_cpu_bf16"]
+    spirv = Capabilities(name="vulkan", target="spirv", subgroup_size=32, cores=8)
+    assert [l.kernel.name for l in _plan(shapes, np.float32, caps=spirv)[0].launches] == ["attention_prefill_f32"]
+    few_keys = [(1, 32, 1, 128), (1, 8, 100, 128), (1, 8, 100, 128)]
+    assert [l.kernel.name for l in _plan(few_keys, np.float32)[0].launches] == ["attention_prefill_f32"]
+    odd = [(1, 4, 1, 81), (1, 2, 600, 81), (1, 2, 600, 81)]            # 16-bit decode reads words: even dims
+    assert [l.kernel.name for l in _plan(odd, ml_dtypes.bfloat16)[0].launches] == ["attention_prefill_bf16"]
+    assert _plan(odd, np.float32)[0].launches[0].kernel.name == "attention_decode_f32_d128"
+    wide = [(1, 4, 2, 136), (1, 4, 600, 136), (1, 4, 600, 64)]
+    qwen = [(1, 14, 1, 64), (1, 2, 576, 64), (1, 2, 576, 64)]
+    assert _plan(wide, np.float32)[0].launches[0].kernel.name == "attention_decode_f32_d256"
+    qwen_decode = _plan(qwen, np.float32)[0].launches[0]
+    assert qwen_decode.kernel.name == "attention_decode_f32_d128" and qwen_decode.groups[1] == 4   # 7 rows: 2 blocks
+
+
+@pytest.mark.skipif(PTXAS is None, reason=PTXAS_SKIP)
+@pytest.mark.parametrize("name", [f"attention_decode_{t}_d{n}" for t in ("f32", "f16", "bf16") for n in (128, 256)])
+def test_decode_kernels_do_not_spill_on_sm90(name, tmp_path):
+    """The decode kernels keep q, the accumulators and 4 keys of K and V in registers: a spill would put
+    local-memory traffic into the key loop of a bandwidth-bound kernel."""
+    from poot.jit.kir.assets import load_asset
+    from poot.jit.llvm.compile import compile_kernel
+
+    art = compile_kernel(load_asset(name), "ptx", arch="sm_90")
+    path = tmp_path / f"{name}.ptx"
+    path.write_text(art.data)
+    r = subprocess.run([PTXAS, "-arch=sm_90", "-v", str(path), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes spill stores, 0 bytes spill loads" in r.stderr, r.stderr

@@ -6,10 +6,12 @@
 - GPU-shaped targets: attention_prefill_<dtype>, 8 queries per 128-thread workgroup; on PTX sm_80 and
   newer, for 16-bit dtypes with D == Dv in TC_HEAD_DIMS, attention_tc_<dtype>_d<D> instead (64 queries per
   workgroup on tensor cores, K and V staged by asynchronous copies; kernels/attention/flash_tc.py); and for decode
-  shapes (at most DECODE_MAX_QUERIES queries over at least DECODE_MIN_KEYS keys), where the target
-  builds it, attention_decode_<dtype> with the key range split across workgroups (about
-  DECODE_GROUPS of them in all) and attention_combine_<dtype> merging the splits' partial maxima,
-  sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words).
+  shapes (at most DECODE_MAX_QUERIES queries over at least DECODE_MIN_KEYS keys, head dims up to 256),
+  where the target builds it (subgroup operations: PTX and AMDGCN), attention_decode_<dtype>_d<128|256>
+  (kernels/attention/flash_decode.py: a warp per key, 4 query rows sharing a KV head a workgroup; 16-bit
+  q, k, v bound as 32-bit words, so their head dims must be even) with the key range split across
+  workgroups, and attention_combine_<dtype> (a workgroup a query row) merging the splits' partial
+  maxima, sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words).
 
 The kernels index in uint32 on GPUs: operands of 2**31 elements or more are refused by name.
 """
@@ -28,11 +30,16 @@ CPU_QUERIES = 16               # flash_cpu.BQ
 PREFILL_QUERIES = 8            # flash_gpu.BQ
 TC_QUERIES = 64                # flash_tc.BQ
 TC_HEAD_DIMS = (64, 128)       # flash_tc.HEAD_DIMS
-DECODE_THREADS = 128           # flash_gpu.DECODE: keys per decode step
-COMBINE_THREADS = 64
+COMBINE_MAX_SPLITS = 1024      # flash_gpu.MAX_SPLITS: the split weights a combine workgroup (a row) holds
 DECODE_MAX_QUERIES = 4
-DECODE_MIN_KEYS = 2 * DECODE_THREADS
-DECODE_GROUPS = 1024           # decode workgroups aimed at (splits * rows): at 16k-32k keys 1.5x faster than 256 on an H100
+DECODE_MIN_KEYS = 256
+DECODE_HEAD_DIMS = (128, 256)  # flash_decode's variants: the largest head dim each serves
+DECODE_ROWS = 4                # flash_decode.ROWS: query rows (sharing a KV head) a workgroup
+DECODE_WARPS = 4               # flash_decode.WARPS: warps a workgroup
+DECODE_STEP = 16               # flash_decode.STEP: keys a workgroup takes per step (4 a warp)
+DECODE_MIN_CHUNK = 4 * DECODE_STEP   # keys a split at least: 4 steps a warp amortise its setup and merge
+# decode warps aimed at per core (SM): two waves of a d128 kernel's 4 resident workgroups (128 registers)
+DECODE_WARPS_PER_CORE = 32
 UNBOUNDED = 1 << 30            # a band side without a limit
 MAX_ELEMENTS = 2**31 - 1
 
@@ -96,9 +103,12 @@ def generate_attention(step, plan, caps) -> StepCode:
     if max(q.aval.size, k.aval.size, v.aval.size, out.aval.size, mask.aval.size if mask is not None else 0) > MAX_ELEMENTS:
         raise CompileLimitError(f"attention: operands of {q.aval}, {k.aval}, {v.aval} exceed the GPU flash "
                                 f"kernels' 32-bit indexing ({MAX_ELEMENTS} elements); split the batch")
-    decode = f"attention_decode_{name}"
-    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and _builds_for(decode, caps.target):
-        return _decode(code, operands, out, common, p, name, rows * lq, lk, dv)
+    wide = next((n for n in DECODE_HEAD_DIMS if max(d, dv) <= n), None)
+    if name != "f32" and (d % 2 or dv % 2):
+        wide = None                             # 16-bit decode reads 32-bit words: two elements of one row
+    decode = f"attention_decode_{name}_d{wide}"
+    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and _builds_for(decode, caps.target):
+        return _decode(code, operands, out, common, p, name, decode, (b * hk, hq // hk * lq), lk, dv, caps)
     if name in ("f16", "bf16") and d == dv and d in TC_HEAD_DIMS and mma_sm(caps) >= 80:
         kernel, per_group = _asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
     else:
@@ -113,20 +123,30 @@ def _temp(code: StepCode, nbytes: int) -> int:
     return len(code.temps) - 1
 
 
-def _decode(code, operands, out, common, p, name, rows, lk, dv) -> StepCode:
-    """Split-K decode: `splits` workgroups per query row, each over `chunk` keys, then the combine."""
-    steps = ceil_div(lk, DECODE_THREADS)
-    splits = max(1, min(steps, ceil_div(DECODE_GROUPS, rows)))
-    chunk = ceil_div(steps, splits) * DECODE_THREADS
+def _decode(code, operands, out, common, p, name, decode, groups, lk, dv, caps) -> StepCode:
+    """Split-K decode: workgroups of DECODE_ROWS query rows on one KV head, `splits` of them per row block,
+    each over `chunk` keys, then the combine. The split count fills the GPU (DECODE_WARPS_PER_CORE warps
+    a core) without cutting a split below DECODE_MIN_CHUNK keys: more splits only grow the combine."""
+    kv_rows, grows = groups
+    blocks = kv_rows * ceil_div(grows, DECODE_ROWS)
+    wanted = ceil_div(max(int(caps.cores), 1) * DECODE_WARPS_PER_CORE, DECODE_WARPS)
+    splits = max(1, min(ceil_div(wanted, blocks), ceil_div(lk, DECODE_MIN_CHUNK), COMBINE_MAX_SPLITS))
+    chunk = ceil_div(ceil_div(lk, splits), DECODE_STEP) * DECODE_STEP
     splits = ceil_div(lk, chunk)
+    if blocks > caps.max_workgroups[1]:
+        raise CompileLimitError(f"attention: {blocks} decode row blocks exceed the device's "
+                                f"{caps.max_workgroups[1]} workgroups along y; split the batch")
+    rows = kv_rows * grows
     parts = rows * splits
+    if parts * dv > MAX_ELEMENTS:
+        raise CompileLimitError(f"attention: {rows} decode rows x {splits} splits x {dv} dims of partial "
+                                f"accumulators exceed the kernels' 32-bit indexing; split the batch")
     pm, pl, pacc = (("temp", _temp(code, 4 * n)) for n in (parts, parts, parts * dv))
-    decode = _asset(f"attention_decode_{name}")
-    code.launches.append(Launch(decode, operands + [pm, pl, pacc], (splits, rows, 1),
+    code.launches.append(Launch(_asset(decode), operands + [pm, pl, pacc], (splits, blocks, 1),
                                 common + (p["scale"], p["softcap"], chunk, splits)))
     combine = _asset(f"attention_combine_{name}")
     code.launches.append(Launch(combine, [pm, pl, pacc, ("var", out)],
-                                (ceil_div(rows * dv, COMBINE_THREADS), 1, 1), (rows, dv, splits, int(p["zero_empty"]))))
+                                (rows, 1, 1), (rows, dv, splits, int(p["zero_empty"]))))
     return code
 
 
