@@ -60,10 +60,23 @@ def test_column_reductions_match_numpy(gpu, shape, axis):
 def test_a_long_matrix_vector_product_gets_lanes_per_output():
     (gemv,) = _launches("gemv_long")                   # K = 4096 f32: a row per 256 lanes, 4 loads of 16 bytes each
     assert gemv.groups[0] == 512 and gemv.kernel.shared          # 8 warps per row: a shared round
-    (narrow,) = _launches("gemv_bf16_long")            # small bf16: warps of 4 rows, 8 warps per workgroup
-    assert narrow.groups[0] == 512 // 32 and not narrow.kernel.shared
+    (narrow,) = _launches("gemv_bf16_long")            # bf16 rows of 4096: a row per 256 lanes too
+    assert narrow.groups[0] == 512 and narrow.kernel.shared
     (naive,) = _launches("gemv")                       # K = 256: one thread per output
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
+
+
+@pytest.mark.parametrize("n, k, groups", [(1152, 896, 1152 // 2),        # few short rows: 128 lanes each
+                                           (9728, 896, 9728 // 32)])      # many: warps of 4 rows
+def test_short_bf16_rows_get_lanes_by_how_many_rows_there_are(n, k, groups):
+    from poot import dtypes as dt
+    from test_ptxas_all_kernels import _G
+
+    g = _G()
+    graph = g.graph(g.op("matmul", g.input((n, k), dt.bfloat16), g.input((k, 1), dt.bfloat16)))
+    plan = plan_fusion(graph)
+    (gemv,) = [launch for step in plan.kernel_steps for launch in generate(step, plan, CUDA_CAPS).launches]
+    assert gemv.groups[0] == groups
 
 
 def test_a_vector_operand_gets_the_same_gemv_kernel_as_a_column():

@@ -10,13 +10,16 @@ of the vector where K keeps the rows aligned; gpu_lanes.py), then each row's lan
 partials: a warp butterfly, and one shared round for teams wider than a warp (gpu_lanes.shuffles; a
 shared-memory tree on SPIR-V). One load of the vector serves a team's rows; the vector stays in cache.
 
-The schedule (lanes, teams per workgroup, blocks per step, rows per team), measured on the H200 (the
-sweep of bench_matmul --gemv-schedules, in benchmarks/results/REPORT.md): one row per 256-thread workgroup, two blocks per step --
-the fastest or as fast as any at 4096 x 4096 f32 and 14336 x 4096 in both dtypes -- with lanes halved
-(teams filling the workgroup) while a thread would not get one whole step of a row; for
-16-bit weights of at most SMALL_NARROW elements, warps carrying 4 rows each, one block per step (4096 x
-4096 bf16: 75% of copy bandwidth launched back to back, against 61% for one row per 64 lanes). These
-are four shapes on one GPU: POOT_GPU_GEMV_SCHEDULE forces any other.
+The schedule (lanes, teams per workgroup, blocks per step, rows per team) was measured on an H100 with
+the weights of each shape rotated over 256 MiB, so that none stays in L2 as none does in a decoder (a
+sweep of POOT_GPU_GEMV_SCHEDULE over the shapes of Qwen2.5-0.5B and Llama-3-8B):
+- rows of at least LONG_ROW elements: one row per 256-thread workgroup, two blocks per step (4096 x 4096
+  bf16 2.5 TB/s, 896 x 4864 1.6 TB/s, against 2.0 and 0.64 with warps carrying 4 rows), lanes halved
+  (teams filling the workgroup) while a thread would not get one whole step of a row;
+- shorter 16-bit rows: warps carrying 4 rows each, one block per step, where that makes at least
+  MANY_GROUPS workgroups (the LM head 151936 x 896: 2.9 TB/s, against 2.4 with 128 lanes); else 128
+  lanes per row (1152 x 896: 0.80 TB/s, against 0.57: a few rows leave most of the GPU idle).
+POOT_GPU_GEMV_SCHEDULE forces any other.
 
 The imported GEMV assets (kernels/contraction/gemv_{f32,bf16}.py: 64 lanes x 4 rows per workgroup,
 one element per load) take f32 and bf16 [N, K] @ [K, 1] products instead where `gemv_path` says so:
@@ -41,7 +44,9 @@ from poot.jit.llvm.targets import KernelStyle
 
 MIN_K = 2 * GPU_WORKGROUP    # shorter rows keep one thread per output
 MIN_LANES = 32
-SMALL_NARROW = 1 << 24       # 16-bit weight elements up to which warps carry 4 rows (a 4096 x 4096 bf16 GEMV)
+LONG_ROW = 2048              # row length from which a row gets a whole workgroup
+MANY_GROUPS = 256            # workgroups of 4-row warps that keep an H100's 132 SMs busy
+SHORT_LANES = 128            # lanes per row for few short rows
 ASSETS = {dt.float32: "gemv_f32", dt.bfloat16: "gemv_bf16"}
 AUTO_PATH = "generated"
 SCHEDULE_ENV = "POOT_GPU_GEMV_SCHEDULE"
@@ -101,8 +106,14 @@ def schedule(n: int, K: int, vec: int, narrow: bool) -> tuple[int, int, int, int
             raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,teams,unroll[,rows]': lanes a power of two "
                             ">= 32, lanes * teams <= 1024 threads, unroll 1..8, rows per team 1..8 (or auto)")
         return lanes, teams, unroll, per
-    if narrow and n * K <= SMALL_NARROW and K >= WARP * vec:
+    short = K < LONG_ROW and K >= WARP * vec
+    if narrow and short and ceil_div(n, 4 * (GPU_WORKGROUP // WARP)) >= MANY_GROUPS:
         return WARP, GPU_WORKGROUP // WARP, 1, 4
+    if narrow and short:       # measured best even where a lane gets less than one block of the row
+        lanes = SHORT_LANES
+        while lanes > MIN_LANES and 2 * K < lanes * vec:
+            lanes //= 2
+        return lanes, GPU_WORKGROUP // lanes, UNROLL, 1
     lanes = GPU_WORKGROUP
     while lanes > MIN_LANES and K < lanes * vec * UNROLL:
         lanes //= 2
