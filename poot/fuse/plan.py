@@ -121,6 +121,7 @@ class _Planner:
             if _opaque(e):
                 self.materialized.add(e.out.id)
                 self.materialized.update(v.id for v in e.inputs)
+                self.materialized.update(_reshaped_from(e.inputs, self.producer))
 
     # -- closures --
     def closure(self, root: Var) -> tuple[list[Eqn], list[Var]]:
@@ -470,6 +471,30 @@ class _Planner:
             if vid not in keep:
                 free[i].append(self.vars[vid])
         return free
+
+
+def _reshaped_from(operands, producer) -> set[int]:
+    """The values that opaque-op operands are unit-axis reshapes of (through chains of them), where computed:
+    stored in their own shape, the operand is a view of them (an alias step) rather than a kernel of its
+    own. An RMSNorm feeding a GEMV's [K, 1] column is then one row kernel, not a reduction, a scalar
+    kernel and a normalizing kernel (a root of another shape than its row space splits a row step)."""
+    found = set()
+    for v in operands:
+        e, dims = producer.get(v.id), _proper_dims(v.aval.shape)
+        if e is None or e.op != "reshape":
+            continue
+        while e is not None and e.op == "reshape" and _proper_dims(e.inputs[0].aval.shape) == dims:
+            v = e.inputs[0]
+            e = producer.get(v.id)
+        if e is not None and e.op != "reshape":
+            found.add(v.id)
+    return found
+
+
+def _proper_dims(shape) -> tuple:
+    """The dimensions of a shape other than 1: reshapes that keep them only add or drop unit axes (a
+    reshape that regroups elements keeps its kernel, which may share a step with roots of its shape)."""
+    return tuple(n for n in shape if n != 1)
 
 
 def _own_cost(e: Eqn) -> int:
