@@ -111,6 +111,17 @@ class Recording:
         return len(self.commands)
 
 
+class HostRead:
+    """A host read in flight (`Device.read_async`); `wait()` returns its bytes (a NumPy uint8 array)."""
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        self._data = data
+
+    def wait(self) -> np.ndarray:
+        return self._data
+
+
 class Device:
     """Base class; each backend overrides what it supports."""
 
@@ -138,6 +149,16 @@ class Device:
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         raise NotImplementedError
+
+    def read_async(self, buf: Buffer) -> "HostRead":
+        """Start copying the bytes of `buf` to the host, behind the work queued so far, and return
+        the pending read (`.wait()` gives what `read` would have given at this point). Work queued
+        after it does not delay it: a GPU device overlaps the copy with that work. This default reads
+        at once, into memory of its own (the CPU's read is a view of the buffer, which a later donation
+        may overwrite); other devices wait here."""
+        data = np.array(self.read(buf))
+        data.flags.writeable = False
+        return HostRead(data)
 
     # host arrays: what every caller moving a NumPy array in or out would otherwise spell itself
     def from_numpy(self, array) -> Buffer:

@@ -21,12 +21,13 @@ import weakref
 import numpy as np
 
 from poot.errors import DeviceError, DeviceUnavailableError, OutOfMemoryError
-from poot.devices.base import Buffer, Device
+from poot.devices.base import Buffer, Device, HostRead
 from poot.devices.grid import dispatch_grid
 
 PINNED_ABOVE = 1 << 20        # host transfers larger than this go through pinned staging
 STAGE_BYTES = 8 << 20         # one pinned staging chunk
 STAGES = 4                    # chunks in the ring
+ASYNC_READ_BYTES = 1 << 16    # host reads up to this size run asynchronously (`read_async`)
 BUFFER_ALIGN = 16             # every kernel declares its buffers this aligned (poot/jit/llvm/gpu_entry.py)
 RECENT_LAUNCHES = 16          # launches remembered to name the culprit of an asynchronous fault
 # error codes after which the driver leaves the context unusable (sticky); CUDA's numbers, which HIP shares
@@ -82,6 +83,7 @@ class DriverApiDevice(Device):
         self._recent: collections.deque = collections.deque(maxlen=RECENT_LAUNCHES)
         self._ring: list[tuple[int, object]] = []     # pinned staging chunks: (host address, event)
         self._ring_pending: collections.deque = collections.deque()
+        self._read_slots: list[tuple[int, object]] = []   # free pinned (host address, event) pairs of reads
 
     # --- errors and context -----------------------------------------------------------------------
     def _ok(self, result, what: str, available: bool = False):
@@ -229,6 +231,27 @@ class DriverApiDevice(Device):
         out.flags.writeable = False              # like the other devices: results are read-only
         return out
 
+    def read_async(self, buf: Buffer) -> HostRead:
+        """Copy a small buffer into pinned host memory behind the work queued so far and record an
+        event: the wait returns once that work and the copy are done, whatever was queued since (a
+        decode loop launches the next step before it reads this step's token). Larger reads wait now."""
+        self._check(buf)
+        self._no_recording("a device-to-host read")
+        n = buf.nbytes
+        if n == 0 or n > ASYNC_READ_BYTES:
+            return HostRead(self.read(buf))
+        self._current()
+        drv = self._drv
+        if self._read_slots:
+            slot = self._read_slots.pop()
+        else:
+            host = int(self._ok(drv.cuMemHostAlloc(ASYNC_READ_BYTES, 0), "allocating pinned read memory"))
+            slot = (host, self._ok(drv.cuEventCreate(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING.value),
+                                   "cuEventCreate"))
+        self._ok(drv.cuMemcpyDtoHAsync(slot[0], buf.handle, n, self.stream), "reading from the GPU")
+        self._ok(drv.cuEventRecord(slot[1], self.stream), "cuEventRecord")
+        return _PendingRead(self, slot, n)
+
     def _stage(self, k: int):
         while len(self._ring) <= k:
             drv = self._drv
@@ -322,3 +345,29 @@ class DriverApiDevice(Device):
 
 
 __all__ = ["DriverApiDevice", "DriverProgram", "EXITING", "STICKY_ERRORS", "OUT_OF_MEMORY", "RECENT_LAUNCHES"]
+
+
+class _PendingRead(HostRead):
+    """A read in flight on a CUDA/ROCm stream: its pinned slot goes back to the device once waited
+    (or dropped: a later copy into the slot is ordered after this one on the stream)."""
+    __slots__ = ("_device", "_slot", "_n")
+
+    def __init__(self, device, slot, n: int):
+        super().__init__(None)
+        self._device, self._slot, self._n = device, slot, n
+
+    def wait(self) -> np.ndarray:
+        if self._slot is not None:
+            dev, (host, event) = self._device, self._slot
+            dev._current()
+            dev._ok(dev._drv.cuEventSynchronize(event), "waiting for a read from the GPU")
+            out = np.empty(self._n, dtype=np.uint8)
+            ctypes.memmove(out.ctypes.data, host, self._n)
+            out.flags.writeable = False
+            dev._read_slots.append(self._slot)
+            self._slot, self._data = None, out
+        return self._data
+
+    def __del__(self):
+        if self._slot is not None:
+            self._device._read_slots.append(self._slot)

@@ -12,7 +12,7 @@ import numpy as np
 from poot import dtypes as dt
 from poot.errors import APIVersionError, DeviceError, DTypeError, ShapeError, TracerError, api_boundary
 from poot.graph import Aval
-from poot.jit.runtime.execute import buffer_to_numpy
+from poot.jit.runtime.execute import buffer_to_numpy, start_host_read
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
 from poot.trace.lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes, shared_constant
@@ -21,7 +21,7 @@ from poot.trace.lazy import Node, constant, from_buffer, from_numpy, is_tracing,
 class Array:
     """A lazy n-dimensional array on a device (see the module docstring)."""
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_host_read", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators to us
 
     def __init__(self, node: Node):
@@ -85,8 +85,22 @@ class Array:
         sync(_dev.backend(n.device))
         return self
 
+    def copy_to_host_async(self) -> "Array":
+        """Start copying this array to the host and return it at once (JAX's name): the next
+        `.numpy()` then waits for the work queued before this call and the copy, not for what was
+        launched since (a decode loop launches step n + 1 before it reads step n's token). A kernel
+        trap raised before the copy surfaces at that `.numpy()`."""
+        n = self._realize(".copy_to_host_async()")
+        self._host_read = start_host_read(n.buf, n.aval)
+        return self
+
     def numpy(self) -> np.ndarray:
         """The value as a read-only NumPy array (zero copy on the CPU)."""
+        pending = getattr(self, "_host_read", None)
+        if pending is not None:
+            self._host_read = None
+            _counters.counts.host_reads += 1
+            return pending.result()
         n = self._realize(".numpy()")
         _counters.counts.host_reads += 1
         return buffer_to_numpy(n.buf, n.aval)

@@ -167,3 +167,34 @@ def test_a_freed_buffer_is_taken_again(device):
     dev.write(again, np.full(size, 7, np.uint8))
     dev.write(third, np.full(size, 9, np.uint8))
     assert (np.asarray(dev.read(again)) == 7).all() and (np.asarray(dev.read(third)) == 9).all()
+
+
+def test_copy_to_host_async_reads_the_value_as_of_its_start(device):
+    step = pt.jit(lambda x: x * 3 + 1, donate_argnums=0)
+    with pt.device(device):
+        x = pt.asarray(np.arange(64, dtype=np.float32))
+        y = pt.realize(x * 2)
+        assert y.copy_to_host_async() is y
+        z = step(y)                             # queued after the copy; overwrites y's buffer in place
+        w = pt.realize(chain(x, x))             # more work queued behind it
+        got = y.numpy()
+        assert got.tolist() == (np.arange(64) * 2.0).tolist() and not got.flags.writeable
+        np.testing.assert_allclose(z.numpy(), np.arange(64) * 6.0 + 1)
+        xs = np.arange(64, dtype=np.float32)
+        np.testing.assert_allclose(w.numpy(), 2 * xs + xs * xs - np.exp(xs) / (1 + xs * xs), rtol=1e-5)
+
+
+def test_a_trap_before_copy_to_host_async_surfaces_at_its_read(device):
+    dev = devices.get(device)
+    with pt.device(device):
+        x = pt.asarray(np.arange(10, dtype=np.float32))
+        try:
+            pt.realize(x[pt.asarray(np.array([1, 20]))]); line = line_of()     # noqa: E702
+        except pt.PootIndexError:
+            assert device in ("cpu", "oracle")
+            return
+        z = pt.realize(x + 1).copy_to_host_async()
+        assert not traps.pending(dev)           # the check left with the copy
+        with pytest.raises(pt.PootIndexError, match=rf"{HERE}:{line}\b"):
+            z.numpy()
+        assert z.numpy().tolist() == list(range(1, 11))      # read again: the value, nothing pending

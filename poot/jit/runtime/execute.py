@@ -29,6 +29,27 @@ def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
     return buf.device.to_numpy(buf, aval.shape, aval.dtype.np)
 
 
+class PendingHostRead:
+    """A host read started by `start_host_read`: `result()` waits for the copy alone (and for the trap
+    word read beside it), not for the work queued on the device after it started."""
+    __slots__ = ("_read", "_traps", "_aval")
+
+    def __init__(self, read, started_traps, aval):
+        self._read, self._traps, self._aval = read, started_traps, aval
+
+    def result(self) -> np.ndarray:
+        traps.finish_check(self._traps)
+        aval = self._aval
+        dtype = aval.dtype.np
+        return self._read.wait()[:dtype.itemsize * aval.size].view(dtype).reshape(aval.shape)
+
+
+def start_host_read(buf: Buffer, aval) -> PendingHostRead:
+    """`buffer_to_numpy`, started now and finished by `result()`: the copy (and the trap check of the
+    programs launched so far) is queued behind the device's work without waiting for it."""
+    return PendingHostRead(buf.device.read_async(buf), traps.start_check(buf.device), aval)
+
+
 def numpy_to_buffer(array: np.ndarray, device: Device) -> Buffer:
     """A new device buffer holding the bytes of `array` (C order): `device.from_numpy`, kept for the
     tracer's and the kernel API's uploads."""

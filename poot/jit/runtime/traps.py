@@ -83,9 +83,33 @@ def check(device) -> None:
         progs = _pending.pop(device, None)
     if not progs:
         return
-    program = next(iter(progs.values()))[0]
-    trap = program.trap_buffer
-    words = np.asarray(device.read(trap))[: abi.TRAP_WORDS * 4].view(np.uint32)
+    trap = next(iter(progs.values()))[0].trap_buffer
+    _raise_trapped(device, trap, device.read(trap), progs)
+
+
+def start_check(device):
+    """The check of what is pending on `device`, started behind the work queued so far without waiting
+    for it (`Device.read_async` of the trap word); `finish_check` of the result raises what `check`
+    would have raised here. None when nothing is pending."""
+    if not _pending:
+        return None
+    with _lock:
+        progs = _pending.pop(device, None)
+    if not progs:
+        return None
+    trap = next(iter(progs.values()))[0].trap_buffer
+    return device, trap, device.read_async(trap), progs
+
+
+def finish_check(started) -> None:
+    if started is not None:
+        device, trap, read, progs = started
+        _raise_trapped(device, trap, read.wait(), progs)
+
+
+def _raise_trapped(device, trap, data, progs) -> None:
+    """Raise the trap the trap word `data` holds (clearing it on the device); nothing if none."""
+    words = np.asarray(data)[: abi.TRAP_WORDS * 4].view(np.uint32)
     code = int(words[abi.TRAP_CODE_WORD])
     if code == 0:
         return
