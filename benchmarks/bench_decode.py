@@ -1,13 +1,15 @@
 """Per-token decode latency of the poot.models Llama-family decoder with random weights of preset shapes, at
 KV contexts of 128 and 1024 positions, beside transformers/PyTorch with the same config where installed.
 
-poot's step is one call of the jitted decode step (`poot.models.llama.decode_step`: all layers, the LM head
-and greedy sampling) plus the read of the next token: what `poot generate` pays per token; it attends
+poot's figure is what `poot generate` pays per token: `Decoder.generate` of STEPS tokens after a prompt of
+`context` random tokens, its decode time over the tokens decoded (each a call of the jitted decode step:
+all layers, the LM head and greedy sampling, launched one step ahead of the token's read); it attends
 over the whole cache (capacity = context + steps) every step. transformers runs the same config (random
 weights, the preset's dtype) with a DynamicCache holding `context` positions; each step decodes one token
-and crops the cache back ("torch"); on CUDA also with a StaticCache under torch.compile's reduce-overhead
-mode ("torch_compile"). Rows carry the weight bytes a token reads (`bytes`) and, on every device, the
-weight-bandwidth bound (`bound_s`: those bytes over the device's measured copy bandwidth).
+and crops the cache back ("torch"); on CUDA also `generate` with a static cache, which compiles its
+decoding forward with torch.compile and CUDA graphs ("torch_compile"). Rows carry the weight bytes a
+token reads (`bytes`) and, on every device, the weight-bandwidth bound (`bound_s`: those bytes over the
+device's measured copy bandwidth).
 
     python -m benchmarks.bench_decode --presets tiny --contexts 128 --json out.json
     python -m benchmarks.bench_decode --devices cuda --presets qwen2.5-0.5b,llama-3.2-1b,llama-3-8b
@@ -23,23 +25,17 @@ STEPS = 64              # decode positions available after the context
 
 def poot_step_s(args, preset: str, device: str, context: int):
     import poot as pt
-    from poot.models import GREEDY, Decoder, llama
+    from poot.models import Decoder
 
     m = Decoder.random(preset, capacity=context + STEPS, device=device)
-    key = np.zeros(2, np.uint32)
+    prompt = np.random.default_rng(0).integers(0, m.cfg.vocab_size, context)
     with pt.device(m.device):
-        state = {"tok": pt.asarray(np.array([1], np.int32)), "cache": llama.new_cache(m.cfg, context + STEPS),
-                 "pos": context}
-
-        def step():
-            tok, _, state["cache"] = llama.decode_step(m.params, state["cache"], state["tok"], state["pos"], key,
-                                                       cfg=m.cfg, sampling=GREEDY)
-            tok.numpy()
-            state["tok"] = tok
-            state["pos"] = context + (state["pos"] - context + 1) % (STEPS - 1)
-
-        s = C.median(C.time_call(step, repeat=args.repeat, number=max(args.number, 1), warmup=max(args.warmup, 2)))
-    return s, m.cfg
+        m.generate(prompt, max_tokens=4, stop_at_eos=False)          # traces and compiles
+        per_token = []
+        for _ in range(max(args.warmup, 1) + args.repeat):
+            g = m.generate(prompt, max_tokens=STEPS, stop_at_eos=False)
+            per_token.append(g.decode_s / (len(g.tokens) - 1))
+    return C.median(per_token[max(args.warmup, 1):]), m.cfg
 
 
 def _hf_model(preset: str, where: str):
@@ -94,32 +90,33 @@ def torch_step_s(args, preset: str, device: str, context: int):
 
 
 def torch_compiled_step_s(args, preset: str, device: str, context: int):
-    """transformers with a StaticCache and `torch.compile(mode="reduce-overhead")` (CUDA graphs): the
-    fastest decode transformers offers; each step writes the token at position `context` again."""
+    """transformers' own fastest decode: `generate` with `cache_implementation="static"`, which compiles
+    the decoding forward with torch.compile (CUDA graphs) by itself. Per token: the time of a generate of
+    1 + STEPS tokens less that of one token (the prefill and the first token), over STEPS; every token is
+    greedy and EOS cannot end it early (min_new_tokens)."""
     where = _torch_where(device)
     if where is None or where != "cuda":
         return None
+    import time
+
     import torch
-    import transformers
 
-    model, cfg, dtype = _hf_model(preset, where)
-    try:
-        cache = transformers.StaticCache(config=model.config, max_cache_len=context + 1)
-    except TypeError:
-        cache = transformers.StaticCache(config=model.config, max_batch_size=1, max_cache_len=context + 1,
-                                         device=where, dtype=dtype)
+    model, cfg, _ = _hf_model(preset, where)
     ids = torch.randint(0, cfg.vocab_size, (1, context), device=where)
-    forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+
+    def generate(new: int) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new,
+                       do_sample=False, cache_implementation="static", pad_token_id=0)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
     with torch.inference_mode():
-        out = model(ids, past_key_values=cache, cache_position=torch.arange(context, device=where), use_cache=True)
-        tok = out.logits[:, -1:].argmax(-1)
-        position = torch.tensor([context], device=where)
-
-        def step():
-            o = forward(tok, past_key_values=cache, cache_position=position, use_cache=True)
-            o.logits[:, -1].argmax(-1).item()
-
-        return C.median(C.time_call(step, repeat=args.repeat, number=1, warmup=4))
+        for _ in range(2):                    # compiles (the first generate) and warms the CUDA graphs
+            generate(1 + STEPS)
+        per_token = [(generate(1 + STEPS) - generate(1)) / STEPS for _ in range(max(args.repeat // 2, 2))]
+    return C.median(per_token)
 
 
 def main(argv=None) -> dict:

@@ -126,14 +126,30 @@ class Decoder:
             if on_token:
                 on_token(first)
             t1 = time.perf_counter()
-            pos = n
-            while len(out) < max_tokens and out[-1] not in eos:
-                tok, _, cache = llama.decode_step(self.params, cache, tok, pos, keys[len(out)],
+            # one step ahead: step i + 1 is launched (from step i's token on the device) before step
+            # i's token is read, so the host's work for a step overlaps the device's for the one
+            # before; a step launched past the end (EOS, max_tokens) is dropped unread
+            launched = n            # positions decoded so far
+            ahead = []              # tokens on the device, each with its host copy started
+
+            def launch(tok):
+                nonlocal cache, launched
+                tok, _, cache = llama.decode_step(self.params, cache, tok, launched, keys[launched - n + 1],
                                                   cfg=self.cfg, sampling=sampling)
-                out.append(int(tok.numpy()[0]))
-                pos += 1
-                if on_token:
-                    on_token(out[-1])
+                launched += 1
+                ahead.append(tok.copy_to_host_async())
+                return tok
+
+            if max_tokens > 1 and first not in eos:
+                last = launch(tok)
+                while ahead:
+                    if len(out) + len(ahead) < max_tokens:
+                        last = launch(last)
+                    out.append(int(ahead.pop(0).numpy()[0]))
+                    if on_token:
+                        on_token(out[-1])
+                    if out[-1] in eos:
+                        break
             decode_s = time.perf_counter() - t1
         return Generation(out, n, prefill_s, decode_s)
 
