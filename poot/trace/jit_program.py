@@ -97,6 +97,7 @@ class JitProgram:
         executor = _dev.executor(self.device)
         self.replay = None
         self._donating: dict = {}      # frozenset of donated positions -> its Replay
+        self._donated_positions = None  # [(graph-input position, argument leaf)] of donated arguments
         if isinstance(executor, str) or not self.graph.eqns:
             self.program = None
             self._executor = executor
@@ -198,17 +199,18 @@ class JitProgram:
     def _take_donations(self, leaves, bufs) -> set[int]:
         """The graph-input positions whose buffers this call may reuse: a donated argument's buffer
         that nothing else holds (no other array, no second argument, no captured constant)."""
-        held = {}
-        for b in bufs:
-            held[id(b)] = held.get(id(b), 0) + 1
+        positions = self._donated_positions
+        if positions is None:
+            positions = self._donated_positions = [(pos, b) for pos, b in enumerate(self.binds)
+                                                   if type(b) is int and b in self.donated]
         out = set()
-        for pos, b in enumerate(self.binds):
-            if type(b) is int and b in self.donated:
-                node = leaves[b]._node
-                # refs: node.buf, bufs[pos], this frame's `buf`, getrefcount's argument
-                buf = bufs[pos]
-                if held[id(buf)] == 1 and sys.getrefcount(buf) <= 4 and node.buf is buf:
-                    out.add(pos)
+        for pos, b in positions:
+            node = leaves[b]._node
+            # refs: node.buf, bufs[pos], this frame's `buf`, getrefcount's argument; a buffer passed
+            # twice (a second place in `bufs`) or held by another array has more
+            buf = bufs[pos]
+            if sys.getrefcount(buf) <= 4 and node.buf is buf:
+                out.add(pos)
         return out
 
     def _invalidate_donated(self, leaves) -> None:

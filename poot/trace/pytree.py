@@ -20,8 +20,14 @@ def flatten(tree) -> tuple[list, object]:
     return leaves, _flatten(tree, leaves)
 
 
+_LEAF_TYPES: set = set()     # types met as leaves: neither containers, NamedTuples nor dataclasses
+
+
 def _flatten(x, leaves: list):
     t = type(x)
+    if t in _LEAF_TYPES:      # most leaves (arrays): one set lookup instead of the checks below
+        leaves.append(x)
+        return LEAF
     if t is tuple or t is list:
         return (t, tuple(_flatten(c, leaves) for c in x))
     if t is dict:
@@ -37,6 +43,8 @@ def _flatten(x, leaves: list):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         names = tuple(f.name for f in dataclasses.fields(x) if f.init)
         return (t, names, tuple(_flatten(getattr(x, n), leaves) for n in names))
+    if not isinstance(x, (tuple, dict)) and not dataclasses.is_dataclass(t):
+        _LEAF_TYPES.add(t)    # a class object (isinstance(x, type)) is a leaf whatever it is
     leaves.append(x)
     return LEAF
 
