@@ -147,16 +147,16 @@ class DriverApiDevice(Device):
         if nbytes < 0:
             raise DeviceError(f"{self.name}: cannot allocate {nbytes} bytes")
         self._current()
+        size = max(nbytes, 4)
+        free = self._free.get(size)
+        if free:                # the common case: a buffer of this size freed earlier
+            ptr = free.pop()
+            self._pooled -= size
+            return self._adopt(nbytes, ptr, size)
         what = f"allocating {_gib(nbytes)}"
         if nbytes > self.caps.max_buffer_bytes:
             raise OutOfMemoryError(f"{self.name}: out of device memory {what}: more than the GPU's whole memory"
                                    + self._memory_note())
-        size = max(nbytes, 4)
-        free = self._free.get(size)
-        if free:
-            ptr = free.pop()
-            self._pooled -= size
-            return self._adopt(nbytes, ptr, size)
         result = self._alloc(size)
         if int(result[0]) == OUT_OF_MEMORY:             # hand back what the pools and the garbage collector hold, retry
             gc.collect()

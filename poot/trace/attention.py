@@ -91,7 +91,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     if len(sq) < 2 or len(sk) < 2 or len(sv) < 2:
         raise ShapeError(f"{OP}: q, k, v need [..., L, D] shapes, got {sq}, {sk}, {sv}")
     nd = max(len(sq), len(sk), len(sv), 3)
-    q, k, v = (wrap(n).reshape((1,) * (nd - len(n.aval.shape)) + n.aval.shape) for n in (qn, kn, vn))
+    q, k, v = (_shaped(wrap(n), (1,) * (nd - len(n.aval.shape)) + n.aval.shape) for n in (qn, kn, vn))
     hq, lq, dq = q.shape[-3:]
     hk, lk, dk = k.shape[-3:]
     if dk != dq or v.shape[-2] != lk or v.shape[-3] != hk:
@@ -101,7 +101,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
         raise ShapeError(f"{OP}: {hq} query heads and {hk} key/value heads: pass enable_gqa=True "
                          "(query heads a multiple of key/value heads)")
     batch = tuple(max(x) for x in zip(q.shape[:-3], k.shape[:-3], v.shape[:-3]))
-    q, k, v = (broadcast_to(x, batch + x.shape[-3:]) for x in (q, k, v))
+    q, k, v = (x if x.shape[:-3] == batch else broadcast_to(x, batch + x.shape[-3:]) for x in (q, k, v))
     dv = v.shape[-1]
     left, right = band(lq, lk, is_causal, window)
     scale = 1.0 / math.sqrt(dq) if scale is None else float(scale)
@@ -110,7 +110,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
         raise ShapeError(f"{OP}: softcap must be positive, got {softcap}")
     full = batch + (hq, lq, lk)
     b = math.prod(batch)
-    operands = [q.reshape((b, hq, lq, dq)), k.reshape((b, hk, lk, dk)), v.reshape((b, hk, lk, dv))]
+    operands = [_shaped(q, (b, hq, lq, dq)), _shaped(k, (b, hk, lk, dk)), _shaped(v, (b, hk, lk, dv))]
     if mask is not None:
         operands.append(_mask_operand(mask, full, dev)[0])
     params = {"scale": scale, "softcap": cap, "left": left, "right": right, "zero_empty": True}
@@ -119,7 +119,13 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     else:
         out = composed(*operands, **params)
     heads = (hq,) if max(len(sq), len(sk), len(sv)) >= 3 else ()    # [L, D] inputs give [L, Dv]
-    return out.reshape(batch + heads + (lq, dv))
+    return _shaped(out, batch + heads + (lq, dv))
+
+
+def _shaped(x, shape):
+    """x reshaped to `shape`, recording nothing when it has that shape already (the usual [B, H, L, D]
+    operands: each recorded reshape costs a decode step's eager call microseconds)."""
+    return x if x.shape == shape else x.reshape(shape)
 
 
 def composed(q, k, v, mask=None, *, scale, softcap, left, right, zero_empty):
