@@ -17,11 +17,17 @@ Launch: threads = (ceil(Lq / 8) * 128, B * Hq, 1).
 
 attention_combine_<T> merges the `splits` (at most MAX_SPLITS) partial maxima, sums and f32 accumulators
 (pm, pl, pacc) a query row gets from the split-K decode kernels (kernels/attention/flash_decode.py):
-O = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s. A workgroup of 128 threads per row: the row's
-maximum and weights exp(m_s - M) are found once (subgroup reductions, weights in shared memory) rather
-than per output element, and each thread sums its dims' accumulators four splits at a time, so a
-hundred splits cost a few dependent memory latencies, not a hundred. Subgroup operations: PTX and
-AMDGCN, as the decode kernels. Launch: threads = (rows * 128, 1, 1).
+O = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s. Only `rows` workgroups exist (a few dozen), so
+each is as wide as a workgroup goes (WARPS = 32 warps) and its time is a few dependent memory latencies
+whatever the split count: thread t reads split t's m and l (one load each), the row's maximum and the
+weights exp(m_s - M) are found once (subgroup reductions, weights in shared memory); warp w takes splits
+w, w + 32, w + 64, ... two at a time, lane l the dims l + 32 g (g < 8: eight named accumulators, as the
+language has no register arrays), every load of a pair issued before its multiply-adds, and the warp's
+first pair is read before the weights are known. Up to 64 splits that is one round of loads overlapping
+the maximum's; each further 64 splits add one. The warps' sums meet in shared memory (32 x DMAX f32:
+36 KiB in all, within PTX's 48 KiB of static shared memory and AMDGCN's 64 KiB of LDS) and thread d
+adds those of the min(splits, 32) warps that had a split, so few splits cost few adds. Subgroup
+operations: PTX and AMDGCN, as the decode kernels. Launch: threads = (rows * COMBINE, 1, 1).
 """
 import ml_dtypes
 import numpy as np
@@ -35,8 +41,9 @@ BK = 16           # prefill: keys per tile
 DMAX = 256        # largest head dim
 NEG_INF = float("-inf")
 UNBOUNDED = 1 << 30
-COMBINE = 128     # combine: threads per workgroup (one query row)
-MAX_SPLITS = 1024  # combine: the most splits a row may have (its weights sit in shared memory)
+WARPS = 32        # combine: warps per workgroup (one query row)
+COMBINE = 32 * WARPS   # combine: threads per workgroup
+MAX_SPLITS = COMBINE   # combine: the most splits a row may have (one a thread, weights in shared memory)
 
 
 @pt.device_fn
@@ -155,51 +162,131 @@ def _make_prefill(T, name):
     return attention_prefill
 
 
+@pt.device_fn
+def fetch(pacc, at, ok):
+    """pacc[at] where ok (a split and a dim group this lane takes), else 0: nothing is read past a row."""
+    r = pt.f32(0.0)
+    if ok:
+        r = pacc[at]
+    return r
+
+
 def _make_combine(T, name):
     @pt.kernel(workgroup=(COMBINE, 1, 1), name=name, checks=False)
     def attention_combine(pm: pt.In[pt.f32], pl: pt.In[pt.f32], pacc: pt.In[pt.f32], o: pt.Out[T], rows: pt.u32,
                           Dv: pt.u32, splits: pt.u32, zero_empty: pt.u32):
-        s_w = pt.shared(pt.f32, MAX_SPLITS)       # the row's split weights exp(m_s - M)
-        s_max = pt.shared(pt.f32, COMBINE // 32)
-        s_sum = pt.shared(pt.f32, COMBINE // 32)
+        s_w = pt.shared(pt.f32, MAX_SPLITS)                # the row's split weights exp(m_s - M)
+        s_max = pt.shared(pt.f32, WARPS)
+        s_sum = pt.shared(pt.f32, WARPS)
+        s_part = pt.shared(pt.f32, WARPS * DMAX)           # each warp's weighted sum of its splits
         t = pt.local_index_x()
         lane = pt.lane_index()
         warp = t // 32
         row = pt.group_index_x()
         first = row * splits
-        big = pt.f32(NEG_INF)
-        for s in range(t, splits, COMBINE):
-            big = max(big, pm[first + s])
-        big = pt.subgroup_max(big)
+        groups = (Dv + 31) // 32                           # dim groups d = lane + 32 * g of a split's row
+        e0 = min(lane, Dv - 1)                             # a lane past Dv reads the last dim; no output takes it
+        e1 = min(lane + 32, Dv - 1)
+        e2 = min(lane + 64, Dv - 1)
+        e3 = min(lane + 96, Dv - 1)
+        e4 = min(lane + 128, Dv - 1)
+        e5 = min(lane + 160, Dv - 1)
+        e6 = min(lane + 192, Dv - 1)
+        e7 = min(lane + 224, Dv - 1)
+        mine = pt.f32(NEG_INF)                             # thread t holds split t's maximum and sum
+        mass = pt.f32(0.0)
+        if t < splits:
+            mine = pm[first + t]
+            mass = pl[first + t]
+        # the warp's first two splits (warp, warp + 32) are read while the weights are found
+        na = pt.where(warp < splits, groups, pt.u32(0))
+        nb = pt.where(warp + WARPS < splits, groups, pt.u32(0))
+        ra = (first + warp) * Dv
+        rb = ra + WARPS * Dv
+        xa0 = fetch(pacc, ra + e0, na > 0)
+        xa1 = fetch(pacc, ra + e1, na > 1)
+        xa2 = fetch(pacc, ra + e2, na > 2)
+        xa3 = fetch(pacc, ra + e3, na > 3)
+        xa4 = fetch(pacc, ra + e4, na > 4)
+        xa5 = fetch(pacc, ra + e5, na > 5)
+        xa6 = fetch(pacc, ra + e6, na > 6)
+        xa7 = fetch(pacc, ra + e7, na > 7)
+        xb0 = fetch(pacc, rb + e0, nb > 0)
+        xb1 = fetch(pacc, rb + e1, nb > 1)
+        xb2 = fetch(pacc, rb + e2, nb > 2)
+        xb3 = fetch(pacc, rb + e3, nb > 3)
+        xb4 = fetch(pacc, rb + e4, nb > 4)
+        xb5 = fetch(pacc, rb + e5, nb > 5)
+        xb6 = fetch(pacc, rb + e6, nb > 6)
+        xb7 = fetch(pacc, rb + e7, nb > 7)
+        big = pt.subgroup_max(mine)
         if lane == 0:
             s_max[warp] = big
         pt.workgroup_barrier()
-        base = offset(max(s_max[0], s_max[1], s_max[2], s_max[3]))    # the COMBINE // 32 = 4 warps'
-        total = pt.f32(0.0)
-        for s in range(t, splits, COMBINE):
-            w = pt.exp(pm[first + s] - base)
-            s_w[s] = w
-            total += pl[first + s] * w
-        total = pt.subgroup_sum(total)
+        base = offset(pt.subgroup_max(s_max[lane]))
+        w = pt.exp(mine - base)                            # 0 for an empty split and for t >= splits
+        s_w[t] = w
+        total = pt.subgroup_sum(mass * w)
         if lane == 0:
             s_sum[warp] = total
         pt.workgroup_barrier()
-        inv = normalizer(s_sum[0] + s_sum[1] + s_sum[2] + s_sum[3], zero_empty)
-        quads = splits // 4 * 4
-        for d in range(t, Dv, COMBINE):
-            at = first * Dv + d
-            a0 = pt.f32(0.0)
-            a1 = pt.f32(0.0)
-            a2 = pt.f32(0.0)
-            a3 = pt.f32(0.0)
-            for s in range(0, quads, 4):          # four independent loads in flight
-                a0 += pacc[at + s * Dv] * s_w[s]
-                a1 += pacc[at + (s + 1) * Dv] * s_w[s + 1]
-                a2 += pacc[at + (s + 2) * Dv] * s_w[s + 2]
-                a3 += pacc[at + (s + 3) * Dv] * s_w[s + 3]
-            for s in range(quads, splits):
-                a0 += pacc[at + s * Dv] * s_w[s]
-            o[row * Dv + d] = T(((a0 + a1) + (a2 + a3)) * inv)
+        inv = normalizer(pt.subgroup_sum(s_sum[lane]), zero_empty)
+        wa = s_w[warp]
+        wb = s_w[warp + WARPS]
+        a0 = xa0 * wa + xb0 * wb
+        a1 = xa1 * wa + xb1 * wb
+        a2 = xa2 * wa + xb2 * wb
+        a3 = xa3 * wa + xb3 * wb
+        a4 = xa4 * wa + xb4 * wb
+        a5 = xa5 * wa + xb5 * wb
+        a6 = xa6 * wa + xb6 * wb
+        a7 = xa7 * wa + xb7 * wb
+        for s in range(warp + 2 * WARPS, splits, 2 * WARPS):     # more than 64 splits: two more at a time
+            nb = pt.where(s + WARPS < splits, groups, pt.u32(0))
+            ra = (first + s) * Dv
+            rb = ra + WARPS * Dv
+            xa0 = pacc[ra + e0]
+            xa1 = fetch(pacc, ra + e1, groups > 1)
+            xa2 = fetch(pacc, ra + e2, groups > 2)
+            xa3 = fetch(pacc, ra + e3, groups > 3)
+            xa4 = fetch(pacc, ra + e4, groups > 4)
+            xa5 = fetch(pacc, ra + e5, groups > 5)
+            xa6 = fetch(pacc, ra + e6, groups > 6)
+            xa7 = fetch(pacc, ra + e7, groups > 7)
+            xb0 = fetch(pacc, rb + e0, nb > 0)
+            xb1 = fetch(pacc, rb + e1, nb > 1)
+            xb2 = fetch(pacc, rb + e2, nb > 2)
+            xb3 = fetch(pacc, rb + e3, nb > 3)
+            xb4 = fetch(pacc, rb + e4, nb > 4)
+            xb5 = fetch(pacc, rb + e5, nb > 5)
+            xb6 = fetch(pacc, rb + e6, nb > 6)
+            xb7 = fetch(pacc, rb + e7, nb > 7)
+            wa = s_w[s]
+            wb = s_w[min(s + WARPS, pt.u32(MAX_SPLITS - 1))]
+            a0 += xa0 * wa + xb0 * wb
+            a1 += xa1 * wa + xb1 * wb
+            a2 += xa2 * wa + xb2 * wb
+            a3 += xa3 * wa + xb3 * wb
+            a4 += xa4 * wa + xb4 * wb
+            a5 += xa5 * wa + xb5 * wb
+            a6 += xa6 * wa + xb6 * wb
+            a7 += xa7 * wa + xb7 * wb
+        if warp < splits:                                  # lanes past Dv fill slots nothing reads
+            at = warp * DMAX + lane
+            s_part[at] = a0
+            s_part[at + 32] = a1
+            s_part[at + 64] = a2
+            s_part[at + 96] = a3
+            s_part[at + 128] = a4
+            s_part[at + 160] = a5
+            s_part[at + 192] = a6
+            s_part[at + 224] = a7
+        pt.workgroup_barrier()
+        if t < Dv:
+            acc = pt.f32(0.0)
+            for u in range(min(splits, pt.u32(WARPS))):
+                acc += s_part[u * DMAX + t]
+            o[row * Dv + t] = T(acc * inv)
 
     return attention_combine
 
@@ -273,27 +360,52 @@ def _prefill_examples(np_dtype):
     return out
 
 
+COMBINE_CASES = (  # rows, Dv, splits, zero_empty
+    (3, 5, 4, 1),          # a split each for a few warps
+    (2, 200, 7, 1),        # dims past four groups of 32, the last group partial
+    (2, 3, 9, 0),          # the row that saw no key is NaN
+    (1, 256, 1, 1),        # one split, the widest head
+    (2, 33, 150, 1),       # three rounds of a warp's pairs of splits, the last pair half past the end
+    (1, 2, MAX_SPLITS, 0),  # every thread a split
+)
+
+
+def _combine_inputs(rows, dv, splits, rng):
+    """Partials as the decode kernel writes them: an empty split (m = -inf, l = 0, acc = 0), and, given
+    several rows, a last row whose every split is empty."""
+    pm = rng.standard_normal((rows, splits)).astype(np.float32) * 4
+    pl = rng.random((rows, splits)).astype(np.float32) + 0.5
+    pacc = rng.standard_normal((rows, splits, dv)).astype(np.float32)
+    empty = np.zeros((rows, splits), bool)
+    empty.flat[min(1, empty.size - 1)] = rows * splits > 1
+    if rows > 1:
+        empty[-1] = True
+    pm[empty], pl[empty], pacc[empty] = -np.inf, 0.0, 0.0
+    return pm, pl, pacc
+
+
+def combine_reference(pm, pl, pacc, zero_empty):
+    """o[r] = sum_s w_s acc_s / sum_s w_s l_s with w_s = exp(m_s - max_s m_s), in float64; a row with
+    every split empty is 0 when zero_empty, else NaN."""
+    big = pm.max(1, keepdims=True)
+    w = np.exp(pm.astype(np.float64) - np.where(np.isfinite(big), big, 0))
+    total = (pl * w).sum(1)
+    acc = (pacc * w[:, :, None]).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = acc / total[:, None]
+    out[total == 0] = 0.0 if zero_empty else np.nan
+    return out
+
+
 def _combine_examples(np_dtype):
-    """Rows with an empty split, a row with every split empty (0 when zero_empty, else NaN), dims past one
-    thread's (Dv > 128) and split counts with and without a remainder after the groups of four."""
     rng = np.random.default_rng(8)
     out = []
-    for rows, dv, splits, zero_empty in ((3, 5, 4, 1), (2, 200, 7, 1), (2, 3, 9, 0)):
-        pm = rng.standard_normal(rows * splits).astype(np.float32)
-        pl = rng.random(rows * splits).astype(np.float32) + 0.5
-        pm[1], pl[1] = -np.inf, 0.0                      # an empty split
-        pm[-splits:], pl[-splits:] = -np.inf, 0.0        # the last row saw no key
-        pacc = rng.standard_normal(rows * splits * dv).astype(np.float32)
-        pacc.reshape(rows, splits, dv)[-1] = 0.0
-        big = pm.reshape(rows, splits).max(1)
-        w = np.exp(pm.astype(np.float64) - np.where(np.isfinite(big), big, 0).repeat(splits))
-        total = (pl * w).reshape(rows, splits).sum(1)
-        acc = (pacc.reshape(rows, splits, dv) * w.reshape(rows, splits, 1)).sum(1)
-        with np.errstate(invalid="ignore"):
-            ref = acc / total[:, None]
-        ref[-1] = 0.0 if zero_empty else np.nan
-        rtol, atol = _tolerance(np_dtype)
-        out.append(Example(args=(pm, pl, pacc, np.zeros(rows * dv, np_dtype), rows, dv, splits, zero_empty),
+    rtol, atol = _tolerance(np_dtype)
+    for rows, dv, splits, zero_empty in COMBINE_CASES:
+        pm, pl, pacc = _combine_inputs(rows, dv, splits, rng)
+        ref = combine_reference(pm, pl, pacc, zero_empty)
+        out.append(Example(args=(pm.reshape(-1), pl.reshape(-1), pacc.reshape(-1), np.zeros(rows * dv, np_dtype),
+                                 rows, dv, splits, zero_empty),
                            threads=(rows * COMBINE, 1, 1), expected={"o": ref.astype(np_dtype).reshape(-1)},
                            rtol=rtol, atol=atol))
     return out

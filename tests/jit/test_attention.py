@@ -252,6 +252,8 @@ DECODE_CASES = [  # (B, Hq, Hk, Lq, Lk, D, Dv), dtype, mask shape, params
     ((1, 14, 2, 1, 300, 64, 64), np.float32, (1, 1, 1, 300), {}),                        # Qwen2.5-0.5B's shape
     ((1, 4, 4, 2, 256, 32, 32), np.float32, None, {"right": -1}),                        # query 0 sees no key
     ((1, 4, 4, 2, 256, 32, 32), np.float32, None, {"right": -1, "zero_empty": False}),   # ... NaN there
+    ((1, 14, 2, 1, 192, 64, 64), np.float32, (1, 1, 1, 192), {}),                        # a short cache
+    ((1, 4, 2, 3, 5, 64, 64), np.float16, None, {"right": 2}),                            # 5 keys: one split
 ]
 
 
@@ -263,7 +265,7 @@ def test_gpu_decode_path_matches_the_oracle_under_emulation(case):
     names = [launch.kernel.name for launch in code.launches]
     suffix = {np.float32: "f32", np.float16: "f16", ml_dtypes.bfloat16: "bf16"}[np_dtype]
     assert names == [f"attention_decode_{suffix}_d{128 if max(d, dv) <= 128 else 256}", f"attention_combine_{suffix}"]
-    assert code.launches[0].groups[0] > 1                                  # the keys are split
+    assert code.launches[0].groups[0] > 1 or lk < 64                       # the keys are split
     rng = np.random.default_rng(case)
     arrays = [rng.standard_normal(s).astype(np_dtype) for s in shapes]
     if mask_shape is not None:
@@ -294,8 +296,11 @@ def test_decode_routing_and_splits():
     assert [l.kernel.name for l in _plan(shapes, ml_dtypes.bfloat16, caps=cpu)[0].launches] == ["attention_cpu_bf16"]
     spirv = Capabilities(name="vulkan", target="spirv", subgroup_size=32, cores=8)
     assert [l.kernel.name for l in _plan(shapes, np.float32, caps=spirv)[0].launches] == ["attention_prefill_f32"]
-    few_keys = [(1, 32, 1, 128), (1, 8, 100, 128), (1, 8, 100, 128)]
-    assert [l.kernel.name for l in _plan(few_keys, np.float32)[0].launches] == ["attention_prefill_f32"]
+    few_keys = [(1, 32, 1, 128), (1, 8, 5, 128), (1, 8, 5, 128)]        # any key count: a single split
+    assert [l.kernel.name for l in _plan(few_keys, np.float32)[0].launches] == ["attention_decode_f32_d128",
+                                                                                 "attention_combine_f32"]
+    many_queries = [(1, 32, 5, 128), (1, 8, 600, 128), (1, 8, 600, 128)]
+    assert [l.kernel.name for l in _plan(many_queries, np.float32)[0].launches] == ["attention_prefill_f32"]
     odd = [(1, 4, 1, 81), (1, 2, 600, 81), (1, 2, 600, 81)]            # 16-bit decode reads words: even dims
     assert [l.kernel.name for l in _plan(odd, ml_dtypes.bfloat16)[0].launches] == ["attention_prefill_bf16"]
     assert _plan(odd, np.float32)[0].launches[0].kernel.name == "attention_decode_f32_d128"
@@ -306,11 +311,38 @@ def test_decode_routing_and_splits():
     assert qwen_decode.kernel.name == "attention_decode_f32_d128" and qwen_decode.groups[1] == 4   # 7 rows: 2 blocks
 
 
+def test_combine_merges_the_planned_splits_of_a_long_cache():
+    """The combine of a 32768-key decode (128 splits: more than one round of each warp's pairs) runs one
+    1024-thread workgroup a query row and matches the merge in float64, a row with every split empty NaN."""
+    shapes = [(1, 32, 1, 128), (1, 8, 32768, 128), (1, 8, 32768, 128)]
+    code, *_ = _plan(shapes, np.float32, zero_empty=False)
+    decode, combine = code.launches
+    rows, dv, splits, zero_empty = combine.scalars
+    assert (rows, dv, splits, zero_empty) == (32, 128, decode.groups[0], 0) and splits > 64
+    assert combine.groups == (rows, 1, 1) and combine.kernel.workgroup == (1024, 1, 1)
+    rng = np.random.default_rng(6)
+    rows = 2                                           # two of the rows: the merge is per row
+    pm = rng.standard_normal((rows, splits)).astype(np.float32) * 3
+    pl = rng.random((rows, splits)).astype(np.float32) + 0.5
+    pacc = rng.standard_normal((rows, splits, dv)).astype(np.float32)
+    pm[0, ::7], pl[0, ::7], pacc[0, ::7] = -np.inf, 0.0, 0.0       # empty splits
+    pm[1], pl[1], pacc[1] = -np.inf, 0.0, 0.0                       # a row that saw no key
+    out = np.zeros(rows * dv, np.float32)
+    _kernel_function("attention_combine_f32").emulate(pm.reshape(-1), pl.reshape(-1), pacc.reshape(-1), out,
+                                                      rows, dv, splits, 0, threads=(rows * 1024, 1, 1))
+    w = np.exp(pm[0].astype(np.float64) - pm[0].max())
+    want = (pacc[0] * w[:, None]).sum(0) / (pl[0] * w).sum()
+    np.testing.assert_allclose(out[:dv], want, rtol=1e-5, atol=1e-6)
+    assert np.isnan(out[dv:]).all()
+
+
 @pytest.mark.skipif(PTXAS is None, reason=PTXAS_SKIP)
-@pytest.mark.parametrize("name", [f"attention_decode_{t}_d{n}" for t in ("f32", "f16", "bf16") for n in (128, 256)])
+@pytest.mark.parametrize("name", [f"attention_decode_{t}_d{n}" for t in ("f32", "f16", "bf16") for n in (128, 256)]
+                         + [f"attention_combine_{t}" for t in ("f32", "f16", "bf16")])
 def test_decode_kernels_do_not_spill_on_sm90(name, tmp_path):
-    """The decode kernels keep q, the accumulators and 4 keys of K and V in registers: a spill would put
-    local-memory traffic into the key loop of a bandwidth-bound kernel."""
+    """The decode kernels keep q, the accumulators and 4 keys of K and V in registers, the combine (1024
+    threads: 64 registers a thread at most) its 8 accumulators and a pair of splits' 16 loads in flight: a
+    spill would put local-memory traffic into the loops of bandwidth-bound kernels."""
     from poot.jit.kir.assets import load_asset
     from poot.jit.llvm.compile import compile_kernel
 
