@@ -6,7 +6,8 @@ Each repetition is the user's call, q, k, v already realized poot arrays on the 
 result as a NumPy array (`.numpy()`, zero copy); on a GPU the result realized on the device
 (`pt.realize`), each round of calls ended by a synchronize, as PyTorch's SDPA is timed beside it (no
 transfer to the host on either side: at prefill sizes the copy of the result would outweigh the kernel).
-On CUDA a kernel-only column times the launches captured `--graph-reps` times in one CUDA graph. Ratios
+On CUDA a kernel-only column times the launches captured `--graph-reps` times in one CUDA graph; `--jit`
+adds a row for the same call inside a jitted function (what a jitted decode step pays). Ratios
 are baseline seconds / poot seconds (above 1: poot is faster). Configurations (names
 for --cases):
 
@@ -71,6 +72,19 @@ def run_case(args, name: str, device: str) -> list[dict]:
         got = call() if device == "cpu" else call().numpy()
     sync = C.poot_sync(device)
     poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+    jit_s = None
+    if args.jit:        # the same call inside a jitted function: what a jitted decode step pays
+        with pt.device(device):
+            attend = pt.jit(lambda q, k, v: pt.nn.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                                enable_gqa=hk != hq))
+
+            def jcall():
+                out = attend(q, k, v)
+                return out.numpy() if device == "cpu" else out
+
+            C.check_close(f"attention-{name}-jit", attend(q, k, v).numpy().astype(np.float32),
+                          got.astype(np.float32), rtol=1e-3, atol=1e-3)
+        jit_s = C.median(C.time_call(jcall, **C.timing_kwargs(args, jcall, sync)))
     kernel_s = None
     if device.startswith("cuda") and not args.no_kernel_time:
         dev, _ = C.device_or_none(device)
@@ -94,7 +108,10 @@ def run_case(args, name: str, device: str) -> list[dict]:
         baselines["torch"] = C.median(C.time_call(tcall, **C.timing_kwargs(args, tcall, torch.cuda.synchronize)))
     flops = 4 * b * hq * lq * lk * d // (2 if causal else 1)
     params = {"B": b, "Hq": hq, "Hk": hk, "Lq": lq, "Lk": lk, "D": d, "dtype": dtype, "causal": causal}
-    return C.rows_against(f"attention-{name}", params, device, poot_s, baselines, kernel_s=kernel_s, flops=flops)
+    rows = C.rows_against(f"attention-{name}", params, device, poot_s, baselines, kernel_s=kernel_s, flops=flops)
+    if jit_s is not None:
+        rows += C.rows_against(f"attention-{name}-jit", params, device, jit_s, baselines, flops=flops)
+    return rows
 
 
 def main(argv=None) -> dict:
@@ -103,6 +120,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy baseline")
     ap.add_argument("--graph-reps", type=int, default=5, help="calls per CUDA graph for the kernel-only column")
     ap.add_argument("--no-kernel-time", action="store_true", help="skip the CUDA kernel-only column")
+    ap.add_argument("--jit", action="store_true", help="add a -jit row: the call inside a jitted function")
     ap.add_argument("--numpy-max-scores", type=int, default=1 << 28,
                     help="largest B*H*Lq*Lk for which the NumPy baseline (which holds the scores) runs")
     args = ap.parse_args(argv)
