@@ -280,6 +280,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the s
     """The p-norm over `axis` (all axes when None, or a tuple): ord inf/-inf are max/min of |x|, 0
     counts nonzeros, others are (sum |x|**ord) ** (1/ord). Lazy (one reduction)."""
     x = _as_float(arr(x))
+    if ord == 2 and x.dtype.kind != "c":     # the usual norm: x * x, a sum and a root (no |x| recorded)
+        return ew.sqrt(red.sum(x * x, axis=axis, keepdims=keepdims))
     a = ew.abs(x)
     if ord == math.inf:
         return red.max(a, axis=axis, keepdims=keepdims)
@@ -290,8 +292,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the s
     if ord == 1:
         return red.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
-        sq = a * a if x.dtype.kind == "c" else x * x      # |x|^2 (real) for complex values
-        return ew.sqrt(red.sum(sq, axis=axis, keepdims=keepdims))
+        return ew.sqrt(red.sum(a * a, axis=axis, keepdims=keepdims))    # |x|^2 (real) of complex values
     p = float(ord)
     return ew.power(red.sum(ew.power(a, p), axis=axis, keepdims=keepdims), 1.0 / p)
 
