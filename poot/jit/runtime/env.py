@@ -39,3 +39,15 @@ def reader(name: str, parse: Callable) -> Callable:
         return value
 
     return read
+
+
+def _debug_from_env(value) -> int:
+    """POOT_DEBUG's level as poot.jit.llvm.compile.debug_level reads it (0 when unset or not a number)."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+# POOT_DEBUG for the runtime, which asks on every realize, every program run and every kernel launch
+debug_level = reader("POOT_DEBUG", _debug_from_env)

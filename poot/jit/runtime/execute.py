@@ -166,17 +166,6 @@ def _wheres(graph: Graph, prog, same=None):
 REPLAY_MAX_BYTES = 1 << 18
 
 
-def _debug_from_env(value) -> int:
-    """POOT_DEBUG as poot.jit.llvm.compile.debug_level reads it (0 when unset or not a number)."""
-    try:
-        return int(value or 0)
-    except ValueError:
-        return 0
-
-
-_debug_level = env.reader("POOT_DEBUG", _debug_from_env)   # read on every realize: a cheap read
-
-
 def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     """Run a cached Program; from its second call on, a small CPU program replays a recording of its
     launches (poot/jit/runtime/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
@@ -189,7 +178,7 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
             prog.eager_calls += 1
             if prog.eager_calls == 2:    # a graph realized once never pays for a recording
                 prog.eager_replay = _replay_for(prog)
-    elif _debug_level() < 1:
+    elif env.debug_level() < 1:
         out = replay.run(inputs)
         if out is not None:              # None: another thread holds the recording
             return out

@@ -22,9 +22,10 @@ from poot import devices
 from poot.devices import Buffer
 from poot.errors import kernel_trap
 from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
-from poot.jit.llvm.compile import compile_kernel, debug_level, debug_print
+from poot.jit.llvm.compile import compile_kernel, debug_print
 from poot.jit.kir.model import TRAP_MESSAGES, Kernel
 from poot.jit.llvm.targets import target_of
+from poot.jit.runtime import env
 
 _launch_ids = itertools.count(1)
 _lock = threading.Lock()
@@ -89,7 +90,7 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
             if len(_recent) > _RECENT_MAX:
                 for k in list(_recent)[: _RECENT_MAX // 2]:
                     del _recent[k]
-    level = debug_level()
+    level = env.debug_level()
     t0 = time.perf_counter() if level >= 1 else 0.0
     device.dispatch(prog, [*buffers, _meta_buffer(device, words), trap], grid)
     if cpu and _trap_words[id(device)][0]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import sys
 import time
 
@@ -21,7 +20,7 @@ from poot.devices import Buffer, Device
 from poot.devices.cpu_blas import gemm_for
 from poot.errors import kernel_trap
 from poot.fuse.plan import Plan
-from poot.jit.runtime import traps
+from poot.jit.runtime import env, traps
 from poot.jit.llvm import abi
 from poot.jit.runtime.control import ControlRunner
 from poot.jit.runtime.host import HostStep
@@ -32,13 +31,6 @@ from poot.jit.runtime.matvec import absorbed_converts, generated_matvec, route_m
 from poot.jit.llvm.targets import target_of
 
 log = logging.getLogger("poot.jit.runtime.program")
-
-def debug_level() -> int:
-    try:
-        return int(os.environ.get("POOT_DEBUG", "0") or 0)
-    except ValueError:
-        return 0
-
 
 class _Launch:
     __slots__ = ("name", "program", "args", "groups", "meta", "kernel", "launch_id", "copy")
@@ -101,7 +93,7 @@ class Program:
         self.index_positions: tuple[int, ...] = ()        # set by execute.compiled_program
         self.index_wheres: tuple[str, ...] = ()
         self.launches: list[_Launch] = []
-        if debug_level() >= 2:
+        if env.debug_level() >= 2:
             print(plan, file=sys.stderr)
         host_matmul = device.shares_host_memory          # NumPy matmul on views of the buffers
         absorbed = absorbed_converts(plan) if host_matmul else set()   # read in place by CPU GEMVs
@@ -171,7 +163,7 @@ class Program:
         donated_after = self._donations(inputs, donate) if donate else None
         for b in donated_after.pop(-1, ()) if donated_after else ():   # an in-place first step
             pool.setdefault(b.nbytes, []).append(b)
-        level = debug_level()
+        level = env.debug_level()
         trap = self.trap_buffer
         outputs = set(self.output_ids)
         for i, (allocs, actions, frees) in enumerate(self.steps):
