@@ -71,7 +71,7 @@ def run_case(args, name: str, device: str) -> list[dict]:
 
         got = call() if device == "cpu" else call().numpy()
     sync = C.poot_sync(device)
-    poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+    poot_s = C.median_s(args, call, sync)
     jit_s = None
     if args.jit:        # the same call inside a jitted function: what a jitted decode step pays
         with pt.device(device):
@@ -84,7 +84,7 @@ def run_case(args, name: str, device: str) -> list[dict]:
 
             C.check_close(f"attention-{name}-jit", attend(q, k, v).numpy().astype(np.float32),
                           got.astype(np.float32), rtol=1e-3, atol=1e-3)
-        jit_s = C.median(C.time_call(jcall, **C.timing_kwargs(args, jcall, sync)))
+        jit_s = C.median_s(args, jcall, sync)
     kernel_s = None
     if device.startswith("cuda") and not args.no_kernel_time:
         dev, _ = C.device_or_none(device)
@@ -105,7 +105,7 @@ def run_case(args, name: str, device: str) -> list[dict]:
 
         want = tcall().float().cpu().numpy()
         C.check_close(f"attention-{name}", got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
-        baselines["torch"] = C.median(C.time_call(tcall, **C.timing_kwargs(args, tcall, torch.cuda.synchronize)))
+        baselines["torch"] = C.median_s(args, tcall, torch.cuda.synchronize)
     flops = 4 * b * hq * lq * lk * d // (2 if causal else 1)
     params = {"B": b, "Hq": hq, "Hk": hk, "Lq": lq, "Lk": lk, "D": d, "dtype": dtype, "causal": causal}
     rows = C.rows_against(f"attention-{name}", params, device, poot_s, baselines, kernel_s=kernel_s, flops=flops)

@@ -93,7 +93,7 @@ def run_case(args, kind: str, chain: str, n: int) -> list[dict]:
         C.check_close(f"{chain} on {kind}", got[k], fn(*(x[k].astype(np.float64) for x in host), np),
                       rtol=2e-5, atol=1e-5)
         sync = C.poot_sync(kind)
-        poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+        poot_s = C.median_s(args, call, sync)
         ks = gpu_timing.kernel_s(kind, dev, call) if kind != "cpu" and not args.no_kernel_time else None
     baselines = {}
     for name in C.comma_list(args.baselines or DEFAULT_BASELINES.get(kind, "copy")):
@@ -105,7 +105,7 @@ def run_case(args, kind: str, chain: str, n: int) -> list[dict]:
             C.note_once(f"skipping baseline {name}: not installed here (or no CUDA for PyTorch)")
             continue
         bcall, bsync = made
-        baselines[name] = C.median(C.time_call(bcall, **C.timing_kwargs(args, bcall, bsync)))
+        baselines[name] = C.median_s(args, bcall, bsync)
     params = {"chain": chain, "n": n, "dtype": "float32"}
     return C.rows_against(f"elementwise-{chain}", params, kind, poot_s, baselines, kernel_s=ks, bytes=nbytes)
 

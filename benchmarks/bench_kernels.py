@@ -165,7 +165,7 @@ def gpu_rows(args, kind: str, case: str, n: int) -> list[dict]:
             dev.synchronize()
         call()
         check()
-        poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call)))
+        poot_s = C.median_s(args, call)
         ks = None
         if kind == "wgpu" and "timestamp-query" in dev.features:
             ks = C.median(gpu_timing.wgpu_launches_s(dev, launches, args.repeat))
@@ -239,8 +239,8 @@ def cpu_rows(args, case: str, n: int) -> list[dict]:
         return [C.row("kernel-disk-hit", {"processes": args.repeat}, "cpu", disk_hit_s(args.repeat))]
     else:
         return []
-    poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call)))
-    measured = {name: C.median(C.time_call(f, **C.timing_kwargs(args, f))) for name, f in base.items()}
+    poot_s = C.median_s(args, call)
+    measured = {name: C.median_s(args, f) for name, f in base.items()}
     return C.rows_against(f"kernel-{case}", params, "cpu", poot_s, measured, **extra)
 
 

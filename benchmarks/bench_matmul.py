@@ -79,7 +79,7 @@ def baseline_s(args, name: str, a, b) -> float | None:
         a32 = a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
         b32 = b if b.dtype in (np.float32, np.float64) else b.astype(np.float32)
         call = lambda: a32 @ b32  # noqa: E731
-        return C.median(C.time_call(call, **C.timing_kwargs(args, call)))
+        return C.median_s(args, call)
     torch = C.torch_cuda()
     if torch is None:
         return None
@@ -91,7 +91,7 @@ def baseline_s(args, name: str, a, b) -> float | None:
         return C.median(gpu_timing.torch_graph_s(torch, lambda: ta @ tb, repeat=args.repeat))
     f = torch.compile(lambda x, y: x @ y) if name == "torch_compile" else (lambda x, y: x @ y)
     call = lambda: f(ta, tb)  # noqa: E731
-    return C.median(C.time_call(call, **C.timing_kwargs(args, call, torch.cuda.synchronize)))
+    return C.median_s(args, call, torch.cuda.synchronize)
 
 
 def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselines=None) -> tuple[list[dict], dict]:
@@ -113,7 +113,7 @@ def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselin
         call = (lambda: (pa @ pb).numpy()) if kind == "cpu" else (lambda: pt.realize(pa @ pb))
         got = call() if kind == "cpu" else call().numpy()
         check(f"{case} {params['a']} @ {params['b']} {dtype} on {kind}", got, a, b)
-        poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+        poot_s = C.median_s(args, call, sync)
         ks = None
         if kind == "cuda" and not args.no_kernel_time:
             ks = C.median(gpu_timing.cuda_graph_s(dev, call, reps=args.graph_reps, repeat=args.repeat))
@@ -125,7 +125,7 @@ def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselin
             xs = [pb] + [pt.realize(pt.array(np.roll(b, i))) for i in range(1, per)]
             batch = pt.jit(lambda m, *vs: tuple(m @ v for v in vs))
             jcall = lambda: pt.realize(*batch(pa, *xs))  # noqa: E731
-            s = C.median(C.time_call(jcall, **C.timing_kwargs(args, jcall, sync))) / per
+            s = C.median_s(args, jcall, sync) / per
             jks = gpu_timing.kernel_s(kind, dev, jcall) if kind != "cpu" and not args.no_kernel_time else None
             rows.append((f"-jit{per}", s, jks / per if jks else None))
     if baselines is None:
@@ -149,20 +149,14 @@ def cpu_gemv_rows(args, size, dtype: str, copy: float) -> list[dict]:
     the module docstring), each against NumPy's BLAS on the same (float32) operands."""
     import poot as pt
 
-    execute = C.runtime("execute")
     a, b = operands("gemv", size, dtype)
     pa, pb = pt.realize(pt.array(a)), pt.realize(pt.array(b))
     calls = {}
-    try:
-        for path in args.cpu_gemv_paths:
-            os.environ["POOT_CPU_GEMV"] = path
-            execute._PROGRAMS.clear()           # each path's program is built under its own setting
+    for path in args.cpu_gemv_paths:
+        with C.env_setting("POOT_CPU_GEMV", path):  # each path's program is traced and built under its setting
             f = pt.jit(lambda m, v: m @ v)
             check(f"gemv {size} {dtype} path {path}", f(pa, pb).numpy(), a, b)
-            calls[path] = lambda f=f: f(pa, pb).numpy()
-    finally:
-        os.environ.pop("POOT_CPU_GEMV", None)
-        execute._PROGRAMS.clear()
+        calls[path] = lambda f=f: f(pa, pb).numpy()
     rowsum = pt.jit(lambda m: m.sum(axis=1))
     calls["rowsum"] = lambda: rowsum(pa).numpy()
     a32, b32 = (x if x.dtype == np.float32 else x.astype(np.float32) for x in (a, b))
@@ -217,7 +211,6 @@ def main(argv=None) -> dict:
     if bad:
         ap.error(f"unknown dtypes {bad}; known: {', '.join(DTYPES)}")
     os.environ["POOT_GPU_GEMV"] = args.gemv_path
-    execute = C.runtime("execute")
     rows = []
     copy = None
     for kind in C.available(args.devices):
@@ -232,13 +225,8 @@ def main(argv=None) -> dict:
                 if case != "gemv" or kind == "cpu":
                     continue
                 for schedule in args.gemv_schedules:
-                    os.environ["POOT_GPU_GEMV_SCHEDULE"] = schedule
-                    execute._PROGRAMS.clear()
-                    try:
+                    with C.env_setting("POOT_GPU_GEMV_SCHEDULE", schedule):
                         rows += poot_rows(args, kind, case, size, dtype, {**label, "schedule": schedule}, measured)[0]
-                    finally:
-                        os.environ.pop("POOT_GPU_GEMV_SCHEDULE", None)
-                        execute._PROGRAMS.clear()
     return C.finish(args, "bench_matmul", rows)
 
 

@@ -58,7 +58,7 @@ def run_case(args, kind: str, n: int) -> list[dict]:
         k = slice(None, None, max(1, n // 4096))
         C.check_close(f"realize chain {n} on {kind}", out["r"].numpy()[k], chain(an[k], bn[k], np.exp), 1e-5, 1e-5)
         sync = lambda: pt.synchronize(kind)  # noqa: E731
-        poot_s = C.median(C.time_call(step, **C.timing_kwargs(args, step, sync)))
+        poot_s = C.median_s(args, step, sync)
     nbytes = 12 * n
     baselines = {}
     default = "numpy" if kind == "cpu" else "torch,copy" if kind == "cuda" else "copy"
@@ -67,7 +67,7 @@ def run_case(args, kind: str, n: int) -> list[dict]:
             baselines["copy"] = gpu_timing.copy_s(kind, dev, nbytes) if kind != "cpu" else None
         elif name == "numpy":
             call = lambda: chain(an, bn, np.exp)  # noqa: E731
-            baselines["numpy"] = C.median(C.time_call(call, **C.timing_kwargs(args, call)))
+            baselines["numpy"] = C.median_s(args, call)
         elif name == "torch":
             torch = C.torch_cuda()
             if torch is None:
@@ -75,7 +75,7 @@ def run_case(args, kind: str, n: int) -> list[dict]:
                 continue
             ta, tb = torch.from_numpy(an).cuda(), torch.from_numpy(bn).cuda()
             call = lambda: chain(ta, tb, torch.exp)  # noqa: E731
-            baselines["torch"] = C.median(C.time_call(call, **C.timing_kwargs(args, call, torch.cuda.synchronize)))
+            baselines["torch"] = C.median_s(args, call, torch.cuda.synchronize)
         else:
             raise C.BenchmarkError(f"bench_realize_overhead: unknown baseline {name!r} (numpy, torch, copy)")
     return C.rows_against("realize-chain", {"n": n, "dtype": "float32"}, kind, poot_s, baselines, bytes=nbytes)

@@ -131,7 +131,7 @@ def run_case(args, kind: str, op: str, shape: tuple, pieces=None) -> list[dict]:
         C.check_close(f"{op} {shape} on {kind}", got, reference(op, x), rtol=1e-4,
                       atol=1e-6 if op in ROWS else 4 * np.finfo(np.float32).eps * per ** 0.5)
         sync = C.poot_sync(kind)
-        poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+        poot_s = C.median_s(args, call, sync)
         ks = gpu_timing.kernel_s(kind, dev, call) if kind != "cpu" and not args.no_kernel_time else None
     nbytes = x.nbytes + 4 * got.size
     baselines = {}
@@ -145,7 +145,7 @@ def run_case(args, kind: str, op: str, shape: tuple, pieces=None) -> list[dict]:
             C.note_once(f"no baseline {name} for {op} here (not installed, no CUDA, or no such operation)")
             continue
         bcall, bsync = made
-        baselines[name] = C.median(C.time_call(bcall, **C.timing_kwargs(args, bcall, bsync)))
+        baselines[name] = C.median_s(args, bcall, bsync)
     params = {"op": op, "shape": "x".join(map(str, shape)), "dtype": "float32"}
     if pieces is not None:
         params["split_pieces"] = pieces

@@ -13,8 +13,6 @@ queries. Figures are medians; ratios are baseline seconds / poot seconds (above 
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from benchmarks import common as C
@@ -58,10 +56,6 @@ def _check(op: str, got, a: np.ndarray, sorted_a: np.ndarray, q: np.ndarray) -> 
         np.testing.assert_array_equal(got[3].numpy(), np.unique(a, return_counts=True)[1][:1024])
 
 
-def _timed(args, call, sync) -> float:
-    return C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
-
-
 def _result(op: str, pt, x, table, queries):
     """The op's results (lazy poot arrays; unique_values reads the number of values)."""
     if op == "searchsorted":
@@ -76,7 +70,6 @@ def _result(op: str, pt, x, table, queries):
 def run_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
     import poot as pt
 
-    execute = C.runtime("execute")
     a, q = _inputs(n, dtype)
     sorted_a = np.sort(a)
     sync = C.poot_sync(kind)
@@ -86,21 +79,12 @@ def run_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
         pt.realize(x, table, queries)
         call = _poot_call(op, pt, x, table, queries)
         _check(op, call(), a, sorted_a, q)
-        poot_s = _timed(args, call, sync)
+        poot_s = C.median_s(args, call, sync)
         if kind != "cpu":
-            saved = os.environ.get("POOT_GPU_SORT")
-            os.environ["POOT_GPU_SORT"] = "host"          # poot's former path: the host ops
-            execute._PROGRAMS.clear()
-            try:
+            with C.env_setting("POOT_GPU_SORT", "host"):          # poot's former path: the host ops
                 _check(op, call(), a, sorted_a, q)
-                times["poot_host"] = _timed(args, call, sync)
-            finally:
-                if saved is None:
-                    os.environ.pop("POOT_GPU_SORT")
-                else:
-                    os.environ["POOT_GPU_SORT"] = saved
-                execute._PROGRAMS.clear()
-    times["numpy"] = _timed(args, _numpy_call(op, a, sorted_a, q), None)
+                times["poot_host"] = C.median_s(args, call, sync)
+    times["numpy"] = C.median_s(args, _numpy_call(op, a, sorted_a, q), None)
     return C.rows_against(f"search-{op}", {"n": C.size_label(n), "dtype": dtype}, kind, poot_s, times,
                           bytes=a.nbytes)
 

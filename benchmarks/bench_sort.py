@@ -95,17 +95,10 @@ def _torch_call(op: str, a: np.ndarray):
     return (lambda: torch.sort(t, stable=True).indices), torch.cuda.synchronize
 
 
-def _timed(args, call, sync) -> float:
-    return C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
-
-
 def run_gpu_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
     """sort/argsort on GPU device `kind`: the kernels, torch.sort on CUDA, and the host step."""
-    import os
-
     import poot as pt
 
-    execute = C.runtime("execute")
     a = _values(n, dtype)
     fn = pt.sort if op == "sort" else pt.argsort
     sync = C.poot_sync(kind)
@@ -115,19 +108,10 @@ def run_gpu_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
         pt.realize(x)
         call = lambda: pt.realize(fn(x))                     # noqa: E731
         _check(op, call().numpy(), a)
-        poot_s = _timed(args, call, sync)
-        saved = os.environ.get("POOT_GPU_SORT")
-        os.environ["POOT_GPU_SORT"] = "host"                  # poot's former path: the host step
-        execute._PROGRAMS.clear()
-        try:
+        poot_s = C.median_s(args, call, sync)
+        with C.env_setting("POOT_GPU_SORT", "host"):                  # poot's former path: the host step
             _check(op, call().numpy(), a)
-            times["poot_host"] = _timed(args, call, sync)
-        finally:
-            if saved is None:
-                os.environ.pop("POOT_GPU_SORT")
-            else:
-                os.environ["POOT_GPU_SORT"] = saved
-            execute._PROGRAMS.clear()
+            times["poot_host"] = C.median_s(args, call, sync)
     made = _torch_call(op, a) if kind == "cuda" else None
     if kind != "cuda":
         C.note_once(f"no torch baseline on {kind}: torch.sort runs on CUDA devices only")
@@ -135,7 +119,7 @@ def run_gpu_case(args, kind: str, op: str, n: int, dtype: str) -> list[dict]:
         bcall, bsync = made
         got = bcall().cpu().numpy()
         _check(op, got, a)
-        times["torch"] = _timed(args, bcall, bsync)
+        times["torch"] = C.median_s(args, bcall, bsync)
     return C.rows_against(f"sort-{op}", {"n": C.size_label(n), "dtype": dtype}, kind, poot_s, times,
                           bytes=a.nbytes)
 

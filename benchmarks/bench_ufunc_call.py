@@ -82,9 +82,9 @@ def main(argv=None) -> dict:
                 call, base, params = case_calls(case)
                 sync = C.poot_sync(kind)
                 measured = {}
-                poot_s = C.median(C.time_call(call, **C.timing_kwargs(args, call, sync)))
+                poot_s = C.median_s(args, call, sync)
                 for name, bcall in base.items():
-                    measured[name] = C.median(C.time_call(bcall, **C.timing_kwargs(args, bcall)))
+                    measured[name] = C.median_s(args, bcall)
             rows += C.rows_against(f"ufunc-{case}", params, kind, poot_s, measured)
     return C.finish(args, "bench_ufunc_call", rows)
 

@@ -22,6 +22,7 @@ baseline null. Machine-dependent numbers (cores, GPU) are in "machine"; compare 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib
 import json
@@ -277,6 +278,30 @@ def size_label(size) -> str:
 def timing_kwargs(args, call=None, sync=None) -> dict:
     number = args.number or (auto_number(call, sync) if call else 1)
     return {"repeat": args.repeat, "number": number, "warmup": args.warmup, "sync": sync}
+
+
+def median_s(args, call, sync=None) -> float:
+    """Median seconds per call of `call` under the command line's timing (`timing_kwargs`)."""
+    return median(time_call(call, **timing_kwargs(args, call, sync)))
+
+
+@contextlib.contextmanager
+def env_setting(name: str, value: str):
+    """Environment variable `name` set to `value` inside, as it was after. poot reads such settings
+    when it builds a program, so the program cache is cleared on the way in and on the way out: each
+    setting's programs are built under it."""
+    execute = runtime("execute")
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    execute._PROGRAMS.clear()
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+        execute._PROGRAMS.clear()
 
 
 def finish(args, benchmark: str, rows: list[dict], **extra) -> dict:
