@@ -24,6 +24,7 @@ import poot as pt
 from poot.jit.runtime import execute
 from poot.trace.device_search import runs_device_kernels
 from poot.trace.context import backend, current
+from test_gpu_sort import _is_float, tricky as _tricky
 from tolerance import assert_close
 
 HALF = (np.float16, ml_dtypes.bfloat16)
@@ -33,18 +34,9 @@ FLOAT_POOL = [0.0, -0.0, np.nan, 1.5, -1.5, np.inf, -np.inf, 2.0, 1e-3, -7.25]
 SIZES = [0, 1, 2, 3, 7, 33]
 
 
-def _is_float(dtype) -> bool:
-    return dtype in HALF or np.dtype(dtype).kind == "f"
-
-
 def tricky(dtype, shape, rng) -> np.ndarray:
-    """Values with many ties and each kind's special cases (NaN, -0.0, infinities, extremes)."""
-    if _is_float(dtype):
-        return rng.choice(np.array(FLOAT_POOL), size=shape).astype(dtype)
-    if np.dtype(dtype).kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    info = np.iinfo(dtype)
-    return rng.choice(np.array([info.min, info.max, 0, 1, 3, info.max // 2], dtype), size=shape)
+    """test_gpu_sort's values with many ties, floats from this file's pool (no -NaN)."""
+    return _tricky(dtype, shape, rng, FLOAT_POOL)
 
 
 def wide(a: np.ndarray) -> np.ndarray:

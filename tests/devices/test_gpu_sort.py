@@ -38,10 +38,10 @@ def _is_float(dtype) -> bool:
     return np.dtype(dtype).kind == "f" or dtype is ml_dtypes.bfloat16
 
 
-def tricky(dtype, shape, rng) -> np.ndarray:
-    """Values with many ties and the special cases of each kind."""
+def tricky(dtype, shape, rng, pool=FLOAT_POOL) -> np.ndarray:
+    """Values with many ties and the special cases of each kind (floats drawn from `pool`)."""
     if _is_float(dtype):
-        return rng.choice(np.array(FLOAT_POOL), size=shape).astype(dtype)
+        return rng.choice(np.array(pool), size=shape).astype(dtype)
     if np.dtype(dtype).kind == "b":
         return rng.integers(0, 2, size=shape).astype(bool)
     info = np.iinfo(dtype)
