@@ -16,7 +16,6 @@ on the calling thread, as does a grid of one workgroup.
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 import time
 import weakref
@@ -27,7 +26,7 @@ import numpy as np
 from poot.errors import DeviceError
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.cpu_pool import MIN_BYTES as POOL_MIN_BYTES, HostPool
-from poot.devices.cpu_threads import NativePool, start as start_native_pool
+from poot.devices.cpu_threads import NativePool, cores, start as start_native_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -250,8 +249,7 @@ class CpuDevice(Device):
 
     def __init__(self):
         self.caps = Capabilities(name="cpu", target="cpu", max_workgroup_size=1,
-                                 cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                 else (os.cpu_count() or 1))
+                                 cores=cores())
         self._host_pool = HostPool()
         self.fresh_allocations = 0        # allocations the pool did not serve (np.empty)
 

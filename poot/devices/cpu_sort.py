@@ -23,11 +23,12 @@ from __future__ import annotations
 import ctypes
 import itertools
 import logging
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from poot.devices.cpu_threads import cores
 
 log = logging.getLogger("poot.devices")
 
@@ -159,10 +160,6 @@ class _Loops:
 _LOOPS = _Loops()
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
-
-
-def cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _on_all(threads: int, tasks: int, work) -> None:
