@@ -7,7 +7,7 @@ from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16,
 from poot.errors import (APIVersionError, AxisError, CompileLimitError, CopyError, DeviceError,
                      DeviceUnavailableError, DTypeError, InternalError,
                      KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
-                     RetraceWarning, ShapeError, TracerError)
+                     RetraceWarning, SamplingError, ShapeError, TracerError)
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64

@@ -21,6 +21,10 @@ class DTypeError(PootError, TypeError):
     """An unsupported dtype, or a dtype an operation does not accept."""
 
 
+class SamplingError(PootError, ValueError):
+    """Sampling parameters out of range (a temperature, top-k, top-p or min-p no distribution has)."""
+
+
 class AxisError(PootError, IndexError, ValueError):
     """An axis outside the array's dimensions (an IndexError and a ValueError, like NumPy's AxisError)."""
 

@@ -51,6 +51,7 @@ class Fusion(enum.Enum):
     CONTROL = "control"           # opaque: the equations of one cond/while/fori construct
     HOST = "host"                 # opaque: NumPy on the host as a program step
     ATTENTION = "attention"       # opaque: fused softmax(q k^T) v (flash kernels, no L x L buffer)
+    SAMPLE = "sample"             # opaque: a token drawn from each row of logits (sampling kernels)
 
     @property
     def opaque(self) -> bool:
@@ -64,7 +65,7 @@ class Fusion(enum.Enum):
 
 
 _OPAQUE = frozenset({Fusion.MATMUL, Fusion.SCAN, Fusion.SCATTER, Fusion.CONTROL, Fusion.HOST,
-                      Fusion.ATTENTION})
+                      Fusion.ATTENTION, Fusion.SAMPLE})
 
 # the slots each fusion class cannot do without, beyond the shape rule and the oracle every op has
 REQUIRED_SLOTS: dict[Fusion, tuple[str, ...]] = {

@@ -12,9 +12,10 @@ from poot.trace import selection as sel
 from poot.trace.movement import arr, axes_of
 from poot.trace.promote import float_of
 from poot.trace.attention import scaled_dot_product_attention  # noqa: E402,F401  (one fused op)
+from poot.trace.sampling import sample  # noqa: E402,F401  (one fused op)
 
 __all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "logsumexp", "layer_norm",
-           "rms_norm", "one_hot", "scaled_dot_product_attention"]
+           "rms_norm", "one_hot", "scaled_dot_product_attention", "sample"]
 
 
 def _work(x):

@@ -179,3 +179,16 @@ def _attention(ctx, nodes, dims, **params):
         ins.append(mask)                                     # else [1, ...]: broadcast as it is
     out = record("attention", tuple(ins), **params)
     return record("reshape", (out,), shape=(n, b) + out.aval.shape[1:]), 0
+
+
+# --- sample ----------------------------------------------------------------------------------------
+@rule("batch", "sample")
+def _sample(ctx, nodes, dims, **params):
+    """Rows are independent: the vmapped axis N is merged into the rows (N * R rows of logits, each with
+    its bits; unbatched bits are the same for every example, as the same key is), and split off again."""
+    n = ctx.size
+    logits, words = (to_front(ctx, x, d) for x, d in zip(nodes, dims))
+    rows, vocab = logits.aval.shape[1:]
+    flat = record("reshape", (logits,), shape=(n * rows, vocab))
+    out = record("sample", (flat, record("reshape", (words,), shape=(n * rows,))), **params)
+    return record("reshape", (out,), shape=(n, rows)), 0

@@ -14,7 +14,8 @@ _PIECEWISE = "piecewise constant: its derivative is zero wherever it is defined"
 NON_DIFFERENTIABLE: dict[str, str] = {
     **{op: _BOOL_OR_INT for op in (
         "isnan", "isinf", "isfinite", "bitwise_not", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
-        "and", "or", "xor", "shl", "shr", "argmax", "argmin", "argsort", "searchsorted", "nonzero")},
+        "and", "or", "xor", "shl", "shr", "argmax", "argmin", "argsort", "searchsorted", "nonzero",
+        "sample")},
     **{op: _PIECEWISE for op in ("floor", "ceil", "round", "trunc", "sign", "floordiv")},
     "nextafter": "the next representable number: a step function of its operands",
     "bitcast": "reinterprets the bits: no derivative relates the values",

@@ -48,6 +48,8 @@ def values(kind: str, shape, rng) -> np.ndarray:
         return rng.integers(1, 4, shape).astype(np.int64)
     if kind == "b":
         return rng.random(shape) < 0.5
+    if kind == "u32":
+        return rng.integers(0, 2**32, shape, dtype=np.uint32)
     if kind.startswith("idx"):              # indices into an axis of that length
         return rng.integers(0, int(kind[3:]), shape).astype(np.int64)
     if kind == "spd":                       # symmetric positive definite matrices
@@ -118,6 +120,8 @@ CASES.update({
                                               right=1, zero_empty=True),
                       ((2, 2, 3, 4), "f32"), ((2, 1, 5, 4), "f32"), ((2, 1, 5, 2), "f32"), ((1, 2, 3, 5), "f32"),
                       ops=16),
+    "sample": Case(lambda x, w: prim("sample", x, w, greedy=False, temperature=0.7, top_k=4, p24=15000000, mp24=0),
+                   ((3, 6), "f32"), ((3,), "u32")),
     "sort": Case(lambda x: pt.sort(x, axis=0, descending=True), ((4, 2), "f")),
     "argsort": Case(lambda x: pt.argsort(x, axis=1), ((2, 4), "i")),
     "searchsorted": Case(lambda a, v: prim("searchsorted", pt.sort(a), v, side="right"), ((5,), "f"), ((2, 3), "f")),
