@@ -29,6 +29,7 @@ def add_commands(sub) -> None:
     d.add_argument("--tokens", type=int, default=32, help="decode steps timed")
     d.add_argument("--dtype", choices=("bfloat16", "float32"), default=None, help="weights (default: the preset's)")
     _kv_dtype_arg(d)
+    _sampling_args(d)
     d.set_defaults(func=_cmd_bench_decode)
 
 
@@ -111,16 +112,18 @@ def copy_bandwidth(device, nbytes: int = 256 << 20, reps: int = 5) -> float:
 
 
 def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32, dtype=None,
-                 out=None, kv_dtype: str = "float32") -> dict:
+                 out=None, kv_dtype: str = "float32", sampling=None, seed: int = 0) -> dict:
     """Decode `tokens` steps after a prompt of `context` random tokens (over a cache of context + tokens + 1
     positions), with random weights of `preset`'s shapes, the way `poot generate` does (each step launched
-    before the last token is read). Returns the numbers it prints."""
+    before the last token is read), sampling with `sampling` (a SamplingConfig; default greedy). Returns
+    the numbers it prints."""
     import numpy as np
 
     import poot as pt
 
-    from poot.models import Decoder, preset as get_preset
+    from poot.models import GREEDY, Decoder, preset as get_preset
 
+    sampling = sampling or GREEDY
     cfg = get_preset(preset)
     if dtype:
         cfg = cfg.replace(dtype=dtype)
@@ -133,18 +136,18 @@ def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32,
     prompt = np.random.default_rng(0).integers(0, cfg.vocab_size, max(context, 1))    # generate needs one
     with pt.device(dev):
         t0 = time.perf_counter()
-        m.generate(prompt, max_tokens=2, stop_at_eos=False)           # traces and compiles both steps
+        m.generate(prompt, max_tokens=2, sampling=sampling, stop_at_eos=False)   # traces and compiles both steps
         compile_s = time.perf_counter() - t0
-        g = m.generate(prompt, max_tokens=tokens + 1, stop_at_eos=False)
+        g = m.generate(prompt, max_tokens=tokens + 1, sampling=sampling, seed=seed, stop_at_eos=False)
     ms = 1e3 * g.decode_s / (len(g.tokens) - 1)
     bw = copy_bandwidth(dev)
     wbytes = cfg.weight_bytes_per_token()
     bound_ms = 1e3 * wbytes / bw
-    r = {"preset": preset, "device": str(dev), "dtype": cfg.dtype, "context": context,
+    r = {"preset": preset, "device": str(dev), "dtype": cfg.dtype, "context": context, "sampling": str(sampling),
          "params": cfg.num_parameters(), "init_s": init_s, "compile_s": compile_s,
          "ms_per_token": ms, "tokens_per_s": 1e3 / ms, "weight_bytes_per_token": wbytes,
          "copy_bandwidth_GBps": bw / 1e9, "bound_ms": bound_ms, "fraction_of_bound": bound_ms / ms}
-    print(f"{preset} ({cfg.num_parameters() / 1e6:.0f}M params, {cfg.dtype}) on {dev}, context {context}: "
+    print(f"{preset} ({cfg.num_parameters() / 1e6:.0f}M params, {cfg.dtype}) on {dev}, context {context}, {sampling}: "
           f"{r['tokens_per_s']:.1f} tokens/s, {ms:.2f} ms/token (over {tokens} tokens); "
           f"weights {wbytes / 1e6:.3g} MB/token at a measured copy bandwidth of {bw / 1e9:.1f} GB/s "
           f"-> bound {bound_ms:.2f} ms/token, {100 * r['fraction_of_bound']:.1f}% of the bound "
@@ -153,5 +156,9 @@ def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32,
 
 
 def _cmd_bench_decode(args) -> int:
-    bench_decode(args.preset, args.device, args.context, args.tokens, args.dtype, kv_dtype=args.kv_dtype)
+    from poot.models import SamplingConfig
+
+    s = SamplingConfig(args.temperature, args.top_k, args.top_p, args.min_p)
+    bench_decode(args.preset, args.device, args.context, args.tokens, args.dtype, kv_dtype=args.kv_dtype,
+                 sampling=s, seed=args.seed)
     return 0

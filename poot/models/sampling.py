@@ -34,6 +34,16 @@ class SamplingConfig:
     def greedy(self) -> bool:
         return self.temperature == 0 or self.top_k == 1
 
+    def __str__(self) -> str:
+        """"greedy", or the active settings ("temperature 0.8, top-p 0.9")."""
+        if self.greedy:
+            return "greedy"
+        parts = [f"temperature {self.temperature:g}"]
+        parts += [f"top-k {self.top_k}"] if self.top_k else []
+        parts += [f"top-p {self.top_p:g}"] if self.top_p < 1 else []
+        parts += [f"min-p {self.min_p:g}"] if self.min_p > 0 else []
+        return ", ".join(parts)
+
 
 GREEDY = SamplingConfig(temperature=0.0)
 

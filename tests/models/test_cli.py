@@ -30,7 +30,10 @@ def test_bench_decode_tiny(capsys):
     assert main(["bench", "decode", "--preset", "tiny", "--device", "cpu", "--context", "16",
                  "--tokens", "4"]) == 0
     out = capsys.readouterr().out
-    assert "tokens/s" in out and "ms/token" in out and "of the bound" in out
+    assert "tokens/s" in out and "ms/token" in out and "of the bound" in out and "greedy" in out
+    assert main(["bench", "decode", "--preset", "tiny", "--device", "cpu", "--context", "16", "--tokens", "4",
+                 "--temperature", "0.8", "--top-p", "0.9", "--seed", "3"]) == 0
+    assert "temperature 0.8, top-p 0.9" in capsys.readouterr().out
 
 
 def test_generate_missing_dir(tmp_path, capsys):
