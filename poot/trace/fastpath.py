@@ -8,7 +8,8 @@ and hands anything else to it:
   realized array whose buffer (lazy.HostScalar) holds the number and allocates device memory only if a
   kernel needs it.
 - arithmetic on two such 0-d host values (or one and a Python scalar) is done on the host at once,
-  each operation rounded to the dtype as NumPy rounds it, instead of recording an equation.
+  each operation rounded to the dtype as NumPy rounds it, instead of recording an equation; so is
+  `x += y` (and -=, *=, /=, **=) where `x + y` takes a fast path: the array object takes the result.
 - `x[i, j] = v` with one integer per axis into a realized CPU array, `v` a Python scalar or a 0-d
   array of x's dtype, writes the element: in place when nothing else can see x's memory (no other
   array, pending equation or exported NumPy view refers to it: reference counts, as in
@@ -81,10 +82,11 @@ def _pow(x, y):
     return math.pow(x, y)
 
 
-def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
-    """The dunder for `prim`, on dtypes of `kinds` ('f' or 'fiu'); anything else goes to `generic`."""
+def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
+    """The fast path of the dunder for `prim`, on dtypes of `kinds` ('f' or 'fiu'): the result, or None
+    where the general code must decide. `up` is how many frames above it the user's line is."""
 
-    def op(self, other):
+    def op(self, other, up=2):
         na = self._node
         a = na.aval
         d = a.dtype
@@ -134,7 +136,7 @@ def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
         depth = na.depth if na.depth >= nb.depth else nb.depth
         if depth >= MAX_PENDING_DEPTH:
             return None
-        f = _getframe(2)        # the caller of fast_boundary's wrapper: the user, as caller_where finds it
+        f = _getframe(up)       # the caller of fast_boundary's wrapper: the user, as caller_where finds it
         code = f.f_code
         inside = _internal_code.get(code)
         if inside is None:
@@ -142,7 +144,28 @@ def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
         where = caller_where() if inside else (code.co_filename, f.f_lineno)
         return Array(Node(prim, (nb, na) if reflected else (na, nb), _EMPTY, a, na.device, where, depth + 1))
 
-    return fast_boundary(op, generic)
+    return op
+
+
+def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
+    """The dunder for `prim` with its fast path in front; anything else goes to `generic`."""
+    return fast_boundary(_fast_binary(prim, pyop, reflected, kinds), generic)
+
+
+def _make_inplace(prim: str, pyop, generic, kinds: str):
+    """`x op= y` where the fast path of `x op y` applies: its result has x's shape and dtype, so the
+    array object takes it at once (as the general in-place operator does). An element loop's
+    accumulator (`s += L[i, j] * U[j, k]`) thus stays a host value."""
+    fast = _fast_binary(prim, pyop, False, kinds)
+
+    def iop(self, other):
+        r = fast(self, other, 3)
+        if r is None:
+            return None
+        self._node = r._node
+        return self
+
+    return fast_boundary(iop, generic)
 
 
 def _flat_index(idx, shape):
@@ -312,5 +335,6 @@ def install(cls) -> None:
     for stem, prim, pyop, kinds in _ARITH:
         setattr(cls, f"__{stem}__", _make_binary(prim, pyop, getattr(cls, f"__{stem}__"), False, kinds))
         setattr(cls, f"__r{stem}__", _make_binary(prim, pyop, getattr(cls, f"__r{stem}__"), True, kinds))
+        setattr(cls, f"__i{stem}__", _make_inplace(prim, pyop, getattr(cls, f"__i{stem}__"), kinds))
     cls.__getitem__ = _make_getitem(cls.__getitem__)
     cls.__setitem__ = _make_setitem(cls.__setitem__)
