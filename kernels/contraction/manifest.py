@@ -12,3 +12,7 @@ MANIFEST = (
     ("gemm_bf16_async", "gemm_bf16_async.py", "gemm_bf16_async", "assets", ("ptx",)),
     ("gemm_f16_async", "gemm_bf16_async.py", "gemm_f16_async", "assets", ("ptx",)),
 )
+# quantized GEMV (qgemv.py): one lane a row on the CPU, a workgroup a row on GPUs
+MANIFEST += tuple((f"qgemv_{f}_{side}", "qgemv.py", f"qgemv_{f}_{side}", "assets", targets)
+                  for f in ("int8", "q8_0", "q4_0")
+                  for side, targets in (("cpu", ("cpu",)), ("gpu", ("ptx", "spirv", "amdgcn"))))

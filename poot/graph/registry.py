@@ -52,6 +52,7 @@ class Fusion(enum.Enum):
     HOST = "host"                 # opaque: NumPy on the host as a program step
     ATTENTION = "attention"       # opaque: fused softmax(q k^T) v (flash kernels, no L x L buffer)
     SAMPLE = "sample"             # opaque: a token drawn from each row of logits (sampling kernels)
+    QMATMUL = "qmatmul"           # opaque: x @ w.T with w stored quantized (quantized GEMV kernels)
 
     @property
     def opaque(self) -> bool:
@@ -65,7 +66,7 @@ class Fusion(enum.Enum):
 
 
 _OPAQUE = frozenset({Fusion.MATMUL, Fusion.SCAN, Fusion.SCATTER, Fusion.CONTROL, Fusion.HOST,
-                      Fusion.ATTENTION, Fusion.SAMPLE})
+                      Fusion.ATTENTION, Fusion.SAMPLE, Fusion.QMATMUL})
 
 # the slots each fusion class cannot do without, beyond the shape rule and the oracle every op has
 REQUIRED_SLOTS: dict[Fusion, tuple[str, ...]] = {

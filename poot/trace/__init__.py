@@ -11,7 +11,7 @@ import math as _math
 from poot import dtypes as _dt
 from poot.errors import api_boundary as _api_boundary
 from poot.trace import methods as _methods  # noqa: F401  (installs the operators on Array)
-from poot.trace import fft, nn, random
+from poot.trace import fft, nn, quant, random
 from poot.trace.array import Array, realize, synchronize
 from poot.trace.array_api_functions import *  # noqa: F401,F403
 from poot.trace.array_api_functions import __all__ as _array_api_functions_all
@@ -77,7 +77,7 @@ def cast_to(value, dtype):
     return asarray(value).astype(dtype)  # noqa: F405
 
 
-__all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn", "random", "newaxis", "pi", "e", "inf", "nan",
+__all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn", "quant", "random", "newaxis", "pi", "e", "inf", "nan",
             "result_type", "jit", "cond", "fori_loop", "while_loop", "dynamic_update_slice", "paged_update"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all

@@ -192,3 +192,21 @@ def _sample(ctx, nodes, dims, **params):
     flat = record("reshape", (logits,), shape=(n * rows, vocab))
     out = record("sample", (flat, record("reshape", (words,), shape=(n * rows,))), **params)
     return record("reshape", (out,), shape=(n, rows)), 0
+
+
+# --- qmatmul ---------------------------------------------------------------------------------------
+@rule("batch", "qmatmul")
+def _qmatmul(ctx, nodes, dims, **params):
+    """One weight for every example: the vmapped rows of x join its rows (N * B of them) and split off
+    again. A weight that differs per example has no kernel: it is refused by name."""
+    words, scales, x = nodes
+    if dims[0] is not None or dims[1] is not None:
+        from poot.errors import NotBuiltError
+
+        raise NotBuiltError("vmap of a quantized product over its weight: the quantized GEMV takes one "
+                            "weight; vmap over x only, or dequantize() the weights")
+    n = ctx.size
+    x = to_front(ctx, x, dims[2])
+    b, k = x.aval.shape[1:]
+    out = record("qmatmul", (words, scales, record("reshape", (x,), shape=(n * b, k))), **params)
+    return record("reshape", (out,), shape=(n, b, out.aval.shape[1])), 0

@@ -28,6 +28,9 @@ NON_DIFFERENTIABLE: dict[str, str] = {
 _LINALG = ("derivatives of this factorization are not built yet; differentiate a formulation "
            "with solve, inv or det, or write a custom_vjp")
 
+_QUANT = ("the product with quantized weights has no derivative rule yet: multiply by "
+          "w.dequantize() to differentiate with respect to x")
+
 _KERNEL = ("a @pt.kernel has no derivative of its own: pair it with its backward kernel by calling "
            "it inside a pt.custom_vjp function whose defvjp(fwd, bwd) rules call the kernels with "
            "pt.kernel_call (docs/transforms.md, 'Kernels with their backward')")
@@ -40,6 +43,7 @@ _COMPLEX_HOST = ("derivatives of complex linear algebra (Wirtinger calculus) are
 
 VJP_UNSUPPORTED: dict[str, str] = {
     "kernel_call": _KERNEL,
+    "qmatmul": _QUANT,
     "fft": _FFT,
     "host_complex": _COMPLEX_HOST,
     "while": ("reverse mode through while_loop needs its trip count, unknown when tracing; use "
@@ -49,6 +53,7 @@ VJP_UNSUPPORTED: dict[str, str] = {
 
 JVP_UNSUPPORTED: dict[str, str] = {
     "kernel_call": _KERNEL,
+    "qmatmul": _QUANT,
     "fft": _FFT,
     "host_complex": _COMPLEX_HOST,
     **{op: _LINALG for op in ("svd", "svdvals", "qr", "pinv")},

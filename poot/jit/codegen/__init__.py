@@ -12,6 +12,7 @@ from poot.jit.codegen.gpu_sort import claims as sort_claims, generate_gpu_sort
 from poot.jit.codegen.gpu_split import generate_gpu_split
 from poot.jit.codegen.opaque import generate_matmul, generate_scan, generate_scatter
 from poot.jit.codegen.pointwise import generate_pointwise
+from poot.jit.codegen.quant import generate_qmatmul
 from poot.jit.codegen.rows import generate_row
 from poot.jit.codegen.sampling import generate_sample
 from poot.jit.codegen.split import choose
@@ -28,6 +29,8 @@ def generate(step, plan, caps) -> StepCode:
         return generate_attention(step, plan, caps)
     if step.kind == "sample":
         return generate_sample(step, plan, caps)
+    if step.kind == "qmatmul":
+        return generate_qmatmul(step, plan, caps)
     if step.kind == "host" and sort_claims(step, caps):      # sort/argsort as kernels on GPUs
         return generate_gpu_sort(step, plan, caps)
     if step.kind == "pointwise" and style is KernelStyle.GPU:
