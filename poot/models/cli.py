@@ -17,6 +17,7 @@ def add_commands(sub) -> None:
     g.add_argument("--capacity", type=int, default=None,
                    help="KV cache length (default: prompt + max tokens, rounded up to 64)")
     _kv_dtype_arg(g)
+    _quantize_arg(g)
     g.set_defaults(func=_cmd_generate)
 
     b = sub.add_parser("bench", help="benchmarks of poot.models")
@@ -29,6 +30,7 @@ def add_commands(sub) -> None:
     d.add_argument("--tokens", type=int, default=32, help="decode steps timed")
     d.add_argument("--dtype", choices=("bfloat16", "float32"), default=None, help="weights (default: the preset's)")
     _kv_dtype_arg(d)
+    _quantize_arg(d)
     _sampling_args(d)
     d.set_defaults(func=_cmd_bench_decode)
 
@@ -36,6 +38,11 @@ def add_commands(sub) -> None:
 def _kv_dtype_arg(p) -> None:
     p.add_argument("--kv-dtype", choices=("float32", "bfloat16", "float16"), default="float32",
                    help="the KV cache's dtype (16-bit halves what each decode step reads)")
+
+
+def _quantize_arg(p) -> None:
+    p.add_argument("--quantize", choices=("int8", "q8_0", "q4_0"), default=None,
+                   help="store the layers' matrices quantized (pt.quant; default: as loaded)")
 
 
 def _sampling_args(p) -> None:
@@ -57,6 +64,8 @@ def _cmd_generate(args) -> int:
     t0 = time.perf_counter()
     m = Decoder.from_pretrained(args.model_dir, device=args.device, capacity=cap)
     m.cache_dtype = getattr(pt, args.kv_dtype)
+    if args.quantize:
+        m.quantize(args.quantize)
     load_s = time.perf_counter() - t0
     if m.tokenizer is None:
         raise PootError(f"{args.model_dir} has no tokenizer.json")
@@ -112,16 +121,17 @@ def copy_bandwidth(device, nbytes: int = 256 << 20, reps: int = 5) -> float:
 
 
 def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32, dtype=None,
-                 out=None, kv_dtype: str = "float32", sampling=None, seed: int = 0) -> dict:
+                 out=None, kv_dtype: str = "float32", sampling=None, seed: int = 0, quantize=None) -> dict:
     """Decode `tokens` steps after a prompt of `context` random tokens (over a cache of context + tokens + 1
     positions), with random weights of `preset`'s shapes, the way `poot generate` does (each step launched
-    before the last token is read), sampling with `sampling` (a SamplingConfig; default greedy). Returns
-    the numbers it prints."""
+    before the last token is read), sampling with `sampling` (a SamplingConfig; default greedy), with the
+    layers' matrices quantized to `quantize` if given. Returns the numbers it prints."""
     import numpy as np
 
     import poot as pt
 
     from poot.models import GREEDY, Decoder, preset as get_preset
+    from poot.models.weights import bytes_per_token
 
     sampling = sampling or GREEDY
     cfg = get_preset(preset)
@@ -131,6 +141,8 @@ def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32,
     t0 = time.perf_counter()
     m = Decoder.random(cfg, capacity=cap, device=device)
     m.cache_dtype = getattr(pt, kv_dtype)
+    if quantize:
+        m.quantize(quantize)
     init_s = time.perf_counter() - t0
     dev = m.device
     prompt = np.random.default_rng(0).integers(0, cfg.vocab_size, max(context, 1))    # generate needs one
@@ -141,13 +153,15 @@ def bench_decode(preset: str, device=None, context: int = 128, tokens: int = 32,
         g = m.generate(prompt, max_tokens=tokens + 1, sampling=sampling, seed=seed, stop_at_eos=False)
     ms = 1e3 * g.decode_s / (len(g.tokens) - 1)
     bw = copy_bandwidth(dev)
-    wbytes = cfg.weight_bytes_per_token()
+    wbytes = bytes_per_token(m.params, cfg)
     bound_ms = 1e3 * wbytes / bw
-    r = {"preset": preset, "device": str(dev), "dtype": cfg.dtype, "context": context, "sampling": str(sampling),
+    r = {"preset": preset, "device": str(dev), "dtype": cfg.dtype, "quantize": quantize, "context": context,
+         "sampling": str(sampling),
          "params": cfg.num_parameters(), "init_s": init_s, "compile_s": compile_s,
          "ms_per_token": ms, "tokens_per_s": 1e3 / ms, "weight_bytes_per_token": wbytes,
          "copy_bandwidth_GBps": bw / 1e9, "bound_ms": bound_ms, "fraction_of_bound": bound_ms / ms}
-    print(f"{preset} ({cfg.num_parameters() / 1e6:.0f}M params, {cfg.dtype}) on {dev}, context {context}, {sampling}: "
+    print(f"{preset} ({cfg.num_parameters() / 1e6:.0f}M params, {quantize or cfg.dtype}) on {dev}, context {context}, "
+          f"{sampling}: "
           f"{r['tokens_per_s']:.1f} tokens/s, {ms:.2f} ms/token (over {tokens} tokens); "
           f"weights {wbytes / 1e6:.3g} MB/token at a measured copy bandwidth of {bw / 1e9:.1f} GB/s "
           f"-> bound {bound_ms:.2f} ms/token, {100 * r['fraction_of_bound']:.1f}% of the bound "
@@ -160,5 +174,5 @@ def _cmd_bench_decode(args) -> int:
 
     s = SamplingConfig(args.temperature, args.top_k, args.top_p, args.min_p)
     bench_decode(args.preset, args.device, args.context, args.tokens, args.dtype, kv_dtype=args.kv_dtype,
-                 sampling=s, seed=args.seed)
+                 sampling=s, seed=args.seed, quantize=args.quantize)
     return 0

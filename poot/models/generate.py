@@ -13,7 +13,7 @@ from poot.errors import PootError
 from poot.models import llama
 from poot.models.config import LlamaConfig, preset
 from poot.models.sampling import GREEDY, SamplingConfig
-from poot.models.weights import CheckpointError, load_checkpoint, random_params, require
+from poot.models.weights import CheckpointError, load_checkpoint, quantize_params, random_params, require
 
 
 @dataclasses.dataclass
@@ -84,6 +84,14 @@ class Decoder:
         with pt.device(device) if device else _nullctx():
             params = random_params(cfg, capacity, seed=seed)
         return cls(cfg, params, capacity, device=params["embed"].device)
+
+    def quantize(self, fmt: str) -> "Decoder":
+        """Store every layer's matrices in `fmt` ("int8", "q8_0" or "q4_0"; see pt.quant): a decode step then
+        reads 0.56x (q8_0: 36 bytes a block of 32) or 0.31x (q4_0: 20 bytes) the bytes of their bf16 form.
+        Returns self."""
+        with pt.device(self.device):
+            self.params = quantize_params(self.params, fmt)
+        return self
 
     def new_cache(self):
         with pt.device(self.device):

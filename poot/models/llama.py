@@ -51,7 +51,10 @@ def new_cache(cfg: LlamaConfig, capacity: int, device=None, dtype=pt.float32):
 # -- building blocks ------------------------------------------------------------------------------
 
 def _linear(x, w, b=None):
-    """x @ w.T (+ b) in float32, for w of shape (out, in); a 1-D x is a matrix-vector product w @ x."""
+    """x @ w.T (+ b) in float32, for w of shape (out, in); a 1-D x is a matrix-vector product w @ x.
+    A quantized w (pt.quant.QuantizedMatrix) goes to pt.quant.linear, whose kernel reads it as stored."""
+    if isinstance(w, pt.quant.QuantizedMatrix):
+        return pt.quant.linear(x, w, b)
     if w.dtype != pt.float32:
         x = x.astype(w.dtype)
     # (w @ x.T).T rather than x @ w.T: the transposes are of the activations, never of the weights

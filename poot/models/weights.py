@@ -155,6 +155,30 @@ def random_params(cfg: LlamaConfig, capacity: int, seed: int = 0, device=None, s
     return params
 
 
+QUANTIZED = ("w_qkv", "w_o", "w_gate_up", "w_down")   # the layer matrices `quantize_params` converts
+
+
+def quantize_params(params: dict, fmt: str) -> dict:
+    """`params` with every layer's matrices stored in `fmt` ("int8", "q8_0" or "q4_0", pt.quant's formats);
+    the embedding, the LM head and the norms stay as they are. Quantizing runs on the host, once."""
+    layers = [{k: (pt.quant.quantize(v, fmt) if k in QUANTIZED and not isinstance(v, pt.quant.QuantizedMatrix)
+                   else v) for k, v in layer.items()} for layer in params["layers"]]
+    out = {**params, "layers": layers}
+    pt.realize(*[x for x in _leaves(out)])
+    return out
+
+
+def bytes_per_token(params: dict, cfg) -> int:
+    """Bytes of weights one decode step reads, as stored: every layer matrix once (its integers and
+    scales where quantized), the norms, one embedding row, and the LM head (the embedding when tied)."""
+    total = 0
+    for layer in params["layers"]:
+        total += sum(v.nbytes for v in layer.values())
+    head = params["embed"] if cfg.tie_word_embeddings else params["lm_head"]
+    row = params["embed"].nbytes // params["embed"].shape[0]
+    return total + params["norm"].nbytes + row + head.nbytes
+
+
 def _leaves(tree):
     if isinstance(tree, dict):
         for v in tree.values():
@@ -162,6 +186,9 @@ def _leaves(tree):
     elif isinstance(tree, (list, tuple)):
         for v in tree:
             yield from _leaves(v)
+    elif isinstance(tree, pt.quant.QuantizedMatrix):
+        yield tree.words
+        yield tree.scales
     else:
         yield tree
 

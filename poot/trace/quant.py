@@ -15,13 +15,14 @@ Quantizing runs once, on the host (llama.cpp's rounding rules), like loading a c
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, api_boundary
-from poot.graph.quant import BLOCK, FORMATS, quantize_words, scale_shape, word_shape
+from poot.graph.quant import BLOCK, FORMATS, quantize_words, scale_shape
 from poot.trace.array import Array
 from poot.trace.creation import asarray
 from poot.trace.lazy import record
@@ -32,23 +33,33 @@ __all__ = ["QuantizedMatrix", "quantize", "linear", "FORMATS"]
 QMATMUL_MAX_ROWS = 16   # rows of x the quantized GEMV serves; more are a dequantize and a matmul
 
 
+@dataclasses.dataclass(eq=False)
 class QuantizedMatrix:
-    """A weight matrix of `shape` [N, K] in `format`: `words` (uint32) and `scales` (float32) are poot
-    arrays on one device. `wq @ x` multiplies by a vector (or [K, B] columns); `dequantize()` is the
-    float32 matrix the integers stand for."""
+    """A weight matrix [N, K] in `format`: `words` (uint32) and `scales` (float32) are poot arrays on one
+    device. `wq @ x` multiplies by a vector (or [K, B] columns); `dequantize()` is the float32 matrix the
+    integers stand for. A dataclass, so it is a pytree: a jitted function takes it as an argument (its
+    arrays are the leaves; the format, a string, is static)."""
 
-    __slots__ = ("format", "shape", "words", "scales")
+    words: Array
+    scales: Array
+    format: str
 
-    def __init__(self, words: Array, scales: Array, format: str, shape):
-        n, k = shape
-        if format not in FORMATS:
-            raise ShapeError(f"QuantizedMatrix: unknown format {format!r} (one of {', '.join(FORMATS)})")
-        if words.dtype is not dt.uint32 or words.shape != word_shape(format, n, k) \
-                or scales.dtype is not dt.float32 or scales.shape != scale_shape(format, n, k):
-            raise ShapeError(f"QuantizedMatrix: {format} [{n}, {k}] needs uint32 words "
-                             f"{word_shape(format, n, k)} and float32 scales {scale_shape(format, n, k)}, got "
-                             f"{words.dtype.name}{words.shape} and {scales.dtype.name}{scales.shape}")
-        self.format, self.shape, self.words, self.scales = format, (n, k), words, scales
+    def __post_init__(self):
+        fmt, words = self.format, self.words
+        if fmt not in FORMATS:
+            raise ShapeError(f"QuantizedMatrix: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+        n, k = self.shape
+        if words.dtype is not dt.uint32 or words.ndim != 2 or self.scales.dtype is not dt.float32 \
+                or self.scales.shape != scale_shape(fmt, n, k):
+            raise ShapeError(f"QuantizedMatrix: {fmt} [{n}, {k}] needs uint32 words [N, W] and float32 scales "
+                             f"{scale_shape(fmt, n, k)}, got {words.dtype.name}{words.shape} and "
+                             f"{self.scales.dtype.name}{self.scales.shape}")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """[N, K]: 4 int8 weights a word, or 8 of q4_0."""
+        n, w = self.words.shape[0], self.words.shape[-1]
+        return n, w * (8 if self.format == "q4_0" else 4)
 
     @property
     def device(self) -> str:
@@ -106,7 +117,7 @@ def quantize(w, format: str = "q8_0", *, device=None) -> QuantizedMatrix:
     if w.ndim != 2 or w.shape[1] % BLOCK:
         raise ShapeError(f"quantize: the weights must be 2-D [N, K] with K a multiple of {BLOCK}, got shape {w.shape}")
     words, scales = quantize_words(w.astype(np.float32), format)
-    return QuantizedMatrix(asarray(words, device=device), asarray(scales, device=device), format, w.shape)
+    return QuantizedMatrix(asarray(words, device=device), asarray(scales, device=device), format)
 
 
 @api_boundary

@@ -34,6 +34,9 @@ def test_bench_decode_tiny(capsys):
     assert main(["bench", "decode", "--preset", "tiny", "--device", "cpu", "--context", "16", "--tokens", "4",
                  "--temperature", "0.8", "--top-p", "0.9", "--seed", "3"]) == 0
     assert "temperature 0.8, top-p 0.9" in capsys.readouterr().out
+    assert main(["bench", "decode", "--preset", "tiny", "--device", "cpu", "--context", "16", "--tokens", "4",
+                 "--quantize", "q4_0"]) == 0
+    assert "q4_0) on cpu" in capsys.readouterr().out
 
 
 def test_generate_missing_dir(tmp_path, capsys):

@@ -142,3 +142,38 @@ def test_16bit_kv_cache_close_to_float32_cache(device, kv):
     assert len(m.generate(PROMPT, max_tokens=4, sampling=GREEDY).tokens) == 4
     with pytest.raises(pt.DTypeError, match="float32, bfloat16 or float16"):
         llama.new_cache(cfg, CAP, dtype=pt.int32)
+
+
+@pytest.mark.parametrize("fmt", ["q8_0", "q4_0"])
+def test_quantized_layers_match_reference_with_the_same_weights(device, fmt):
+    """Decoder.quantize stores each layer matrix with pt.quant: its logits equal the reference's run
+    on the dequantized weights (float32 rounding apart), and so do its greedy tokens."""
+    from poot.graph.quant import dequantize_words, quantize_words
+
+    hf = {**CONFIGS["qwen2"], "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+          "head_dim": 16}
+    tensors = random_checkpoint(hf, seed=5)
+    cfg = LlamaConfig.from_hf(hf)
+    m = Decoder(cfg, params_from_numpy(cfg, tensors, CAP), CAP).quantize(fmt)
+    assert isinstance(m.params["layers"][0]["w_down"], pt.quant.QuantizedMatrix)
+    seen = {k: dequantize_words(*quantize_words(v, fmt), fmt, v.shape) if k.endswith("proj.weight") else v
+            for k, v in tensors.items()}
+    ref = Reference(hf, seen)
+    want = np.stack([ref.step(t, p) for p, t in enumerate(PROMPT)])
+    cache = llama.new_cache(cfg, CAP)
+    logits, cache = llama.prefill_all_logits(m.params, cache, np.array(PROMPT, np.int32), cfg=cfg)
+    np.testing.assert_allclose(logits.numpy(), want, rtol=2e-4, atol=2e-4)
+    for i, t in enumerate([5, 9, 33]):
+        pos = len(PROMPT) + i
+        _, logits, cache = llama.decode_step(m.params, cache, np.array([t], np.int32), pos,
+                                             np.zeros(2, np.uint32), cfg=cfg, sampling=GREEDY)
+        np.testing.assert_allclose(logits.numpy(), ref.step(t, pos), rtol=2e-4, atol=2e-4)
+    ref2 = Reference(hf, seen)
+    for p, t in enumerate(PROMPT[:-1]):
+        ref2.step(t, p)
+    expect, tok, pos = [], PROMPT[-1], len(PROMPT) - 1
+    for _ in range(8):
+        tok = int(np.argmax(ref2.step(tok, pos)))
+        expect.append(tok)
+        pos += 1
+    assert m.generate(PROMPT, max_tokens=8, sampling=GREEDY).tokens == expect

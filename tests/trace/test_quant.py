@@ -83,11 +83,10 @@ def test_jitted_decode_step_uses_the_quantized_kernel(device, fmt):
     x = np.random.default_rng(5).standard_normal(k).astype(np.float32)
 
     @pt.jit
-    def step(words, scales, x):
-        h = pt.quant.linear(x, pt.quant.QuantizedMatrix(words, scales, fmt, (n, k)))
-        return pt.nn.silu(h)
+    def step(wq, x):
+        return pt.nn.silu(pt.quant.linear(x, wq))
 
-    got = step(wq.words, wq.scales, pt.asarray(x)).numpy()
+    got = step(wq, pt.asarray(x)).numpy()
     h = _reference(w, fmt).astype(np.float64) @ x
     np.testing.assert_allclose(got, h / (1 + np.exp(-h)), **_tol(k, h))
     with lazy.scope() as inside:
