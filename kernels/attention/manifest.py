@@ -3,8 +3,8 @@
 entry function, destination[, targets]). The tensor-core prefill (flash_tc.py, 16-bit dtypes, head dims 64
 and 128) is PTX only (sm_80 and newer). The decode kernels (flash_decode.py, head dims up to 128 and up
 to 256) and their combine (flash_gpu.py) reduce across a warp's lanes with subgroup operations, so they
-build for PTX and AMDGCN only: wgpu and Vulkan run decode shapes through the prefill kernel, the CPU
-through attention_cpu_<T>. The CPU kernel is a one-thread-per-workgroup loop nest (CPU only); the prefill
+build for PTX and AMDGCN only; wgpu and Vulkan run decode shapes through flash_simt.py's split decode and
+combine (shared-memory reductions), the CPU through attention_cpu_<T>. The CPU kernel is a one-thread-per-workgroup loop nest (CPU only); the prefill
 kernel is GPU-shaped (it also runs on the CPU target, for the import-and-run examples)."""
 MANIFEST = tuple(
     [(f"attention_cpu_{t}", "flash_cpu.py", f"attention_cpu_{t}", "assets", ("cpu",)) for t in ("f32", "f16", "bf16")]
@@ -15,4 +15,6 @@ MANIFEST = tuple(
        for t in ("f32", "f16", "bf16")]
     + [(f"attention_tc_{t}_d{d}", "flash_tc.py", f"attention_tc_{t}_d{d}", "assets", ("ptx",))
        for t in ("f16", "bf16") for d in (64, 128)]
+    + [(f"attention_{part}_simt_{t}", "flash_simt.py", f"attention_{part}_simt_{t}", "assets",
+        ("spirv", "ptx", "amdgcn")) for part in ("decode", "combine") for t in ("f32", "f16", "bf16")]
 )

@@ -257,6 +257,41 @@ DECODE_CASES = [  # (B, Hq, Hk, Lq, Lk, D, Dv), dtype, mask shape, params
 ]
 
 
+SIMT_CASES = [  # (B, Hq, Hk, Lq, Lk, D, Dv), dtype, mask shape, params
+    ((1, 4, 1, 1, 600, 64, 64), np.float32, None, {}),                                  # GQA 4, 3 splits
+    ((1, 2, 2, 3, 257, 136, 130), np.float16, (1, 1, 3, 1), {"left": 100, "softcap": 20.0}),   # dims past 128
+    ((1, 2, 1, 2, 300, 32, 32), ml_dtypes.bfloat16, None, {"right": -1}),               # query 0 sees no key
+]
+
+
+@pytest.mark.parametrize("case", range(len(SIMT_CASES)))
+def test_simt_decode_path_matches_the_oracle_under_emulation(case):
+    """The split kernels without subgroup operations (the SPIR-V targets' decode), emulated."""
+    (b, hq, hk, lq, lk, d, dv), np_dtype, mask_shape, params = SIMT_CASES[case]
+    shapes = [(b, hq, lq, d), (b, hk, lk, d), (b, hk, lk, dv)]
+    spirv = Capabilities(name="vulkan", target="spirv", subgroup_size=32, cores=8)
+    code, ins, out, full = _plan(shapes, np_dtype, mask_shape, caps=spirv, **params)
+    assert [launch.kernel.name for launch in code.launches][0].startswith("attention_decode_simt_")
+    rng = np.random.default_rng(case)
+    arrays = [rng.standard_normal(s).astype(np_dtype) for s in shapes]
+    if mask_shape is not None:
+        arrays.append(rng.standard_normal(mask_shape).astype(np.float32))
+    got = _emulate(code, ins, arrays, out)
+    want = OPS["attention"].oracle(arrays, **full)
+    tol = 1e-5 if np_dtype is np.float32 else 8 * float(ml_dtypes.finfo(np_dtype).eps)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+
+
+def test_long_key_rows_on_every_device(device):
+    """Rows of 4100 keys of head dim 128: on SPIR-V devices they take the split kernels (a prefill thread
+    looping over them all came out wrong on lavapipe)."""
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((1, 2, 9, 128)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 1, 4100, 128)).astype(np.float32) for _ in range(2))
+    got = pt.nn.scaled_dot_product_attention(q, k, v, enable_gqa=True, is_causal=False).numpy()
+    np.testing.assert_allclose(got, reference(q, k, v), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("case", range(len(DECODE_CASES)))
 def test_gpu_decode_path_matches_the_oracle_under_emulation(case):
     (b, hq, hk, lq, lk, d, dv), np_dtype, mask_shape, params = DECODE_CASES[case]
@@ -295,7 +330,13 @@ def test_decode_routing_and_splits():
     cpu = Capabilities(name="cpu", target="cpu", cores=2)
     assert [l.kernel.name for l in _plan(shapes, ml_dtypes.bfloat16, caps=cpu)[0].launches] == ["attention_cpu_bf16"]
     spirv = Capabilities(name="vulkan", target="spirv", subgroup_size=32, cores=8)
-    assert [l.kernel.name for l in _plan(shapes, np.float32, caps=spirv)[0].launches] == ["attention_prefill_f32"]
+    simt = _plan(shapes, np.float32, caps=spirv)[0].launches
+    assert [l.kernel.name for l in simt] == ["attention_decode_simt_f32", "attention_combine_simt_f32"]
+    assert simt[0].groups == (32, 128, 1) and simt[0].scalars[-2:] == (256, 128)        # rows, splits of 256 keys
+    short = [(1, 32, 9, 128), (1, 8, 2000, 128), (1, 8, 2000, 128)]                     # prefill loops stay short
+    assert [l.kernel.name for l in _plan(short, np.float32, caps=spirv)[0].launches] == ["attention_prefill_f32"]
+    long = [(1, 32, 9, 128), (1, 8, 2100, 128), (1, 8, 2100, 128)]
+    assert _plan(long, np.float32, caps=spirv)[0].launches[0].kernel.name == "attention_decode_simt_f32"
     few_keys = [(1, 32, 1, 128), (1, 8, 5, 128), (1, 8, 5, 128)]        # any key count: a single split
     assert [l.kernel.name for l in _plan(few_keys, np.float32)[0].launches] == ["attention_decode_f32_d128",
                                                                                  "attention_combine_f32"]

@@ -11,7 +11,11 @@
   (kernels/attention/flash_decode.py: a warp per key, 4 query rows sharing a KV head a workgroup; 16-bit
   q, k, v bound as 32-bit words, so their head dims must be even) with the key range split across
   workgroups, and attention_combine_<dtype> (a 1024-thread workgroup a query row) merging the splits' partial
-  maxima, sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words).
+  maxima, sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words). Where the
+  target has no subgroup operations (SPIR-V), decode shapes of SIMT_MIN_CHUNK keys or more, and shapes
+  whose prefill loops would pass SIMT_LOOP_LIMIT steps, take attention_decode_simt_<dtype> and
+  attention_combine_simt_<dtype> instead of the prefill kernel (kernels/attention/flash_simt.py: a
+  workgroup a query row and split, shared-memory reductions).
 
 The kernels index in uint32 on GPUs: operands of 2**31 elements or more are refused by name.
 """
@@ -40,6 +44,10 @@ DECODE_STEP = 16               # flash_decode.STEP: keys a workgroup takes per s
 DECODE_MIN_CHUNK = 4 * DECODE_STEP   # keys a split at least: 4 steps a warp amortise its setup and merge
 # decode warps aimed at per core (SM): two waves of a d128 kernel's 4 resident workgroups (128 registers)
 DECODE_WARPS_PER_CORE = 32
+SIMT_MIN_CHUNK = 256           # flash_simt: keys a split at least (two steps of its 128 threads)
+SIMT_HEAD_DIM = 256            # flash_simt.DMAX
+SIMT_LOOP_LIMIT = 16384        # (key tile, dim) steps a prefill thread may loop over on SPIR-V targets
+PREFILL_KEYS = 16              # flash_gpu.BK: keys a prefill tile
 UNBOUNDED = 1 << 30            # a band side without a limit
 MAX_ELEMENTS = 2**31 - 1
 
@@ -109,12 +117,45 @@ def generate_attention(step, plan, caps) -> StepCode:
     decode = f"attention_decode_{name}_d{wide}"
     if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and _builds_for(decode, caps.target):
         return _decode(code, operands, out, common, p, name, decode, (b * hk, hq // hk * lq), lk, dv, caps)
+    if _simt_applies(name, lq, lk, d, dv, caps.target):
+        return _decode_simt(code, operands, out, common, p, name, b * hq * lq, lk, dv, caps)
     if name in ("f16", "bf16") and d == dv and d in TC_HEAD_DIMS and mma_sm(caps) >= 80:
         kernel, per_group = _asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
     else:
         kernel, per_group = _asset(f"attention_prefill_{name}"), PREFILL_QUERIES
     code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, per_group), rows, 1),
                                 common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
+    return code
+
+
+def _simt_applies(name: str, lq: int, lk: int, d: int, dv: int, target: str) -> bool:
+    """Whether the split SIMT kernels take this shape: on targets without subgroup operations (no warp
+    decode kernel), decode shapes of SIMT_MIN_CHUNK keys or more, and any shape whose prefill threads would
+    loop over more than SIMT_LOOP_LIMIT (key tile, dim) steps (lavapipe cuts longer loops short)."""
+    if max(d, dv) > SIMT_HEAD_DIM or lk < SIMT_MIN_CHUNK or _builds_for(f"attention_decode_{name}_d128", target) \
+            or not _builds_for(f"attention_decode_simt_{name}", target):
+        return False
+    return lq <= DECODE_MAX_QUERIES or ceil_div(lk, PREFILL_KEYS) * max(d, dv) > SIMT_LOOP_LIMIT
+
+
+def _decode_simt(code, operands, out, common, p, name, rows, lk, dv, caps) -> StepCode:
+    """Split-K decode without subgroup operations (kernels/attention/flash_simt.py): a workgroup a query
+    row and split of SIMT_MIN_CHUNK keys or more, then attention_combine_simt_<dtype>."""
+    splits = max(1, min(ceil_div(lk, SIMT_MIN_CHUNK), COMBINE_MAX_SPLITS))
+    chunk = ceil_div(lk, splits)
+    splits = ceil_div(lk, chunk)
+    if rows > caps.max_workgroups[0]:
+        raise CompileLimitError(f"attention: {rows} query rows exceed the device's {caps.max_workgroups[0]} "
+                                "workgroups along x; split the batch")
+    parts = rows * splits
+    if parts * dv > MAX_ELEMENTS:
+        raise CompileLimitError(f"attention: {rows} decode rows x {splits} splits x {dv} dims of partial "
+                                f"accumulators exceed the kernels' 32-bit indexing; split the batch")
+    pm, pl, pacc = (("temp", _temp(code, 4 * n)) for n in (parts, parts, parts * dv))
+    code.launches.append(Launch(_asset(f"attention_decode_simt_{name}"), operands + [pm, pl, pacc],
+                                (rows, splits, 1), common + (p["scale"], p["softcap"], chunk, splits)))
+    code.launches.append(Launch(_asset(f"attention_combine_simt_{name}"), [pm, pl, pacc, ("var", out)],
+                                (rows, 1, 1), (rows, dv, splits, int(p["zero_empty"]))))
     return code
 
 
