@@ -68,7 +68,7 @@ def weight(x, m):
     if x == m and x > NEG_INF:
         q = pt.u32(ONE)
     elif x > NEG_INF and m - x < 32.0:
-        a = pt.u64((m - x) * 16777216.0)                 # |x - m| in 24-bit fixed point
+        a = pt.u64(pt.u32((m - x) * 16777216.0))          # |x - m| in 24-bit fixed point (< 2**29)
         ta = (a * LOG2E_Q30) >> 30                        # |x - m| * log2(e)
         n = (ta + 16777215) >> 24                         # 2**(x - m) = 2**(f / 2**24) / 2**n
         f = (n << 24) - ta
