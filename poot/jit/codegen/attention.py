@@ -25,7 +25,7 @@ import functools
 
 from poot import dtypes as dt
 from poot.errors import CompileLimitError, NotBuiltError
-from poot.jit.codegen.common import Launch, StepCode, ceil_div, style_of
+from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div, style_of
 from poot.jit.codegen.gpu_gemm import mma_sm
 from poot.jit.llvm.targets import KernelStyle
 
@@ -50,13 +50,6 @@ SIMT_LOOP_LIMIT = 16384        # (key tile, dim) steps a prefill thread may loop
 PREFILL_KEYS = 16              # flash_gpu.BK: keys a prefill tile
 UNBOUNDED = 1 << 30            # a band side without a limit
 MAX_ELEMENTS = 2**31 - 1
-
-
-@functools.lru_cache(maxsize=None)
-def _asset(name: str):
-    from poot.jit.kir.assets import load_asset
-
-    return load_asset(name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,7 +97,7 @@ def generate_attention(step, plan, caps) -> StepCode:
     operands = [("var", q), ("var", k), ("var", v), mask_binding]
     rows = b * hq
     if style_of(caps) is KernelStyle.CPU:
-        kernel = _asset(f"attention_cpu_{name}")
+        kernel = asset(f"attention_cpu_{name}")
         code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, CPU_QUERIES), rows, 1),
                                     common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
         return code
@@ -120,9 +113,9 @@ def generate_attention(step, plan, caps) -> StepCode:
     if _simt_applies(name, lq, lk, d, dv, caps.target):
         return _decode_simt(code, operands, out, common, p, name, b * hq * lq, lk, dv, caps)
     if name in ("f16", "bf16") and d == dv and d in TC_HEAD_DIMS and mma_sm(caps) >= 80:
-        kernel, per_group = _asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
+        kernel, per_group = asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
     else:
-        kernel, per_group = _asset(f"attention_prefill_{name}"), PREFILL_QUERIES
+        kernel, per_group = asset(f"attention_prefill_{name}"), PREFILL_QUERIES
     code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, per_group), rows, 1),
                                 common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
     return code
@@ -152,9 +145,9 @@ def _decode_simt(code, operands, out, common, p, name, rows, lk, dv, caps) -> St
         raise CompileLimitError(f"attention: {rows} decode rows x {splits} splits x {dv} dims of partial "
                                 f"accumulators exceed the kernels' 32-bit indexing; split the batch")
     pm, pl, pacc = (("temp", _temp(code, 4 * n)) for n in (parts, parts, parts * dv))
-    code.launches.append(Launch(_asset(f"attention_decode_simt_{name}"), operands + [pm, pl, pacc],
+    code.launches.append(Launch(asset(f"attention_decode_simt_{name}"), operands + [pm, pl, pacc],
                                 (rows, splits, 1), common + (p["scale"], p["softcap"], chunk, splits)))
-    code.launches.append(Launch(_asset(f"attention_combine_simt_{name}"), [pm, pl, pacc, ("var", out)],
+    code.launches.append(Launch(asset(f"attention_combine_simt_{name}"), [pm, pl, pacc, ("var", out)],
                                 (rows, 1, 1), (rows, dv, splits, int(p["zero_empty"]))))
     return code
 
@@ -183,9 +176,9 @@ def _decode(code, operands, out, common, p, name, decode, groups, lk, dv, caps) 
         raise CompileLimitError(f"attention: {rows} decode rows x {splits} splits x {dv} dims of partial "
                                 f"accumulators exceed the kernels' 32-bit indexing; split the batch")
     pm, pl, pacc = (("temp", _temp(code, 4 * n)) for n in (parts, parts, parts * dv))
-    code.launches.append(Launch(_asset(decode), operands + [pm, pl, pacc], (splits, blocks, 1),
+    code.launches.append(Launch(asset(decode), operands + [pm, pl, pacc], (splits, blocks, 1),
                                 common + (p["scale"], p["softcap"], chunk, splits)))
-    combine = _asset(f"attention_combine_{name}")
+    combine = asset(f"attention_combine_{name}")
     code.launches.append(Launch(combine, [pm, pl, pacc, ("var", out)],
                                 (rows, 1, 1), (rows, dv, splits, int(p["zero_empty"]))))
     return code

@@ -1,6 +1,7 @@
 """What kernel generation hands to the program builder, and the pieces every schedule shares."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -31,6 +32,15 @@ class Launch:
 class StepCode:
     launches: list[Launch] = field(default_factory=list)
     temps: list[int] = field(default_factory=list)      # bytes of each temporary buffer
+
+
+@functools.lru_cache(maxsize=None)
+def asset(name: str) -> Kernel:
+    """The verified KIR of the committed kernel asset `name` (assets/<name>.kir.json), loaded once: the
+    hand-written kernels a schedule launches."""
+    from poot.jit.kir.assets import load_asset
+
+    return load_asset(name)
 
 
 def style_of(caps) -> KernelStyle:

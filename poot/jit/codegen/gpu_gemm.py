@@ -20,14 +20,13 @@ batch on grid z. Larger or other shapes keep the generic schedule. POOT_GPU_GEMM
 path where the assets apply (auto: the assets)."""
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
 
 from poot import dtypes as dt
 from poot.errors import PootError
-from poot.jit.codegen.common import Launch, StepCode, ceil_div
+from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div
 from poot.jit.llvm.targets import target_of
 
 TILE = 128                 # rows and columns of C per workgroup (both assets)
@@ -84,19 +83,12 @@ def applies(step, caps) -> bool:
     return gemm_path() == "asset" and asset_for(step, caps) is not None
 
 
-@functools.lru_cache(maxsize=None)
-def _asset(name: str):
-    from poot.jit.kir.assets import load_asset
-
-    return load_asset(name)
-
-
 def generate_gpu_gemm(step, caps) -> StepCode:
     """One launch of the step's GEMM asset: grid (tiles of N, tiles of M, batch)."""
     a, b = step.eqn.inputs
     out = step.eqn.out
     name = asset_for(step, caps)
-    kernel = _asset(name)
+    kernel = asset(name)
     m, k, n = a.aval.shape[-2], a.aval.shape[-1], b.aval.shape[-1]
     batch = math.prod(out.aval.shape[:-2])
     sa = m * k if math.prod(a.aval.shape[:-2]) > 1 else 0

@@ -29,7 +29,6 @@ schedule, faster at every size there: bench_matmul --gemv-path).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 
 from poot import dtypes as dt
@@ -37,7 +36,7 @@ from poot.errors import PootError
 from poot.fuse.indexing import unravel
 from poot.jit.kir.builder import binary, cast, const
 from poot.jit.kir.model import Index
-from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, asset, ceil_div, groups_for
 from poot.jit.codegen.gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
 from poot.jit.codegen.opaque import _batch
 from poot.jit.llvm.targets import KernelStyle
@@ -67,17 +66,10 @@ def asset_applies(step) -> bool:
             and a.dtype is out.dtype and b.dtype is out.dtype)
 
 
-@functools.lru_cache(maxsize=None)
-def _asset(name: str):
-    from poot.jit.kir.assets import load_asset
-
-    return load_asset(name)
-
-
 def generate_asset_gemv(step) -> StepCode:
     """One launch of the committed GEMV asset: w, x, y bound to A, the vector and the result."""
     a, b = step.eqn.inputs
-    kernel = _asset(ASSETS[step.eqn.out.aval.dtype])
+    kernel = asset(ASSETS[step.eqn.out.aval.dtype])
     rows = kernel.workgroup[1]
     bindings = [("var", a), ("var", b), ("var", step.eqn.out)]
     return StepCode([Launch(kernel, bindings, groups_for(ceil_div(a.aval.shape[0], rows)))])

@@ -4,21 +4,12 @@ stored. CPU-shaped targets run qgemv_<format>_cpu (one lane a row), GPU-shaped o
 The kernels index in uint32: N * K and B * K must stay below 2**32."""
 from __future__ import annotations
 
-import functools
-
 from poot.errors import CompileLimitError
 from poot.graph.quant import BLOCK
-from poot.jit.codegen.common import Launch, StepCode, style_of
+from poot.jit.codegen.common import Launch, StepCode, asset, style_of
 from poot.jit.llvm.targets import KernelStyle
 
 MAX_ELEMENTS = 2**32 - 1
-
-
-@functools.lru_cache(maxsize=None)
-def _asset(name: str):
-    from poot.jit.kir.assets import load_asset
-
-    return load_asset(name)
 
 
 def generate_qmatmul(step, plan, caps) -> StepCode:
@@ -37,7 +28,7 @@ def generate_qmatmul(step, plan, caps) -> StepCode:
         raise CompileLimitError(f"qmatmul: {n} output rows exceed the device's {caps.max_workgroups[0]} "
                                 "workgroups along x; split the weight's rows")
     side = "cpu" if style_of(caps) is KernelStyle.CPU else "gpu"
-    kernel = _asset(f"qgemv_{e.params['format']}_{side}")
+    kernel = asset(f"qgemv_{e.params['format']}_{side}")
     code.launches.append(Launch(kernel, [("var", words), ("var", scales), ("var", x), ("var", e.out)],
                                 (n, 1, 1), (n, k, b, BLOCK)))
     return code

@@ -6,22 +6,13 @@ CPU-shaped targets run sample_rows_cpu (one lane a row; the device spreads rows 
 GPU-shaped ones sample_rows_gpu. The kernels index in uint32: R * V must stay below 2**32."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from poot.errors import CompileLimitError
-from poot.jit.codegen.common import Launch, StepCode, style_of
+from poot.jit.codegen.common import Launch, StepCode, asset, style_of
 from poot.jit.llvm.targets import KernelStyle
 
 MAX_ELEMENTS = 2**32 - 1
-
-
-@functools.lru_cache(maxsize=None)
-def _asset(name: str):
-    from poot.jit.kir.assets import load_asset
-
-    return load_asset(name)
 
 
 def generate_sample(step, plan, caps) -> StepCode:
@@ -40,7 +31,7 @@ def generate_sample(step, plan, caps) -> StepCode:
         raise CompileLimitError(f"sample: {rows} rows exceed the device's {caps.max_workgroups[0]} workgroups "
                                 "along x; sample fewer rows at a time")
     cpu = style_of(caps) is KernelStyle.CPU
-    kernel = _asset("sample_rows_cpu" if cpu else "sample_rows_gpu")
+    kernel = asset("sample_rows_cpu" if cpu else "sample_rows_gpu")
     code.temps.append(4 * rows * vocab)
     greedy = bool(p["greedy"])
     scaled = not greedy and p["temperature"] != 1.0
