@@ -8,6 +8,8 @@ scalar in them is weakly typed, as in the rest of poot.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from poot import dtypes as dt
@@ -61,10 +63,17 @@ class _Traced:
             if n.aval == want:
                 continue
             if n.weak and n.aval.shape == want.shape:
-                self.outs[i] = cast(n, want.dtype)
+                self.cast_out(i, want.dtype)
                 continue
             raise ShapeError(f"{self.what} at {where_text}: {names[i] or 'the result'} is {n.aval} but "
                              f"must be {want} (the same shape and dtype every time)")
+
+    def cast_out(self, i: int, dtype: dt.DType) -> None:
+        """Convert output `i` to `dtype` inside the traced body: a conversion recorded outside it
+        would become a captured outer value computed from the body's placeholders."""
+        with lazy.scope() as extra:
+            self.outs[i] = cast(self.outs[i], dtype)
+        self.inside |= extra
 
     def graph(self) -> tuple[Graph, list[lazy.Node]]:
         graph, leaves = lazy.build_graph(self.outs, self.inside)
@@ -152,8 +161,8 @@ def fori_loop(lower, upper, body_fun, init_val):
             return (c[0] + 1, c[1], body_fun(c[0], c[2]))
 
         return while_loop(cond_fun, step, (lower, upper, init_val))[2]
-    lower, upper = int(lower), int(upper)
     where = lazy.caller_where()
+    lower, upper = _bound(lower, "lower", where), _bound(upper, "upper", where)
     nodes, treedef, dev, names = _carry(init_val, "fori_loop")
     index = lazy.placeholder(Aval((), dt.int64), dev, where)
     index.weak = 1
@@ -161,6 +170,16 @@ def fori_loop(lower, upper, body_fun, init_val):
     graph, captured = t.graph()
     region = Region("fori", (graph,), tuple(n.aval for n in nodes), lower, max(lower, upper))
     return _construct(region, nodes + captured, treedef, dev)
+
+
+def _bound(value, name: str, where) -> int:
+    """A Python (or NumPy) integer loop bound; a float is refused, as `range` refuses it, rather
+    than truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise PootError(f"fori_loop at {lazy.format_where(where)}: {name} must be an integer (a Python "
+                        f"int or an integer array); got {type(value).__name__} {value!r}") from None
 
 
 @api_boundary
@@ -175,7 +194,7 @@ def while_loop(cond_fun, body_fun, init_val):
     if len(c.outs) != 1 or c.outs[0].aval.shape != ():
         raise ShapeError(f"while_loop at {lazy.format_where(where)}: cond_fun must return one scalar; "
                          f"it returned {[n.aval for n in c.outs]}")
-    c.outs = [cast(c.outs[0], dt.bool_)]
+    c.cast_out(0, dt.bool_)
     body_g, body_cap = t.graph()
     cond_g, cond_cap = c.graph()
     captured = _union(cond_cap, body_cap)

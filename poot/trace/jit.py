@@ -24,6 +24,7 @@ from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.jit_held import held_arrays, refuse_baked_attributes
 from poot.trace.jit_program import SCALARS as _SCALARS
 from poot.trace.jit_program import JitProgram
 
@@ -197,7 +198,21 @@ class Jitted:
                 result = self.fn(*t_args, **t_kwargs)
         finally:
             lazy._state.weak_casts = None
-        return JitProgram(self.__name__, result, params, inside, leaves, casts, self._donated_positions(args, leaves), device)
+        prog = JitProgram(self.__name__, result, params, inside, leaves, casts,
+                          self._donated_positions(args, leaves), device)
+        refuse_baked_attributes(self.__name__, self._held_arrays(args, kwargs), prog.binds)
+        return prog
+
+    def _held_arrays(self, args, kwargs) -> dict:
+        """The arrays held by the plain objects among the non-static arguments (jit_held.py)."""
+        held: dict = {}
+        named = [(self._arg_name(i), a) for i, a in enumerate(args) if i not in self.static_argnums]
+        named += [(k, v) for k, v in kwargs.items() if k not in self.static_argnames]
+        for name, a in named:
+            for x in pytree.flatten(a)[0]:
+                if not _is_dynamic(x):
+                    held.update(held_arrays(x, name))
+        return held
 
     def _substitute(self, args, kwargs, stand_ins):
         """The arguments with each dynamic leaf replaced by its abstract stand-in."""

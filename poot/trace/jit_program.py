@@ -112,6 +112,7 @@ class JitProgram:
         bufs = self._array_buffers(leaves) if self.array_binds is not None else None
         if bufs is None:
             bufs = self._buffers(leaves)
+        donate = None
         if self.program is not None:
             donate = self._take_donations(leaves, bufs) if self.donated else None
             try:
@@ -127,7 +128,7 @@ class JitProgram:
         dev = self.device
         arrays = [Array(Node(None, (), None, a, dev, None, 0, o)) for o, a in zip(outs, self.out_avals)]
         if self.donated:
-            self._invalidate_donated(leaves)
+            self._invalidate_donated(leaves, donate or ())
         if self.plain_outs is not None:
             return self.plain_outs(arrays)
         values = [arrays[s] if type(s) is int else s[0] for s in self.out_slots]
@@ -209,12 +210,22 @@ class JitProgram:
             # refs: node.buf, bufs[pos], this frame's `buf`, getrefcount's argument; a buffer passed
             # twice (a second place in `bufs`) or held by another array has more
             buf = bufs[pos]
-            if sys.getrefcount(buf) <= 4 and node.buf is buf:
+            # refs of the node: the argument's handle, this frame's `node`, getrefcount's argument;
+            # a pending computation reading it (`z = x[1:]` not realized yet) holds one more
+            if sys.getrefcount(buf) <= 4 and node.buf is buf and sys.getrefcount(node) <= 3:
                 out.add(pos)
         return out
 
-    def _invalidate_donated(self, leaves) -> None:
+    def _invalidate_donated(self, leaves, taken) -> None:
+        """Mark each donated argument used up. A buffer this call reused is gone with its node; an
+        argument whose buffer was kept (shared, or read by pending work) gets a fresh used-up node,
+        so that what still reads the old one computes from the values it was given."""
         where = lazy.caller_where()
+        reused = {self.binds[pos] for pos in taken}
         for k in self.donated:
-            n = leaves[k]._node
-            n.buf, n.op, n.inputs, n.params, n.where = None, None, (), lazy.DONATED, where
+            x = leaves[k]
+            n = x._node
+            if k in reused:
+                n.buf, n.op, n.inputs, n.params, n.where = None, None, (), lazy.DONATED, where
+            else:
+                x._node = Node(None, (), lazy.DONATED, n.aval, n.device, where, 0)

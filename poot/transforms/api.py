@@ -41,7 +41,11 @@ def _argnums(argnums, nargs: int, what: str) -> tuple[int, ...]:
         if not isinstance(n, int) or not -nargs <= n < nargs:
             raise PootError(f"{what}: argnums {argnums!r} does not fit a call with {nargs} "
                             f"positional arguments")
-    return tuple(n % nargs for n in nums)
+    out = tuple(n % nargs for n in nums)
+    if len(set(out)) != len(out):
+        raise PootError(f"{what}: argnums {argnums!r} names an argument twice; list each "
+                        f"argument to differentiate once")
+    return out
 
 
 def _require_float(arrays: list, tree, what: str, prefix: str) -> None:

@@ -57,6 +57,14 @@ def _rule(table: dict, unsupported: dict, s: Step, mode: str):
     return rule
 
 
+def _touches_complex(s: Step) -> bool:
+    """A primitive without a derivative that reads or makes a complex value: `z.real`, `z.imag` and
+    the FFTs view complex numbers as float pairs (and back) through `bitcast`, which is linear, not
+    constant. Such a step stays on the derivative's path so that `_rule` refuses it (complex
+    derivatives are not built) instead of passing a silent zero on."""
+    return s.node.aval.dtype.kind == "c" or any(i.aval.dtype.kind == "c" for i in s.inputs)
+
+
 def _params_without_index(s: Step) -> dict:
     return {k: v for k, v in s.params.items() if k != "index"}
 
@@ -81,7 +89,7 @@ def jvp_pass(traced: Traced, in_tangents: list) -> list:
         if isinstance(n, CustomNode):
             _refuse_closures(n.call, tan, "jvp")
             t = _custom_jvp(n, tan, groups)
-        elif s.op in NON_DIFFERENTIABLE:
+        elif s.op in NON_DIFFERENTIABLE and not _touches_complex(s):
             continue
         else:
             ts = [tan.get(id(i)) for i in s.inputs]
@@ -228,7 +236,7 @@ def vjp_pass(traced: Traced, differentiate: list[bool]) -> Pullback:
         if isinstance(n, CustomNode):
             _refuse_closures(n.call, active, "grad")
             deps = n.call.args
-        elif s.op in NON_DIFFERENTIABLE:
+        elif s.op in NON_DIFFERENTIABLE and not _touches_complex(s):
             continue
         else:
             deps = s.inputs

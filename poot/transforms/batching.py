@@ -29,6 +29,7 @@ from poot.trace.array import Array
 from poot.graph.registry import SlotView
 from poot.transforms import batching_control, batching_host, batching_rules  # noqa: F401  (register the rules)
 from poot.transforms.batching_core import BatchContext, BatchingError, place
+from poot.transforms.tracing import RuleInBodyError, can_mark
 
 __all__ = ["vmap", "BATCHING_RULES", "UNBATCHABLE", "BatchingError"]
 
@@ -67,6 +68,16 @@ class _Vmapped:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
+        if not can_mark():
+            return self._batched(args, kwargs)
+        try:        # directly in a differentiation trace: a custom rule inside needs rules of our own
+            return self._batched(args, kwargs)
+        except RuleInBodyError:
+            from poot.transforms.batching_custom import vmap_with_rules
+
+            return vmap_with_rules(self, args, kwargs)
+
+    def _batched(self, args, kwargs):
         name = getattr(self.fn, "__name__", "the function")
         mapped = self._mapped_leaves(args, kwargs)   # [(where, value, axis)] per leaf, in order
         size = self._batch_size(mapped, name)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
-from poot.errors import PootError, api_boundary
+from poot.errors import PootError, ShapeError, api_boundary
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 
@@ -81,6 +82,54 @@ def _device(leaves) -> str:
     return context.current()
 
 
+def _as_positions(nums, what: str) -> tuple:
+    nums = (nums,) if isinstance(nums, int) else tuple(nums)
+    if not all(isinstance(n, int) for n in nums):
+        raise PootError(f"{what}: nondiff_argnums must be ints; got {nums!r}")
+    return nums
+
+
+def _positional(fun, args: tuple, kwargs: dict, nondiff: tuple, what: str) -> tuple:
+    """The call's arguments by position, as the rules take them: keyword arguments bound through
+    `fun`'s signature (and, with nondiff_argnums, defaults filled in so every position exists)."""
+    if not kwargs and not nondiff:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise PootError(f"{what}: {e}") from None
+    except ValueError:        # no signature to bind with (a builtin): positions only
+        if kwargs:
+            raise PootError(f"{what}: keyword arguments {sorted(kwargs)} cannot be bound to "
+                            f"positions; pass them positionally") from None
+        return args
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise PootError(f"{what}: keyword arguments {sorted(bound.kwargs)} have no position "
+                        f"(keyword-only); the derivative rules take arguments by position")
+    return tuple(bound.args)
+
+
+def _split(args: tuple, nondiff: tuple, what: str):
+    """(the nondiff arguments in order, the others, a function merging values for the others back
+    into a full argument tuple)."""
+    n = len(args)
+    for k in nondiff:
+        if not -n <= k < n:
+            raise PootError(f"{what}: nondiff_argnums {nondiff!r} does not fit a call with {n} arguments")
+    fixed_at = sorted({k % n for k in nondiff})
+    fixed = [args[k] for k in fixed_at]
+    free_at = [k for k in range(n) if k not in fixed_at]
+
+    def merge(values):
+        full = list(args)
+        for k, v in zip(free_at, values):
+            full[k] = v
+        return tuple(full)
+
+    return fixed, tuple(args[k] for k in free_at), merge
+
+
 @api_boundary
 def stop_gradient(x):
     """`x` (a pytree of arrays) unchanged, with a zero derivative: differentiation does not flow
@@ -101,29 +150,43 @@ def stop_gradient(x):
 class custom_vjp:
     """A function with a user-defined reverse-mode derivative: `f = custom_vjp(fun)`, then
     `f.defvjp(fwd, bwd)` with `fwd(*args) -> (out, residuals)` and `bwd(residuals, cotangent) ->`
-    a tuple with one cotangent per positional argument (None for zero). Usable as a decorator."""
+    a tuple with one cotangent per positional argument (None for zero). Usable as a decorator.
+    Keyword arguments are bound to their positions. `nondiff_argnums` (as in JAX) names arguments
+    that are not differentiated (Python values such as a count or a function): `bwd` takes them
+    first, `bwd(*nondiff_args, residuals, cotangent)`, and returns cotangents for the others only."""
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         if not callable(fun):
             raise PootError(f"custom_vjp needs a function; got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun, self.fwd, self.bwd = fun, None, None
+        self.nondiff_argnums = _as_positions(nondiff_argnums, "custom_vjp")
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         return self
 
     @api_boundary
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "function")
+        what = f"custom_vjp function '{name}'"
         if self.fwd is None:
             raise PootError(f"custom_vjp function '{name}' has no rule; call .defvjp(fwd, bwd) first")
+        args = _positional(self.fun, args, kwargs, self.nondiff_argnums, what)
         if not transforming():
             return self.fun(*args)
-        what = f"custom_vjp function '{name}'"
+        if not self.nondiff_argnums:
+            return self._call(self.fwd, self.bwd, args, what)
+        fixed, diff, merge = _split(args, self.nondiff_argnums, what)
+        fwd, bwd = self.fwd, self.bwd
+        return self._call(lambda *d: fwd(*merge(d)), lambda res, ct: bwd(*fixed, res, ct), diff, what)
+
+    def _call(self, fwd, bwd, args: tuple, what: str):
+        """The call traced with its rules: `fwd` computes the results and residuals now, `bwd` is
+        kept for the reverse pass."""
         with recorded() as body:
             args = _behind_identities(args)
-            got = self.fwd(*args)
+            got = fwd(*args)
         if not (isinstance(got, tuple) and len(got) == 2):
             raise PootError(f"{what}: fwd must return a pair (output, residuals)")
         out, res = got
@@ -131,7 +194,7 @@ class custom_vjp:
         res_leaves, res_tree = pytree.flatten(res)
         arg_pos, res_pos = _array_positions(arg_leaves), _array_positions(res_leaves)
         out_leaves, out_tree = pytree.flatten(out)
-        bwd, nargs = self.bwd, len(args)
+        nargs = len(args)
         arg_counts = [len(pytree.flatten(a)[0]) for a in args]
         holder: dict = {}
 
@@ -166,32 +229,43 @@ class custom_jvp:
     """A function with a user-defined forward-mode derivative: `f = custom_jvp(fun)`, then
     `f.defjvp(rule)` with `rule(primals, tangents) -> (out, out_tangent)` (primals and tangents are
     tuples of the positional arguments). Reverse mode uses the transpose of the rule. Usable as a
-    decorator; `defjvp` also works as one."""
+    decorator; `defjvp` also works as one. Keyword arguments are bound to their positions;
+    `nondiff_argnums` (as in JAX) names arguments that are not differentiated: the rule takes them
+    first, `rule(*nondiff_args, primals, tangents)`, with primals and tangents of the others."""
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         if not callable(fun):
             raise PootError(f"custom_jvp needs a function; got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun, self.rule = fun, None
+        self.nondiff_argnums = _as_positions(nondiff_argnums, "custom_jvp")
 
     def defjvp(self, rule):
         self.rule = rule
         return rule
 
     @api_boundary
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "function")
+        what = f"custom_jvp function '{name}'"
         if self.rule is None:
             raise PootError(f"custom_jvp function '{name}' has no rule; call .defjvp(rule) first")
+        args = _positional(self.fun, args, kwargs, self.nondiff_argnums, what)
         if not transforming():
             return self.fun(*args)
-        what = f"custom_jvp function '{name}'"
+        if not self.nondiff_argnums:
+            return self._call(self.fun, self.rule, args, what)
+        fixed, diff, merge = _split(args, self.nondiff_argnums, what)
+        fun, rule = self.fun, self.rule
+        return self._call(lambda *d: fun(*merge(d)), lambda p, t: rule(*fixed, p, t), diff, what)
+
+    def _call(self, fun, rule, args: tuple, what: str):
+        """The call traced with its rule (kept for the derivative passes)."""
         with recorded() as body:
             args = _behind_identities(args)
-            out = self.fun(*args)
+            out = fun(*args)
         arg_leaves, arg_tree = pytree.flatten(tuple(args))
         arg_pos = _array_positions(arg_leaves)
-        rule = self.rule
         holder: dict = {}
 
         def jvp_rule(arg_arrays, tangents):
@@ -205,7 +279,12 @@ class custom_jvp:
             t_leaves = pytree.flatten(got[1])[0]
             if len(t_leaves) != len(holder["avals"]):
                 raise PootError(f"{what}: the jvp rule's tangent does not match the output's structure")
-            return [t if isinstance(t, Array) else Array(to_node(t, dev, what)) for t in t_leaves]
+            tangent_arrays = [t if isinstance(t, Array) else Array(to_node(t, dev, what)) for t in t_leaves]
+            for k, (t, aval) in enumerate(zip(tangent_arrays, holder["avals"])):
+                if t.shape != aval.shape:
+                    raise ShapeError(f"{what}: the jvp rule's output tangent {k} has shape {t.shape}; "
+                                     f"the output has shape {aval.shape}")
+            return tangent_arrays
 
         def vjp_rule(arg_arrays, res_arrays, cts):
             floats = [i for i, a in enumerate(arg_arrays) if a.dtype.kind == "f"]

@@ -1,7 +1,7 @@
 """Derivative rules of the host ops (poot.graph.host): sort and the linear-algebra factorizations.
 
 Forward-mode rules are the textbook ones (Giles, "An extended collection of matrix derivative
-results"; Murray, arXiv:1602.07527 for cholesky), written with poot ops and the host ops
+results"; Murray, arXiv:1602.07527 for cholesky; Townsend 2016 for svd), written with poot ops and the host ops
 themselves. Each is linear in the tangents, so its reverse-mode rule is its transpose, obtained
 by running the reverse pass over the forward rule as a function of the tangents (`transposed`):
 one formula per op serves both modes.
@@ -9,6 +9,7 @@ one formula per op serves both modes.
 from __future__ import annotations
 
 from poot import dtypes as dt
+from poot.errors import NotBuiltError
 from poot.trace.array import Array
 
 from .flat import vjp_flat
@@ -109,11 +110,62 @@ def _eigvalsh_jvp(primals, tangents, out, **params):
     return _eigh_parts(a, tangents[0], w, v)[0]
 
 
+def _svdvals_jvp(primals, tangents, out, **params):
+    a = primals[0]
+    u, vh = (Array(bind("svd", a, full_matrices=False, index=k)._node) for k in (0, 2))
+    ds = bind("reduce_sum", _mm(_mT(u), tangents[0]) * vh, axes=(a.ndim - 1,))   # diag(U^T dA V)
+    return reshape(ds, out.shape)
+
+
+def _svd_jvp(primals, tangents, outs, full_matrices):
+    """Townsend, "Differentiating the singular value decomposition" (2016), for distinct nonzero
+    singular values; with dP = U^T dA V and F_ij = 1 / (s_j^2 - s_i^2) off the diagonal:
+    dS = diag(dP), dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1, and dV likewise."""
+    a, ta = primals[0], tangents[0]
+    m, n = a.shape[-2:]
+    if full_matrices and m != n:
+        raise NotBuiltError(f"the derivative of svd(full_matrices=True) of a non-square {a.shape} matrix "
+                            f"is not built (its extra singular vectors are not unique); pass "
+                            f"full_matrices=False")
+    u, s, vh = outs
+    v = _mT(vh)
+    k = s.shape[-1]
+    row = reshape(s, s.shape[:-1] + (1, k))                  # s_j along the columns
+    col = reshape(s, s.shape + (1,))                         # s_i along the rows
+    ta_v, ta_t_u = _mm(ta, v), _mm(_mT(ta), u)
+    dp = _mm(_mT(u), ta_v)
+    eye = convert(_eye_mask(dp), a.dtype)
+    f = 1.0 / (eye + (row * row - col * col)) - eye
+    ds = reshape(bind("reduce_sum", dp * eye, axes=(a.ndim - 1,)), s.shape)
+    du = _mm(u, f * (dp * row + col * _mT(dp))) + (ta_v - _mm(u, dp)) / row
+    dv = _mm(v, f * (col * dp + _mT(dp) * row)) + (ta_t_u - _mm(v, _mT(dp))) / row
+    return [du, ds, _mT(dv)]
+
+
+def _qr_jvp(primals, tangents, outs, mode):
+    """Reduced QR of a tall or square matrix (Walter and Lehmann; as in JAX): with X = dA R^-1 and
+    C = Q^T X, omega = the skew-symmetric part built from C's strict lower triangle, dQ = Q omega +
+    X - Q C and dR = (C - omega) R."""
+    a, ta = primals[0], tangents[0]
+    m, n = a.shape[-2:]
+    if m < n or (mode == "complete" and m != n):
+        raise NotBuiltError(f"the derivative of qr of a {a.shape} matrix in mode '{mode}' is not built "
+                            f"(only the reduced QR of a matrix with at least as many rows as columns)")
+    q, r = outs
+    x = _mT(bind("solve", _mT(r), _mT(ta)))                  # dA R^-1
+    c = _mm(_mT(q), x)
+    rows = bind("iota", device=a.device, shape=(n, n), axis=0, dtype=dt.int64)
+    cols = bind("iota", device=a.device, shape=(n, n), axis=1, dtype=dt.int64)
+    low = where(bind("gt", rows, cols), c, zeros_like(c))
+    omega = low - _mT(low)
+    return [_mm(q, omega) + x - _mm(q, c), _mm(c - omega, r)]
+
+
 JVP = {"sort": _sort_jvp, "solve": _solve_jvp, "inv": _inv_jvp, "det": _det_jvp,
        "slogdet": _slogdet_jvp, "cholesky": _cholesky_jvp, "eigh": _eigh_jvp,
-       "eigvalsh": _eigvalsh_jvp}
+       "eigvalsh": _eigvalsh_jvp, "svdvals": _svdvals_jvp, "svd": _svd_jvp, "qr": _qr_jvp}
 
-_MULTI = {"slogdet", "eigh"}
+_MULTI = {"slogdet", "eigh", "svd", "qr"}
 
 
 # --- reverse mode: the transposed forward rules --------------------------------------------------

@@ -48,7 +48,7 @@ VJP_UNSUPPORTED: dict[str, str] = {
     "host_complex": _COMPLEX_HOST,
     "while": ("reverse mode through while_loop needs its trip count, unknown when tracing; use "
               "fori_loop with Python int bounds, or forward mode (pt.jvp)"),
-    **{op: _LINALG for op in ("svd", "svdvals", "qr", "pinv")},
+    "pinv": _LINALG,
 }
 
 JVP_UNSUPPORTED: dict[str, str] = {
@@ -56,7 +56,7 @@ JVP_UNSUPPORTED: dict[str, str] = {
     "qmatmul": _QUANT,
     "fft": _FFT,
     "host_complex": _COMPLEX_HOST,
-    **{op: _LINALG for op in ("svd", "svdvals", "qr", "pinv")},
+    "pinv": _LINALG,
 }
 
 # ops whose equations are the results of one construct, told apart by the `index` parameter

@@ -107,6 +107,24 @@ class CustomNode(lazy.Node):
     __slots__ = ("call", "index")
 
 
+class RuleInBodyError(NotBuiltError):
+    """A custom rule met inside a body that will be flattened into a subgraph (see `mark`); pt.vmap
+    catches it and batches the function with rules of its own (batching_custom.py)."""
+
+
+@contextlib.contextmanager
+def suspended():
+    """Run without differentiation traces: custom functions run as written, marking nothing. For a
+    construct that carries the derivative itself (a vmap with rules of its own) while it records
+    its value."""
+    level, scopes = _depth.level, _depth.scopes
+    _depth.level, _depth.scopes = 0, []
+    try:
+        yield
+    finally:
+        _depth.level, _depth.scopes = level, scopes
+
+
 def can_mark() -> bool:
     """Would a mark land directly in the innermost differentiation trace (not in a pt.cond / loop
     body or a pt.vmap that will flatten it into a subgraph)? Constructs with a fallback (pt.scan)
@@ -121,9 +139,9 @@ def mark(call: CustomCall, value: lazy.Node) -> lazy.Node:
     a pt.vmap inside one becomes a subgraph, which keeps equations but not marks, so the rule
     would be silently lost there; that is refused instead."""
     if _depth.scopes and lazy._state.scope is not _depth.scopes[-1]:
-        raise NotBuiltError(f"{call.what} is used inside a pt.cond / pt.fori_loop / pt.while_loop "
-                            f"body or a pt.vmap that is being differentiated; its rule cannot be "
-                            f"carried through such a body yet: call it outside the body")
+        raise RuleInBodyError(f"{call.what} is used inside a pt.cond / pt.fori_loop / pt.while_loop "
+                              f"/ pt.scan body that is being differentiated; its rule cannot be "
+                              f"carried through such a body yet: call it outside the body")
     plain = lazy.record("reshape", (value,), {"shape": value.aval.shape})
     node = CustomNode(plain.op, plain.inputs, plain.params, plain.aval, plain.device, plain.where,
                       plain.depth)

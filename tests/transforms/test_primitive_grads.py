@@ -117,6 +117,9 @@ CASES = {
     "eigh": (lambda a: (pt.linalg.eigh(a + pt.matrix_transpose(a))[0],
                         pt.abs(pt.linalg.eigh(a + pt.matrix_transpose(a))[1])), [normal(3, 3)]),
     "eigvalsh": (lambda a: pt.linalg.eigvalsh(a + pt.matrix_transpose(a)), [normal(3, 3)]),
+    "svd": (lambda a: tuple(pt.abs(r) for r in pt.linalg.svd(a, full_matrices=False)), [normal(4, 3)]),
+    "svdvals": (lambda a: pt.linalg.svdvals(a), [normal(2, 3, 4)]),
+    "qr": (lambda a: tuple(pt.abs(r) for r in pt.linalg.qr(a)), [normal(4, 3)]),
     "attention": (_attention32, [normal(1, 2, 3, 4), normal(1, 1, 5, 4), normal(1, 1, 5, 2)]),
 }
 

@@ -1,0 +1,73 @@
+"""Arrays held by the plain-object arguments of a jitted function (`self.w` of a jitted method).
+
+A jitted function's signature keys an argument that is neither an array, a scalar nor a pytree by
+its hash (the identity of a plain object), like a static argument. The arrays such an object holds
+are therefore read once, at trace time, and baked into the program as constants: after
+`model.w = new_w` every later call would still compute with the old weights, silently. A trace that
+reads one of them is refused, naming the attribute. The ways out keep the meaning explicit: make the
+class a dataclass or NamedTuple (a pytree: its arrays become inputs of every call), pass the arrays
+as arguments, or list the argument in `static_argnums` to bake its arrays in on purpose.
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+from poot.errors import PootError
+from poot.trace.array import Array
+
+_MAX_DEPTH = 3          # attributes of attributes of attributes: far enough for models of layers
+_OPAQUE = (str, bytes, int, float, complex, bool, type, types.FunctionType, types.BuiltinFunctionType,
+           types.MethodType, types.ModuleType, functools.partial)
+
+
+def held_arrays(obj, name: str) -> dict[int, tuple[str, str, str]]:
+    """The arrays plain object `obj` (argument `name`) holds in its attributes (and in lists, tuples
+    and dicts among them), as {id(array node): (access path such as 'self.layers[0].w', the
+    argument's name, its type's name)}."""
+    found: dict[int, str] = {}
+    if not isinstance(obj, (Array, _OPAQUE)):
+        _walk(obj, name, found, set(), 0)
+    return {k: (path, name, type(obj).__name__) for k, path in found.items()}
+
+
+def _walk(x, path: str, found: dict, seen: set, depth: int) -> None:
+    if isinstance(x, Array):
+        found.setdefault(id(x._node), path)
+        return
+    if depth > _MAX_DEPTH or isinstance(x, _OPAQUE) or id(x) in seen:
+        return
+    seen.add(id(x))
+    if isinstance(x, (list, tuple)):
+        for i, c in enumerate(x):
+            _walk(c, f"{path}[{i}]", found, seen, depth + 1)
+        return
+    if isinstance(x, dict):
+        for k, c in x.items():
+            _walk(c, f"{path}[{k!r}]", found, seen, depth + 1)
+        return
+    attrs = getattr(x, "__dict__", None)
+    if isinstance(attrs, dict):
+        for k, c in list(attrs.items()):
+            _walk(c, f"{path}.{k}", found, seen, depth + 1)
+
+
+def refuse_baked_attributes(fn_name: str, held: dict[int, tuple[str, str, str]], binds: list) -> None:
+    """Raise if the traced program reads an array held by a plain-object argument (`binds`: the
+    program's graph inputs, a captured value being a node)."""
+    if not held:
+        return
+    for b in binds:
+        got = held.get(id(b)) if not isinstance(b, int) else None
+        if got is None:
+            continue
+        path, root, type_name = got
+        raise PootError(
+            f"pt.jit({fn_name}) reads the array {path}, held by the argument '{root}' (a "
+            f"{type_name}), which is neither an array nor a pytree: the program would keep "
+            f"that array's value from this first call as a constant and not see it change later. "
+            f"Make its class a dataclass or NamedTuple (its arrays become inputs of every call), "
+            f"pass the array as an argument, or list '{root}' in static_argnums to keep it constant")
+
+
+__all__ = ["held_arrays", "refuse_baked_attributes"]
