@@ -9,7 +9,8 @@ and hands anything else to it:
   kernel needs it.
 - arithmetic on two such 0-d host values (or one and a Python scalar) is done on the host at once,
   each operation rounded to the dtype as NumPy rounds it, instead of recording an equation; so is
-  `x += y` (and -=, *=, /=, **=) where `x + y` takes a fast path: the array object takes the result.
+  `x += y` (and -=, *=, /=, **=) where `x + y` takes a fast path: the array object takes the result;
+  comparisons (`x > y`, `x == 0.5`), whose bool is then read at once by `if`; and `-x`, `abs(x)`.
 - `x[i, j] = v` with one integer per axis into a realized CPU array, `v` a Python scalar or a 0-d
   array of x's dtype, writes the element: in place when nothing else can see x's memory (no other
   array, pending equation or exported NumPy view refers to it: reference counts, as in
@@ -114,8 +115,8 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
             x = na.buf
             x = x.value if type(x) is HostScalar and x._buf is None else host_value(na)
             if x is not _NO:
-                if nb is None:
-                    y = float(other) if d.kind == "f" else other
+                if nb is None:      # a Python scalar is weak: it takes x's dtype first, as in NumPy 2
+                    y = _round(float(other), d) if d.kind == "f" else other
                 else:
                     y = nb.buf
                     y = y.value if type(y) is HostScalar and y._buf is None else host_value(nb)
@@ -145,6 +146,68 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
         return Array(Node(prim, (nb, na) if reflected else (na, nb), _EMPTY, a, na.device, where, depth + 1))
 
     return op
+
+
+def _make_compare(pyop, generic):
+    """The comparison dunder with a fast path for 0-d host values (or one and a Python scalar of the
+    array's kind): the bool is found on the host at once, so `if abs(A[i, k]) > best:` in an element loop
+    neither records an equation nor realizes one. Anything else goes to `generic`."""
+
+    def cmp(self, other):
+        na = self._node
+        a = na.aval
+        if na.op is not None or a.shape != () or _state.tracing:
+            return None
+        d = a.dtype
+        if d.kind not in "fiu":
+            return None
+        t = type(other)
+        if t is Array:
+            nb = other._node
+            if nb.aval.dtype is not d or nb.aval.shape != () or nb.op is not None or nb.device != na.device:
+                return None
+            y = nb.buf
+            y = y.value if type(y) is HostScalar and y._buf is None else host_value(nb)
+        elif t is float or t is int:
+            if d.kind == "f":
+                try:
+                    y = _round(float(other), d)      # weak: it takes x's dtype first
+                except OverflowError:
+                    return None
+            elif t is int and _BOUNDS[d.name][0] <= other <= _BOUNDS[d.name][1]:
+                y = other
+            else:
+                return None
+        else:
+            return None
+        x = na.buf
+        x = x.value if type(x) is HostScalar and x._buf is None else host_value(na)
+        if x is _NO or y is _NO:
+            return None
+        return Array(Node(None, (), None, _AVAL0["bool"], na.device, None, 0,
+                          HostScalar(na.buf.device, bool(pyop(x, y)), _STRUCT["bool"])))
+
+    return fast_boundary(cmp, generic)
+
+
+def _make_unary(pyop, generic):
+    """-x and abs(x) of a 0-d host value, on the host (integers wrap as NumPy's do); else `generic`."""
+
+    def un(self):
+        n = self._node
+        a = n.aval
+        if n.op is not None or a.shape != () or _state.tracing or a.dtype.kind not in "fiu":
+            return None
+        x = n.buf
+        x = x.value if type(x) is HostScalar and x._buf is None else host_value(n)
+        if x is _NO:
+            return None
+        v = _round(pyop(x), a.dtype)
+        if v is _NO:
+            return None
+        return Array(Node(None, (), None, a, n.device, None, 0, HostScalar(n.buf.device, v, _STRUCT[a.dtype.name])))
+
+    return fast_boundary(un, generic)
 
 
 def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
@@ -336,5 +399,9 @@ def install(cls) -> None:
         setattr(cls, f"__{stem}__", _make_binary(prim, pyop, getattr(cls, f"__{stem}__"), False, kinds))
         setattr(cls, f"__r{stem}__", _make_binary(prim, pyop, getattr(cls, f"__r{stem}__"), True, kinds))
         setattr(cls, f"__i{stem}__", _make_inplace(prim, pyop, getattr(cls, f"__i{stem}__"), kinds))
+    for stem in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(cls, f"__{stem}__", _make_compare(getattr(operator, stem), getattr(cls, f"__{stem}__")))
+    cls.__neg__ = _make_unary(operator.neg, cls.__neg__)
+    cls.__abs__ = _make_unary(abs, cls.__abs__)
     cls.__getitem__ = _make_getitem(cls.__getitem__)
     cls.__setitem__ = _make_setitem(cls.__setitem__)
