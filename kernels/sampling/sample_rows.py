@@ -121,7 +121,8 @@ def _make(lanes, name):
                 x = x * inv_temperature
             if x == 0.0:
                 x = pt.f32(0.0)
-            scratch[base + i] = order_key(x)
+            if greedy == 0:
+                scratch[base + i] = order_key(x)
             if x > best or at == V:
                 best = x
                 at = i
