@@ -36,6 +36,12 @@ from poot.trace.movement import *  # noqa: F401,F403
 from poot.trace.movement import __all__ as _movement_all
 from poot.trace.numpy_more import *  # noqa: F401,F403
 from poot.trace.numpy_more import __all__ as _numpy_more_all
+from poot.trace.numpy_files import *  # noqa: F401,F403
+from poot.trace.numpy_files import __all__ as _numpy_files_all
+from poot.trace.numpy_extras import *  # noqa: F401,F403
+from poot.trace.numpy_extras import __all__ as _numpy_extras_all
+from poot.trace.numpy_index_sets import *  # noqa: F401,F403
+from poot.trace.numpy_index_sets import __all__ as _numpy_index_sets_all
 from poot.trace.numpy_signals import *  # noqa: F401,F403
 from poot.trace.numpy_signals import __all__ as _numpy_signals_all
 from poot.trace.numpy_stats import *  # noqa: F401,F403
@@ -81,5 +87,5 @@ __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn",
             "result_type", "jit", "cond", "fori_loop", "while_loop", "dynamic_update_slice", "paged_update"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
-           + _reductions_all + _selection_all + _numpy_more_all + _numpy_signals_all
+           + _reductions_all + _selection_all + _numpy_more_all + _numpy_files_all + _numpy_extras_all + _numpy_index_sets_all + _numpy_signals_all
            + _numpy_stats_all)

@@ -141,8 +141,11 @@ def qr(x, /, *, mode="reduced"):
 
 
 @api_boundary
-def svd(x, /, *, full_matrices=True):
-    """Singular value decomposition x = U @ diag(S) @ Vh, S descending."""
+def svd(x, /, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition x = U @ diag(S) @ Vh, S descending. NumPy's compute_uv=False
+    gives the singular values alone; hermitian=True is accepted (the general algorithm serves)."""
+    if not compute_uv:
+        return svdvals(x)
     return SVDResult(*_host("svd", [_matrices("svd", x)], {"full_matrices": bool(full_matrices)},
                             results=3))
 

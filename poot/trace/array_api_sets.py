@@ -24,7 +24,7 @@ from poot.graph import host_sort
 from poot.trace.array import Array
 from poot.trace.device_search import binary_search, runs_device_kernels, unique as device_unique
 from poot.trace.lazy import from_numpy, record
-from poot.trace.movement import arr, axis_of
+from poot.trace.movement import arr, axis_of, reshape
 
 __all__ = ["sort", "argsort", "searchsorted", "unique_all", "unique_counts", "unique_inverse",
            "unique_values"]
@@ -43,11 +43,28 @@ def _sortable(op: str, x: Array) -> None:
         raise ShapeError(f"{op}: a 0-d array has no axis to sort along ({x.aval}); reshape it to (1,)")
 
 
-@api_boundary
-def sort(x, /, *, axis=-1, descending=False, stable=True):
-    """`x` sorted along `axis` (ascending, or descending; NaNs sort last when ascending). Always
-    stable. A host op: lazy, run by the program with NumPy on the host (works inside @pt.jit)."""
+_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _numpy_sort_args(op: str, x, axis, kind, order):
+    """NumPy's sort/argsort arguments: axis=None sorts the flattened array; every `kind` gives the
+    same (stable) order; `order` needs structured arrays."""
     x = arr(x)
+    if kind not in _SORT_KINDS:
+        raise ShapeError(f"{op}: kind must be one of {', '.join(map(repr, _SORT_KINDS))}, got {kind!r}")
+    if order is not None:
+        raise DTypeError(f"{op}: order= needs structured arrays, which poot does not have")
+    if axis is None:
+        return reshape(x, (-1,)), -1
+    return x, axis
+
+
+@api_boundary
+def sort(x, /, axis=-1, kind=None, order=None, *, descending=False, stable=True):
+    """`x` sorted along `axis` (ascending, or descending; NaNs sort last when ascending; the
+    flattened array when axis is None). Always stable. A host op: lazy, run by the program with
+    NumPy on the host (works inside @pt.jit)."""
+    x, axis = _numpy_sort_args("sort", x, axis, kind, order)
     _sortable("sort", x)
     ax = axis_of(axis, x.ndim, "sort", x)
     if x.dtype.kind == "c":     # NumPy's lexicographic order, NaNs last
@@ -58,11 +75,11 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
 
 
 @api_boundary
-def argsort(x, /, *, axis=-1, descending=False, stable=True):
-    """Indices (int64) that sort `x` along `axis`; equal elements keep their order (always stable,
-    also when descending). A host op: lazy, run by the program with NumPy on the host (works inside
-    @pt.jit)."""
-    x = arr(x)
+def argsort(x, /, axis=-1, kind=None, order=None, *, descending=False, stable=True):
+    """Indices (int64) that sort `x` along `axis` (into the flattened array when axis is None);
+    equal elements keep their order (always stable, also when descending). A host op: lazy, run by
+    the program with NumPy on the host (works inside @pt.jit)."""
+    x, axis = _numpy_sort_args("argsort", x, axis, kind, order)
     _sortable("argsort", x)
     ax = axis_of(axis, x.ndim, "argsort", x)
     if x.dtype.kind == "c":     # NumPy's lexicographic order, NaNs last
@@ -88,7 +105,7 @@ def _less_equal(a, v, float_kind: bool):
 
 
 @api_boundary
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
+def searchsorted(x1, x2, /, side="left", sorter=None):     # side, sorter by position too, as NumPy
     """Where each element of `x2` would be inserted into the ascending 1-D `x1` to keep it sorted:
     the count of x1's elements below it (side='left') or not above it (side='right'), int64. NaNs
     count as the greatest values, as they sort. Lazy: one compare-and-count reduction of

@@ -12,10 +12,11 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import CopyError, DTypeError, ShapeError, api_boundary
+from poot.errors import AxisError, CopyError, DTypeError, ShapeError, api_boundary
 from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
+from poot.trace.numpy_keywords import c_order_only
 from poot.trace.promote import cast, is_weak, wrap
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -74,10 +75,11 @@ def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
     return out
 
 
-def _asarray(obj, /, dtype=None, *, device=None, copy=None):
+def _asarray(obj, /, dtype=None, order=None, *, device=None, copy=None):
     """Like `array`; an Array of the right dtype and device is returned as it is. The array API's
     `copy`: True always gives a new array; False refuses (CopyError) whenever a copy is needed,
     which is always for host data (it moves into device memory) and for a dtype or device change."""
+    c_order_only("asarray", order)
     if copy is False:
         if not isinstance(obj, Array):
             raise CopyError(f"asarray(copy=False): a {type(obj).__name__} is always copied into "
@@ -104,8 +106,9 @@ def _fill_dtype(fill_value):
 
 
 @api_boundary
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, order="C", *, device=None):
     """An array of `shape` filled with `fill_value` (dtype from the value when not given)."""
+    c_order_only("full", order)
     shape = normalize_shape(shape, "full")
     d = _dtype(dtype)
     if isinstance(fill_value, Array) or (not is_weak(fill_value) and np.ndim(fill_value) > 0):
@@ -123,12 +126,14 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 
 @api_boundary
-def zeros(shape, dtype=None, *, device=None):
+def zeros(shape, dtype=None, order="C", *, device=None):
+    c_order_only("zeros", order)
     return Array(constant(0, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "zeros")))
 
 
 @api_boundary
-def ones(shape, dtype=None, *, device=None):
+def ones(shape, dtype=None, order="C", *, device=None):
+    c_order_only("ones", order)
     return Array(constant(1, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "ones")))
 
 
@@ -139,9 +144,11 @@ def empty(shape, dtype=None, *, device=None):
 
 
 def _like(name, fn):
-    def like(x, *args, dtype=None, shape=None, device=None):
+    def like(x, dtype=None, order="K", subok=True, shape=None, *, device=None):   # NumPy's order
         x = _array(x)
-        return fn(x.shape if shape is None else shape, *args,
+        if order not in ("K", "A", "C", None):
+            raise ShapeError(f"{name}: only C-ordered arrays exist in poot, got order={order!r}")
+        return fn(x.shape if shape is None else shape,
                   dtype=x.dtype if dtype is None else dtype,
                   device=x.device if device is None else device)
 
@@ -189,14 +196,50 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None):
     return Array(cast(r, d))
 
 
+def _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device):
+    """linspace with array ends, NumPy's algorithm: the samples run along a new axis (`axis` of the
+    result), computed in the ends' floating dtype: start + i * step, the last sample exactly stop."""
+    from poot.trace import elementwise as ew
+    from poot.trace.movement import broadcast_shapes, moveaxis, reshape
+    from poot.trace.selection import where
+
+    dev = _device(device)
+    a, b = (v if isinstance(v, Array) else asarray(v, device=dev) for v in (start, stop))
+    work = dt.result_type(a.dtype, b.dtype)
+    work = work if work.kind in "fc" else dt.float64
+    a, b = a.astype(work), b.astype(work)
+    shape = broadcast_shapes(a.shape, b.shape)
+    div = num - 1 if endpoint else num
+    delta = ew.subtract(b, a)
+    i = reshape(arange(num, dtype=work, device=dev), (num,) + (1,) * len(shape))
+    step = ew.divide(delta, div) if div > 0 else None
+    if step is None:
+        y = ew.multiply(i, delta)
+    else:   # NumPy: (i / div) * delta where a step underflows to zero
+        y = where(ew.equal(step, 0), ew.multiply(ew.divide(i, div), delta), ew.multiply(i, step))
+    y = ew.add(y, a)
+    if endpoint and num > 1:
+        y = where(ew.equal(i, num - 1), b, y)
+    y = moveaxis(y, 0, axis) if axis != 0 else y
+    d = _dtype(dtype) or work
+    if d.kind in "iu":
+        y = ew.floor(y)
+    out = y.astype(d)
+    if retstep:
+        return out, (step if step is not None else ew.multiply(delta, math.nan))
+    return out
+
+
 @api_boundary
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """`num` evenly spaced values from start to stop (NumPy's algorithm; integer dtypes floor)."""
     num = operator.index(num)
     if num < 0:
         raise ShapeError(f"linspace: num must be non-negative, got {num}")
+    if isinstance(start, Array) or isinstance(stop, Array) or np.ndim(start) or np.ndim(stop):
+        return _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device)
     if axis not in (0, -1):
-        raise ShapeError("linspace: only scalar start/stop (a 1-D result) are supported")
+        raise AxisError(f"linspace: axis {axis} is out of bounds for the 1-D result of scalar start/stop")
     d = _dtype(dtype) or dt.float64
     dev = _device(device)
     f = dt.float64
@@ -310,6 +353,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
 
 
 @api_boundary
-def copy(x):
+def copy(x, order="K", subok=False):
     """A new handle on the same (immutable) value."""
+    c_order_only("copy", order)
     return _array(x).copy()

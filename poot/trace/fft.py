@@ -53,7 +53,7 @@ def _iota(n: int, device) -> Array:
 
 
 @api_boundary
-def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
+def fftfreq(n, /, d=1.0, *, dtype=None, device=None):     # d positional too, as NumPy's
     """The discrete Fourier transform's sample frequencies for a window of length `n` and sample
     spacing `d`: [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (n*d), as NumPy's fftfreq. Lazy."""
     n = _length(n, "fftfreq")
@@ -65,7 +65,7 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
 
 
 @api_boundary
-def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
+def rfftfreq(n, /, d=1.0, *, dtype=None, device=None):     # d positional too, as NumPy's
     """The sample frequencies of rfft for a window of length `n`: [0, 1, ..., n//2] / (n*d), as
     NumPy's rfftfreq. Lazy."""
     n = _length(n, "rfftfreq")
@@ -89,22 +89,26 @@ def _shift(x, axes, op: str, sign: int):
 
 
 @api_boundary
-def fftshift(x, /, *, axes=None):
+def fftshift(x, /, axes=None):
     """`x` with the zero-frequency term moved to the middle of each axis in `axes` (all by default):
     a roll by n//2, as NumPy's fftshift. Lazy."""
     return _shift(x, axes, "fftshift", 1)
 
 
 @api_boundary
-def ifftshift(x, /, *, axes=None):
+def ifftshift(x, /, axes=None):
     """The inverse of fftshift: a roll by -(n//2) along each axis in `axes` (all by default). Lazy."""
     return _shift(x, axes, "ifftshift", -1)
 
 
 # --- transforms (host steps over NumPy's pocketfft) ---------------------------------------------
-def _check_norm(norm, op: str) -> None:
+def _check_norm(norm, op: str) -> str:
+    """The normalization by name; None is NumPy's spelling of "backward"."""
+    if norm is None:
+        return "backward"
     if norm not in NORMS:
         raise ShapeError(f"fft.{op}: norm must be one of {', '.join(map(repr, NORMS))}, got {norm!r}")
+    return norm
 
 
 def _check_operand(x, op: str) -> Array:
@@ -155,7 +159,7 @@ def _inverse_real_length(m: int) -> int:
 
 def _one_axis(x, n, axis, norm, op: str, fn: str | None = None) -> Array:
     x = _check_operand(x, op)
-    _check_norm(norm, op)
+    norm = _check_norm(norm, op)
     ax = mv.axis_of(axis, x.ndim, f"fft.{op}", x)
     if n is None:
         m = x.shape[ax]
@@ -167,7 +171,7 @@ def _one_axis(x, n, axis, norm, op: str, fn: str | None = None) -> Array:
 
 def _many_axes(x, s, axes, norm, op: str) -> Array:
     x = _check_operand(x, op)
-    _check_norm(norm, op)
+    norm = _check_norm(norm, op)
     axes_t = tuple(range(x.ndim)) if axes is None else ((axes,) if isinstance(axes, int) else tuple(axes))
     if s is not None:
         s = tuple(s)
@@ -199,86 +203,86 @@ def _many_axes(x, s, axes, norm, op: str) -> Array:
 
 
 @api_boundary
-def fft(x, /, *, n=None, axis=-1, norm="backward"):
+def fft(x, /, n=None, axis=-1, norm="backward"):
     """The one-dimensional discrete Fourier transform (complex result), as numpy.fft.fft."""
     return _one_axis(x, n, axis, norm, "fft")
 
 
 @api_boundary
-def ifft(x, /, *, n=None, axis=-1, norm="backward"):
+def ifft(x, /, n=None, axis=-1, norm="backward"):
     """The one-dimensional inverse discrete Fourier transform, as numpy.fft.ifft."""
     return _one_axis(x, n, axis, norm, "ifft")
 
 
 @api_boundary
-def rfft(x, /, *, n=None, axis=-1, norm="backward"):
+def rfft(x, /, n=None, axis=-1, norm="backward"):
     """The transform of real input: the n // 2 + 1 non-negative frequencies, as numpy.fft.rfft."""
     return _one_axis(x, n, axis, norm, "rfft")
 
 
 @api_boundary
-def irfft(x, /, *, n=None, axis=-1, norm="backward"):
+def irfft(x, /, n=None, axis=-1, norm="backward"):
     """The inverse of rfft: n real points (default 2 * (m - 1)), as numpy.fft.irfft."""
     return _one_axis(x, n, axis, norm, "irfft")
 
 
 @api_boundary
-def hfft(x, /, *, n=None, axis=-1, norm="backward"):
+def hfft(x, /, n=None, axis=-1, norm="backward"):
     """The transform of a Hermitian-symmetric signal given by its first half (real result), as
     numpy.fft.hfft."""
     return _one_axis(x, n, axis, norm, "hfft")
 
 
 @api_boundary
-def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
+def ihfft(x, /, n=None, axis=-1, norm="backward"):
     """The inverse of hfft (n // 2 + 1 complex values of a real input), as numpy.fft.ihfft."""
     return _one_axis(x, n, axis, norm, "ihfft")
 
 
 @api_boundary
-def fftn(x, /, *, s=None, axes=None, norm="backward"):
+def fftn(x, /, s=None, axes=None, norm="backward"):
     """The n-dimensional discrete Fourier transform, as numpy.fft.fftn."""
     return _many_axes(x, s, axes, norm, "fftn")
 
 
 @api_boundary
-def ifftn(x, /, *, s=None, axes=None, norm="backward"):
+def ifftn(x, /, s=None, axes=None, norm="backward"):
     """The n-dimensional inverse transform, as numpy.fft.ifftn."""
     return _many_axes(x, s, axes, norm, "ifftn")
 
 
 @api_boundary
-def rfftn(x, /, *, s=None, axes=None, norm="backward"):
+def rfftn(x, /, s=None, axes=None, norm="backward"):
     """The n-dimensional transform of real input (the last axis halved), as numpy.fft.rfftn."""
     return _many_axes(x, s, axes, norm, "rfftn")
 
 
 @api_boundary
-def irfftn(x, /, *, s=None, axes=None, norm="backward"):
+def irfftn(x, /, s=None, axes=None, norm="backward"):
     """The inverse of rfftn (real result), as numpy.fft.irfftn."""
     return _many_axes(x, s, axes, norm, "irfftn")
 
 
 # NumPy's two-dimensional spellings
 @api_boundary
-def fft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+def fft2(x, /, s=None, axes=(-2, -1), norm="backward"):
     """fftn over the last two axes, as numpy.fft.fft2."""
     return _many_axes(x, s, axes, norm, "fftn")
 
 
 @api_boundary
-def ifft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+def ifft2(x, /, s=None, axes=(-2, -1), norm="backward"):
     """ifftn over the last two axes, as numpy.fft.ifft2."""
     return _many_axes(x, s, axes, norm, "ifftn")
 
 
 @api_boundary
-def rfft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+def rfft2(x, /, s=None, axes=(-2, -1), norm="backward"):
     """rfftn over the last two axes, as numpy.fft.rfft2."""
     return _many_axes(x, s, axes, norm, "rfftn")
 
 
 @api_boundary
-def irfft2(x, /, *, s=None, axes=(-2, -1), norm="backward"):
+def irfft2(x, /, s=None, axes=(-2, -1), norm="backward"):
     """irfftn over the last two axes, as numpy.fft.irfft2."""
     return _many_axes(x, s, axes, norm, "irfftn")

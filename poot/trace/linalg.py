@@ -9,6 +9,7 @@ from poot.errors import ShapeError, api_boundary
 from poot.graph import broadcast_shapes
 from poot.trace.complex_values import conj_node
 from poot.trace.lazy import constant, record
+from poot.trace.numpy_keywords import c_order_only, refuse_out
 from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from poot.trace.promote import cast, finish, promote, wrap
 
@@ -59,8 +60,9 @@ def _matmul_nodes(op, a, b):
 
 
 @api_boundary
-def matmul(x1, x2):
+def matmul(x1, x2, /, out=None):
     """Matrix product with batch broadcasting; a 1-D operand is a vector (NumPy's rules)."""
+    refuse_out("matmul", out)
     (a, b), d, work = _operands("matmul", x1, x2)
     return wrap(_result(_matmul_nodes("matmul", a, b), d, work))
 
@@ -104,9 +106,10 @@ def tensordot(a, b, axes=2):
 
 
 @api_boundary
-def dot(a, b):
+def dot(a, b, out=None):
     """NumPy's dot: scalar product for 0-d, inner product of vectors, matrix product, and for N-d the
     sum over a's last axis and b's second-to-last."""
+    refuse_out("dot", out)
     (x, y), d, work = _operands("dot", a, b)
     if x.aval.ndim == 0 or y.aval.ndim == 0:
         return wrap(_result(record("mul", (x, y)), d, work))
@@ -259,9 +262,14 @@ def _sum_out(n, labels, drop):
 
 
 @api_boundary
-def einsum(subscripts, *operands):
+def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """Einstein summation for the forms that reduce to diagonals, sums, transposes, broadcasting and
-    matrix products (which is every form of plain labels and '...'); contracts left to right."""
+    matrix products (which is every form of plain labels and '...'); contracts left to right
+    (NumPy's `optimize` only picks a contraction order, so it is accepted and not needed)."""
+    refuse_out("einsum", out)
+    c_order_only("einsum", order)
+    if dtype is not None:
+        operands = tuple(arr(o).astype(dtype) for o in operands)
     if not isinstance(subscripts, str):
         raise ShapeError("einsum: the first argument must be a subscripts string like 'ij,jk->ik'")
     nodes, d, work = _operands("einsum", *operands)
@@ -280,7 +288,7 @@ def einsum(subscripts, *operands):
         for c, s in zip(labels, n.aval.shape):
             if sizes.get(c, 1) not in (1, s) and s != 1:
                 raise ShapeError(f"einsum: label '{c}' has sizes {sizes[c]} and {s} in '{subscripts}'")
-            sizes[c] = max(sizes.get(c, 1), s)
+            sizes[c] = s if sizes.get(c, 1) == 1 else sizes[c]    # a size-1 axis broadcasts (0 stays 0)
         ops.append((n, labels))
     if any(c not in sizes for c in out):
         raise ShapeError(f"einsum: output label not in the inputs of '{subscripts}'")

@@ -12,6 +12,7 @@ from poot.errors import AxisError, ShapeError, api_boundary
 from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
 from poot.trace.lazy import record, scalar_value
+from poot.trace.numpy_keywords import refuse_out
 from poot.trace.promote import cast, device_of, promote, wrap
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes",
@@ -270,8 +271,9 @@ def _join(op, xs, axis):
 
 
 @api_boundary
-def concatenate(arrays, axis=0, dtype=None):
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (flattened first when axis is None)."""
+    refuse_out("concatenate", out)
     xs = [arr(a) for a in arrays]
     if not xs:
         raise ShapeError("concatenate: needs at least one array")
@@ -289,9 +291,10 @@ concat = concatenate
 
 
 @api_boundary
-def stack(arrays, axis=0):
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
-    xs = [arr(a) for a in arrays]
+    refuse_out("stack", out)
+    xs = [arr(a) if dtype is None else arr(a).astype(dtype) for a in arrays]
     if not xs:
         raise ShapeError("stack: needs at least one array")
     if any(a.shape != xs[0].shape for a in xs):
@@ -301,16 +304,26 @@ def stack(arrays, axis=0):
     return _join("stack", [expand_dims(a, ax) for a in xs], ax)
 
 
-@api_boundary
-def atleast_1d(x):
-    x = arr(x)
-    return x if x.ndim >= 1 else reshape(x, (1,))
+def _at_least(arys, ndim: int, op: str):
+    """np.atleast_{1,2}d: each array with leading unit axes up to `ndim`; several arrays give a tuple
+    (NumPy's variadic form), one gives the array."""
+    if not arys:
+        raise ShapeError(f"{op}: needs at least one array")
+    out = []
+    for a in arys:
+        x = arr(a)
+        out.append(x if x.ndim >= ndim else reshape(x, (1,) * (ndim - x.ndim) + x.shape))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 @api_boundary
-def atleast_2d(x):
-    x = arr(x)
-    return x if x.ndim >= 2 else reshape(x, (1,) * (2 - x.ndim) + x.shape)
+def atleast_1d(*arys):
+    return _at_least(arys, 1, "atleast_1d")
+
+
+@api_boundary
+def atleast_2d(*arys):
+    return _at_least(arys, 2, "atleast_2d")
 
 
 @api_boundary
@@ -365,19 +378,18 @@ def pad(x, pad_width, mode="constant", constant_values=0, **kwargs):
     (gathers at indices NumPy's np.pad computes for each axis; lazy)."""
     x = arr(x)
     if mode != "constant":
-        from poot.trace.numpy_more import pad_gather
+        from poot.trace.padding import pad_gather
 
         return pad_gather(x, pad_width, mode, **kwargs)
-    try:
-        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    except ValueError:
-        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit {x.aval} (give an int, a "
-                         f"(before, after) pair, or one pair per axis)") from None
-    if (widths < 0).any():
-        raise ShapeError(f"pad: pad widths must be non-negative, got {pad_width!r}")
-    widths = tuple((int(a), int(b)) for a, b in widths)
+    from poot.trace.padding import pad_constant_pairs, pad_widths
+
+    widths = tuple(pad_widths(x, pad_width))
     if not widths:
         return x
+    if isinstance(constant_values, Array):
+        constant_values = constant_values.numpy()
+    if np.ndim(constant_values) != 0:     # a value per axis and side
+        return pad_constant_pairs(x, widths, constant_values)
     value = scalar_value(constant_values, x.dtype)
     return wrap(record("pad", (x._node,), {"widths": widths, "value": value}))
 

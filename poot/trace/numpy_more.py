@@ -1,7 +1,7 @@
 """NumPy functions beyond the array API standard (the nan* reductions and order statistics are in
 numpy_stats.py, with cov and corrcoef; convolve, correlate and interp in numpy_signals.py): histogram,
 differences (diff), sets and counts (unique, isin, bincount, argwhere), stacking (column_stack, dstack,
-atleast_3d), index helpers (triu_indices, tril_indices), the `.npy` files (save, load) and the
+atleast_3d), index helpers (triu_indices, tril_indices) and the
 methods `x.sort()`, `x.argsort()`, `x.flat`.
 
 Each docstring says how the function runs:
@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, ShapeError, exporter
+from poot.errors import DTypeError, ShapeError, exporter
 from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.host_results import HostResults
@@ -167,7 +167,11 @@ def _bincount(x, weights=None, minlength=0, *, length=None):
         length = _bi.max(hi + 1, minlength)
     w = None
     if weights is not None:
-        w = arr(weights).astype(dt.float64)
+        w = arr(weights)
+        if w.dtype.kind == "c":
+            raise DTypeError(f"bincount: weights must be real (they are summed as float64), got "
+                             f"{w.dtype.name}")
+        w = w.astype(dt.float64)
         if w.shape != x.shape:
             raise ShapeError(f"bincount: weights {w.aval} must have x's shape {x.shape}")
     d = dt.float64 if w is not None else dt.int64
@@ -204,6 +208,20 @@ _export("argwhere", _argwhere, "Indices of the nonzero elements, one row per ele
 
 
 # --- histogram -----------------------------------------------------------------------------------
+def _estimated_edges(x: Array, estimator: str, range_, weights) -> np.ndarray:  # noqa: A002
+    """The bin edges NumPy's estimator ('auto', 'fd', 'sturges'...) picks for x: the number of bins
+    depends on the values, so x is realized and NumPy chooses (a TracerError inside @pt.jit)."""
+    if weights is not None:
+        raise DTypeError(f"histogram: bins={estimator!r} (an estimator) does not take weights, as in "
+                         f"NumPy; give a count or edges")
+    refuse_data_dependent(f"histogram(bins={estimator!r})", "the number of bins depends on the "
+                          "values", "give a bin count or the edges")
+    try:
+        return np.histogram_bin_edges(x.numpy(), estimator, range_)
+    except ValueError as e:
+        raise ShapeError(f"histogram: {e}") from None
+
+
 def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     x = arr(a)
     if x.dtype.kind not in "biuf":
@@ -212,7 +230,7 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A00
         x = x.astype(dt.uint8)
     inputs = [x._node]
     if isinstance(bins, str):
-        raise NotBuiltError(f"histogram: bins={bins!r} (an estimator) is not built; give a count or edges")
+        bins = _estimated_edges(x, bins, range, weights)
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         nb = int(bins)
         if nb < 1:
@@ -251,6 +269,16 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A00
     return counts, edges
 
 
+def _histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+    x = arr(a)
+    if isinstance(bins, str):
+        return _leaf(_estimated_edges(x, bins, range, weights), x.device)
+    return _histogram(x, bins, range, None, weights)[1]
+
+
+_export("histogram_bin_edges", _histogram_bin_edges, "The bin edges histogram would use: lazy for a "
+        "count or edges; an estimator ('auto', 'fd', 'sturges'...) realizes `a` (NumPy picks the "
+        "number of bins).")
 _export("histogram", _histogram, "(counts, bin edges) of `a` as np.histogram: `bins` a count or the "
                                  "edges, `range`, `density`, `weights`. Lazy, works inside @pt.jit: a host "
                                  "op on the CPU (NumPy runs it as a program step); on GPU devices lazy "
@@ -339,29 +367,6 @@ _export("triu_indices_from", _tri_indices_from("triu_indices"), "triu_indices fo
 _export("tril_indices_from", _tri_indices_from("tril_indices"), "tril_indices for a 2-D array's shape.")
 
 
-# --- files ---------------------------------------------------------------------------------------
-def _save(file, arr_, allow_pickle=True, fix_imports=True):
-    a = arr_.numpy() if isinstance(arr_, Array) else np.asarray(arr_)
-    np.save(file, np.asarray(a), allow_pickle=False)
-
-
-def _load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="ASCII", *,
-          device=None):
-    from poot.trace.creation import _device
-
-    if allow_pickle:
-        raise DTypeError("load: allow_pickle=True is not supported (poot holds no object arrays)")
-    got = np.load(file, mmap_mode=None, allow_pickle=False)
-    if isinstance(got, np.ndarray):
-        return _leaf(np.array(got), _device(device))
-    with got:
-        return {k: _leaf(np.array(got[k]), _device(device)) for k in got.files}
-
-
-_export("save", _save, "Write an array to a NumPy .npy file (realizes it).")
-_export("load", _load, "Read a .npy file into a poot array (a .npz file into a dict of arrays).")
-
-
 # --- linalg.norm ---------------------------------------------------------------------------------
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     """Matrix or vector norm with NumPy's `ord`/`axis`/`keepdims` (np.linalg.norm): vector norms over
@@ -370,11 +375,12 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     from poot.trace.array_api_linalg import matrix_norm, vector_norm
 
     x = arr(x)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":     # complex stays complex: its norms use |z| (a real result)
         x = x.astype(dt.float64)
     if axis is None:
         if ord is None:
-            r = ew.sqrt(red.sum(ew.multiply(x, x)))
+            sq = ew.abs(x) ** 2 if x.dtype.kind == "c" else ew.multiply(x, x)
+            r = ew.sqrt(red.sum(sq))
             return mv.reshape(r, (1,) * x.ndim) if keepdims else r
         if x.ndim == 1:
             axis = (0,)
@@ -400,48 +406,6 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     y = mv.moveaxis(x, (a0, a1), (-2, -1))
     r = matrix_norm(y, ord=ord)
     return _keep(r, x.ndim, (a0, a1)) if keepdims else r
-
-
-# --- pad modes -----------------------------------------------------------------------------------
-_PAD_GATHER = ("edge", "reflect", "symmetric", "wrap")
-
-
-def pad_gather(x: Array, pad_width, mode, **kwargs):
-    """np.pad's index modes as one gather per padded axis: the indices are np.pad applied to
-    arange(n) (so widths beyond the axis repeat the pattern exactly as NumPy does)."""
-    from poot.trace.padding import VALUE_MODES, pad_values
-
-    if mode in VALUE_MODES:
-        return pad_values(x, pad_width, mode, **kwargs)
-    if callable(mode):
-        raise NotBuiltError("pad: a function as mode is not built (it would run per 1-d slice in "
-                            "Python); use one of NumPy's named modes")
-    if mode not in _PAD_GATHER:
-        raise ShapeError(f"pad: mode={mode!r} is not a padding mode; NumPy's are 'constant', 'edge', "
-                         f"'linear_ramp', 'maximum', 'mean', 'median', 'minimum', 'reflect', "
-                         f"'symmetric', 'wrap' and 'empty'")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise NotBuiltError("pad: reflect_type='odd' is not built")
-    extra = set(kwargs) - {"reflect_type"}
-    if extra:
-        raise ShapeError(f"pad: mode={mode!r} takes no arguments {sorted(extra)}")
-    try:
-        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    except ValueError:
-        raise ShapeError(f"pad: pad_width {pad_width!r} does not fit {x.aval}") from None
-    if (widths < 0).any():
-        raise ShapeError(f"pad: pad widths must be non-negative, got {pad_width!r}")
-    out = x
-    for ax, (lo, hi) in enumerate(widths.tolist()):
-        if lo == 0 and hi == 0:
-            continue
-        n = x.shape[ax]
-        if n == 0:
-            raise ShapeError(f"pad: can't extend empty axis {ax} using modes other than 'constant' "
-                             f"or 'empty'")
-        idx = np.pad(np.arange(n, dtype=np.int64), (lo, hi), mode=mode, **kwargs)
-        out = take(out, idx, axis=ax)
-    return out
 
 
 # --- methods -------------------------------------------------------------------------------------

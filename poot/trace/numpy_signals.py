@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ShapeError, exporter
+from poot.errors import DTypeError, ShapeError, exporter
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
+from poot.trace.complex_values import conj_of, from_parts, imag_of, real_of
 from poot.trace.array_api_sets import argsort as _argsort, searchsorted as _searchsorted
 from poot.trace.indexing import take
 from poot.trace.movement import arr
@@ -59,6 +60,8 @@ def _signal_operands(op, a, v, mode):
 
 def _correlate(a, v, mode="valid"):
     x, y = _signal_operands("correlate", a, v, mode)
+    if y.dtype.kind == "c":     # NumPy's correlate conjugates v: c[k] = sum_n a[n + k] * conj(v[n])
+        y = conj_of(y)
     if x.shape[0] >= y.shape[0]:
         return _corr_long(x, y, mode)
     return mv.flip(_corr_long(y, x, mode))
@@ -78,9 +81,18 @@ _export("convolve", _convolve, "Discrete linear convolution of two 1-D arrays (m
 
 
 def _interp(x, xp, fp, left=None, right=None, period=None):
-    x = arr(x).astype(dt.float64)
-    xp = arr(xp).astype(dt.float64)
-    fp = arr(fp).astype(dt.float64)
+    x, xp, fp = arr(x), arr(xp), arr(fp)
+    for name, v in (("x", x), ("xp", xp)):
+        if v.dtype.kind == "c":
+            raise DTypeError(f"interp: {name} must be real, got {v.dtype.name} (only fp may be complex)")
+    if fp.dtype.kind == "c":
+        # NumPy interpolates the real and imaginary parts independently (complex128 result)
+        re = _interp(x, xp, real_of(fp), _part(left, 0), _part(right, 0), period)
+        im = _interp(x, xp, imag_of(fp), _part(left, 1), _part(right, 1), period)
+        return from_parts(re, im)
+    x = x.astype(dt.float64)
+    xp = xp.astype(dt.float64)
+    fp = fp.astype(dt.float64)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ShapeError("interp: data points must be 1-D sequences")
     if xp.shape[0] != fp.shape[0]:
@@ -118,6 +130,16 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     r = _sel(ew.less(x, first), left, r)
     r = _sel(ew.greater(x, last), right, r)
     return r.astype(dt.float64)
+
+
+def _part(value, k: int):
+    """The real (k=0) or imaginary (k=1) part of interp's left/right (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, Array):
+        return real_of(value) if k == 0 else imag_of(value)
+    c = complex(value)
+    return c.real if k == 0 else c.imag
 
 
 _export("interp", _interp, "One-dimensional linear interpolation of (xp, fp) at x (float64), as "

@@ -15,6 +15,7 @@ from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.array_api_sets import sort as _sort
+from poot.trace.complex_values import conj_of, from_parts, imag_of, real_of
 from poot.trace.creation import full, zeros
 from poot.trace.indexing import take_along_axis
 from poot.trace.lazy import from_numpy
@@ -368,19 +369,28 @@ _export("nanquantile", _make_quantile("nanquantile", 1, True), "quantile ignorin
 
 
 # --- covariance ----------------------------------------------------------------------------------
+def _cov_dtype(d: dt.DType) -> dt.DType:
+    """cov computes in floating point, complex kept (np.result_type(m, float64))."""
+    return d if d.kind == "c" else _float_dtype(d)
+
+
+def _conj(x: Array) -> Array:
+    return conj_of(x) if x.dtype.kind == "c" else x
+
+
 def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     from poot.trace.linalg import matmul
 
     x = arr(m)
     if x.ndim > 2:
         raise ShapeError("cov: m has more than 2 dimensions")
-    d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(_float_dtype(x.dtype), dt.float64)
+    d = dt.as_dtype(dtype) if dtype is not None else dt.result_type(_cov_dtype(x.dtype), dt.float64)
     if y is not None:
         yy = arr(y)
         if yy.ndim > 2:
             raise ShapeError("cov: y has more than 2 dimensions")
         if dtype is None:
-            d = dt.result_type(d, _float_dtype(yy.dtype))
+            d = dt.result_type(d, _cov_dtype(yy.dtype))
     X = mv.atleast_2d(x).astype(d)
     if not rowvar and X.shape[0] != 1:
         X = X.T
@@ -407,7 +417,7 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         avg = red.mean(X, axis=1, keepdims=True)
         fact = float(n - ddof)
         Xc = ew.subtract(X, avg)
-        c = ew.divide(matmul(Xc, Xc.T), fact if fact > 0 else 0.0)
+        c = ew.divide(matmul(Xc, _conj(Xc).T), fact if fact > 0 else 0.0)
     else:
         if w.ndim != 1 or w.shape[0] != n:
             raise ShapeError("cov: incompatible numbers of samples and weights")
@@ -421,7 +431,7 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         else:
             fact = w_sum - ddof * float((w * aw).sum()) / w_sum
         Xc = ew.subtract(X, avg)
-        c = ew.divide(matmul(ew.multiply(Xc, wa), Xc.T), fact if fact > 0 else 0.0)
+        c = ew.divide(matmul(ew.multiply(Xc, wa), _conj(Xc).T), fact if fact > 0 else 0.0)
     return mv.squeeze(c) if c.shape[0] == 1 else c
 
 
@@ -431,8 +441,11 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
         return ew.divide(c, c)
     from poot.trace.linalg import diagonal
 
-    s = ew.sqrt(diagonal(c))
+    s = ew.sqrt(real_of(diagonal(c)) if c.dtype.kind == "c" else diagonal(c))
     c = ew.divide(ew.divide(c, mv.reshape(s, (-1, 1))), mv.reshape(s, (1, -1)))
+    if c.dtype.kind == "c":     # NumPy clips each part to [-1, 1]
+        clipped = [ew.minimum(ew.maximum(p, -1), 1) for p in (real_of(c), imag_of(c))]
+        return from_parts(*clipped).astype(c.dtype)
     return ew.minimum(ew.maximum(c, -1), 1)
 
 

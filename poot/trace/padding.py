@@ -1,7 +1,7 @@
 """np.pad's value modes: 'linear_ramp' (end_values) and the statistic modes 'mean', 'median',
 'maximum', 'minimum' (stat_length), plus 'empty' (which poot fills with zeros: its values are
 unspecified in NumPy too). The constant mode is `movement.pad`; the index modes (edge, reflect,
-symmetric, wrap) are one gather per axis in `numpy_more.pad_gather`.
+symmetric, wrap) are one gather per axis in `pad_gather` (reflect_type='odd': `pad_odd_axis`).
 
 Why axis by axis: NumPy pads axis 0 first, then axis 1 with statistics (or ramp edges) taken over the
 rows already padded along axis 0, and so on; doing the same here (each axis's pad computed from the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError
+from poot.errors import DTypeError, NotBuiltError, ShapeError
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
@@ -27,9 +27,22 @@ _ALLOWED_KWARGS = {"linear_ramp": {"end_values"}, "empty": set(),
                    **{m: {"stat_length"} for m in STAT_MODES}}
 
 
+def _widths_of_dict(x: Array, pad_width: dict) -> list:
+    """NumPy 2.3's {axis: width} form: the axes named (negative ones count from the end) get their
+    width (an int or a (before, after) pair), the others none."""
+    rows = [(0, 0)] * x.ndim
+    for axis, width in pad_width.items():
+        ax = mv.axis_of(axis, x.ndim, "pad", x)
+        pair = np.broadcast_to(np.asarray(width, dtype=np.int64), (2,))
+        rows[ax] = (int(pair[0]), int(pair[1]))
+    return rows
+
+
 def pad_widths(x: Array, pad_width) -> list[tuple[int, int]]:
     """pad_width as one (before, after) pair of non-negative ints per axis, as np.pad reads it."""
     try:
+        if isinstance(pad_width, dict):
+            pad_width = _widths_of_dict(x, pad_width)
         widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     except (ValueError, TypeError):
         raise ShapeError(f"pad: pad_width {pad_width!r} does not fit {x.aval} (give an int, a "
@@ -147,6 +160,44 @@ def _pad_ramp_axis(x: Array, axis: int, widths, ends, compute: dt.DType) -> Arra
     return mv.concatenate(parts, axis=axis)
 
 
+def pad_constant_pairs(x: Array, widths, constant_values) -> Array:
+    """np.pad's constant mode with a value per axis and side (constant_values given as pairs): axis
+    by axis, each side its own value, later axes writing the corners (NumPy's order)."""
+    values, _ = _pairs(constant_values, x.ndim, "constant_values", "constant", False)
+    out = x
+    for ax, ((lo, hi), (before, after)) in enumerate(zip(widths, values)):
+        for side, value in (((lo, 0), before), ((0, hi), after)):
+            if side != (0, 0):
+                out = mv.pad(out, [side if k == ax else (0, 0) for k in range(x.ndim)],
+                             constant_values=value)
+    return out
+
+
+def pad_odd_axis(x: Array, axis: int, widths, mode: str) -> Array:
+    """np.pad's reflect_type='odd' along one axis ('reflect' or 'symmetric'): each padded value is
+    2 * edge - mirrored value, repeated for widths beyond the axis, so every output row is an integer
+    combination of a few input rows. The combinations are np.pad applied to the identity matrix;
+    the rows are gathered and combined (a term with coefficient 0 is left out, so inf stays inf)."""
+    from poot.trace.indexing import take
+
+    if x.dtype is dt.bool_:
+        raise DTypeError("pad: reflect_type='odd' needs numbers (2 * edge - value), got bool")
+    n = x.shape[axis]
+    lo, hi = widths
+    combo = np.pad(np.eye(n, dtype=np.int64), ((lo, hi), (0, 0)), mode=mode, reflect_type="odd")
+    terms = max(int(np.count_nonzero(combo, axis=1).max()), 1)
+    cols = np.argsort(combo == 0, axis=1, kind="stable")[:, :terms]     # nonzero columns first
+    coefs = np.take_along_axis(combo, cols, axis=1)
+    bcast = tuple(-1 if k == axis else 1 for k in range(x.ndim))
+    out = None
+    for t in range(terms):
+        c = np.reshape(coefs[:, t], bcast)
+        term = ew.multiply(take(x, cols[:, t], axis=axis), c.astype(x.dtype.np))
+        term = _where(np.asarray(c != 0), term, np.zeros((), x.dtype.np))
+        out = term if out is None else ew.add(out, term)
+    return out.astype(x.dtype)
+
+
 def pad_values(x: Array, pad_width, mode: str, **kwargs) -> Array:
     """np.pad(x, pad_width, mode, **kwargs) for the modes in VALUE_MODES (lazy)."""
     extra = set(kwargs) - _ALLOWED_KWARGS[mode]
@@ -173,4 +224,48 @@ def pad_values(x: Array, pad_width, mode: str, **kwargs) -> Array:
     for ax, pair in enumerate(widths):
         if pair != (0, 0):
             out = _pad_stat_axis(out, ax, pair, lengths[ax], mode)
+    return out
+
+
+# --- pad modes -----------------------------------------------------------------------------------
+_PAD_GATHER = ("edge", "reflect", "symmetric", "wrap")
+
+
+def pad_gather(x: Array, pad_width, mode, **kwargs):
+    """np.pad's index modes as one gather per padded axis: the indices are np.pad applied to
+    arange(n) (so widths beyond the axis repeat the pattern exactly as NumPy does)."""
+    if mode in VALUE_MODES:
+        return pad_values(x, pad_width, mode, **kwargs)
+    if callable(mode):
+        raise NotBuiltError("pad: a function as mode is not built (it would run per 1-d slice in "
+                            "Python); use one of NumPy's named modes")
+    if mode not in _PAD_GATHER:
+        raise ShapeError(f"pad: mode={mode!r} is not a padding mode; NumPy's are 'constant', 'edge', "
+                         f"'linear_ramp', 'maximum', 'mean', 'median', 'minimum', 'reflect', "
+                         f"'symmetric', 'wrap' and 'empty'")
+    odd = kwargs.get("reflect_type", "even")
+    if odd not in ("even", "odd"):
+        raise ShapeError(f"pad: reflect_type must be 'even' or 'odd', got {odd!r}")
+    if "reflect_type" in kwargs and mode not in ("reflect", "symmetric"):
+        raise ShapeError(f"pad: mode={mode!r} takes no argument reflect_type (only 'reflect' and "
+                         f"'symmetric' do)")
+    odd = odd == "odd"
+    extra = set(kwargs) - {"reflect_type"}
+    if extra:
+        raise ShapeError(f"pad: mode={mode!r} takes no arguments {sorted(extra)}")
+    from poot.trace.indexing import take
+
+    out = x
+    for ax, (lo, hi) in enumerate(pad_widths(x, pad_width)):
+        if lo == 0 and hi == 0:
+            continue
+        n = x.shape[ax]
+        if n == 0:
+            raise ShapeError(f"pad: can't extend empty axis {ax} using modes other than 'constant' "
+                             f"or 'empty'")
+        if odd:
+            out = pad_odd_axis(out, ax, (lo, hi), mode)
+            continue
+        idx = np.pad(np.arange(n, dtype=np.int64), (lo, hi), mode=mode, **kwargs)
+        out = take(out, idx, axis=ax)
     return out

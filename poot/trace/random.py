@@ -163,9 +163,40 @@ def _float_dtype(dtype, op):
     return d
 
 
+def _numpy_advice(numpy_name: str, generator_name: str) -> str:
+    if generator_name == "default_rng":
+        return "make a generator with rng = pt.random.default_rng(seed) and draw from its methods"
+    return (f"for NumPy's np.random.{numpy_name}(..., size=...) use rng = pt.random.default_rng(seed) "
+            f"and rng.{generator_name}(..., size=...)")
+
+
+def _check_key(key, op: str, generator_name: str, numpy_style: dict) -> None:
+    """pt.random's functions take a key first (JAX style); a NumPy-style call (no key, size=...)
+    gets told where NumPy's interface lives."""
+    if numpy_style or not isinstance(key, Array):
+        given = f"keywords {sorted(numpy_style)}" if numpy_style else f"{type(key).__name__} {key!r} first"
+        raise DTypeError(f"pt.random.{op} takes a key first (pt.random.{op}(pt.random.key(0), shape)), "
+                         f"got {given}; {_numpy_advice(op, generator_name)}")
+
+
+# NumPy's global-state functions, and where poot's counterparts live
+_NUMPY_GLOBAL = {"seed": "default_rng", "rand": "random", "randn": "standard_normal", "random": "random",
+                 "random_sample": "random", "choice": "choice", "shuffle": "shuffle",
+                 "permutation": "permutation", "integers": "integers", "exponential": "exponential",
+                 "standard_normal": "standard_normal", "RandomState": "default_rng"}
+
+
+def __getattr__(name: str):
+    if name in _NUMPY_GLOBAL:
+        raise AttributeError(f"pt.random has no global-state {name}() (NumPy's np.random.{name}); "
+                             f"{_numpy_advice(name, _NUMPY_GLOBAL[name])}")
+    raise AttributeError(f"module 'poot.random' has no attribute {name!r}")
+
+
 @api_boundary
-def uniform(key, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0):
+def uniform(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, **numpy_style):
     """Uniform floats in [minval, maxval)."""
+    _check_key(key, "uniform", "uniform", numpy_style)
     shape = normalize_shape(shape, "uniform")
     d = _float_dtype(dtype, "uniform")
     u = _unit(key, math.prod(shape), d, "uniform")
@@ -177,8 +208,9 @@ def uniform(key, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0):
 
 
 @api_boundary
-def normal(key, shape=(), dtype=dt.float64, loc=0.0, scale=1.0):
+def normal(key=None, shape=(), dtype=dt.float64, loc=0.0, scale=1.0, **numpy_style):
     """Normally distributed floats (Box-Muller; half types compute in float32)."""
+    _check_key(key, "normal", "normal", numpy_style)
     shape = normalize_shape(shape, "normal")
     d = _float_dtype(dtype, "normal")
     w = dt.float32 if d in (dt.float16, dt.bfloat16) else d
@@ -196,8 +228,9 @@ def normal(key, shape=(), dtype=dt.float64, loc=0.0, scale=1.0):
 
 
 @api_boundary
-def randint(key, shape=(), minval=0, maxval=None, dtype=dt.int64):
+def randint(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **numpy_style):
     """Uniform integers in [minval, maxval) (one argument: [0, minval), like NumPy's randint)."""
+    _check_key(key, "randint", "integers", numpy_style)
     if maxval is None:
         minval, maxval = 0, minval
     shape = normalize_shape(shape, "randint")

@@ -118,6 +118,8 @@ class Generator:
         """Uniform integers in [low, high) ([low, high] with endpoint=True); one bound: [0, low)."""
         if high is None:
             low, high = 0, low
+        if np.ndim(low) or np.ndim(high) or isinstance(low, Array) or isinstance(high, Array):
+            return self._integers_between(low, high, size, dt.as_dtype(dtype), endpoint)
         low, high = operator.index(low), operator.index(high)
         if endpoint:
             high += 1
@@ -128,6 +130,28 @@ class Generator:
             r = _r.randint(self._next(), _size(size), low, high, dt.uint8)
             return r.astype(dt.bool_)
         return _r.randint(self._next(), _size(size), low, high, d)
+
+    def _integers_between(self, low, high, size, d: dt.DType, endpoint: bool) -> Array:
+        """integers() with array bounds (broadcast): low + bits mod (high - low), as randint draws
+        them. Bounds given as host values are checked now (low < high); lazy poot arrays can't be
+        without running them."""
+        if d.kind not in "iu":
+            raise DTypeError(f"Generator.integers: dtype must be an integer type, got {d.name}")
+        host = [np.asarray(b) for b in (low, high) if not isinstance(b, Array)]
+        if any(h.dtype.kind not in "biu" for h in host):
+            raise DTypeError("Generator.integers: low and high must be integers")
+        if len(host) == 2:
+            span = host[1].astype(np.int64) - host[0].astype(np.int64) + (1 if endpoint else 0)
+            if (span <= 0).any():
+                raise ShapeError("Generator.integers: low >= high for some of the bounds")
+        lo, hi = mv.arr(low).astype(dt.int64), mv.arr(high).astype(dt.int64)
+        shape = _shape_of(size, lo, hi)
+        span = ew.subtract(hi, lo)
+        if endpoint:
+            span = ew.add(span, 1)
+        b = _r.bits(self._next(), shape, dt.uint64)
+        r = ew.remainder(b, span.astype(dt.uint64)).astype(dt.int64)
+        return ew.add(r, lo).astype(d)
 
     # --- permutations and sampling ---------------------------------------------------------------
     def _order(self, n: int) -> Array:
@@ -255,6 +279,14 @@ def default_rng(seed=None):
     as it is). Deterministic per seed on every device."""
     if isinstance(seed, Generator):
         return seed
+    if isinstance(seed, np.random.SeedSequence):
+        seed = int(seed.generate_state(1, np.uint64)[0])
+    elif isinstance(seed, (np.random.BitGenerator, np.random.Generator)) or (
+            seed is not None and not isinstance(seed, (list, tuple, np.ndarray))
+            and not hasattr(seed, "__index__")):
+        raise DTypeError(f"default_rng: seed must be None, an int, a sequence of ints or a "
+                         f"SeedSequence, got {type(seed).__name__} (poot's streams are not NumPy's "
+                         f"bit generators)")
     if seed is None:
         seed = int(np.random.SeedSequence().entropy) & (2**64 - 1)
     elif isinstance(seed, (list, tuple, np.ndarray)):

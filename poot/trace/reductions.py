@@ -56,15 +56,35 @@ def _check_out(op, out, where=True):
     if out is not None:
         raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); "
                          f"assign the result instead")
-    if where is not True:
-        raise ShapeError(f"{op}: where= is not supported; mask with pt.where first")
+
+
+def _masked(x, where, fill):
+    """NumPy's where= of a reduction: x with the elements where `where` is false replaced by `fill`
+    (the reduction's identity), so reducing the result reduces the selected elements only. `where`
+    broadcasts against x; x keeps its dtype."""
+    if where is True:
+        return arr(x)
+    from poot.trace.movement import broadcast_to
+    from poot.trace.selection import where as select
+
+    x = arr(x)
+    mask = broadcast_to(arr(where).astype(dt.bool_), x.shape)
+    return select(mask, x, wrap(constant(fill, x.dtype, x.device))).astype(x.dtype)
+
+
+def _selected_count(x, where, axes, keepdims, d):
+    """How many elements each reduction of mean/var/std with where= covers, as dtype d."""
+    from poot.trace.movement import broadcast_to
+
+    mask = broadcast_to(arr(where).astype(dt.bool_), x.shape)
+    return wrap(_reduce("reduce_sum", mask._node, axes, d, keepdims))
 
 
 @api_boundary
 def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Sum over `axis` (int, tuple, None for all; negative counts from the end)."""
     _check_out("sum", out, where)
-    x = arr(x)
+    x = _masked(x, where, 0)
     axes = _ufunc_axes(axis, x, "sum")
     d = _acc_dtype(x.dtype, dtype)
     r = _reduce("reduce_sum", x._node, axes, d, keepdims)
@@ -76,7 +96,7 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 @api_boundary
 def prod(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     _check_out("prod", out, where)
-    x = arr(x)
+    x = _masked(x, where, 1)
     axes = _ufunc_axes(axis, x, "prod")
     d = _acc_dtype(x.dtype, dtype)
     r = _reduce("reduce_prod", x._node, axes, d, keepdims)
@@ -103,14 +123,27 @@ def mean(x, axis=None, dtype=None, out=None, keepdims=False, where=True):
     _check_out("mean", out, where)
     x = arr(x)
     axes = axes_of(axis, x.ndim, "mean", x)
+    if where is not True:
+        return _masked_mean(x, where, axes, dtype, keepdims)
     m, d, work = _mean_node(x, axes, dtype, keepdims)
     return wrap(cast(m, d))
 
 
-def _var_node(x, axis, dtype, ddof, keepdims, correction, op):
+def _masked_mean(x, where, axes, dtype, keepdims):
+    """mean(x, where=mask): the sum of the selected elements over their count (NaN where none is)."""
+    d = dt.as_dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
+    work = dt.float32 if d in _HALF else d
+    s = _reduce("reduce_sum", _masked(x, where, 0)._node, axes, work, keepdims)
+    count = _selected_count(x, where, axes, keepdims, dt.real_dtype(work) if work.kind == "c" else work)
+    return wrap(cast(record("div", (s, cast(count._node, work))), d))
+
+
+def _var_node(x, axis, dtype, ddof, keepdims, correction, op, where=True):
     if correction is not None:
         ddof = correction
     axes = axes_of(axis, x.ndim, op, x)
+    if where is not True:
+        return _masked_var_node(x, where, axes, dtype, ddof, keepdims)
     m, d, work = _mean_node(x, axes, dtype, True)
     diff = record("sub", (cast(x._node, work), m))
     if work.kind == "c":    # NumPy's variance of complex values: the mean of |x - mean|^2, real
@@ -124,11 +157,31 @@ def _var_node(x, axis, dtype, ddof, keepdims, correction, op):
     return v, d
 
 
+def _masked_var_node(x, where, axes, dtype, ddof, keepdims):
+    """var(x, where=mask): the mean of |x - mean|^2 over the selected elements, divided by
+    (count - ddof)."""
+    m = _masked_mean(x, where, axes, dtype, True)
+    d = m.dtype
+    work = dt.float32 if d in _HALF else d
+    diff = record("sub", (cast(x._node, work), cast(m._node, work)))
+    if work.kind == "c":
+        from poot.trace.complex_values import abs2_node
+
+        sq, work, d = abs2_node(diff), dt.real_dtype(work), dt.real_dtype(d)
+    else:
+        sq = record("mul", (diff, diff))
+    s = _reduce("reduce_sum", _masked(wrap(sq), where, 0)._node, axes, work, keepdims)
+    count = _selected_count(x, where, axes, keepdims, work)
+    denom = record("max", (record("sub", (count._node, constant(ddof, work, s.device))),
+                           constant(0, work, s.device)))
+    return record("div", (s, denom)), d
+
+
 @api_boundary
 def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, correction=None):
     """Variance: sum((x - mean)**2) / (N - correction); `ddof` is NumPy's name for correction."""
     _check_out("var", out, where)
-    v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "var")
+    v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "var", where)
     return wrap(cast(v, d))
 
 
@@ -136,12 +189,17 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, correction=None):
     """Standard deviation: sqrt(var(...))."""
     _check_out("std", out, where)
-    v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "std")
+    v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "std", where)
     return wrap(cast(record("sqrt", (v,)), d))
 
 
 def _extreme(op, prim, x, axis, keepdims, out, initial, where):
     _check_out(op, out, where)
+    if where is not True:
+        if initial is None:
+            raise ShapeError(f"{op}: reduction operation '{op}imum' does not have an identity, so to "
+                             f"use a where mask one has to specify 'initial' (as NumPy)")
+        x = _masked(x, where, initial)
     x = arr(x)
     axes = _ufunc_axes(axis, x, op)
     if initial is None and _bi.any(x.shape[a] == 0 for a in axes):
@@ -217,7 +275,7 @@ def argmin(x, axis=None, out=None, *, keepdims=False):
 
 def _logical(op, prim, empty_value, x, axis, keepdims, out, where):
     _check_out(op, out, where)
-    x = arr(x)
+    x = arr(x) if where is True else _masked(arr(x).astype(dt.bool_), where, empty_value)
     axes = _ufunc_axes(axis, x, op)
     n = cast(x._node, dt.bool_)
     if _bi.any(x.shape[a] == 0 for a in axes):

@@ -5,6 +5,7 @@ from poot import dtypes as dt
 from poot.errors import ShapeError, exporter
 from poot.trace.elementwise import _check_broadcast, equal, isnan, logical_and, logical_or
 from poot.trace.lazy import Node, constant, record
+from poot.trace.numpy_keywords import refuse_out
 from poot.trace.promote import cast, device_of, finish, float_of, promote, wrap
 
 __all__: list[str] = []
@@ -37,6 +38,7 @@ _export("where", _where, "where(condition, x, y): elementwise choice (condition 
 def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
     min = kwargs.pop("a_min", min)  # noqa: A001
     max = kwargs.pop("a_max", max)  # noqa: A001
+    refuse_out("clip", kwargs.pop("out", None))
     if kwargs:
         raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
     items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])

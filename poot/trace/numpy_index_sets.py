@@ -1,0 +1,265 @@
+"""NumPy's index grids (indices, unravel_index, ravel_multi_index, ix_), choosing and joining (select,
+append, compress, extract, flatnonzero), orders (lexsort, partition, argpartition) and the 1-D set
+operations (intersect1d, union1d, setdiff1d, setxor1d).
+
+Grids, select, append, lexsort and the partitions are lazy (partition returns the fully sorted array,
+which meets np.partition's contract: the k-th element in place, smaller ones before, larger after).
+compress with a poot-array condition, extract, flatnonzero and the set operations have results whose
+length depends on the values: they realize their inputs and compute on the host (a TracerError inside
+@pt.jit, as unique does).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from poot import dtypes as dt
+from poot.errors import ShapeError, exporter
+from poot.trace import elementwise as ew
+from poot.trace import movement as mv
+from poot.trace.array import Array
+from poot.trace.array_api_sets import argsort, sort
+from poot.trace.creation import arange
+from poot.trace.indexing import nonzero, refuse_data_dependent, take
+from poot.trace.movement import arr, axis_of
+from poot.trace.numpy_stats import _leaf
+from poot.trace.selection import where
+
+__all__: list[str] = []
+_export = exporter(globals(), __all__)
+
+
+# --- index grids ---------------------------------------------------------------------------------
+def _indices(dimensions, dtype=int, sparse=False):
+    dims = tuple(operator.index(d) for d in dimensions)
+    d = dt.as_dtype(dtype)
+    grids = []
+    for k, n in enumerate(dims):
+        g = mv.reshape(arange(n, dtype=d), tuple(n if j == k else 1 for j in range(len(dims))))
+        grids.append(g if sparse else mv.broadcast_to(g, dims))
+    if sparse:
+        return tuple(grids)
+    return mv.stack(grids) if grids else arange(0, dtype=d)
+
+
+def _unravel_index(indices, shape, order="C"):
+    if order != "C":
+        raise ShapeError(f"unravel_index: only order='C' is supported, got {order!r}")
+    dims = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(operator.index(s) for s in shape)
+    idx = arr(indices)
+    if idx.dtype.kind not in "iu":
+        raise ShapeError(f"unravel_index: indices must be integers, got {idx.dtype.name}")
+    if not isinstance(indices, Array):
+        host = np.asarray(indices)
+        if host.size and (host.min() < 0 or host.max() >= math.prod(dims)):
+            raise ShapeError(f"unravel_index: index {int(host.max() if host.max() >= 0 else host.min())}"
+                             f" is out of bounds for an array of size {math.prod(dims)}")
+    idx = idx.astype(dt.int64)
+    out = []
+    for n in reversed(dims):
+        out.append(ew.remainder(idx, n) if n else idx)
+        idx = ew.floor_divide(idx, n) if n else idx
+    return tuple(reversed(out))
+
+
+def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if order != "C":
+        raise ShapeError(f"ravel_multi_index: only order='C' is supported, got {order!r}")
+    dims = tuple(operator.index(s) for s in dims)
+    if len(multi_index) != len(dims):
+        raise ShapeError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    flat = None
+    stride = 1
+    for idx, n, m in reversed(list(zip(multi_index, dims, modes))):
+        i = arr(idx).astype(dt.int64)
+        if m == "wrap":
+            i = ew.remainder(i, n)
+        elif m == "clip":
+            i = ew.minimum(ew.maximum(i, 0), n - 1)
+        elif m == "raise":
+            if not isinstance(idx, Array):
+                host = np.asarray(idx)
+                if host.size and (host.min() < 0 or host.max() >= n):
+                    raise ShapeError("ravel_multi_index: invalid entry in coordinates array")
+        else:
+            raise ShapeError(f"ravel_multi_index: mode must be 'raise', 'wrap' or 'clip', got {m!r}")
+        term = ew.multiply(i, stride)
+        flat = term if flat is None else ew.add(flat, term)
+        stride *= n
+    return flat
+
+
+def _ix_(*args):
+    out = []
+    for k, a in enumerate(args):
+        x = arr(a)
+        if x.ndim != 1:
+            raise ShapeError(f"ix_: cross index must be 1-dimensional, got {x.aval}")
+        if x.dtype is dt.bool_:
+            x = nonzero(x)[0]
+        elif x.size == 0:
+            x = x.astype(dt.int64)
+        out.append(mv.reshape(x, tuple(-1 if j == k else 1 for j in range(len(args)))))
+    return tuple(out)
+
+
+_export("indices", _indices, "The grid of indices of an array of shape `dimensions` (stacked, or "
+                             "open with sparse=True). Lazy.")
+_export("unravel_index", _unravel_index, "Flat indices as a tuple of coordinate arrays for `shape`. "
+                                         "Lazy.")
+_export("ravel_multi_index", _ravel_multi_index, "Coordinate arrays as flat indices into `dims` "
+                                                 "(mode 'raise', 'wrap' or 'clip'). Lazy.")
+_export("ix_", _ix_, "Open-mesh index arrays from 1-D sequences (x[ix_(rows, cols)]). Lazy for "
+                     "integer sequences.")
+
+
+# --- choosing and joining ------------------------------------------------------------------------
+def _select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ShapeError("select: list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ShapeError("select: select with an empty condition list is not possible")
+    conds = [arr(c) for c in condlist]
+    for c in conds:
+        if c.dtype is not dt.bool_:
+            raise ShapeError(f"select: invalid entry in condlist: should be boolean ndarray, got "
+                             f"{c.dtype.name}")
+    choices = [arr(c) for c in choicelist]
+    d = dt.result_type(*[c.dtype for c in choices])
+    if isinstance(default, (bool, int, float, complex)):     # a weak Python scalar, as NumPy 2
+        d = dt.promote_with_scalar(d, default)
+    else:
+        d = dt.result_type(d, arr(default).dtype)
+    out = arr(default).astype(d)
+    for c, v in reversed(list(zip(conds, choices))):
+        out = where(c, v.astype(d), out)
+    shape = mv.broadcast_shapes(*[c.shape for c in conds], *[v.shape for v in choices])
+    return mv.broadcast_to(out, shape) if out.shape != shape else out
+
+
+def _append(arr_, values, axis=None):
+    x, v = arr(arr_), arr(values)
+    if axis is None:
+        return mv.concatenate([mv.reshape(x, (-1,)), mv.reshape(v, (-1,))])
+    return mv.concatenate([x, v], axis=axis)
+
+
+def _host(x, op: str) -> np.ndarray:
+    refuse_data_dependent(f"{op}()", "its length depends on the values", "compute it outside the "
+                          "traced function")
+    return x.numpy() if isinstance(x, Array) else np.asarray(x)
+
+
+def _device_of(*xs):
+    from poot.trace import context
+
+    for x in xs:
+        if isinstance(x, Array):
+            return x.device
+    return context.current()
+
+
+def _compress(condition, a, axis=None):
+    x = arr(a)
+    cond = np.asarray(_host(condition, "compress"), dtype=bool)
+    if cond.ndim != 1:
+        raise ShapeError(f"compress: condition must be a 1-d array, got shape {cond.shape}")
+    if axis is None:
+        x, ax = mv.reshape(x, (-1,)), 0
+    else:
+        ax = axis_of(axis, x.ndim, "compress", x)
+    if cond.shape[0] > x.shape[ax]:
+        raise ShapeError(f"compress: condition of length {cond.shape[0]} is longer than axis {ax} of "
+                         f"{x.aval}")
+    return take(x, np.flatnonzero(cond), axis=ax)
+
+
+def _extract(condition, arr_):
+    x = mv.reshape(arr(arr_), (-1,))
+    cond = np.asarray(_host(condition, "extract")).reshape(-1) != 0
+    return take(x, np.flatnonzero(cond[: x.shape[0]]))
+
+
+def _flatnonzero(a):
+    return nonzero(mv.reshape(arr(a), (-1,)))[0]
+
+
+_export("select", _select, "choicelist[i] where condlist[i] is the first true condition, else "
+                           "default. Lazy.")
+_export("append", _append, "values joined after arr (both flattened when axis is None). Lazy.")
+_export("compress", _compress, "The slices of `a` along `axis` where the 1-D condition is true "
+                               "(realizes a poot-array condition).")
+_export("extract", _extract, "The elements of the flattened array where condition is nonzero "
+                             "(realizes the condition).")
+_export("flatnonzero", _flatnonzero, "Indices of the nonzero elements of the flattened array "
+                                     "(realizes, as nonzero).")
+
+
+# --- orders --------------------------------------------------------------------------------------
+def _lexsort(keys, axis=-1):
+    ks = [arr(k) for k in keys] if not isinstance(keys, Array) else [keys[i] for i in range(keys.shape[0])]
+    if not ks:
+        raise ShapeError("lexsort: need sequence of keys with len > 0")
+    order = argsort(ks[0], axis=axis, stable=True)
+    for k in ks[1:]:      # the last key is the primary one: sort by it last, stably
+        from poot.trace.indexing import take_along_axis
+
+        order = take_along_axis(order, argsort(take_along_axis(k, order, axis=axis), axis=axis,
+                                               stable=True), axis=axis)
+    return order
+
+
+def _check_kth(x: Array, kth, axis, op: str) -> None:
+    ax = axis_of(axis, x.ndim, op, x)
+    n = x.shape[ax]
+    for k in np.atleast_1d(np.asarray(kth)).tolist():
+        if not -n <= operator.index(k) < n:
+            raise ShapeError(f"{op}: kth(={k}) out of bounds ({n})")
+
+
+def _partition(a, kth, axis=-1, kind="introselect", order=None):
+    x = arr(a)
+    if axis is None:
+        x, axis = mv.reshape(x, (-1,)), -1
+    _check_kth(x, kth, axis, "partition")
+    return sort(x, axis=axis, order=order)
+
+
+def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    x = arr(a)
+    if axis is None:
+        x, axis = mv.reshape(x, (-1,)), -1
+    _check_kth(x, kth, axis, "argpartition")
+    return argsort(x, axis=axis, order=order)
+
+
+_export("lexsort", _lexsort, "Indices that sort by several keys, the last key primary (stable). "
+                             "Lazy: one stable argsort per key.")
+_export("partition", _partition, "np.partition's contract (k-th element in place, smaller before, "
+                                 "larger after), met by the sorted array. Lazy.")
+_export("argpartition", _argpartition, "Indices that partition (the sorting indices). Lazy.")
+
+
+# --- 1-D set operations --------------------------------------------------------------------------
+def _set_op(name: str, fn):
+    def op(ar1, ar2, *args, **kwargs):
+        a, b = _host(ar1, name), _host(ar2, name)
+        got = fn(a, b, *args, **kwargs)
+        dev = _device_of(ar1, ar2)
+        if isinstance(got, tuple):
+            return tuple(_leaf(g, dev) for g in got)
+        return _leaf(got, dev)
+
+    return op
+
+
+_export("intersect1d", _set_op("intersect1d", np.intersect1d),
+        "Sorted unique values in both arrays (return_indices= as NumPy). Realizes its inputs.")
+_export("union1d", _set_op("union1d", np.union1d), "Sorted unique values in either array. Realizes.")
+_export("setdiff1d", _set_op("setdiff1d", np.setdiff1d),
+        "Sorted unique values of ar1 not in ar2. Realizes its inputs.")
+_export("setxor1d", _set_op("setxor1d", np.setxor1d),
+        "Sorted unique values in exactly one of the arrays. Realizes its inputs.")
