@@ -21,6 +21,11 @@ class DTypeError(PootError, TypeError):
     """An unsupported dtype, or a dtype an operation does not accept."""
 
 
+class DomainError(PootError, ValueError):
+    """An argument outside what an operation is defined for (NumPy's ValueError: integers to negative
+    integer powers)."""
+
+
 class SamplingError(PootError, ValueError):
     """Sampling parameters out of range (a temperature, top-k, top-p or min-p no distribution has)."""
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, exporter
+from poot.errors import DomainError, DTypeError, ShapeError, exporter
 from poot.graph import broadcast_shapes
 from poot.trace.array import Array
 from poot.trace.lazy import Node, check_scalar_fits, constant, record, shared_constant
@@ -291,6 +291,9 @@ def _power(x1, x2):
 
         return integer_power(x1, int(x2))
     (a, b), d = _binary_nodes("power", x1, x2, lambda d: dt.int8 if d.kind == "b" else d)
+    if d.kind in "iu" and isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and x2 < 0:
+        raise DomainError(f"power: integers to negative integer powers are not allowed (exponent {int(x2)}); "
+                          "use a float base or pt.float_power")
     return wrap(record("pow", (a, b)))
 
 

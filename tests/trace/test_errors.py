@@ -193,3 +193,13 @@ def test_a_failure_inside_poot_is_an_internal_error_with_the_graph(device, monke
     assert "KeyError" in msg and "a key the planner lost" in msg and "bug in poot" in msg
     assert "sin" in msg and "f32[3]" in msg          # the graph dump
     assert isinstance(info.value, pt.PootError) and isinstance(info.value.cause, KeyError)
+
+
+def test_integers_to_negative_integer_powers_are_refused_as_numpy_does():
+    a = pt.asarray(np.array([1, 2, 3]))
+    for e in (-1, np.int64(-2)):
+        with pytest.raises(pt.DomainError, match="negative integer powers"):
+            a ** e
+    with pytest.raises(ValueError):
+        pt.power(a, -3)
+    np.testing.assert_array_equal((a ** 2).numpy(), [1, 4, 9])
