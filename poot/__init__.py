@@ -4,7 +4,7 @@ import sys as _sys
 from poot._version import __version__
 from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8,
                      int16, int32, int64, uint8, uint16, uint32, uint64)
-from poot.errors import (APIVersionError, AxisError, CompileLimitError, CopyError, DeviceError, DomainError,
+from poot.errors import (APIVersionError, ArgumentError, AxisError, CompileLimitError, CopyError, DeviceError, DomainError,
                      DeviceUnavailableError, DTypeError, InternalError,
                      KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
                      RetraceWarning, SamplingError, ShapeError, TracerError)

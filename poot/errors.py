@@ -21,6 +21,11 @@ class DTypeError(PootError, TypeError):
     """An unsupported dtype, or a dtype an operation does not accept."""
 
 
+class ArgumentError(PootError, TypeError):
+    """A call whose arguments do not fit the function (an unknown keyword, too many positional
+    arguments): NumPy's and Python's TypeError, naming the function."""
+
+
 class DomainError(PootError, ValueError):
     """An argument outside what an operation is defined for (NumPy's ValueError: integers to negative
     integer powers)."""
@@ -194,8 +199,25 @@ def api_boundary(fn):
                 if e.args and isinstance(e.args[0], str) and not isinstance(e, KernelImportError):
                     e.args = (f"{e.args[0]}\n  (at {user_location()})",) + e.args[1:]
             raise e.with_traceback(None) from None
+        except TypeError as e:
+            if e.__traceback__.tb_next is not None:     # raised inside fn: not about the call's arguments
+                raise
+            raise _argument_error(fn, e) from None
 
     return wrapper
+
+
+def _argument_error(fn, e: TypeError) -> ArgumentError:
+    """The TypeError of a call that did not fit `fn`'s signature, as an ArgumentError naming the public
+    function and the user's line."""
+    name = getattr(fn, "__name__", "function").lstrip("_")
+    detail = str(e).split(") ", 1)[-1] if ") " in str(e) else str(e)
+    hint = ""
+    if "'out'" in detail:
+        hint = "; poot's functions return a new array: write y = f(...), or x[...] = f(...) to fill x"
+    err = ArgumentError(f"{name}: {detail}{hint}\n  (at {user_location()})")
+    err._poot_located = True
+    return err
 
 
 def fast_boundary(fast, slow):

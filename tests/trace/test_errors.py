@@ -203,3 +203,14 @@ def test_integers_to_negative_integer_powers_are_refused_as_numpy_does():
     with pytest.raises(ValueError):
         pt.power(a, -3)
     np.testing.assert_array_equal((a ** 2).numpy(), [1, 4, 9])
+
+
+def test_arguments_that_do_not_fit_name_the_function():
+    x = pt.asarray(np.ones(3))
+    with pytest.raises(pt.ArgumentError, match=r"add: got an unexpected keyword argument 'out'; poot's"):
+        pt.add(x, x, out=x)
+    with pytest.raises(TypeError, match=r"exp: takes 1 positional argument"):
+        pt.exp(x, x)
+    with pytest.raises(pt.ArgumentError) as info:
+        pt.sum(x, bogus=1)
+    assert str(info.value).count("(at ") == 1 and "test_errors.py" in str(info.value)
