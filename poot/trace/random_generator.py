@@ -6,9 +6,10 @@ on every device and in every process. The streams are poot's own: the same seed 
 numbers than NumPy's PCG64 (compare distributions, not values). Results are lazy poot arrays
 (`size=None` gives a 0-d array); floats are float64 unless `dtype=float32` is given.
 
-Inside @pt.jit the counter advances when the function is traced, not when it is replayed: a jitted
-function that draws from a Generator returns the same numbers at every call. Pass a key instead
-(`pt.random.normal(key, ...)` with `fold_in(key, step)`) for fresh numbers per call.
+A jitted function draws from a Generator only at trace time, so a Generator made outside it would give
+the same numbers at every call: such a draw raises TracerError. Pass a key instead (`pt.random.normal(key,
+...)` with `fold_in(key, step)`) for fresh numbers per call; a Generator made inside the function (from a
+fixed seed) is allowed and gives the same numbers at every call, as it says.
 """
 from __future__ import annotations
 
@@ -18,12 +19,13 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.errors import DTypeError, ShapeError, TracerError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import random as _r
 from poot.trace import reductions as red
 from poot.trace.array import Array
+from poot.trace.lazy import is_tracing
 
 __all__ = ["Generator", "default_rng"]
 
@@ -58,11 +60,17 @@ class Generator:
         self._seed = operator.index(seed) & (2**64 - 1)
         self._key = _r.key(self._seed)
         self._count = 0
+        self._traced = is_tracing()     # made inside a traced function: its draws belong to the trace
 
     def __repr__(self) -> str:
         return f"Generator(Threefry2x32, seed={self._seed}, draws={self._count})"
 
     def _next(self) -> Array:
+        if is_tracing() and not self._traced:
+            raise TracerError("a Generator made outside a jitted (or vmapped, or looped) function draws inside "
+                              "it: the draw happens once, when the function is traced, so every call would "
+                              "get the same numbers. Pass a key argument and draw with pt.random.normal(key, "
+                              "...), pt.random.uniform(key, ...) (fold_in(key, step) for a new key a step)")
         k = _r.fold_in(self._key, self._count)
         self._count += 1
         return k

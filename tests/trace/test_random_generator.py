@@ -77,3 +77,16 @@ def test_permutation_shuffle_choice(device):
     np.testing.assert_allclose(np.bincount(w, minlength=4) / N, [0.1, 0.2, 0.3, 0.4], atol=0.015)
     k = g.choice(4, 2, replace=False, p=[0.0, 0.5, 0.0, 0.5]).numpy()
     assert sorted(k) == [1, 3]
+
+
+def test_a_generator_from_outside_refuses_to_draw_inside_a_traced_function():
+    """A draw at trace time would give every call (or example, or iteration) the same numbers."""
+    rng = pt.random.default_rng(0)
+    x = pt.asarray(np.zeros(3))
+    with pytest.raises(pt.TracerError, match="pass a key|Pass a key"):
+        pt.jit(lambda x: x + rng.normal(size=3))(x)
+    with pytest.raises(pt.TracerError):
+        pt.vmap(lambda x: x + rng.random())(x)
+    inside = pt.jit(lambda x: x + pt.random.default_rng(1).normal(size=3))
+    np.testing.assert_array_equal(inside(x).numpy(), pt.random.default_rng(1).normal(size=3).numpy())
+    assert rng.normal(size=2).shape == (2,)            # still usable outside
