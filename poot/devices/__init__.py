@@ -27,9 +27,16 @@ def parse_name(name: str) -> tuple[str, int]:
     if kind not in KNOWN:
         raise DeviceUnavailableError(f"unknown device '{name}'; poot knows " + ", ".join(KNOWN))
     try:
-        return kind, int(idx) if idx else 0
+        index = int(idx) if idx else 0
     except ValueError:
         raise DeviceUnavailableError(f"bad device index in '{name}'") from None
+    if index < 0:
+        raise DeviceUnavailableError(f"bad device index in '{name}': indices count from 0")
+    if index and KINDS[kind][1]:
+        # one device of this kind per machine: a silent fallback to it would hide a typo
+        raise DeviceUnavailableError(f"'{name}': poot opens one {kind} device, named '{kind}' (or "
+                                     f"'{kind}:0'); index {index} names none")
+    return kind, index
 
 
 def get(name: str = "cpu") -> Device:

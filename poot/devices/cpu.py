@@ -91,7 +91,16 @@ class CpuBuffer(Buffer):
 
 
 def buffer_address(buf: Buffer) -> int:
-    return buf.address if type(buf) is CpuBuffer else _address(buf.handle)
+    """The data address of a CPU buffer. Another device's buffer (a GPU-resident index array handed to
+    a CPU gather, say) is refused by name here: its handle has no host address to read."""
+    if type(buf) is CpuBuffer:
+        return buf.address
+    handle = getattr(buf, "handle", None)
+    if not isinstance(handle, np.ndarray):
+        where = getattr(getattr(buf, "device", None), "name", "?")
+        raise DeviceError(f"cpu: {buf!r} is not a buffer of the cpu device (it lives on '{where}', "
+                          f"or was freed); move the array first, e.g. x.to('cpu')")
+    return _address(handle)
 
 
 def launch_args(buffers: list):

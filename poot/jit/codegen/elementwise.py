@@ -45,12 +45,15 @@ def _maxmin(op):
 
 
 def _int_floordiv_mod(kb, a, b):
-    """NumPy floor_divide and remainder for integers (a zero divisor gives 0, as NumPy does)."""
+    """NumPy floor_divide and remainder for integers (a zero divisor gives 0, as NumPy does).
+    INT_MIN // -1 wraps to INT_MIN in NumPy, where KIR's division gives 0 for that overflow: a divisor
+    of -1 is a negation (which wraps) instead."""
     q = kb.let("q", binary("div", a, b))
     r = kb.let("r", binary("rem", a, b))
-    if dt.is_unsigned(a.dtype):
+    if dt.is_unsigned(a.dtype) or a.dtype is dt.bool_:
         return q, r
     zero = const(0, a.dtype)
+    q = kb.let("q", select(binary("eq", b, const(-1, a.dtype)), unary("neg", a), q))
     fix = kb.let("fix", binary("and", binary("ne", r, zero),
                                binary("ne", binary("lt", r, zero), binary("lt", b, zero))))
     return (select(fix, binary("sub", q, 1), q), select(fix, binary("add", r, b), r))
@@ -74,12 +77,24 @@ def _float_divmod(kb, a, b):
             kb.let("fmod", select(by_zero, m0, mod)))
 
 
+def _divmod(kb, a, b):
+    """(floor quotient, remainder). 16-bit floats go through float32 and round once at the end, as
+    NumPy's half loops do: rounding each step of npy_divmod to float16 lost the quotient's last unit
+    (-2326 // -1.496 gave 1553, NumPy 1554)."""
+    if not dt.is_float(a.dtype):
+        return _int_floordiv_mod(kb, a, b)
+    if a.dtype.bits == 16:
+        q, r = _float_divmod(kb, cast(a, dt.float32), cast(b, dt.float32))
+        return cast(q, a.dtype), cast(r, a.dtype)
+    return _float_divmod(kb, a, b)
+
+
 def _floordiv(kb, e, a, b):
-    return (_float_divmod if dt.is_float(a.dtype) else _int_floordiv_mod)(kb, a, b)[0]
+    return _divmod(kb, a, b)[0]
 
 
 def _mod(kb, e, a, b):
-    return (_float_divmod if dt.is_float(a.dtype) else _int_floordiv_mod)(kb, a, b)[1]
+    return _divmod(kb, a, b)[1]
 
 
 def _pow(kb, e, a, b):
