@@ -13,7 +13,10 @@ constant's value included), weak) or a static value in an exact form (floats by 
 the current device when no Array is passed. Anything else (NumPy arrays, lists of numbers, callables)
 is not keyed: such calls always run the function.
 
-A recipe is kept only where replaying it is certain to give what the function would: every captured
+A recipe is kept only where replaying it is certain to give what the function would: the recording call
+passed no array twice (`concatenate([x, x])`: its equations read one node for both places, which a
+later call with two arrays must not inherit; that call records its own recipe, which also serves the
+aliased form); every captured
 equation takes its operands from the arguments, from earlier captured equations, or from the shared
 constant leaves of Python scalars (immutable); the call realized nothing and read no value; no 0-d
 realized array was passed (the fast paths compute on such values on the host). Otherwise the key is
@@ -208,6 +211,8 @@ def memoize(fn):
         recipe = _recipes.get(key)
         if recipe is None:
             out, recipe = _capture(fn, args, kwargs, nodes)
+            if len({id(n) for n in nodes}) < len(nodes):
+                return out      # one array passed twice: its recipe would read one node for both places
             if len(_recipes) >= MAX_RECIPES:
                 _recipes.clear()
             _recipes[key] = recipe

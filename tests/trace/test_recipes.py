@@ -115,3 +115,20 @@ def test_pending_constants_are_keyed_by_value():
     y = b + pt.full((1, 5), 1, dtype=pt.int64)
     assert np.array_equal(x.numpy(), np.full((1, 5), 4.0))
     assert np.array_equal(y.numpy(), np.full((1, 5), 2.0))
+
+
+MASK = np.array([True, False, True])
+
+
+@pytest.mark.parametrize("xp_call", [
+    lambda xp, p, q: xp.concatenate([p, q]),
+    lambda xp, p, q: xp.stack([p, q]),
+    lambda xp, p, q: xp.where(xp.asarray(MASK), p, q),
+], ids=["concatenate", "stack", "where"])
+def test_a_call_with_one_array_twice_does_not_teach_later_calls(xp_call):
+    """A first call passing one array twice must not leave a recipe that reads one argument for both."""
+    a, b = np.arange(3.0), np.arange(3.0) + 10
+    x = pt.asarray(a)
+    np.testing.assert_array_equal(xp_call(pt, x, x).numpy(), xp_call(np, a, a))
+    np.testing.assert_array_equal(xp_call(pt, pt.asarray(b), pt.asarray(a)).numpy(), xp_call(np, b, a))
+    np.testing.assert_array_equal(xp_call(pt, x, x).numpy(), xp_call(np, a, a))
