@@ -88,8 +88,10 @@ def compiled_program(graph: Graph, device: Device):
         prog.last_use = next(_uses)
         _PROGRAMS[key] = prog
         if len(_PROGRAMS) > MAX_PROGRAMS:
-            oldest = min(_PROGRAMS, key=lambda k: _PROGRAMS[k].last_use)
-            del _PROGRAMS[oldest]
+            # over a snapshot (one C-level copy): threads realizing at once (Dask's threaded scheduler)
+            # insert and evict meanwhile, and iterating the live dict would fail with its size changing
+            oldest = min(list(_PROGRAMS.items()), key=lambda kv: kv[1].last_use)[0]
+            _PROGRAMS.pop(oldest, None)
     return prog
 
 
