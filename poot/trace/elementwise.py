@@ -286,7 +286,7 @@ _make_int8_for_bool("remainder", "mod")
 
 def _power(x1, x2):
     if type(x1) is Array and x1._node.aval.dtype.kind == "c" and type(x2) in (int, float) \
-            and x2 == int(x2) and abs(x2) < 100:      # NumPy multiplies: exact for x ** 2
+            and x2 == int(x2) and -100 < x2 < 100:    # NumPy multiplies: exact for x ** 2 (abs is pt.abs here)
         from poot.trace.complex_values import integer_power
 
         return integer_power(x1, int(x2))
