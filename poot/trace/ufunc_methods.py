@@ -23,6 +23,7 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.creation import asarray, full
 from poot.trace.indexing import setitem_node, take
+from poot.trace.lazy import is_tracing
 from poot.trace.selection import where as _where
 
 _REDUCTIONS = {"add": red.sum, "multiply": red.prod, "maximum": red.max, "minimum": red.min,
@@ -199,12 +200,29 @@ def _host_positions(a: Array, indices, name: str) -> np.ndarray:
     """The flat positions `a[indices]` selects, computed with NumPy (the indices are host values)."""
     parts = indices if isinstance(indices, tuple) else (indices,)
     if any(isinstance(p, Array) for p in parts):
-        raise NotBuiltError(f"{name}.at with indices in a poot array is not built (add.at and "
-                            f"subtract.at take them); pass the indices as a NumPy array or list")
+        if is_tracing():
+            raise NotBuiltError(f"{name}.at with traced indices is not built (add.at and subtract.at take "
+                                f"them): the grouping of repeated positions needs their values")
+        parts = tuple(p.numpy() if isinstance(p, Array) else p for p in parts)
+        indices = parts if isinstance(indices, tuple) else parts[0]
     try:
         return np.arange(a.size, dtype=np.int64).reshape(a.shape)[indices]
     except IndexError as e:
         raise PootIndexError(f"{name}.at: {e} (array of shape {a.shape})") from None
+
+
+def _at_by_tree(uf, flat, vals, sorted_pos, group_start, rank, group_size):
+    """ufunc.at for a reorderable ufunc: the values of each target (sorted by target) are combined by a
+    log-depth tree within their group (element r takes r + step when r is a multiple of 2 * step), so
+    a target repeated n times costs log2(n) steps, not n; then each group's total meets its target."""
+    step = 1
+    while step < int(group_size.max()):
+        left = np.flatnonzero((rank % (2 * step) == 0) & (rank + step < group_size))
+        vals = Array(setitem_node(vals, left, uf(take(vals, left), take(vals, left + step))))
+        step *= 2
+    targets = sorted_pos[group_start]
+    combined = uf(take(flat, targets), take(vals, group_start)).astype(flat.dtype)
+    return Array(setitem_node(flat, targets, combined))
 
 
 def at(uf, a, indices, b):
@@ -230,12 +248,17 @@ def at(uf, a, indices, b):
     order = np.argsort(flat_pos, kind="stable")
     sorted_pos = flat_pos[order]
     group_start = np.r_[0, np.flatnonzero(np.diff(sorted_pos)) + 1]
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size) - np.repeat(group_start, np.diff(np.r_[group_start, order.size]))
+    sizes = np.diff(np.r_[group_start, order.size])
+    rank = np.arange(order.size) - np.repeat(group_start, sizes)      # place in its group, sorted order
     flat = mv.reshape(a, (a.size,))
-    for r in range(int(rank.max()) + 1):      # one round per repetition: its positions are distinct
-        sel = np.flatnonzero(rank == r)
-        targets = flat_pos[sel]
-        combined = uf(take(flat, targets), take(values, sel)).astype(a.dtype)
-        flat = Array(setitem_node(flat, targets, combined))
+    if uf.reorderable:
+        flat = _at_by_tree(uf, flat, take(values, order), sorted_pos, group_start, rank, np.repeat(sizes, sizes))
+    else:
+        by_input = np.empty_like(rank)
+        by_input[order] = rank
+        for r in range(int(sizes.max())):    # one round per repetition, in index order: positions distinct
+            sel = np.flatnonzero(by_input == r)
+            targets = flat_pos[sel]
+            combined = uf(take(flat, targets), take(values, sel)).astype(a.dtype)
+            flat = Array(setitem_node(flat, targets, combined))
     a._node = mv.reshape(flat, a.shape)._node

@@ -219,3 +219,20 @@ def test_ufunc_attributes_and_identity():
     x = pt.asarray(np.arange(4.0))
     np.testing.assert_array_equal(pt.add(x, 1.0).numpy(), np.arange(4.0) + 1.0)
     np.testing.assert_array_equal((x + x).numpy(), np.arange(4.0) * 2)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "multiply", "subtract", "bitwise_or"])
+def test_at_with_heavily_repeated_positions(device, name):
+    """Many repeats of few positions: reorderable ufuncs combine each position's values by a tree
+    (log-depth, not one step a repeat); the others keep NumPy's order. Indices may be poot arrays."""
+    rng = np.random.default_rng(7)
+    n = 3000 if name != "subtract" else 60
+    integer = name == "bitwise_or"
+    a = rng.integers(0, 99, 4) if integer else rng.standard_normal(4)
+    vals = rng.integers(0, 999, n) if integer else rng.standard_normal(n) * 0.01 + 1.0
+    idx = rng.integers(0, 3, n)
+    expected = a.copy()
+    getattr(np, name).at(expected, idx, vals)
+    x = pt.asarray(a)
+    getattr(pt, name).at(x, pt.asarray(idx), vals)
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-9 if name == "multiply" else 0)
