@@ -7,12 +7,12 @@ stored in one of three integer formats (poot/graph/quant.py defines them and the
   llama.cpp's nibble order: byte j of a block's 16 holds element j (low nibble) and j + 16 (high).
 
 The integers travel as uint32 words (4 int8 or 8 nibbles a word, the lowest-addressed byte in the low
-bits), so a GPU reads whole words and unpacks them in registers; the CPU kernels read the same memory
-as bytes (int8, or uint8 for q4_0), a loop the CPU target vectorizes. Scales are f32. One workgroup
-owns one output row n for every b: its LANES lanes take the row's blocks of 32 in turn (a block's words
-are contiguous), each block's dot product is taken in f32 and scaled once, and the lanes' partial
-sums meet in a shared-memory tree. qgemv_<format>_cpu is the same body with one lane a row (the CPU
-device spreads rows over its threads).
+bits), so a GPU reads whole words and unpacks them in registers; scales are f32. qgemv_<format>_gpu: one
+workgroup owns one output row n for every b; its LANES lanes take the row's blocks of 32 in turn (a
+block's words are contiguous), each block's dot product is taken in f32 and scaled once, and the lanes'
+partial sums meet in a shared-memory tree. qgemv_<format>_cpu: one thread a row (the CPU device spreads
+rows over its threads) reads the same memory as bytes (int8, or uint8 for q4_0) and keeps 32 partial
+sums, one per place in a block, summed pairwise at the row's end.
 
 Launch: groups (N, 1, 1); qs (N * K / 4 words, or N * K / 8 for q4_0), scales (N, or N * K / 32), x (B * K),
 y (B * N); scalars N, K (a multiple of 32), B and span = 32. span is BLOCK passed at launch: with a
@@ -34,7 +34,7 @@ def signed_byte(w, c):
 
 
 @pt.device_fn
-def dot_int8(qs, x, p, row, blk, xb, K, span):
+def dot_int8(qs, x, row, blk, xb, K):
     """The dot product of block blk of row `row` (32 int8 weights, 8 words) with x[xb + blk * 32 + j]."""
     at = row * (K // 4) + blk * 8
     xj = xb + blk * BLOCK
@@ -48,7 +48,7 @@ def dot_int8(qs, x, p, row, blk, xb, K, span):
 
 
 @pt.device_fn
-def dot_q4(qs, x, p, row, blk, xb, K, span):
+def dot_q4(qs, x, row, blk, xb, K):
     """The same for a q4_0 block: 16 bytes (4 words), byte j holding elements j and j + 16."""
     at = row * (K // 8) + blk * 4
     xj = xb + blk * BLOCK
@@ -75,27 +75,25 @@ def pairwise_sum(p):
 
 
 @pt.device_fn
-def dot_int8_bytes(qs, x, p, row, blk, xb, K, span):
-    """dot_int8 over the words read as bytes (the CPU kernels): the 32 products go to scratch p and are
-    summed pairwise, so every step is a loop of independent lanes the CPU target vectorizes (a serial
-    float sum cannot be vectorized without reordering it)."""
+def add_int8_bytes(qs, x, p, d, row, blk, xb, K, span):
+    """p[j] += d * q[j] * x[j] over block blk of the row (the CPU kernels read the words as bytes): each
+    of the 32 lanes of p keeps its own sum across the row's blocks, so the loop is one vector
+    multiply-add a few lanes at a time (a serial float sum could not be vectorized without reordering)."""
     at = row * K + blk * BLOCK
     xj = xb + blk * BLOCK
     for j in range(span):
-        p[j] = pt.f32(qs[at + j]) * x[xj + j]
-    return pairwise_sum(p)
+        p[j] += d * pt.f32(qs[at + j]) * x[xj + j]
 
 
 @pt.device_fn
-def dot_q4_bytes(qs, x, p, row, blk, xb, K, span):
-    """dot_q4 over the words read as bytes (the CPU kernels), like dot_int8_bytes."""
+def add_q4_bytes(qs, x, p, d, row, blk, xb, K, span):
+    """The same for a q4_0 block: byte j holds element j (low nibble) and j + 16 (high)."""
     at = row * (K // 2) + blk * 16
     xj = xb + blk * BLOCK
     for j in range(span // 2):
         byte = pt.i32(qs[at + j])
-        p[j] = pt.f32((byte & 15) - 8) * x[xj + j]
-        p[j + 16] = pt.f32((byte >> 4) - 8) * x[xj + j + 16]
-    return pairwise_sum(p)
+        p[j] += d * pt.f32((byte & 15) - 8) * x[xj + j]
+        p[j + 16] += d * pt.f32((byte >> 4) - 8) * x[xj + j + 16]
 
 
 @pt.device_fn
@@ -110,24 +108,23 @@ def block_scale(scales, row, blk, blocks):
     return scales[row * blocks + blk]
 
 
-def _make(dot, scale, lanes, name, word=pt.u32):
-    @pt.kernel(workgroup=(lanes, 1, 1), name=name, checks=False)
-    def qgemv(qs: pt.In[word], scales: pt.In[pt.f32], x: pt.In[pt.f32], y: pt.Out[pt.f32], N: pt.u32,
+def _make_gpu(dot, scale, name):
+    @pt.kernel(workgroup=(LANES, 1, 1), name=name, checks=False)
+    def qgemv(qs: pt.In[pt.u32], scales: pt.In[pt.f32], x: pt.In[pt.f32], y: pt.Out[pt.f32], N: pt.u32,
               K: pt.u32, B: pt.u32, span: pt.u32):
-        partial = pt.shared(pt.f32, lanes)
-        scratch = pt.shared(pt.f32, BLOCK * lanes if lanes == 1 else 1)    # the CPU dots' products
+        partial = pt.shared(pt.f32, LANES)
         lane = pt.local_index_x()
         row = pt.group_index_x()
         blocks = K // BLOCK
         for b in range(0, B):
             acc = pt.f32(0.0)
             xb = b * K
-            for blk in range(lane, blocks, lanes):
-                acc += scale(scales, row, blk, blocks) * dot(qs, x, scratch, row, blk, xb, K, span)
+            for blk in range(lane, blocks, LANES):
+                acc += scale(scales, row, blk, blocks) * dot(qs, x, row, blk, xb, K)
             pt.workgroup_barrier()
             partial[lane] = acc
             pt.workgroup_barrier()
-            step = lanes // 2
+            step = LANES // 2
             while step > 0:
                 if lane < step:
                     partial[lane] += partial[lane + step]
@@ -139,12 +136,30 @@ def _make(dot, scale, lanes, name, word=pt.u32):
     return qgemv
 
 
-qgemv_int8_cpu = _make(dot_int8_bytes, row_scale, 1, "qgemv_int8_cpu", pt.i8)
-qgemv_q8_0_cpu = _make(dot_int8_bytes, block_scale, 1, "qgemv_q8_0_cpu", pt.i8)
-qgemv_q4_0_cpu = _make(dot_q4_bytes, block_scale, 1, "qgemv_q4_0_cpu", pt.u8)
-qgemv_int8_gpu = _make(dot_int8, row_scale, LANES, "qgemv_int8_gpu")
-qgemv_q8_0_gpu = _make(dot_int8, block_scale, LANES, "qgemv_q8_0_gpu")
-qgemv_q4_0_gpu = _make(dot_q4, block_scale, LANES, "qgemv_q4_0_gpu")
+def _make_cpu(add, scale, name, word):
+    @pt.kernel(workgroup=(1, 1, 1), name=name, checks=False)
+    def qgemv(qs: pt.In[word], scales: pt.In[pt.f32], x: pt.In[pt.f32], y: pt.Out[pt.f32], N: pt.u32,
+              K: pt.u32, B: pt.u32, span: pt.u32):
+        lanes = pt.shared(pt.f32, BLOCK)         # 32 partial sums of the row, one per place in a block
+        row = pt.group_index_x()
+        blocks = K // BLOCK
+        for b in range(0, B):
+            for j in range(span):
+                lanes[j] = 0.0
+            xb = b * K
+            for blk in range(blocks):
+                add(qs, x, lanes, scale(scales, row, blk, blocks), row, blk, xb, K, span)
+            y[b * N + row] = pairwise_sum(lanes)
+
+    return qgemv
+
+
+qgemv_int8_cpu = _make_cpu(add_int8_bytes, row_scale, "qgemv_int8_cpu", pt.i8)
+qgemv_q8_0_cpu = _make_cpu(add_int8_bytes, block_scale, "qgemv_q8_0_cpu", pt.i8)
+qgemv_q4_0_cpu = _make_cpu(add_q4_bytes, block_scale, "qgemv_q4_0_cpu", pt.u8)
+qgemv_int8_gpu = _make_gpu(dot_int8, row_scale, "qgemv_int8_gpu")
+qgemv_q8_0_gpu = _make_gpu(dot_int8, block_scale, "qgemv_q8_0_gpu")
+qgemv_q4_0_gpu = _make_gpu(dot_q4, block_scale, "qgemv_q4_0_gpu")
 
 
 def _examples(fmt, lanes):
