@@ -3,7 +3,6 @@
 result columns or rows: see poot/jit/runtime/matvec.py.)"""
 from __future__ import annotations
 
-import contextlib
 import math
 
 from poot import dtypes as dt
@@ -11,7 +10,7 @@ from poot.fuse.indexing import Form, ravel, unravel
 from poot.jit.kir.builder import binary, cast, const
 from poot.jit.kir.model import Access
 from poot.jit.codegen import gpu_scan
-from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.common import KernelContext, Launch, StepCode, ceil_div, groups_for
 from poot.jit.llvm.targets import KernelStyle
 
 
