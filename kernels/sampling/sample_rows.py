@@ -5,13 +5,15 @@ Operands: logits [R, V] f32 row-major, bits [R] u32 (the row's 32 random bits), 
 u32 (the kernel's own working row). Scalars: V, inv_temperature (the logits are multiplied by it when `scaled`),
 greedy, top_k (0: off), p24 (top-p as a 24-bit fixed-point fraction; 2**24: off) and mp24 (min-p likewise; 0: off).
 
-Why integers: after the maximum m, every token's weight is q = floor(2**24 * exp(l - m)) (the maximum gets
-2**24, -inf gets 0), and every sum the draw depends on (the top-p mass, the total, the running mass the
-draw walks) is an int64 sum of those. Integer sums do not depend on the order a device adds in, so the
-same bits and logits give the same token on every device and in every lane count.
+Why integers: after the maximum m, every token's weight is q ~ floor(2**24 * exp(l - m)) (the maximum gets
+2**24, -inf gets 0), computed from m - l in integer arithmetic (a fixed-point 2**y polynomial, `weight`),
+not with a float exp whose last bit differs between devices; and every sum the draw depends on (the
+top-p mass, the total, the running mass the draw walks) is an int64 sum of those. Integer sums do not
+depend on the order a device adds in, so the same bits and logits give the same token on every device
+and in every lane count.
 
 The row is processed in passes, each a strided loop over V and a reduction through shared memory:
-1. clean (NaN -> -inf, -0 -> +0), divide by the temperature, store each logit's order-preserving
+1. clean (NaN -> -inf, -0 -> +0), multiply by 1 / temperature, store each logit's order-preserving
    32-bit key in scratch; the maximum (greedy: the first index of the maximum, and done);
 2. top-k: the k-th largest key, found bit by bit from the top (32 counting passes); keys below it drop;
 3. scratch becomes q (0 for a dropped token); the total;
@@ -20,9 +22,6 @@ The row is processed in passes, each a strided loop over V and a reduction throu
 5. the draw: r = floor(bits * total / 2**32), exact in 64 bits; each lane sums a contiguous chunk of the
    row, takes the mass of the chunks before its own, and the lane whose chunk holds r walks it to the
    first index whose running mass exceeds r.
-
-Weights are computed from x - m in integer arithmetic (a fixed-point 2**y polynomial), not with a
-float exp whose last bit differs between devices.
 
 sample_rows_cpu is the same body with one lane a workgroup (a sequential loop a row: the CPU device runs
 rows on its threads); sample_rows_gpu has LANES lanes."""
