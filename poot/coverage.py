@@ -224,6 +224,18 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
         return _probe_all()
 
 
+def _drawn_inside(rng, name: str):
+    """Generator method `name`, called on a Generator made inside the probe's trace: one made outside
+    refuses to draw in a traced function (its draws would repeat), which is not what the table asks."""
+    if getattr(rng, name, None) is None:
+        return None
+
+    def call(*args, **kwargs):
+        return getattr(pt.random.default_rng(0), name)(*args, **kwargs)
+
+    return call
+
+
 def _probe_all() -> list[tuple[str, list[tuple[str, str]]]]:
     poot_fft = getattr(pt, "fft", None)
     rng = pt.random.default_rng(0)
@@ -236,7 +248,7 @@ def _probe_all() -> list[tuple[str, list[tuple[str, str]]]]:
         table.append((title, rows))
     methods = sorted(n for n, v in vars(np.random.Generator).items()
                      if not n.startswith("_") and _is_function(getattr(numpy_rng, n, None)))
-    table.append(("numpy.random.Generator", [(n, classify(n, getattr(numpy_rng, n), getattr(rng, n, None),
+    table.append(("numpy.random.Generator", [(n, classify(n, getattr(numpy_rng, n), _drawn_inside(rng, n),
                                                           AUTO_GENERATOR)) for n in methods]))
     return table
 
