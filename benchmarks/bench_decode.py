@@ -26,6 +26,7 @@ STEPS = 64              # decode positions available after the context
 def poot_step_s(args, preset: str, device: str, context: int):
     import poot as pt
     from poot.models import Decoder
+    from poot.models.weights import bytes_per_token
 
     m = Decoder.random(preset, capacity=context + STEPS, device=device)
     prompt = np.random.default_rng(0).integers(0, m.cfg.vocab_size, context)
@@ -35,7 +36,7 @@ def poot_step_s(args, preset: str, device: str, context: int):
         for _ in range(max(args.warmup, 1) + args.repeat):
             g = m.generate(prompt, max_tokens=STEPS, stop_at_eos=False)
             per_token.append(g.decode_s / (len(g.tokens) - 1))
-    return C.median(per_token[max(args.warmup, 1):]), m.cfg
+    return C.median(per_token[max(args.warmup, 1):]), bytes_per_token(m.params, m.cfg)
 
 
 def _hf_model(preset: str, where: str):
@@ -135,11 +136,10 @@ def main(argv=None) -> dict:
         bandwidth = copy_bandwidth(device)
         for preset in args.presets:
             for context in args.contexts:
-                poot_s, cfg = poot_step_s(args, preset, device, context)
+                poot_s, wbytes = poot_step_s(args, preset, device, context)
                 base = {} if args.no_torch else {
                     "torch": torch_step_s(args, preset, device, context),
                     "torch_compile": None if args.no_compile else torch_compiled_step_s(args, preset, device, context)}
-                wbytes = cfg.weight_bytes_per_token()
                 rows += C.rows_against("decode-token", {"preset": preset, "context": context}, device, poot_s, base,
                                        bytes=wbytes, bound_s=wbytes / bandwidth, unit="s/token")
     return C.finish(args, "bench_decode", rows)

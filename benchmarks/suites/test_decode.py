@@ -60,10 +60,12 @@ def _poot_available(device: str):
 
 
 def test_poot_decode_token(benchmark, preset, context, device):
+    from poot.models.weights import bytes_per_token
+
     _poot_available(device)
     loop = PootDecodeLoop(preset, device, context)
     benchmark.extra_info.update(preset=preset, context=context, device=device,
-                                weight_bytes=loop.model.cfg.weight_bytes_per_token())
+                                weight_bytes=bytes_per_token(loop.model.params, loop.model.cfg))
     token = benchmark.pedantic(loop, rounds=32, iterations=1, warmup_rounds=4)
     assert 0 <= token < loop.model.cfg.vocab_size
 

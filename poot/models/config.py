@@ -80,15 +80,6 @@ class LlamaConfig:
         head = 0 if self.tie_word_embeddings else self.vocab_size * h
         return self.vocab_size * h + layers * per_layer + h + head
 
-    def weight_bytes_per_token(self) -> int:
-        """Bytes of weights one decode step reads: every matrix once, plus one embedding row (the
-        embedding table is read whole only as a tied LM head)."""
-        itemsize = 2 if self.dtype == "bfloat16" else 4
-        n = self.num_parameters() - self.vocab_size * self.hidden_size + self.hidden_size
-        if self.tie_word_embeddings:
-            n += self.vocab_size * self.hidden_size
-        return n * itemsize
-
     @classmethod
     def from_hf(cls, cfg: dict) -> "LlamaConfig":
         """From the dict of a Hugging Face `config.json`."""
