@@ -25,10 +25,11 @@ from poot.graph.registry import Fusion
 
 FORMATS = ("int8", "q8_0", "q4_0")
 BLOCK = 32
+PER_WORD = {"int8": 4, "q8_0": 4, "q4_0": 8}     # weights a uint32 word holds
 
 
 def word_shape(fmt: str, n: int, k: int) -> tuple[int, int]:
-    return (n, k // 8) if fmt == "q4_0" else (n, k // 4)
+    return (n, k // PER_WORD[fmt])
 
 
 def scale_shape(fmt: str, n: int, k: int) -> tuple:

@@ -22,7 +22,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, api_boundary
-from poot.graph.quant import BLOCK, FORMATS, quantize_words, scale_shape
+from poot.graph.quant import BLOCK, FORMATS, PER_WORD, quantize_words, scale_shape
 from poot.trace.array import Array
 from poot.trace.creation import asarray
 from poot.trace.lazy import record
@@ -58,8 +58,7 @@ class QuantizedMatrix:
     @property
     def shape(self) -> tuple[int, int]:
         """[N, K]: 4 int8 weights a word, or 8 of q4_0."""
-        n, w = self.words.shape[0], self.words.shape[-1]
-        return n, w * (8 if self.format == "q4_0" else 4)
+        return self.words.shape[0], self.words.shape[-1] * PER_WORD[self.format]
 
     @property
     def device(self) -> str:
