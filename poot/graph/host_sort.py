@@ -11,7 +11,9 @@ first indices are first occurrences), and NumPy's stable sorts (timsort, radix f
   image of the value, shifted up 32 bits, or'ed with the index). The keys are all distinct, so any
   sort of them is stable. -0.0 keys as +0.0 and every NaN as one NaN, which ties them as NumPy does.
 - argsort, 64-bit elements: NumPy's fast argsort, then each run of tied values (if any) gets its
-  indices in increasing order (one more fast sort of run-number/index keys).
+  indices in increasing order (one more fast sort of run-number/index keys). One long ascending row
+  goes through the parallel sorter's `argsort_into` where `sort_1d` carries one (see SortInto), which
+  does that per bucket on every core.
 
 Descending order is the ascending one reversed with ties still in their original order (NaNs first),
 as `poot.graph.host` defined it.
@@ -27,7 +29,11 @@ _KEY_BITS = 32           # the index part of a packed argsort key: rows up to 2*
 # sort_1d(src, dst): dst (1-D, C-contiguous, src's dtype and size, apart from src) = src sorted
 # ascending, NaNs last, ties in any order. The functions below take one (`sort_1d=`) for their long
 # single-row sorts: NumPy's by default, the host's parallel sort (poot.devices.cpu_sort) when a
-# program's host step or an eager call passes it.
+# program's host step or an eager call passes it. A parallel one may also carry
+# `sort_1d.argsort_into(src, dst, stable_argsort)`: dst (int64) = the stable argsort of one row, each of
+# its pieces sorted by `stable_argsort` (1-D values -> int64 indices); and
+# `sort_1d.map_buckets(src, dst, work)`: src partitioned by value into dst, work(bucket) run on each
+# bucket (equal values share one), the results in order (None: not split).
 SortInto = Callable[[np.ndarray, np.ndarray], None]
 
 
@@ -103,10 +109,22 @@ def sort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool,
         out[...] = np.flip(out, axis=axis)
 
 
+def _parallel_argsort(a: np.ndarray, axis: int, descending: bool, sort_1d: SortInto):
+    """sort_1d's one-row argsort where it has one and `a` is one long ascending row of 64-bit values."""
+    into = getattr(sort_1d, "argsort_into", None)
+    if into is None or descending or a.dtype.itemsize <= 4 or not _one_row(a, axis):
+        return None
+    return into
+
+
 def argsort_into(a: np.ndarray, out: np.ndarray, axis: int, descending: bool,
                  sort_1d: SortInto = numpy_sort_into) -> None:
     """argsort(), written into `out` (int64, a's shape, C-contiguous): along the last axis of a
     32-bit or narrower array, the packed keys are built and sorted in `out` itself."""
+    into = _parallel_argsort(a, axis, descending, sort_1d)
+    if into is not None:
+        into(a.reshape(-1), out.reshape(-1), _stable_1d)
+        return
     if (a.dtype.itemsize > 4 or a.ndim == 0 or a.size == 0 or axis != a.ndim - 1
             or a.shape[-1] >= 1 << _KEY_BITS):
         out[...] = argsort(a, axis, descending, sort_1d)
@@ -159,19 +177,26 @@ def _argsort_packed(rows: np.ndarray, descending: bool, keys: np.ndarray | None 
 
 
 def _argsort_tie_fixed(rows: np.ndarray, descending: bool) -> np.ndarray:
+    """NumPy's fast argsort of each row, each run of tied values (NaNs tie) put back in index order."""
     idx = np.argsort(rows, axis=-1)
     if descending:
         idx = idx[:, ::-1]
     s = np.sort(rows, axis=-1)          # = rows[idx] up to ties (a sequential pass, not a gather)
     if descending:
         s = s[:, ::-1]
+    return _ties_in_index_order(idx, s)
+
+
+def _ties_in_index_order(idx: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """`idx` (rows of an argsort; int64) with each run of equal values of `s` (the rows sorted by it;
+    NaNs equal) put back in increasing index order."""
     same = s[:, 1:] == s[:, :-1]
     if s.dtype.kind == "f":
         same |= np.isnan(s[:, 1:]) & np.isnan(s[:, :-1])
     if not same.any():
         return idx.astype(np.int64, copy=False)
-    keys = np.empty(rows.shape, np.uint64)        # (number of the run of ties, index)
-    words = keys.view(np.uint32).reshape(rows.shape + (2,))
+    keys = np.empty(idx.shape, np.uint64)        # (number of the run of ties, index)
+    words = keys.view(np.uint32).reshape(idx.shape + (2,))
     hi, lo = (1, 0) if np.little_endian else (0, 1)
     words[:, 0, hi] = 0
     np.cumsum(~same, axis=-1, dtype=np.uint32, out=words[:, 1:, hi])
@@ -179,6 +204,13 @@ def _argsort_tie_fixed(rows: np.ndarray, descending: bool) -> np.ndarray:
     keys.sort(axis=-1)
     words[..., hi] = 0
     return keys.view(np.int64)
+
+
+def _stable_1d(values: np.ndarray) -> np.ndarray:
+    """The stable ascending argsort of a short 1-D row (a parallel sort's bucket, in cache): its
+    sorted values are gathered rather than sorted a second time."""
+    idx = np.argsort(values)
+    return _ties_in_index_order(idx[None], values[idx][None])[0]
 
 
 def argsort(a: np.ndarray, axis: int, descending: bool, sort_1d: SortInto = numpy_sort_into) -> np.ndarray:
@@ -189,6 +221,11 @@ def argsort(a: np.ndarray, axis: int, descending: bool, sort_1d: SortInto = nump
     if n >= 1 << _KEY_BITS:
         idx = np.argsort(np.flip(a, axis=axis) if descending else a, axis=axis, kind="stable")
         return (n - 1 - np.flip(idx, axis=axis) if descending else idx).astype(np.int64)
+    into = _parallel_argsort(a, axis, descending, sort_1d)
+    if into is not None:
+        idx = np.empty(a.shape, np.int64)
+        into(a.reshape(-1), idx.reshape(-1), _stable_1d)
+        return idx
     rows = _rows(a, axis)
     if a.dtype.itemsize <= 4:
         idx = _argsort_packed(rows, descending, sort_1d=sort_1d)
@@ -207,17 +244,18 @@ def unique(flat: np.ndarray, *, index: bool, inverse: bool, counts: bool, equal_
     if n == 0:
         empty = np.zeros(0, np.int64)
         return [flat.copy(), empty, empty, empty]
+    if not (index or inverse) and hasattr(sort_1d, "map_buckets"):
+        got = _unique_by_bucket(flat, counts, equal_nan, alloc, sort_1d.map_buckets)
+        if got is not None:
+            return got
     if index or inverse:
         perm = argsort(flat, 0, False, sort_1d)
         s = flat[perm]
     else:
         perm, s = None, np.empty_like(flat)
         sort_1d(np.ascontiguousarray(flat), s)
-    new = np.empty(n, bool)
-    new[0] = True
-    np.not_equal(s[1:], s[:-1], out=new[1:])
-    if equal_nan and s.dtype.kind == "f" and np.isnan(s[-1]):     # NaNs sort last: one value
-        new[np.searchsorted(s, s[-1], side="left") + 1:] = False
+    new = _firsts(s, equal_nan)
+
     def into(values: np.ndarray) -> np.ndarray:
         """`values` copied into alloc's array (boolean indexing then a copy beats np.compress(out=)
         several times over)."""
@@ -240,6 +278,46 @@ def unique(flat: np.ndarray, *, index: bool, inverse: bool, counts: bool, equal_
         np.subtract(starts[1:], starts[:-1], out=c[:-1])
         c[-1] = n - starts[-1]
     return out
+
+
+def _firsts(s: np.ndarray, equal_nan: bool) -> np.ndarray:
+    """Where each run of equal values of sorted `s` (non-empty; NaNs last, each its own value unless
+    `equal_nan`) begins: a boolean mask."""
+    new = np.empty(s.size, bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    if equal_nan and s.dtype.kind == "f" and np.isnan(s[-1]):     # NaNs sort last: one value
+        new[np.searchsorted(s, s[-1], side="left") + 1:] = False
+    return new
+
+
+def _sorted_distinct(bucket: np.ndarray, counts: bool, equal_nan: bool) -> tuple:
+    """`bucket` sorted in place, then its distinct values and, if asked, how often each occurs."""
+    if bucket.size == 0:
+        return bucket, np.zeros(0, np.int64)
+    bucket.sort()
+    new = _firsts(bucket, equal_nan)
+    if not counts:
+        return bucket[new], None
+    starts = np.flatnonzero(new)
+    return bucket[starts], np.diff(starts, append=bucket.size)
+
+
+def _unique_by_bucket(flat: np.ndarray, counts: bool, equal_nan: bool, alloc, map_buckets) -> list | None:
+    """unique's values (and counts) with the parallel partition: each bucket sorted and reduced to its
+    distinct values on its own thread (equal values, and all NaNs, share a bucket, so no value is in
+    two), then the buckets' results put together. None where the partition does not split `flat`."""
+    scratch = np.empty_like(flat)
+    parts = map_buckets(np.ascontiguousarray(flat), scratch, lambda b: _sorted_distinct(b, counts, equal_nan))
+    if parts is None:
+        return None
+    def joined(pieces: list, dtype) -> np.ndarray:
+        dst = alloc((sum(p.size for p in pieces),), dtype)
+        np.concatenate(pieces, out=dst)
+        return dst
+
+    return [joined([p[0] for p in parts], flat.dtype), None, None,
+            joined([p[1] for p in parts], np.int64) if counts else None]
 
 
 __all__ = ["SortInto", "numpy_sort_into", "sort", "argsort", "sort_into", "argsort_into", "unique"]

@@ -1,6 +1,7 @@
 """The host's parallel sort (poot/devices/cpu_sort.py) against NumPy's: every dtype it compiles a loop
-for, NaNs, signed zeros, heavy ties, presorted input, several buckets; then through poot's sort,
-argsort and unique on arrays long enough to take it, where stability is checked too."""
+for, NaNs, signed zeros, heavy ties, presorted input, several buckets; its stable argsort against
+NumPy's stable one; then through poot's sort, argsort and unique on arrays long enough to take it,
+where stability is checked too."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 import poot as pt
 from poot.devices import cpu_sort
+from poot.graph import host_sort
 
 N = 3 * (1 << 15) + 7          # long enough for 2 to 8 buckets once MIN_PER_THREAD is lowered below
 
@@ -65,6 +67,24 @@ def test_sort_into_matches_numpy(many_buckets, dtype, kind):
     np.testing.assert_array_equal(a, before)              # the source is left alone
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("kind", ["random", "ties", "constant", "sorted", "reversed"])
+def test_argsort_into_is_numpys_stable_argsort(many_buckets, dtype, kind):
+    """Each value's index travels with it into its bucket; ties (heavy in "ties" and "constant",
+    NaNs and signed zeros in "random") come out in index order, across buckets too."""
+    a = _values(dtype, kind, np.random.default_rng(11))
+    out = np.full(a.size, -1, np.int64)
+    cpu_sort.argsort_into(a, out, host_sort._stable_1d)
+    np.testing.assert_array_equal(out, np.argsort(a, kind="stable"))
+
+
+def test_argsort_into_of_all_nans_and_short_rows(many_buckets):
+    for a in (np.full(N, np.nan), np.arange(10, dtype=np.int64)[::-1].copy(), np.zeros(0, np.float64)):
+        out = np.empty(a.size, np.int64)
+        cpu_sort.argsort_into(a, out, host_sort._stable_1d)
+        np.testing.assert_array_equal(out, np.argsort(a, kind="stable"))
+
+
 def test_all_nan_and_short_inputs_take_numpys_sort(many_buckets):
     for a in (np.full(N, np.nan, np.float32), np.arange(10, dtype=np.float64)[::-1].copy(),
               np.zeros(0, np.int32)):
@@ -80,10 +100,12 @@ def test_dtypes_without_a_loop_take_numpys_sort(many_buckets):
     np.testing.assert_array_equal(out, np.sort(a))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint16], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint16],
+                         ids=lambda d: np.dtype(d).name)
 def test_poot_sort_argsort_unique_on_long_arrays(many_buckets, monkeypatch, dtype):
-    """The programs' host steps hand the parallel sort to sort, argsort (32-bit keys) and unique: the
-    results equal NumPy's stable ones, eagerly and under jit."""
+    """The programs' host steps hand the parallel sort to sort, argsort (32-bit keys; 64-bit values
+    through its indexed partition) and unique: the results equal NumPy's stable ones, eagerly and
+    under jit."""
     monkeypatch.setattr(cpu_sort, "_LOOPS", cpu_sort._Loops())      # records which loops get built
     rng = np.random.default_rng(3)
     a = rng.integers(-50, 50, N).astype(dtype) if dtype is not np.uint16 else rng.integers(0, 99, N).astype(dtype)
@@ -105,3 +127,21 @@ def test_poot_sort_argsort_unique_on_long_arrays(many_buckets, monkeypatch, dtyp
     want_vals, want_counts = np.unique(a, return_counts=True, equal_nan=False)
     np.testing.assert_array_equal(vals.numpy(), want_vals)
     np.testing.assert_array_equal(counts.numpy(), want_counts)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("kind", ["random", "ties", "constant"])
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_unique_per_bucket_matches_numpy(many_buckets, dtype, kind, equal_nan):
+    """unique's values and counts, each bucket reduced on its own thread, equal NumPy's (each NaN
+    its own value unless equal_nan)."""
+    a = _values(dtype, kind, np.random.default_rng(5))
+    got = host_sort.unique(a, index=False, inverse=False, counts=True, equal_nan=equal_nan,
+                           sort_1d=cpu_sort.sort_into)
+    values, counts = np.unique(a, return_counts=True, equal_nan=equal_nan)
+    np.testing.assert_array_equal(got[0], values)
+    np.testing.assert_array_equal(got[3], counts)
+    alone = host_sort.unique(a, index=False, inverse=False, counts=False, equal_nan=equal_nan,
+                             sort_1d=cpu_sort.sort_into)
+    np.testing.assert_array_equal(alone[0], values)
+    assert alone[3] is None
