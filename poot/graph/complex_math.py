@@ -155,10 +155,13 @@ def log(E: Emitter, z: Pair) -> Pair:
 
 
 def log1p(E: Emitter, z: Pair) -> Pair:
+    """log|1 + z| as log1p(|1 + z|^2 - 1) / 2 where |1 + z| is near 1 (accurate for small z); elsewhere
+    log(hypot(1 + a, b)), which neither overflows for huge z nor loses a tiny b next to a = -1."""
     a, b = z
     one = E.const(1.0)
     m = E.add(E.mul(a, E.add(a, E.const(2.0))), E.mul(b, b))    # |1 + z|^2 - 1
-    re = E.scale(E.f("log1p", m), 0.5)
+    near_one = E.op("lt", E.f("abs", m), E.const(0.5))
+    re = E.select(near_one, E.scale(E.f("log1p", m), 0.5), E.f("log", E.f("hypot", E.add(a, one), b)))
     re = E.select(E.op("or", E.f("isinf", a), E.f("isinf", b)), E.const(math.inf), re)
     return re, E.f("atan2", b, E.add(a, one))
 
@@ -305,7 +308,8 @@ def atanh(E: Emitter, z: Pair) -> Pair:
     p, m = log1p(E, z), log1p(E, (E.neg(a), E.neg(b)))
     out = E.zero_keeps(a, a, E.scale(E.sub(p[0], m[0]), 0.5)), E.scale(E.sub(p[1], m[1]), 0.5)
     h = E.f("hypot", a, b)          # |z| huge: atanh(z) = 1/z + i pi/2 sign(b) to working precision
-    out = E.choose(_large(E, z), (E.div(E.div(a, h), h), E.f("copysign", E.const(math.pi / 2), b)), out)
+    huge_im = E.select(E.f("isnan", h), h, E.f("copysign", E.const(math.pi / 2), b))  # a NaN part: NaN + NaN j
+    out = E.choose(_large(E, z), (E.div(E.div(a, h), h), huge_im), out)
     limit_im = E.select(E.f("isnan", b), b, E.f("copysign", E.const(math.pi / 2), b))
     limit = (E.f("copysign", E.const(0.0), a), limit_im)
     return E.choose(E.op("or", E.f("isinf", a), E.f("isinf", b)), limit, out)

@@ -84,3 +84,34 @@ def test_pow_of_huge_exponents(dtype, device):
     r = pt.pow(pt.asarray(x), pt.asarray(y)).numpy()
     np.testing.assert_array_equal(r, np.array([0.0, np.inf, np.inf, 0.0, np.inf, np.inf], dtype))
     assert not np.signbit(r).any()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", ["atanh", "atan"])
+def test_complex_inverse_tangent_with_a_nan_part(name, dtype, device):
+    """atanh(finite + NaN j) is NaN + NaN j for every finite nonzero real part, huge ones included
+    (where |z| is huge atanh is 1/z + i pi/2 sign(b), which must not hide the NaN); atan follows."""
+    big = float(np.finfo(dtype).max) / 2
+    nan, inf = math.nan, math.inf
+    z = np.array([complex(big, nan), complex(-big, nan), complex(1e20, nan), complex(1.0, nan),
+                  complex(0.0, nan), complex(nan, big), complex(nan, -1e20), complex(nan, 2.0),
+                  complex(inf, nan), complex(nan, inf), complex(big, 2.0), complex(-big, -3.0)], dtype)
+    r = getattr(pt, name)(pt.asarray(z)).numpy()
+    want = getattr(np, "arc" + name[1:])(z)
+    np.testing.assert_array_equal(np.isnan(r.real), np.isnan(want.real))
+    np.testing.assert_array_equal(np.isnan(r.imag), np.isnan(want.imag))
+    np.testing.assert_allclose(r, want, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_log1p_far_from_zero(dtype, device):
+    """log1p(z) where |1 + z|^2 overflows (|z| near sqrt of the largest float) or where 1 + z is a
+    tiny b j: the real part is log|1 + z| there, as NumPy's, not inf or -inf."""
+    root = math.sqrt(float(np.finfo(dtype).max))
+    z = np.array([complex(3.1e16, 0.9999 * root), complex(root, 3e16), complex(-root, 1.0),
+                  complex(float(np.finfo(dtype).max) / 2, 1e30), complex(-1.0, 1e-30), complex(-1.0, 0.0),
+                  complex(3.0, 4.0), complex(-3.0, -4.0), complex(0.5, 0.25), complex(-0.5, -0.25)], dtype)
+    r = pt.log1p(pt.asarray(z)).numpy()
+    with np.errstate(divide="ignore"):              # log1p(-1 + 0j) is -inf + 0j
+        want = np.log1p(z)
+    np.testing.assert_allclose(r, want, rtol=1e-6, atol=0)
