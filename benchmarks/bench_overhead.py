@@ -1,6 +1,6 @@
 """Call overheads, where the arithmetic is nothing and the host's work is everything: a cached realize of a
 small lazy chain, what recording one lazy operation costs, a jitted function's per-call time (one op, a
-20-op chain, a 20-op tanh chain, a row softmax), element-by-element Python loops (LU and Cholesky of a
+20-op chain, 3 ops on 1000 floats realized each call, a 20-op tanh chain, a row softmax), element-by-element Python loops (LU and Cholesky of a
 60x60 matrix with scalar reads), and the first-call latency of a kernel never built before, in a fresh
 process (compiled cold, or a disk-cache hit). Baselines: NumPy doing the same work; JAX's jit and Numba's
 njit for the jitted calls on the CPU; PyTorch eager and torch.compile(mode="reduce-overhead") on CUDA.
@@ -38,6 +38,11 @@ def chain_20(x):
     for _ in range(5):
         x = x + F(1.0)
     return x
+
+
+def three_ops(x, y, m):
+    """3 elementwise ops: the smallest call a user jits."""
+    return m.exp(x) * y + x
 
 
 def tanh_20(x, y, m):
@@ -110,21 +115,22 @@ def case_calls(case: str, kind: str):
             nf = numba.njit(fn)
             base["numba"] = lambda: nf(x10)
         return (lambda: f(x).numpy()), base, {"n": 10}
-    if case == "jit-tanh":
+    if case in ("jit-3-op", "jit-tanh"):
+        fn, n = (three_ops, 1000) if case == "jit-3-op" else (tanh_20, 4096)
         rng = np.random.default_rng(4)
-        xn, yn = rng.standard_normal(4096, dtype=np.float32), rng.standard_normal(4096, dtype=np.float32)
-        f = pt.jit(lambda a, b: tanh_20(a, b, pt))
+        xn, yn = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+        f = pt.jit(lambda a, b: fn(a, b, pt))
         px, py = pt.realize(pt.asarray(xn)), pt.realize(pt.asarray(yn))
-        C.check_close(case, f(px, py).numpy(), tanh_20(xn.astype(np.float64), yn.astype(np.float64), np), 1e-5, 1e-5)
-        base = {"numpy": lambda: tanh_20(xn, yn, np)}
+        C.check_close(case, f(px, py).numpy(), fn(xn.astype(np.float64), yn.astype(np.float64), np), 1e-5, 1e-5)
+        base = {"numpy": lambda: fn(xn, yn, np)}
         torch = C.torch_cuda()
         if torch is not None and kind == "cuda":
             tx, ty = torch.from_numpy(xn).cuda(), torch.from_numpy(yn).cuda()
-            eager, ro = (lambda a, b: tanh_20(a, b, torch)), torch.compile(lambda a, b: tanh_20(a, b, torch),
-                                                                           mode="reduce-overhead")
+            eager, ro = (lambda a, b: fn(a, b, torch)), torch.compile(lambda a, b: fn(a, b, torch),
+                                                                      mode="reduce-overhead")
             base = {"torch": lambda: (eager(tx, ty), torch.cuda.synchronize()),
                     "torch_reduce_overhead": lambda: (ro(tx, ty), torch.cuda.synchronize())}
-        return (lambda: pt.realize(f(px, py)).numpy() if kind == "cpu" else pt.realize(f(px, py))), base, {"n": 4096}
+        return (lambda: pt.realize(f(px, py)).numpy() if kind == "cpu" else pt.realize(f(px, py))), base, {"n": n}
     if case == "jit-softmax":
         xn = np.random.default_rng(2).random((256, 1024), dtype=np.float32)
         f, px = pt.jit(lambda a: softmax(a, pt)), pt.realize(pt.asarray(xn))
@@ -144,8 +150,8 @@ def case_calls(case: str, kind: str):
     raise C.BenchmarkError(f"bench_overhead: unknown case {case!r}; known: {', '.join(CASES)}")
 
 
-CASES = ("realize", "record-mul", "record-scalar", "record-exp", "jit-one-op", "jit-20-op-chain", "jit-tanh",
-         "jit-softmax", "lu-loop", "cholesky-loop", "first-call-cold", "first-call-disk-hit")
+CASES = ("realize", "record-mul", "record-scalar", "record-exp", "jit-one-op", "jit-20-op-chain", "jit-3-op",
+         "jit-tanh", "jit-softmax", "lu-loop", "cholesky-loop", "first-call-cold", "first-call-disk-hit")
 
 _FIRST_CALL = """
 import time, os, numpy as np, poot as pt
