@@ -64,7 +64,11 @@ class Form:
         return Form(0, ((x, 1),))
 
     def __add__(self, other) -> "Form":
+        if isinstance(other, int):             # the common cases skip normalizing: terms unchanged
+            return Form(self.const + other, self.terms) if other else self
         other = Form.of(other)
+        if not other.terms or not self.terms:
+            return Form(self.const + other.const, self.terms or other.terms)
         terms = dict(self.terms)
         for a, c in other.terms:
             terms[a] = terms.get(a, 0) + c
@@ -133,6 +137,8 @@ def atom_bounds(a) -> tuple[int, int]:
 
 def _normalize(const: int, terms: dict) -> Form:
     terms = {a: c for a, c in terms.items() if c != 0}
+    if len(terms) < 2:
+        return Form(const, tuple(terms.items()))
     # k*(f // k) + (f % k) == f: fold the pair back whenever both appear with matching coefficients
     changed = True
     while changed:
@@ -197,6 +203,12 @@ def mod(f: Form, k: int) -> Form:
 
 
 def clamp(f: Form, size: int) -> Form:
+    if size <= 1:      # a piece one element wide is read at 0 wherever it is read at all
+        return Form(0, ())
+    if f.const == 0 and len(f.terms) == 1 and f.terms[0][1] == 1 and isinstance(f.terms[0][0], Clamp):
+        inner = f.terms[0][0]    # clamp(clamp(g, m), n) == clamp(g, min(m, n)): appends stay one deep
+        if size <= inner.size:
+            return clamp(inner.form, size)
     lo, hi = f.bounds()
     if 0 <= lo and hi < size:
         return f

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from poot import dtypes as dt
 from poot.errors import TRAP_INDEX
-from poot.fuse.access import operand_index
+from poot.fuse.access import concat_offsets, operand_index
 from poot.fuse.indexing import Clamp, Coord, Data, Div, Form, Mod, ravel
 from poot.graph import Var
 from poot.graph.ops import OPS
@@ -99,9 +99,9 @@ class ValueGen:
         return self._value(v, idx, key)
 
     def _evaluate_operands_first(self, v: Var, idx: list[Form]) -> None:
-        """Bind the values of an elementwise/movement chain below `v[idx]` bottom-up, so `_value`
-        finds its operands memoized: a chain thousands of equations deep (a long pending loop, a
-        big jitted function) never nears Python's recursion limit."""
+        """Bind the values of an elementwise/movement/concatenate chain below `v[idx]` bottom-up, so
+        `_value` finds its operands memoized: a chain thousands of equations deep (a long pending
+        loop, a big jitted function, appends in a loop) never nears Python's recursion limit."""
         stack, seen = [(v, idx, False)], set()
         while stack:                       # post-order: an equation after all its operands
             u, uidx, operands_done = stack.pop()
@@ -122,7 +122,11 @@ class ValueGen:
                 if rel != "in":
                     stack.append((e.inputs[0], uidx, False))
                 continue
-            if e.op in ("pad", "concatenate") or OPS[e.op].kind not in ("elementwise", "movement"):
+            if e.op == "concatenate":      # only the pieces this index can read
+                stack.append((u, uidx, True))
+                stack.extend((e.inputs[k], operand_index(e, k, uidx), False) for k, _ in reached(e, uidx))
+                continue
+            if e.op == "pad" or OPS[e.op].kind not in ("elementwise", "movement"):
                 continue
             stack.append((u, uidx, True))
             stack.extend((w, operand_index(e, k, uidx), False) for k, w in enumerate(e.inputs))
@@ -169,17 +173,25 @@ class ValueGen:
         return inner if ok is None else select(ok, inner, const(e.params["value"], x.aval.dtype))
 
     def _concatenate(self, e, idx):
+        """A balanced tree of selects on the position along the axis: depth log2(pieces), not a chain
+        as long as the piece count. Pieces the index never reaches (by its bounds) cost no code."""
         ax = e.params["axis"]
+        pieces = reached(e, idx)
+        if len(pieces) == 1:
+            k = pieces[0][0]
+            return self.value(e.inputs[k], operand_index(e, k, idx))
         pos = self.index(idx[ax])
-        offsets, acc = [], 0
-        for u in e.inputs:
-            offsets.append(acc)
-            acc += u.aval.shape[ax]
-        expr = self.value(e.inputs[-1], operand_index(e, len(e.inputs) - 1, idx))
-        for k in range(len(e.inputs) - 2, -1, -1):
-            piece = self.value(e.inputs[k], operand_index(e, k, idx))
-            expr = select(binary("lt", pos, offsets[k + 1]), piece, expr)
-        return expr
+        if not isinstance(pos, (Const, Read)):
+            pos = self.kb.let("pos", pos)
+        reads = [(e.inputs[k], operand_index(e, k, idx)) for k, _ in pieces]
+        values = [self.value(u, i) for u, i in reads]
+
+        def tree(a: int, b: int):          # the value among pieces[a:b]
+            if b - a == 1:
+                return values[a]
+            m = (a + b) // 2
+            return select(binary("lt", pos, const(pieces[m][1], self.idt)), tree(a, m), tree(m, b))
+        return tree(0, len(pieces))
 
     def _take(self, e, idx):
         x, ind = e.inputs
@@ -231,6 +243,16 @@ class ValueGen:
         old = self.value(x, idx)
         new = self.value(v, operand_index(e, 1, idx))
         return new if inside is None else select(inside, new, old)
+
+
+def reached(e, idx: list[Form]) -> list[tuple[int, int]]:
+    """(operand, offset) of the non-empty pieces of concatenate `e` that `idx` can read (by its bounds
+    along the axis)."""
+    ax = e.params["axis"]
+    lo, hi = idx[ax].bounds()
+    out = [(k, off) for k, (off, u) in enumerate(zip(concat_offsets(e), e.inputs))
+           if u.aval.shape[ax] and off + u.aval.shape[ax] > lo and off <= hi]
+    return out or [(k, off) for k, (off, u) in enumerate(zip(concat_offsets(e), e.inputs)) if u.aval.shape[ax]]
 
 
 def slice_relation(e, idx: list[Form]) -> str | None:
