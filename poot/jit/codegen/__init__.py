@@ -5,6 +5,7 @@ from poot.jit.codegen.attention import generate_attention
 from poot.jit.codegen.common import Launch, StepCode, style_of
 from poot.jit.codegen.cpu_gemv import applies as cpu_gemv_applies, generate_cpu_gemv
 from poot.jit.codegen.gpu_columns import generate_gpu_columns, pieces_for
+from poot.jit.codegen.gpu_fft import claims as fft_claims, generate_gpu_fft
 from poot.jit.codegen.gpu_gemm import applies as gemm_applies, generate_gpu_gemm
 from poot.jit.codegen.gpu_gemv import applies as gemv_applies, asset_applies, gemv_path, generate_asset_gemv, generate_gpu_gemv
 from poot.jit.codegen.gpu_pointwise import generate_gpu_pointwise
@@ -33,6 +34,8 @@ def generate(step, plan, caps) -> StepCode:
         return generate_qmatmul(step, plan, caps)
     if step.kind == "host" and sort_claims(step, caps):      # sort/argsort as kernels on GPUs
         return generate_gpu_sort(step, plan, caps)
+    if step.kind == "host" and fft_claims(step, caps):       # power-of-two complex FFTs as kernels
+        return generate_gpu_fft(step, plan, caps)
     if step.kind == "pointwise" and style is KernelStyle.GPU:
         return generate_gpu_pointwise(step, plan, caps)
     if step.kind == "row" and style is KernelStyle.GPU:
@@ -54,4 +57,9 @@ def generate(step, plan, caps) -> StepCode:
     return _GENERATORS[step.kind](step, plan, style)
 
 
-__all__ = ["generate", "Launch", "StepCode", "style_of", "sort_claims"]
+def host_claims(step, caps) -> bool:
+    """Whether generated kernels take the place of the host step `step` on a device with `caps`."""
+    return sort_claims(step, caps) or fft_claims(step, caps)
+
+
+__all__ = ["generate", "Launch", "StepCode", "style_of", "host_claims"]

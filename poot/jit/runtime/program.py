@@ -25,7 +25,7 @@ from poot.jit.llvm import abi
 from poot.jit.runtime.control import ControlRunner
 from poot.jit.runtime.host import HostStep
 from poot.jit.runtime.inplace import release_step
-from poot.jit.codegen import generate, sort_claims
+from poot.jit.codegen import generate, host_claims
 from poot.jit.kir.model import TRAP_MESSAGES
 from poot.jit.runtime.matvec import absorbed_converts, generated_matvec, route_matvec
 from poot.jit.llvm.targets import target_of
@@ -112,7 +112,7 @@ class Program:
                 runner = ControlRunner(step, plan.producer, device)
                 self.steps.append((allocs, [("host", runner)], frees))
                 continue
-            if step.kind == "host" and not sort_claims(step, device.caps):   # else: GPU sort kernels
+            if step.kind == "host" and not host_claims(step, device.caps):   # else: sort/FFT kernels
                 self.steps.append((allocs, [("host", HostStep(step, plan.producer, device))], frees))
                 continue
             if step.kind == "matmul" and host_matmul and not generated_matvec(step, plan):
