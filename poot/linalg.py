@@ -6,3 +6,4 @@ from poot.trace.array_api_linalg import *  # noqa: F401,F403
 from poot.trace.array_api_linalg import __all__  # noqa: F401
 from poot.trace.numpy_more import norm  # noqa: F401
 from poot.trace.lstsq import lstsq  # noqa: F401
+from poot.trace.linalg_extra import cond, multi_dot, tensorinv, tensorsolve  # noqa: F401

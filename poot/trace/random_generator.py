@@ -6,6 +6,10 @@ on every device and in every process. The streams are poot's own: the same seed 
 numbers than NumPy's PCG64 (compare distributions, not values). Results are lazy poot arrays
 (`size=None` gives a 0-d array); floats are float64 unless `dtype=float32` is given.
 
+The distributions beyond uniform, normal and exponential (gamma, beta, poisson, binomial, von Mises,
+multivariate_normal...) are drawn by poot/trace/random_distributions.py, lazily and without host
+loops (rejection samplers run a fixed number of vectorized rounds), so they work inside @pt.jit.
+
 A jitted function draws from a Generator only at trace time, so a Generator made outside it would give
 the same numbers at every call: such a draw raises TracerError. Pass a key instead (`pt.random.normal(key,
 ...)` with `fold_in(key, step)`) for fresh numbers per call; a Generator made inside the function (from a
@@ -23,6 +27,7 @@ from poot.errors import DTypeError, ShapeError, TracerError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import random as _r
+from poot.trace import random_distributions as _dist
 from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.lazy import is_tracing
@@ -119,6 +124,149 @@ class Generator:
         d = _float(dtype, "standard_exponential")
         u = _r.uniform(self._next(), _size(size), d)
         return ew.negative(ew.log1p(ew.negative(u)))
+
+
+    # --- more distributions (poot/trace/random_distributions.py) ---------------------------------
+    @api_boundary
+    def standard_gamma(self, shape, size=None, dtype=dt.float64, out=None):
+        """Gamma(shape, 1) floats (Marsaglia-Tsang in fixed vectorized rounds)."""
+        _no_out(out)
+        return _dist.standard_gamma(self._next, shape, size, dtype)
+
+    @api_boundary
+    def gamma(self, shape, scale=1.0, size=None):
+        """Gamma(shape, scale) floats."""
+        return _dist.gamma(self._next, shape, scale, size)
+
+    @api_boundary
+    def beta(self, a, b, size=None):
+        """Beta(a, b) floats, from two gamma draws."""
+        return _dist.beta(self._next, a, b, size)
+
+    @api_boundary
+    def chisquare(self, df, size=None):
+        """Chi-square floats with df degrees of freedom."""
+        return _dist.chisquare(self._next, df, size)
+
+    @api_boundary
+    def f(self, dfnum, dfden, size=None):
+        """F-distributed floats."""
+        return _dist.f(self._next, dfnum, dfden, size)
+
+    @api_boundary
+    def standard_t(self, df, size=None):
+        """Student's t floats with df degrees of freedom."""
+        return _dist.standard_t(self._next, df, size)
+
+    @api_boundary
+    def standard_cauchy(self, size=None):
+        """Standard Cauchy floats (a ratio of normals)."""
+        return _dist.standard_cauchy(self._next, size)
+
+    @api_boundary
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        """Laplace (double exponential) floats."""
+        return _dist.laplace(self._next, loc, scale, size)
+
+    @api_boundary
+    def logistic(self, loc=0.0, scale=1.0, size=None):
+        """Logistic floats."""
+        return _dist.logistic(self._next, loc, scale, size)
+
+    @api_boundary
+    def lognormal(self, mean=0.0, sigma=1.0, size=None):
+        """exp of Normal(mean, sigma) floats."""
+        return _dist.lognormal(self._next, mean, sigma, size)
+
+    @api_boundary
+    def gumbel(self, loc=0.0, scale=1.0, size=None):
+        """Gumbel (extreme value type I) floats."""
+        return _dist.gumbel(self._next, loc, scale, size)
+
+    @api_boundary
+    def pareto(self, a, size=None):
+        """Pareto II (Lomax) floats, as NumPy's pareto."""
+        return _dist.pareto(self._next, a, size)
+
+    @api_boundary
+    def power(self, a, size=None):
+        """Power-function floats in [0, 1]."""
+        return _dist.power(self._next, a, size)
+
+    @api_boundary
+    def rayleigh(self, scale=1.0, size=None):
+        """Rayleigh floats."""
+        return _dist.rayleigh(self._next, scale, size)
+
+    @api_boundary
+    def triangular(self, left, mode, right, size=None):
+        """Triangular floats on [left, right]."""
+        return _dist.triangular(self._next, left, mode, right, size)
+
+    @api_boundary
+    def wald(self, mean, scale, size=None):
+        """Wald (inverse Gaussian) floats."""
+        return _dist.wald(self._next, mean, scale, size)
+
+    @api_boundary
+    def weibull(self, a, size=None):
+        """Weibull floats with shape a."""
+        return _dist.weibull(self._next, a, size)
+
+    @api_boundary
+    def geometric(self, p, size=None):
+        """Geometric int64 counts (trials to the first success)."""
+        return _dist.geometric(self._next, p, size)
+
+    @api_boundary
+    def poisson(self, lam=1.0, size=None):
+        """Poisson int64 counts (inversion below 10, PTRS above)."""
+        return _dist.poisson(self._next, lam, size)
+
+    @api_boundary
+    def negative_binomial(self, n, p, size=None):
+        """Negative binomial int64 counts (a gamma-Poisson mixture)."""
+        return _dist.negative_binomial(self._next, n, p, size)
+
+    @api_boundary
+    def dirichlet(self, alpha, size=None):
+        """Dirichlet draws of shape size + (len(alpha),)."""
+        return _dist.dirichlet(self._next, alpha, size)
+
+    @api_boundary
+    def multivariate_normal(self, mean, cov, size=None, check_valid="warn", tol=1e-8, *, method="svd"):
+        """Multivariate normal draws of shape size + mean.shape."""
+        return _dist.multivariate_normal(self._next, mean, cov, size, check_valid, tol, method)
+
+    @api_boundary
+    def vonmises(self, mu, kappa, size=None):
+        """von Mises angles in [-pi, pi]."""
+        return _dist.vonmises(self._next, mu, kappa, size)
+
+    @api_boundary
+    def binomial(self, n, p, size=None):
+        """Binomial int64 counts (inversion for small n * p, BTRS rejection above)."""
+        return _dist.binomial(self._next, n, p, size)
+
+    @api_boundary
+    def multinomial(self, n, pvals, size=None):
+        """Multinomial int64 counts of shape size + (len(pvals),)."""
+        return _dist.multinomial(self._next, n, pvals, size)
+
+    @api_boundary
+    def logseries(self, p, size=None):
+        """Logarithmic-series int64 counts."""
+        return _dist.logseries(self._next, p, size)
+
+    @api_boundary
+    def noncentral_chisquare(self, df, nonc, size=None):
+        """Noncentral chi-square floats."""
+        return _dist.noncentral_chisquare(self._next, df, nonc, size)
+
+    @api_boundary
+    def noncentral_f(self, dfnum, dfden, nonc, size=None):
+        """Noncentral F floats."""
+        return _dist.noncentral_f(self._next, dfnum, dfden, nonc, size)
 
     # --- integers --------------------------------------------------------------------------------
     @api_boundary
