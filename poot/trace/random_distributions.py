@@ -19,9 +19,10 @@ import math
 
 import numpy as np
 
-import poot
 from poot import dtypes as dt
 from poot.errors import DomainError, PootError, ShapeError
+from poot import trace as tr     # the namespace (a module of this layer, read at call time)
+from poot.trace import array_api_linalg as la
 from poot.trace import movement as mv
 from poot.trace import random as _r
 from poot.trace.array import Array
@@ -84,7 +85,7 @@ def not_positive(op, name, value):
 def param(p, shape) -> Array:
     """The float64 parameter as a poot array broadcast to `shape`."""
     a = p.astype(dt.float64) if isinstance(p, Array) else mv.arr(np.asarray(p, dtype=np.float64))
-    return poot.broadcast_to(a, shape)
+    return tr.broadcast_to(a, shape)
 
 
 # --- uniform building blocks ----------------------------------------------------------------------
@@ -109,18 +110,18 @@ def uniforms(next_key, *shapes) -> list:
     flat = unit(next_key, (sum(sizes),))
     out, start = [], 0
     for sh, n in zip(shapes, sizes):
-        out.append(poot.reshape(flat[start:start + n], sh))
+        out.append(tr.reshape(flat[start:start + n], sh))
         start += n
     return out
 
 
 def box_muller(u1: Array, u2: Array) -> Array:
     """A standard normal from two [0, 1) uniforms, as pt.random.normal makes them."""
-    return poot.sqrt(-2.0 * poot.log1p(-u1)) * poot.cos(2.0 * math.pi * u2)
+    return tr.sqrt(-2.0 * tr.log1p(-u1)) * tr.cos(2.0 * math.pi * u2)
 
 
 def std_exponential(next_key, shape) -> Array:
-    return -poot.log1p(-unit(next_key, shape))
+    return -tr.log1p(-unit(next_key, shape))
 
 
 def first_accepted(values: Array, accepted: Array) -> Array:
@@ -129,7 +130,7 @@ def first_accepted(values: Array, accepted: Array) -> Array:
     back (no reduction or gather, cheaper to run than argmax and take_along_axis)."""
     out = values[-1]
     for r in range(values.shape[0] - 2, -1, -1):
-        out = poot.where(accepted[r], values[r], out)
+        out = tr.where(accepted[r], values[r], out)
     return out
 
 
@@ -140,41 +141,41 @@ def log_standard_gamma(next_key, alpha: Array) -> Array:
     alphas keep their (underflowing) values' ratios for beta and dirichlet."""
     shape = alpha.shape
     boost = alpha < 1.0
-    a = poot.where(boost, alpha + 1.0, alpha)
+    a = tr.where(boost, alpha + 1.0, alpha)
     d = a - 1.0 / 3.0
-    c = 1.0 / poot.sqrt(9.0 * d)
+    c = 1.0 / tr.sqrt(9.0 * d)
     rounds = (GAMMA_ROUNDS,) + shape
     u1, u2, u, ub = uniforms(next_key, rounds, rounds, rounds, shape)
     z = box_muller(u1, u2)
     u = u + 2.0 ** -53
     v = (1.0 + c * z) ** 3
     positive = v > 0
-    logv = poot.log(poot.where(positive, v, 1.0))
-    accepted = positive & (poot.log(u) < 0.5 * z * z + d - d * v + d * logv)
-    out = poot.log(d) + first_accepted(logv, accepted)
+    logv = tr.log(tr.where(positive, v, 1.0))
+    accepted = positive & (tr.log(u) < 0.5 * z * z + d - d * v + d * logv)
+    out = tr.log(d) + first_accepted(logv, accepted)
     ub = ub + 2.0 ** -53
-    safe = poot.where(boost, alpha, 1.0)
-    return poot.where(boost, out + poot.log(ub) / safe, out)
+    safe = tr.where(boost, alpha, 1.0)
+    return tr.where(boost, out + tr.log(ub) / safe, out)
 
 
 def _gamma_of(next_key, alpha: Array) -> Array:
-    return poot.where(alpha == 0.0, 0.0, poot.exp(log_standard_gamma(next_key, alpha)))
+    return tr.where(alpha == 0.0, 0.0, tr.exp(log_standard_gamma(next_key, alpha)))
 
 
 def _beta_of(next_key, a: Array, b: Array) -> Array:
     """X / (X + Y) for X ~ Gamma(a), Y ~ Gamma(b), as a logistic of log X - log Y."""
     lx = log_standard_gamma(next_key, a)
     ly = log_standard_gamma(next_key, b)
-    return 1.0 / (1.0 + poot.exp(ly - lx))
+    return 1.0 / (1.0 + tr.exp(ly - lx))
 
 
 def _dirichlet_of(next_key, alpha: Array) -> Array:
     """Normalized Gamma(alpha_i) draws along the last axis, normalized in log space."""
     lg = log_standard_gamma(next_key, alpha)
-    top = poot.max(lg, axis=-1, keepdims=True)
-    top = poot.where(poot.isfinite(top), top, 0.0)
-    g = poot.exp(lg - top)
-    return g / poot.sum(g, axis=-1, keepdims=True)
+    top = tr.max(lg, axis=-1, keepdims=True)
+    top = tr.where(tr.isfinite(top), top, 0.0)
+    g = tr.exp(lg - top)
+    return g / tr.sum(g, axis=-1, keepdims=True)
 
 
 # --- Poisson --------------------------------------------------------------------------------------
@@ -187,15 +188,15 @@ _LOGGAM_COEF = (8.333333333333333e-02, -2.777777777777778e-03, 7.936507936507937
 def loggam(x: Array) -> Array:
     """log Gamma(x) for x >= 1 (NumPy's random_loggam): Stirling's series at max(x, 7), shifted
     back down by the logs of x, x + 1, ... below 7."""
-    n = poot.where(x < 7.0, poot.floor(7.0 - x), 0.0)
+    n = tr.where(x < 7.0, tr.floor(7.0 - x), 0.0)
     x0 = x + n
     x2 = 1.0 / (x0 * x0)
     series = _LOGGAM_COEF[9]
     for coef in _LOGGAM_COEF[8::-1]:
         series = series * x2 + coef
-    gl = series / x0 + 0.5 * math.log(2 * math.pi) + (x0 - 0.5) * poot.log(x0) - x0
+    gl = series / x0 + 0.5 * math.log(2 * math.pi) + (x0 - 0.5) * tr.log(x0) - x0
     for j in range(7):
-        gl = gl - poot.where(n > j, poot.log(x + j), 0.0)
+        gl = gl - tr.where(n > j, tr.log(x + j), 0.0)
     return gl
 
 
@@ -204,25 +205,25 @@ def _poisson_small(u: Array, lam: Array) -> Array:
     k = np.arange(POISSON_TERMS, dtype=np.float64)
     log_fact = mv.arr(np.array([math.lgamma(j + 1.0) for j in k]))
     lam1 = lam[..., None]
-    logpmf = mv.arr(k) * poot.log(lam1) - lam1 - log_fact
-    cdf = poot.cumsum(poot.exp(logpmf), axis=-1)
-    return poot.sum((cdf <= u[..., None]).astype(dt.float64), axis=-1)
+    logpmf = mv.arr(k) * tr.log(lam1) - lam1 - log_fact
+    cdf = tr.cumsum(tr.exp(logpmf), axis=-1)
+    return tr.sum((cdf <= u[..., None]).astype(dt.float64), axis=-1)
 
 
 def _poisson_ptrs(u: Array, v: Array, lam: Array) -> Array:
     """Hormann's transformed rejection with squeeze (PTRS), as NumPy draws lam >= 10."""
-    slam, loglam = poot.sqrt(lam), poot.log(lam)
+    slam, loglam = tr.sqrt(lam), tr.log(lam)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
-    log_invalpha = poot.log(1.1239 + 1.1328 / (b - 3.4))
+    log_invalpha = tr.log(1.1239 + 1.1328 / (b - 3.4))
     vr = 0.9277 - 3.6224 / (b - 2.0)
     u, v = u - 0.5, v + 2.0 ** -53
-    us = poot.maximum(0.5 - poot.abs(u), 2.0 ** -60)
-    k = poot.floor((2.0 * a / us + b) * u + lam + 0.43)
-    k_safe = poot.maximum(k, 0.0)
+    us = tr.maximum(0.5 - tr.abs(u), 2.0 ** -60)
+    k = tr.floor((2.0 * a / us + b) * u + lam + 0.43)
+    k_safe = tr.maximum(k, 0.0)
     squeeze = (us >= 0.07) & (v <= vr)
     bound = -lam + k_safe * loglam - loggam(k_safe + 1.0)
-    test = poot.log(v) + log_invalpha - poot.log(a / (us * us) + b) <= bound
+    test = tr.log(v) + log_invalpha - tr.log(a / (us * us) + b) <= bound
     accepted = squeeze | ((k >= 0) & ~((us < 0.013) & (v > us)) & test)
     return first_accepted(k_safe, accepted)
 
@@ -232,9 +233,9 @@ def _poisson_of(next_key, lam: Array) -> Array:
     small = lam < POISSON_SMALL
     rounds = (POISSON_ROUNDS,) + lam.shape
     u0, u, v = uniforms(next_key, lam.shape, rounds, rounds)
-    lo = _poisson_small(u0, poot.where(small & (lam > 0), lam, 1.0))
-    hi = _poisson_ptrs(u, v, poot.where(small, POISSON_SMALL, lam))
-    return poot.where(lam == 0.0, 0.0, poot.where(small, lo, hi))
+    lo = _poisson_small(u0, tr.where(small & (lam > 0), lam, 1.0))
+    hi = _poisson_ptrs(u, v, tr.where(small, POISSON_SMALL, lam))
+    return tr.where(lam == 0.0, 0.0, tr.where(small, lo, hi))
 
 
 # --- binomial -------------------------------------------------------------------------------------
@@ -245,33 +246,33 @@ def _binomial_small(u: Array, n: Array, p: Array) -> Array:
     j = np.arange(1, BINOMIAL_TERMS, dtype=np.float64)
     k = mv.arr(np.arange(BINOMIAL_TERMS, dtype=np.float64))
     n1, p1 = n[..., None], p[..., None]
-    ratios = poot.log(poot.maximum(n1 - mv.arr(j) + 1.0, 1.0)) - mv.arr(np.log(j))
-    log_choose = poot.concatenate([poot.zeros_like(n1), poot.cumsum(ratios, axis=-1)], axis=-1)
-    log_q = poot.log1p(-p1)
-    logpmf = n1 * log_q + k * (poot.log(p1) - log_q) + log_choose
-    cdf = poot.cumsum(poot.where(k <= n1, poot.exp(logpmf), 0.0), axis=-1)
-    return poot.minimum(poot.sum((cdf <= u[..., None]).astype(dt.float64), axis=-1), n)
+    ratios = tr.log(tr.maximum(n1 - mv.arr(j) + 1.0, 1.0)) - mv.arr(np.log(j))
+    log_choose = tr.concatenate([tr.zeros_like(n1), tr.cumsum(ratios, axis=-1)], axis=-1)
+    log_q = tr.log1p(-p1)
+    logpmf = n1 * log_q + k * (tr.log(p1) - log_q) + log_choose
+    cdf = tr.cumsum(tr.where(k <= n1, tr.exp(logpmf), 0.0), axis=-1)
+    return tr.minimum(tr.sum((cdf <= u[..., None]).astype(dt.float64), axis=-1), n)
 
 
 def _binomial_btrs(u: Array, v: Array, n: Array, p: Array) -> Array:
     """Hormann's transformed rejection with squeeze (BTRS) for n * p >= 10, p <= 1/2."""
     q = 1.0 - p
-    spq = poot.sqrt(n * p * q)
+    spq = tr.sqrt(n * p * q)
     b = 1.15 + 2.53 * spq
     a = -0.0873 + 0.0248 * b + 0.01 * p
     c = n * p + 0.5
     vr = 0.92 - 4.2 / b
-    log_alpha = poot.log((2.83 + 5.1 / b) * spq)
-    lpq = poot.log(p / q)
-    m = poot.floor((n + 1.0) * p)
+    log_alpha = tr.log((2.83 + 5.1 / b) * spq)
+    lpq = tr.log(p / q)
+    m = tr.floor((n + 1.0) * p)
     h = loggam(m + 1.0) + loggam(n - m + 1.0)
     u, v = u - 0.5, v + 2.0 ** -53
-    us = poot.maximum(0.5 - poot.abs(u), 2.0 ** -60)
-    k = poot.floor((2.0 * a / us + b) * u + c)
+    us = tr.maximum(0.5 - tr.abs(u), 2.0 ** -60)
+    k = tr.floor((2.0 * a / us + b) * u + c)
     inside = (k >= 0) & (k <= n)
-    ks = poot.clip(k, 0.0, n)
+    ks = tr.clip(k, 0.0, n)
     squeeze = (us >= 0.07) & (v <= vr)
-    test = poot.log(v) + log_alpha - poot.log(a / (us * us) + b) <= (
+    test = tr.log(v) + log_alpha - tr.log(a / (us * us) + b) <= (
         h - loggam(ks + 1.0) - loggam(n - ks + 1.0) + (ks - m) * lpq)
     return first_accepted(ks, inside & (squeeze | test))
 
@@ -280,14 +281,14 @@ def _binomial_of(next_key, n: Array, p: Array) -> Array:
     """Binomial counts (float64 holding integers) for integral n >= 0 and 0 <= p <= 1: drawn for
     min(p, 1 - p) and reflected."""
     flip = p > 0.5
-    pp = poot.where(flip, 1.0 - p, p)
+    pp = tr.where(flip, 1.0 - p, p)
     small = n * pp < 10.0
     rounds = (BINOMIAL_ROUNDS,) + n.shape
     u0, u, v = uniforms(next_key, n.shape, rounds, rounds)
-    lo = _binomial_small(u0, poot.where(small, n, 1.0), poot.where(small & (pp > 0), pp, 0.5))
-    hi = _binomial_btrs(u, v, poot.where(small, 40.0, n), poot.where(small, 0.5, pp))
-    k = poot.where((pp == 0) | (n == 0), 0.0, poot.where(small, lo, hi))
-    return poot.where(flip, n - k, k)
+    lo = _binomial_small(u0, tr.where(small, n, 1.0), tr.where(small & (pp > 0), pp, 0.5))
+    hi = _binomial_btrs(u, v, tr.where(small, 40.0, n), tr.where(small, 0.5, pp))
+    k = tr.where((pp == 0) | (n == 0), 0.0, tr.where(small, lo, hi))
+    return tr.where(flip, n - k, k)
 
 
 # --- von Mises ------------------------------------------------------------------------------------
@@ -295,27 +296,27 @@ def _vonmises_of(next_key, mu: Array, kappa: Array) -> Array:
     """Best and Fisher's wrapped-Cauchy rejection (NumPy's algorithm), angles in [-pi, pi]; kappa
     below 1e-8 gives uniform angles, above 1e6 NumPy's wrapped normal approximation."""
     shape = mu.shape
-    k = poot.where(kappa < 1e-8, 1.0, kappa)
-    r = 1.0 + poot.sqrt(1.0 + 4.0 * k * k)
-    rho = (r - poot.sqrt(2.0 * r)) / (2.0 * k)
-    s = poot.where(k < 1e-5, 1.0 / k + k, (1.0 + rho * rho) / (2.0 * rho))
+    k = tr.where(kappa < 1e-8, 1.0, kappa)
+    r = 1.0 + tr.sqrt(1.0 + 4.0 * k * k)
+    rho = (r - tr.sqrt(2.0 * r)) / (2.0 * k)
+    s = tr.where(k < 1e-5, 1.0 / k + k, (1.0 + rho * rho) / (2.0 * rho))
     rounds = (VONMISES_ROUNDS,) + shape
     u, v, u2, u3, n1, n2 = uniforms(next_key, rounds, rounds, shape, shape, shape, shape)
     v = v + 2.0 ** -53
-    z = poot.cos(math.pi * u)
+    z = tr.cos(math.pi * u)
     w = (1.0 + s * z) / (s + z)
     y = k * (s - w)
-    ypos = poot.maximum(y, 1e-300)
-    accepted = (y * (2.0 - y) - v >= 0) | (poot.log(ypos / v) + 1.0 - y >= 0)
-    w = poot.clip(first_accepted(w, accepted), -1.0, 1.0)
-    angle = poot.arccos(w)
-    angle = poot.where(u2 < 0.5, -angle, angle)
+    ypos = tr.maximum(y, 1e-300)
+    accepted = (y * (2.0 - y) - v >= 0) | (tr.log(ypos / v) + 1.0 - y >= 0)
+    w = tr.clip(first_accepted(w, accepted), -1.0, 1.0)
+    angle = tr.arccos(w)
+    angle = tr.where(u2 < 0.5, -angle, angle)
     uniform = math.pi * (2.0 * u3 - 1.0)
-    wrapped = box_muller(n1, n2) / poot.sqrt(poot.maximum(k, 1.0))
-    angle = poot.where(kappa < 1e-8, uniform, poot.where(kappa > 1e6, wrapped, angle))
+    wrapped = box_muller(n1, n2) / tr.sqrt(tr.maximum(k, 1.0))
+    angle = tr.where(kappa < 1e-8, uniform, tr.where(kappa > 1e6, wrapped, angle))
     result = angle + mu
-    mod = poot.fmod(poot.abs(result) + math.pi, 2.0 * math.pi) - math.pi
-    return poot.where(result < 0, -mod, mod)
+    mod = tr.fmod(tr.abs(result) + math.pi, 2.0 * math.pi) - math.pi
+    return tr.where(result < 0, -mod, mod)
 
 
 # --- NumPy's signatures (the Generator's methods call these with its bit source) -----------------
@@ -369,7 +370,7 @@ def standard_t(next_key, df, size=None):
     not_positive("standard_t", "df", df)
     s = out_shape("standard_t", size, df)
     half = param(df, s) / 2.0
-    return poot.sqrt(half) * std_normal(next_key, s) / poot.sqrt(_gamma_of(next_key, half))
+    return tr.sqrt(half) * std_normal(next_key, s) / tr.sqrt(_gamma_of(next_key, half))
 
 
 def standard_cauchy(next_key, size=None):
@@ -387,52 +388,52 @@ def _loc_scale(op, next_key, loc, scale, size, sample):
 def laplace(next_key, loc=0.0, scale=1.0, size=None):
     def sample(s):
         u = open_unit(next_key, s)
-        return poot.where(u >= 0.5, -poot.log(2.0 - 2.0 * u), poot.log(2.0 * u))
+        return tr.where(u >= 0.5, -tr.log(2.0 - 2.0 * u), tr.log(2.0 * u))
     return _loc_scale("laplace", next_key, loc, scale, size, sample)
 
 
 def logistic(next_key, loc=0.0, scale=1.0, size=None):
     def sample(s):
         u = open_unit(next_key, s)
-        return poot.log(u / (1.0 - u))
+        return tr.log(u / (1.0 - u))
     return _loc_scale("logistic", next_key, loc, scale, size, sample)
 
 
 def gumbel(next_key, loc=0.0, scale=1.0, size=None):
     return _loc_scale("gumbel", next_key, loc, scale, size,
-                      lambda s: -poot.log(-poot.log(open_unit(next_key, s))))
+                      lambda s: -tr.log(-tr.log(open_unit(next_key, s))))
 
 
 def lognormal(next_key, mean=0.0, sigma=1.0, size=None):
     below("lognormal", "sigma", sigma)
     s = out_shape("lognormal", size, mean, sigma)
-    return poot.exp(param(mean, s) + param(sigma, s) * std_normal(next_key, s))
+    return tr.exp(param(mean, s) + param(sigma, s) * std_normal(next_key, s))
 
 
 def pareto(next_key, a, size=None):
     not_positive("pareto", "a", a)
     s = out_shape("pareto", size, a)
-    return poot.expm1(std_exponential(next_key, s) / param(a, s))
+    return tr.expm1(std_exponential(next_key, s) / param(a, s))
 
 
 def power(next_key, a, size=None):
     not_positive("power", "a", a)
     s = out_shape("power", size, a)
-    return (-poot.expm1(-std_exponential(next_key, s))) ** (1.0 / param(a, s))
+    return (-tr.expm1(-std_exponential(next_key, s))) ** (1.0 / param(a, s))
 
 
 def rayleigh(next_key, scale=1.0, size=None):
     below("rayleigh", "scale", scale)
     s = out_shape("rayleigh", size, scale)
-    return param(scale, s) * poot.sqrt(2.0 * std_exponential(next_key, s))
+    return param(scale, s) * tr.sqrt(2.0 * std_exponential(next_key, s))
 
 
 def weibull(next_key, a, size=None):
     below("weibull", "a", a)
     s = out_shape("weibull", size, a)
     av = param(a, s)
-    safe = poot.where(av == 0.0, 1.0, av)
-    return poot.where(av == 0.0, 0.0, std_exponential(next_key, s) ** (1.0 / safe))
+    safe = tr.where(av == 0.0, 1.0, av)
+    return tr.where(av == 0.0, 0.0, std_exponential(next_key, s) ** (1.0 / safe))
 
 
 def triangular(next_key, left, mode, right, size=None):
@@ -449,8 +450,8 @@ def triangular(next_key, left, mode, right, size=None):
     lo, mo, hi = param(left, s), param(mode, s), param(right, s)
     base = hi - lo
     u = unit(next_key, s)
-    return poot.where(u <= (mo - lo) / base, lo + poot.sqrt(u * (mo - lo) * base),
-                      hi - poot.sqrt((1.0 - u) * (hi - mo) * base))
+    return tr.where(u <= (mo - lo) / base, lo + tr.sqrt(u * (mo - lo) * base),
+                      hi - tr.sqrt((1.0 - u) * (hi - mo) * base))
 
 
 def wald(next_key, mean, scale, size=None):
@@ -462,16 +463,16 @@ def wald(next_key, mean, scale, size=None):
     u1, u2, u = uniforms(next_key, s, s, s)
     z = box_muller(u1, u2)
     y = mu * z * z
-    x = mu + (mu / (2.0 * lam)) * (y - poot.sqrt(4.0 * lam * y + y * y))
-    return poot.where(u <= mu / (mu + x), x, mu * mu / x)
+    x = mu + (mu / (2.0 * lam)) * (y - tr.sqrt(4.0 * lam * y + y * y))
+    return tr.where(u <= mu / (mu + x), x, mu * mu / x)
 
 
 def geometric(next_key, p, size=None):
     """Trials to the first success (int64 >= 1), by inversion: ceil(log U / log(1 - p))."""
     check("geometric", "p", p, lambda v: ~((v > 0) & (v <= 1)), "p <= 0, p > 1 or p is NaN")
     s = out_shape("geometric", size, p)
-    k = poot.ceil(poot.log(open_unit(next_key, s)) / poot.log1p(-param(p, s)))
-    return poot.maximum(k, 1.0).astype(dt.int64)
+    k = tr.ceil(tr.log(open_unit(next_key, s)) / tr.log1p(-param(p, s)))
+    return tr.maximum(k, 1.0).astype(dt.int64)
 
 
 def poisson(next_key, lam=1.0, size=None):
@@ -505,7 +506,7 @@ def dirichlet(next_key, alpha, size=None):
     if a.ndim != 1:
         raise ShapeError(f"Generator.dirichlet: alpha must be 1-dimensional, got shape {a.shape}")
     s = size_shape(size) + a.shape
-    return _dirichlet_of(next_key, poot.broadcast_to(a, s))
+    return _dirichlet_of(next_key, tr.broadcast_to(a, s))
 
 
 def vonmises(next_key, mu, kappa, size=None):
@@ -538,13 +539,13 @@ def multivariate_normal(next_key, mean, cov, size=None, check_valid="warn", tol=
     n = m.shape[0]
     z = std_normal(next_key, size_shape(size) + (n,))
     if method == "cholesky":
-        factor = poot.linalg.cholesky(c).mT
+        factor = la.cholesky(c).mT
     elif method == "svd":
-        _, sv, vh = poot.linalg.svd(c)
-        factor = poot.sqrt(sv)[:, None] * vh
+        _, sv, vh = la.svd(c)
+        factor = tr.sqrt(sv)[:, None] * vh
     else:
-        ev, vecs = poot.linalg.eigh(c)
-        factor = poot.sqrt(poot.abs(ev))[:, None] * vecs.mT
+        ev, vecs = la.eigh(c)
+        factor = tr.sqrt(tr.abs(ev))[:, None] * vecs.mT
     return z @ factor + m
 
 
@@ -570,7 +571,7 @@ def binomial(next_key, n, p, size=None):
     below("binomial", "n", n)
     check("binomial", "p", p, lambda v: ~((v >= 0) & (v <= 1)), "p < 0, p > 1 or p is NaN")
     s = out_shape("binomial", size, n, p)
-    return _binomial_of(next_key, poot.floor(param(n, s)), param(p, s)).astype(dt.int64)
+    return _binomial_of(next_key, tr.floor(param(n, s)), param(p, s)).astype(dt.int64)
 
 
 def multinomial(next_key, n, pvals, size=None):
@@ -589,18 +590,18 @@ def multinomial(next_key, n, pvals, size=None):
     if pv.ndim != 1:
         raise ShapeError(f"Generator.multinomial: pvals must be 1-dimensional, got shape {pv.shape}")
     s = out_shape("multinomial", size, n)
-    left = poot.floor(param(n, s))
+    left = tr.floor(param(n, s))
     mass = 1.0
     counts = []
     for i in range(pv.shape[0] - 1):
         pi = pv[i]
-        frac = poot.where(mass > 0, poot.clip(pi / poot.maximum(mass, 1e-300), 0.0, 1.0), 0.0)
-        x = _binomial_of(next_key, left, poot.broadcast_to(frac, s))
+        frac = tr.where(mass > 0, tr.clip(pi / tr.maximum(mass, 1e-300), 0.0, 1.0), 0.0)
+        x = _binomial_of(next_key, left, tr.broadcast_to(frac, s))
         counts.append(x)
         left = left - x
         mass = mass - pi
     counts.append(left)
-    return poot.stack(counts, axis=-1).astype(dt.int64)
+    return tr.stack(counts, axis=-1).astype(dt.int64)
 
 
 def logseries(next_key, p, size=None):
@@ -608,25 +609,25 @@ def logseries(next_key, p, size=None):
     check("logseries", "p", p, lambda v: ~((v >= 0) & (v < 1)), "p < 0, p >= 1 or p is NaN")
     s = out_shape("logseries", size, p)
     pv = param(p, s)
-    r = poot.log1p(-pv)
+    r = tr.log1p(-pv)
     v, w = uniforms(next_key, s, s)
     v = v + 2.0 ** -53
-    q = -poot.expm1(r * (w + 2.0 ** -53))
-    tail = poot.maximum(poot.floor(1.0 + poot.log(v) / poot.log(poot.where(q > 0, q, 0.5))), 1.0)
-    k = poot.where(v <= q * q, tail, poot.where(v >= q, 1.0, 2.0))
-    return poot.where(v >= pv, 1.0, k).astype(dt.int64)
+    q = -tr.expm1(r * (w + 2.0 ** -53))
+    tail = tr.maximum(tr.floor(1.0 + tr.log(v) / tr.log(tr.where(q > 0, q, 0.5))), 1.0)
+    k = tr.where(v <= q * q, tail, tr.where(v >= q, 1.0, 2.0))
+    return tr.where(v >= pv, 1.0, k).astype(dt.int64)
 
 
 def _noncentral_chisquare_of(next_key, df: Array, nonc: Array) -> Array:
     """NumPy's construction in one gamma draw: for df > 1, chisquare(df - 1) + (Z + sqrt(nonc))**2;
     otherwise chisquare(df + 2 I) with I ~ Poisson(nonc / 2)."""
     wide = df > 1.0
-    i = _poisson_of(next_key, poot.where(wide, 0.0, nonc / 2.0))
-    half = poot.where(wide, (df - 1.0) / 2.0, df / 2.0 + i)
+    i = _poisson_of(next_key, tr.where(wide, 0.0, nonc / 2.0))
+    half = tr.where(wide, (df - 1.0) / 2.0, df / 2.0 + i)
     chi = 2.0 * _gamma_of(next_key, half)
     u1, u2 = uniforms(next_key, df.shape, df.shape)
-    shifted = box_muller(u1, u2) + poot.sqrt(nonc)
-    return poot.where(wide, chi + shifted * shifted, chi)
+    shifted = box_muller(u1, u2) + tr.sqrt(nonc)
+    return tr.where(wide, chi + shifted * shifted, chi)
 
 
 def noncentral_chisquare(next_key, df, nonc, size=None):
