@@ -28,7 +28,7 @@ from poot.jit.runtime.host import HostStep
 from ptxas_tool import PTXAS, SKIP_REASON
 
 NORMS = ("backward", "ortho", "forward")
-LENGTHS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+LENGTHS = [2, 4, 16, 128, 1024, 4096]        # every stage count parity, tiles and stages
 
 
 @pytest.fixture(params=["tiles", "stages"])
@@ -83,7 +83,7 @@ def test_rows_along_the_last_axis(kernels, fn, n):
         check(a, fn, norm)
 
 
-@pytest.mark.parametrize("n", [2, 8, 64, 1024])
+@pytest.mark.parametrize("n", [8, 1024])
 def test_complex128(kernels, n):
     _skip_without_float64(np.complex128, kernels)
     a = _complex((2, n), np.complex128, seed=n)
@@ -92,7 +92,7 @@ def test_complex128(kernels, n):
             check(a, fn, norm)
 
 
-@pytest.mark.parametrize("n", [2, 4, 32, 256])
+@pytest.mark.parametrize("n", [4, 256])
 def test_a_strided_middle_axis(kernels, n):
     a = _complex((3, n, 5), np.complex64, seed=n)
     for fn in ("fft", "ifft"):
