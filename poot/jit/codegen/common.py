@@ -3,15 +3,26 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from dataclasses import dataclass, field
 
 from poot import dtypes as dt
+from poot.errors import PootError
 from poot.fuse.indexing import Coord, Form
 from poot.fuse.plan import Step
 from poot.jit.kir.builder import KernelBuilder, cast
 from poot.jit.kir.model import Access, Index, Kernel
 from poot.jit.codegen.values import ValueGen, index_dtype_for
 from poot.jit.llvm.targets import KernelStyle, target_of
+
+
+def env_choice(name: str, options: tuple) -> str:
+    """The choice environment variable `name` makes among `options` (`options[0]` when unset or
+    empty; case and surrounding spaces ignored); any other value is a PootError naming the options."""
+    mode = os.environ.get(name, options[0]).strip().lower() or options[0]
+    if mode not in options:
+        raise PootError(f"{name} is '{mode}'; use {', '.join(options[:-1])} or {options[-1]}")
+    return mode
 
 CPU_BLOCK = 16384          # elements one CPU work unit handles in a pointwise kernel
 GPU_WORKGROUP = 256

@@ -36,11 +36,9 @@ device included (which tests them where no GPU is).
 from __future__ import annotations
 
 import math
-import os
 
 from poot import dtypes as dt
-from poot.errors import PootError
-from poot.jit.codegen.common import Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.common import Launch, StepCode, ceil_div, env_choice, groups_for
 from poot.jit.kir.builder import KernelBuilder, binary, cast, const, select, unary
 from poot.jit.kir.model import Access, Index
 from poot.jit.llvm.targets import KernelStyle, target_of
@@ -56,10 +54,7 @@ MAX_WORDS = 1 << 31        # parts words of the operand: every word index fits t
 def fft_path() -> str:
     """POOT_GPU_FFT: "auto" (the kernels on GPU devices, the host step on the CPU), "host" (the host
     step everywhere) or "kernels" (the kernels everywhere, the CPU device included)."""
-    mode = os.environ.get("POOT_GPU_FFT", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "host", "kernels"):
-        raise PootError(f"POOT_GPU_FFT is '{mode}'; use auto, host or kernels")
-    return mode
+    return env_choice("POOT_GPU_FFT", ("auto", "host", "kernels"))
 
 
 def claims(step, caps) -> bool:

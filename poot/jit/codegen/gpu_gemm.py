@@ -21,12 +21,10 @@ path where the assets apply (auto: the assets)."""
 from __future__ import annotations
 
 import math
-import os
 import re
 
 from poot import dtypes as dt
-from poot.errors import PootError
-from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div
+from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div, env_choice
 from poot.jit.llvm.targets import target_of
 
 TILE = 128                 # rows and columns of C per workgroup (both assets)
@@ -40,9 +38,7 @@ ASYNC_ALIGN = 8            # elements per 16-byte chunk
 
 
 def gemm_path() -> str:
-    mode = os.environ.get("POOT_GPU_GEMM", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "asset", "generated"):
-        raise PootError(f"POOT_GPU_GEMM is '{mode}'; use auto, asset or generated")
+    mode = env_choice("POOT_GPU_GEMM", ("auto", "asset", "generated"))
     return "asset" if mode == "auto" else mode
 
 

@@ -36,7 +36,8 @@ from poot.errors import PootError
 from poot.fuse.indexing import unravel
 from poot.jit.kir.builder import binary, cast, const
 from poot.jit.kir.model import Index
-from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, asset, ceil_div, groups_for
+from poot.jit.codegen.common import (GPU_WORKGROUP, KernelContext, Launch, StepCode, asset, ceil_div, env_choice,
+                                     groups_for)
 from poot.jit.codegen.gpu_lanes import UNROLL, WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
 from poot.jit.codegen.opaque import _batch
 from poot.jit.llvm.targets import KernelStyle
@@ -52,9 +53,7 @@ SCHEDULE_ENV = "POOT_GPU_GEMV_SCHEDULE"
 
 
 def gemv_path() -> str:
-    mode = os.environ.get("POOT_GPU_GEMV", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "asset", "generated"):
-        raise PootError(f"POOT_GPU_GEMV is '{mode}'; use auto, asset or generated")
+    mode = env_choice("POOT_GPU_GEMV", ("auto", "asset", "generated"))
     return AUTO_PATH if mode == "auto" else mode
 
 

@@ -34,10 +34,8 @@ keeps it on every device; POOT_GPU_SORT=kernels takes the kernels on every devic
 from __future__ import annotations
 
 import math
-import os
 
-from poot.errors import PootError
-from poot.jit.codegen.common import Launch, StepCode, ceil_div, groups_for
+from poot.jit.codegen.common import Launch, StepCode, ceil_div, env_choice, groups_for
 from poot.jit.codegen.gpu_sort_keys import ALL_ONES, U32, ValueWords, copy_value, key_of, load_value, value_words
 from poot.jit.kir.builder import KernelBuilder, binary, cast, const, select
 from poot.jit.kir.model import Access, Index
@@ -57,10 +55,7 @@ def sort_path() -> str:
     """POOT_GPU_SORT: "auto" (the kernels on GPU devices, the host step on the CPU), "host" (the host
     step everywhere) or "kernels" (the kernels everywhere: the CPU device runs the same workgroups,
     which tests the network where no GPU is)."""
-    mode = os.environ.get("POOT_GPU_SORT", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "host", "kernels"):
-        raise PootError(f"POOT_GPU_SORT is '{mode}'; use auto, host or kernels")
-    return mode
+    return env_choice("POOT_GPU_SORT", ("auto", "host", "kernels"))
 
 
 def claims(step, caps) -> bool:
