@@ -15,23 +15,30 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """Cumulative sum along `axis` (optional only for 1-D x), with sum's result dtypes (signed ints
     -> int64, unsigned -> uint64, bool -> int64). `include_initial=True` starts with a zero, so the
     axis grows by one."""
-    from poot.trace.creation import zeros
-    from poot.trace.movement import concat
     from poot.trace.reductions import cumsum
+
+    return cumulative(x, axis, dtype, include_initial, cumsum, 0, "cumulative_sum")
+
+
+def cumulative(x, axis, dtype, include_initial: bool, scan, initial, what: str):
+    """`scan(x, axis=, dtype=)` along `axis` (optional only for 1-D x), as the array API's cumulative
+    functions take it; `include_initial` starts it with `initial` (the scan's identity)."""
+    from poot.trace.creation import full
+    from poot.trace.movement import concat
 
     x = arr(x)
     if x.ndim == 0:
-        raise ShapeError(f"cumulative_sum: needs an array of one or more dimensions, got {x.aval}")
+        raise ShapeError(f"{what}: needs an array of one or more dimensions, got {x.aval}")
     if axis is None:
         if x.ndim > 1:
-            raise AxisError(f"cumulative_sum: axis is required for an array of {x.ndim} dimensions "
+            raise AxisError(f"{what}: axis is required for an array of {x.ndim} dimensions "
                             f"({x.aval}); pass axis=")
         axis = 0
-    ax = axis_of(axis, x.ndim, "cumulative_sum", x)
-    out = cumsum(x, axis=ax, dtype=dtype)
+    ax = axis_of(axis, x.ndim, what, x)
+    out = scan(x, axis=ax, dtype=dtype)
     if not include_initial:
         return out
-    first = zeros(x.shape[:ax] + (1,) + x.shape[ax + 1:], dtype=out.dtype, device=x.device)
+    first = full(x.shape[:ax] + (1,) + x.shape[ax + 1:], initial, dtype=out.dtype, device=x.device)
     return concat([first, out], axis=ax)
 
 

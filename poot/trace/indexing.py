@@ -449,9 +449,15 @@ def take_along_axis(x, indices, axis):
     """`x` gathered along `axis` at `indices` (of x's rank), as np.take_along_axis."""
     x = arr(x)
     ax = axis_of(axis, x.ndim, "take_along_axis", x)
+    return wrap(getitem_node(x, along_axis_index(x, ax, indices, "take_along_axis")))
+
+
+def along_axis_index(x: Array, ax: int, indices, what: str) -> tuple:
+    """The index of `x` that picks `indices` (of x's rank) along axis `ax` and every position along
+    the others, as np.take_along_axis and np.put_along_axis use it."""
     ind = indices if isinstance(indices, Array) else np.asarray(indices)
     if len(ind.shape) != x.ndim:
-        raise ShapeError(f"take_along_axis: indices {tuple(ind.shape)} need the rank of {x.aval}")
+        raise ShapeError(f"{what}: indices {tuple(ind.shape)} need the rank of {x.aval}")
     grid = []
     for i in range(x.ndim):
         if i == ax:
@@ -460,7 +466,7 @@ def take_along_axis(x, indices, axis):
             shape = [1] * x.ndim
             shape[i] = x.shape[i]
             grid.append(np.arange(x.shape[i]).reshape(shape))
-    return wrap(getitem_node(x, tuple(grid)))
+    return tuple(grid)
 
 
 @api_boundary

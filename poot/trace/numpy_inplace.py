@@ -17,7 +17,7 @@ from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.creation import arange
-from poot.trace.indexing import take
+from poot.trace.indexing import along_axis_index, take
 from poot.trace.movement import arr, axis_of
 from poot.trace.selection import where
 from poot.trace.selection import where as _sel
@@ -75,19 +75,7 @@ def _put(a, ind, v, mode="raise"):
 def _put_along_axis(arr_, indices, values, axis):
     a = _target(arr_, "put_along_axis")
     x, ax = (mv.reshape(a, (-1,)), 0) if axis is None else (a, axis_of(axis, a.ndim, "put_along_axis", a))
-    ind = indices if isinstance(indices, Array) else np.asarray(indices)
-    if len(ind.shape) != x.ndim:
-        raise ShapeError(f"put_along_axis: indices {tuple(ind.shape)} need the rank of {x.aval}")
-    grid = []
-    for k in range(x.ndim):
-        if k == ax:
-            grid.append(ind)
-        else:
-            g = [1] * x.ndim
-            g[k] = x.shape[k]
-            grid.append(np.arange(x.shape[k]).reshape(g))
-    x = x if axis is not None else mv.reshape(a, (-1,))
-    x[tuple(grid)] = values
+    x[along_axis_index(x, ax, indices, "put_along_axis")] = values
     _rebind(a, x)
 
 

@@ -20,7 +20,7 @@ from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
-from poot.trace.array_api_functions import conj
+from poot.trace.array_api_functions import conj, cumulative
 from poot.trace.control import while_loop
 from poot.trace.creation import arange, asarray, zeros
 from poot.trace.indexing import refuse_data_dependent, take, take_along_axis
@@ -423,20 +423,7 @@ def _vecmat(x1, x2, /):
 
 
 def _cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    x = arr(x)
-    if x.ndim == 0:
-        raise ShapeError(f"cumulative_prod: needs an array of one or more dimensions, got {x.aval}")
-    if axis is None:
-        if x.ndim > 1:
-            raise ShapeError(f"cumulative_prod: axis is required for an array of {x.ndim} dimensions "
-                             f"({x.aval}); pass axis=")
-        axis = 0
-    ax = axis_of(axis, x.ndim, "cumulative_prod", x)
-    out = red.cumprod(x, axis=ax, dtype=dtype)
-    if not include_initial:
-        return out
-    first = mv.broadcast_to(asarray(np.ones((), out.dtype.np)), x.shape[:ax] + (1,) + x.shape[ax + 1:])
-    return mv.concatenate([first, out], axis=ax)
+    return cumulative(x, axis, dtype, include_initial, red.cumprod, 1, "cumulative_prod")
 
 
 _export("matvec", _matvec, "Matrix-vector products over the last axes, broadcasting the rest. Lazy.")
