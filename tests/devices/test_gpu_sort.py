@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import poot as pt
-from poot.devices.base import Capabilities
 from poot.fuse.plan import plan_fusion
 from poot.graph import Aval, Eqn, Graph, Var
 from poot.graph.ops import OPS
@@ -27,6 +26,7 @@ from poot.jit.codegen import generate, gpu_sort
 from poot.jit.runtime import execute
 from poot.jit.runtime.host import HostStep
 from ptxas_tool import PTXAS, SKIP_REASON
+from target_caps import CUDA_CAPS, ROCM_CAPS
 
 DTYPES = [np.float32, np.int32, np.uint8, np.bool_, np.float16, ml_dtypes.bfloat16, np.int8, np.int16,
           np.float64, np.int64, np.uint64]
@@ -197,13 +197,6 @@ def test_a_bad_mode_is_named(monkeypatch):
 
 
 # --- the kernels assemble for the targets this machine cannot run ----------------------------------
-CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
-                         shared_memory_bytes=48 * 1024, subgroup_size=32, cores=132)
-ROCM_CAPS = Capabilities(name="rocm:0", target="amdgcn", compile_arch="gfx942", max_workgroup_size=1024,
-                         max_workgroups=(2**31 - 1, 65535, 65535), shared_memory_bytes=64 * 1024, subgroup_size=64,
-                         cores=304)
-
-
 def _sort_kernels(caps, dtype, shape, op="sort") -> list:
     x = Var(Aval(shape, dtype))
     params = {"axis": len(shape) - 1, "descending": True}

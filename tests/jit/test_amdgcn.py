@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from poot.devices.base import Capabilities
 from poot.errors import LoweringError
 from poot.jit.llvm.compile import compile_kernel, get_target, llvm_ir
 from poot.jit.llvm.targets.amdgcn.hsaco import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, inspect_hsaco
@@ -17,14 +16,11 @@ from poot.jit.llvm.targets.amdgcn.target import parse_arch
 
 from kir_samples import add_kernel, all_kernels, reduce_shared_kernel
 from test_ptxas_all_kernels import CASES
+from target_caps import ROCM_CAPS
 
 pytest.importorskip("ziglang", reason="linking a HSACO needs the ziglang wheel's ld.lld (pip install 'poot[rocm]')")
 
 ARCHS = ("gfx90a", "gfx942", "gfx1100")
-# what an MI300X reports: the planner and kernelgen shape GPU kernels by these
-ROCM_CAPS = Capabilities(name="rocm:0", target="amdgcn", compile_arch="gfx942", max_workgroup_size=1024,
-                         max_workgroups=(2**31 - 1, 65535, 65535), shared_memory_bytes=64 * 1024, subgroup_size=64,
-                         cores=304)
 
 
 def check_hsaco(art, arch: str) -> None:

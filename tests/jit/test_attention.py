@@ -24,6 +24,7 @@ from poot.kernel import assets as kernel_assets
 from poot.trace.lazy import build_graph
 
 from ptxas_tool import PTXAS, SKIP_REASON as PTXAS_SKIP
+from target_caps import CUDA_CAPS
 
 DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -200,8 +201,6 @@ def test_unbatched_shapes_and_float64():
 
 
 # --- the GPU decode path: planned for a CUDA device, its launches run under the kernel emulator ---------
-CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
-                         shared_memory_bytes=48 * 1024, subgroup_size=32, cores=132)
 TYPES = {np.float32: dt.float32, np.float16: dt.float16, ml_dtypes.bfloat16: dt.bfloat16}
 
 

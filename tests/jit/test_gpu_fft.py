@@ -26,6 +26,7 @@ from poot.jit.codegen import generate, gpu_fft
 from poot.jit.runtime import execute
 from poot.jit.runtime.host import HostStep
 from ptxas_tool import PTXAS, SKIP_REASON
+from target_caps import CUDA_CAPS, ROCM_CAPS
 
 NORMS = ("backward", "ortho", "forward")
 LENGTHS = [2, 4, 16, 128, 1024, 4096]        # every stage count parity, tiles and stages
@@ -203,13 +204,6 @@ def test_a_bad_mode_is_named(monkeypatch):
 
 
 # --- what the kernels claim, and their PTX ---------------------------------------------------------
-CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
-                         shared_memory_bytes=48 * 1024, subgroup_size=32, cores=132)
-ROCM_CAPS = Capabilities(name="rocm:0", target="amdgcn", compile_arch="gfx942", max_workgroup_size=1024,
-                         max_workgroups=(2**31 - 1, 65535, 65535), shared_memory_bytes=64 * 1024, subgroup_size=64,
-                         cores=304)
-
-
 def _fft_plan(shape, dtype, fn="fft", axes=None, norm="backward"):
     axes = axes or (len(shape) - 1,)
     x = Var(Aval(tuple(shape) + (2,), dtype))

@@ -9,17 +9,14 @@ import subprocess
 import pytest
 
 from poot import dtypes as dt
-from poot.devices.base import Capabilities
 from poot.graph import Aval, Eqn, Graph, Var
 from poot.graph.ops import OPS
 
 from ptxas_tool import PTXAS, SKIP_REASON
+from target_caps import CUDA_CAPS
 
 pytestmark = pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
 ARCHS = ("sm_80", "sm_90")
-# what a CUDA device reports (an H200's numbers): the planner and kernelgen shape GPU kernels by these
-CUDA_CAPS = Capabilities(name="cuda:0", target="ptx", max_workgroup_size=1024, max_workgroups=(2**31 - 1, 65535, 65535),
-                         shared_memory_bytes=48 * 1024, subgroup_size=32, cores=132)
 F32, F16, BF16, F64, I32, I64, U8 = dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int64, dt.uint8
 
 
