@@ -49,6 +49,13 @@ class Artifact:
         needs to know to launch a grid past its limits): a fact of the target (the registry's)."""
         return target_named(self.target).folds_grid
 
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """Shared memory the launch must ask for (PTX kernels past the static limit; else 0)."""
+        from poot.jit.llvm.gpu_entry import dynamic_shared_bytes
+
+        return dynamic_shared_bytes(self.kernel, self.target)
+
 
 def debug_level() -> int:
     try:

@@ -16,18 +16,44 @@ from __future__ import annotations
 
 from poot.jit.llvm.ir import Func, mem_type
 
+STATIC_SHARED_LIMIT = 48 * 1024     # bytes of static shared memory a CUDA kernel may declare
 
-def emit_gpu_kernel(lw, symbol: str, physical, local_id) -> tuple[Func, str]:
+
+def shared_layout(kernel) -> tuple[list[int], int]:
+    """Byte offsets of `kernel.shared`'s arrays laid out one after another (16-byte aligned), and the
+    total."""
+    offsets, at = [], 0
+    for s in kernel.shared:
+        offsets.append(at)
+        at += -(-s.size * s.dtype.itemsize // 16) * 16
+    return offsets, at
+
+
+def dynamic_shared_bytes(kernel, target: str) -> int:
+    """The bytes of dynamic shared memory a launch of `kernel` compiled for `target` must ask for: on
+    PTX, arrays of more than 48 KiB in all live in one dynamic block (the most a kernel may declare
+    statically; past it the driver must be told the size at load and launch), else 0."""
+    total = shared_layout(kernel)[1]
+    return total if target == "ptx" and total > STATIC_SHARED_LIMIT else 0
+
+
+def emit_gpu_kernel(lw, symbol: str, physical, local_id, dynamic_shared: bool = False) -> tuple[Func, str]:
     """Lower `lw.k` (a Lowering with address spaces 1 and 3) into a new entry function. `physical(f)` ->
     (three i64 physical workgroup ids, the i64 physical grid extents in x and y); `local_id(f, axis)`
-    -> the i32 work-item id on `axis`. Returns the function and its parameter list."""
+    -> the i32 work-item id on `axis`. With `dynamic_shared` the shared arrays are slices of one
+    external (dynamically sized) block. Returns the function and its parameter list."""
     kernel, module = lw.k, lw.m
     f = Func()
     lw.reset_function(f)
     lw.meta, lw.trap = "%meta", "%trap"
     for j, p in enumerate(kernel.buffers):
         lw.buffers[p.name] = f"%b{j}"
-    for s in kernel.shared:
+    if dynamic_shared:
+        block = f"@{symbol}_dynamic_shared"
+        module.globals.append(f"{block} = external addrspace(3) global [0 x i8], align 16")
+        for s, off in zip(kernel.shared, shared_layout(kernel)[0]):
+            lw.shared_ptrs[s.name] = f.op(f"getelementptr inbounds i8, ptr addrspace(3) {block}, i64 {off}")
+    for s in kernel.shared if not dynamic_shared else ():
         g = f"@{symbol}.sh.{s.name}"
         module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, align 16")
         lw.shared_ptrs[s.name] = g
@@ -53,4 +79,4 @@ def emit_gpu_kernel(lw, symbol: str, physical, local_id) -> tuple[Func, str]:
     return f, params
 
 
-__all__ = ["emit_gpu_kernel"]
+__all__ = ["STATIC_SHARED_LIMIT", "dynamic_shared_bytes", "emit_gpu_kernel", "shared_layout"]

@@ -21,7 +21,7 @@ import re
 import llvmlite.binding as llvm
 
 from poot import dtypes as dt
-from poot.jit.llvm.gpu_entry import emit_gpu_kernel
+from poot.jit.llvm.gpu_entry import dynamic_shared_bytes, emit_gpu_kernel
 from poot.jit.llvm.ir import Func
 from poot.jit.llvm.lower import Lowering
 from poot.jit.llvm.targets import target_named
@@ -177,7 +177,8 @@ class PtxTarget:
 
         lw = _PtxLowering(kernel, module, as_global=1, as_shared=3)
         lw.arch = self.arch
-        f, params = emit_gpu_kernel(lw, symbol, physical, lambda f, a: self._sreg(f, module, "tid." + "xyz"[a]))
+        f, params = emit_gpu_kernel(lw, symbol, physical, lambda f, a: self._sreg(f, module, "tid." + "xyz"[a]),
+                                    dynamic_shared=dynamic_shared_bytes(kernel, NAME) > 0)
         wx, wy, wz = kernel.workgroup
         module.attributes.append(f'attributes #2 = {{ nounwind "nvvm.maxntid"="{wx},{wy},{wz}" }}')
         module.functions.append(f.render(f"define ptx_kernel void @{symbol}({params}) #2"))
