@@ -18,7 +18,8 @@ P V (the usual FlashAttention-2 arrangement). No L x L buffer, and no f32 accumu
 
 Shared memory: Q as [64][D] plus two slots of K and V as [32][D], rows of D / 8 16-byte chunks stored
 XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an ldmatrix reads 8
-distinct bank groups: 48 KiB at D = 128, 24 KiB at D = 64.
+distinct bank groups: 48 KiB at D = 128, 24 KiB at D = 64 (past 48 KiB the block is dynamic
+shared memory).
 Launch: threads = (ceil(Lq / 64) * 128, B * Hq, 1), workgroup (128, 1, 1).
 
 This file is written by tools/unroll/flash_tc.py (the fragment code is unrolled): edit that script."""
@@ -28,7 +29,7 @@ import numpy as np
 import poot as pt
 from poot.kernel.examples import Example
 
-BQ = 64           # queries per workgroup (16 per warp)
+BQ = 64            # queries per workgroup (16 per warp)
 BKV = 32          # keys per tile
 NEG_INF = float("-inf")
 UNBOUNDED = 1 << 30
@@ -155,62 +156,63 @@ def _make_d64(T, name):
         pt.copy_async_commit()
         pt.copy_async_wait(0)
         pt.workgroup_barrier()
-        qrow = warp * 16 + r8 + 8 * (qm % 2)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 0 + qm // 2) ^ (qrow & 7)) * 4)
-        fq0_0 = lo(x0)
-        fq0_1 = hi(x0)
-        fq0_2 = lo(x1)
-        fq0_3 = hi(x1)
-        fq0_4 = lo(x2)
-        fq0_5 = hi(x2)
-        fq0_6 = lo(x3)
-        fq0_7 = hi(x3)
+        fq0_0_0 = lo(x0)
+        fq0_0_1 = hi(x0)
+        fq0_0_2 = lo(x1)
+        fq0_0_3 = hi(x1)
+        fq0_0_4 = lo(x2)
+        fq0_0_5 = hi(x2)
+        fq0_0_6 = lo(x3)
+        fq0_0_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 1 + qm // 2) ^ (qrow & 7)) * 4)
-        fq1_0 = lo(x0)
-        fq1_1 = hi(x0)
-        fq1_2 = lo(x1)
-        fq1_3 = hi(x1)
-        fq1_4 = lo(x2)
-        fq1_5 = hi(x2)
-        fq1_6 = lo(x3)
-        fq1_7 = hi(x3)
+        fq0_1_0 = lo(x0)
+        fq0_1_1 = hi(x0)
+        fq0_1_2 = lo(x1)
+        fq0_1_3 = hi(x1)
+        fq0_1_4 = lo(x2)
+        fq0_1_5 = hi(x2)
+        fq0_1_6 = lo(x3)
+        fq0_1_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 2 + qm // 2) ^ (qrow & 7)) * 4)
-        fq2_0 = lo(x0)
-        fq2_1 = hi(x0)
-        fq2_2 = lo(x1)
-        fq2_3 = hi(x1)
-        fq2_4 = lo(x2)
-        fq2_5 = hi(x2)
-        fq2_6 = lo(x3)
-        fq2_7 = hi(x3)
+        fq0_2_0 = lo(x0)
+        fq0_2_1 = hi(x0)
+        fq0_2_2 = lo(x1)
+        fq0_2_3 = hi(x1)
+        fq0_2_4 = lo(x2)
+        fq0_2_5 = hi(x2)
+        fq0_2_6 = lo(x3)
+        fq0_2_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 3 + qm // 2) ^ (qrow & 7)) * 4)
-        fq3_0 = lo(x0)
-        fq3_1 = hi(x0)
-        fq3_2 = lo(x1)
-        fq3_3 = hi(x1)
-        fq3_4 = lo(x2)
-        fq3_5 = hi(x2)
-        fq3_6 = lo(x3)
-        fq3_7 = hi(x3)
+        fq0_3_0 = lo(x0)
+        fq0_3_1 = hi(x0)
+        fq0_3_2 = lo(x1)
+        fq0_3_3 = hi(x1)
+        fq0_3_4 = lo(x2)
+        fq0_3_5 = hi(x2)
+        fq0_3_6 = lo(x3)
+        fq0_3_7 = hi(x3)
         zero = pt.f32(0.0)
-        o0_0, o0_1, o0_2, o0_3 = zero, zero, zero, zero
-        o1_0, o1_1, o1_2, o1_3 = zero, zero, zero, zero
-        o2_0, o2_1, o2_2, o2_3 = zero, zero, zero, zero
-        o3_0, o3_1, o3_2, o3_3 = zero, zero, zero, zero
-        o4_0, o4_1, o4_2, o4_3 = zero, zero, zero, zero
-        o5_0, o5_1, o5_2, o5_3 = zero, zero, zero, zero
-        o6_0, o6_1, o6_2, o6_3 = zero, zero, zero, zero
-        o7_0, o7_1, o7_2, o7_3 = zero, zero, zero, zero
-        m0 = pt.f32(NEG_INF)
-        m1 = pt.f32(NEG_INF)
-        l0 = pt.f32(0.0)
-        l1 = pt.f32(0.0)
-        qa = q0 + warp * 16 + g
-        qb = qa + 8
-        qac = min(qa, Lq - 1)
-        qbc = min(qb, Lq - 1)
-        ma = b * msb + h * msh + qac * msq
-        mb = b * msb + h * msh + qbc * msq
+        o0_0_0, o0_0_1, o0_0_2, o0_0_3 = zero, zero, zero, zero
+        o0_1_0, o0_1_1, o0_1_2, o0_1_3 = zero, zero, zero, zero
+        o0_2_0, o0_2_1, o0_2_2, o0_2_3 = zero, zero, zero, zero
+        o0_3_0, o0_3_1, o0_3_2, o0_3_3 = zero, zero, zero, zero
+        o0_4_0, o0_4_1, o0_4_2, o0_4_3 = zero, zero, zero, zero
+        o0_5_0, o0_5_1, o0_5_2, o0_5_3 = zero, zero, zero, zero
+        o0_6_0, o0_6_1, o0_6_2, o0_6_3 = zero, zero, zero, zero
+        o0_7_0, o0_7_1, o0_7_2, o0_7_3 = zero, zero, zero, zero
+        m0_0 = pt.f32(NEG_INF)
+        m0_1 = pt.f32(NEG_INF)
+        l0_0 = pt.f32(0.0)
+        l0_1 = pt.f32(0.0)
+        qa0 = q0 + warp * 16 + 0 + g
+        qb0 = qa0 + 8
+        ma0 = b * msb + h * msh + min(qa0, Lq - 1) * msq
+        mb0 = b * msb + h * msh + min(qb0, Lq - 1) * msq
         ntiles = pt.u32(0)
         if hi_ > lo_:                 # a block whose window ends before it starts sees no key
             ntiles = (hi_ - lo_ + BKV - 1) // BKV
@@ -222,197 +224,201 @@ def _make_d64(T, name):
             issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
             pt.copy_async_commit()
             slot = (kt % 2) * 1024
-            s0_0, s0_1, s0_2, s0_3 = zero, zero, zero, zero
-            s1_0, s1_1, s1_2, s1_3 = zero, zero, zero, zero
-            s2_0, s2_1, s2_2, s2_3 = zero, zero, zero, zero
-            s3_0, s3_1, s3_2, s3_3 = zero, zero, zero, zero
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = zero, zero, zero, zero
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = zero, zero, zero, zero
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = zero, zero, zero, zero
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = zero, zero, zero, zero
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
             kr = 16 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
             whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
                      and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)
             if whole:
-                s0_0 = s0_0 * scale
-                s0_1 = s0_1 * scale
-                s0_2 = s0_2 * scale
-                s0_3 = s0_3 * scale
-                s1_0 = s1_0 * scale
-                s1_1 = s1_1 * scale
-                s1_2 = s1_2 * scale
-                s1_3 = s1_3 * scale
-                s2_0 = s2_0 * scale
-                s2_1 = s2_1 * scale
-                s2_2 = s2_2 * scale
-                s2_3 = s2_3 * scale
-                s3_0 = s3_0 * scale
-                s3_1 = s3_1 * scale
-                s3_2 = s3_2 * scale
-                s3_3 = s3_3 * scale
+                s0_0_0 = s0_0_0 * scale
+                s0_0_1 = s0_0_1 * scale
+                s0_0_2 = s0_0_2 * scale
+                s0_0_3 = s0_0_3 * scale
+                s0_1_0 = s0_1_0 * scale
+                s0_1_1 = s0_1_1 * scale
+                s0_1_2 = s0_1_2 * scale
+                s0_1_3 = s0_1_3 * scale
+                s0_2_0 = s0_2_0 * scale
+                s0_2_1 = s0_2_1 * scale
+                s0_2_2 = s0_2_2 * scale
+                s0_2_3 = s0_2_3 * scale
+                s0_3_0 = s0_3_0 * scale
+                s0_3_1 = s0_3_1 * scale
+                s0_3_2 = s0_3_2 * scale
+                s0_3_3 = s0_3_3 * scale
             else:
                 kj = k0 + 0 + 2 * t + 0
-                s0_0 = score(s0_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 0 + 2 * t + 1
-                s0_1 = score(s0_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 0 + 2 * t + 0
-                s0_2 = score(s0_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 0 + 2 * t + 1
-                s0_3 = score(s0_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 0
-                s1_0 = score(s1_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 1
-                s1_1 = score(s1_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 0
-                s1_2 = score(s1_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 1
-                s1_3 = score(s1_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 0
-                s2_0 = score(s2_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 1
-                s2_1 = score(s2_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 0
-                s2_2 = score(s2_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 1
-                s2_3 = score(s2_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 0
-                s3_0 = score(s3_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 1
-                s3_1 = score(s3_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 0
-                s3_2 = score(s3_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 1
-                s3_3 = score(s3_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
-            mx0 = quad_max(max(max(max(s0_0, s0_1), max(s1_0, s1_1)), max(max(s2_0, s2_1), max(s3_0, s3_1))))
-            mx1 = quad_max(max(max(max(s0_2, s0_3), max(s1_2, s1_3)), max(max(s2_2, s2_3), max(s3_2, s3_3))))
-            mx0 = max(mx0, m0)
-            mx1 = max(mx1, m1)
-            base0 = offset(mx0) * LOG2E
-            base1 = offset(mx1) * LOG2E
-            alpha0 = pt.fast_exp2(m0 * LOG2E - base0)
-            alpha1 = pt.fast_exp2(m1 * LOG2E - base1)
-            m0 = mx0
-            m1 = mx1
-            s0_0 = pt.fast_exp2(s0_0 * LOG2E - base0)
-            s0_1 = pt.fast_exp2(s0_1 * LOG2E - base0)
-            s0_2 = pt.fast_exp2(s0_2 * LOG2E - base1)
-            s0_3 = pt.fast_exp2(s0_3 * LOG2E - base1)
-            s1_0 = pt.fast_exp2(s1_0 * LOG2E - base0)
-            s1_1 = pt.fast_exp2(s1_1 * LOG2E - base0)
-            s1_2 = pt.fast_exp2(s1_2 * LOG2E - base1)
-            s1_3 = pt.fast_exp2(s1_3 * LOG2E - base1)
-            s2_0 = pt.fast_exp2(s2_0 * LOG2E - base0)
-            s2_1 = pt.fast_exp2(s2_1 * LOG2E - base0)
-            s2_2 = pt.fast_exp2(s2_2 * LOG2E - base1)
-            s2_3 = pt.fast_exp2(s2_3 * LOG2E - base1)
-            s3_0 = pt.fast_exp2(s3_0 * LOG2E - base0)
-            s3_1 = pt.fast_exp2(s3_1 * LOG2E - base0)
-            s3_2 = pt.fast_exp2(s3_2 * LOG2E - base1)
-            s3_3 = pt.fast_exp2(s3_3 * LOG2E - base1)
-            l0 = l0 * alpha0 + ((s0_0 + s0_1) + (s1_0 + s1_1)) + ((s2_0 + s2_1) + (s3_0 + s3_1))
-            l1 = l1 * alpha1 + ((s0_2 + s0_3) + (s1_2 + s1_3)) + ((s2_2 + s2_3) + (s3_2 + s3_3))
-            o0_0 = o0_0 * alpha0
-            o0_1 = o0_1 * alpha0
-            o0_2 = o0_2 * alpha1
-            o0_3 = o0_3 * alpha1
-            o1_0 = o1_0 * alpha0
-            o1_1 = o1_1 * alpha0
-            o1_2 = o1_2 * alpha1
-            o1_3 = o1_3 * alpha1
-            o2_0 = o2_0 * alpha0
-            o2_1 = o2_1 * alpha0
-            o2_2 = o2_2 * alpha1
-            o2_3 = o2_3 * alpha1
-            o3_0 = o3_0 * alpha0
-            o3_1 = o3_1 * alpha0
-            o3_2 = o3_2 * alpha1
-            o3_3 = o3_3 * alpha1
-            o4_0 = o4_0 * alpha0
-            o4_1 = o4_1 * alpha0
-            o4_2 = o4_2 * alpha1
-            o4_3 = o4_3 * alpha1
-            o5_0 = o5_0 * alpha0
-            o5_1 = o5_1 * alpha0
-            o5_2 = o5_2 * alpha1
-            o5_3 = o5_3 * alpha1
-            o6_0 = o6_0 * alpha0
-            o6_1 = o6_1 * alpha0
-            o6_2 = o6_2 * alpha1
-            o6_3 = o6_3 * alpha1
-            o7_0 = o7_0 * alpha0
-            o7_1 = o7_1 * alpha0
-            o7_2 = o7_2 * alpha1
-            o7_3 = o7_3 * alpha1
+                s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+            mx0 = max(quad_max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1)))), m0_0)
+            base0_0 = offset(mx0) * LOG2E
+            alpha0 = pt.fast_exp2(m0_0 * LOG2E - base0_0)
+            m0_0 = mx0
+            mx1 = max(quad_max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3)))), m0_1)
+            base0_1 = offset(mx1) * LOG2E
+            alpha1 = pt.fast_exp2(m0_1 * LOG2E - base0_1)
+            m0_1 = mx1
+            s0_0_0 = pt.fast_exp2(s0_0_0 * LOG2E - base0_0)
+            s0_0_1 = pt.fast_exp2(s0_0_1 * LOG2E - base0_0)
+            s0_0_2 = pt.fast_exp2(s0_0_2 * LOG2E - base0_1)
+            s0_0_3 = pt.fast_exp2(s0_0_3 * LOG2E - base0_1)
+            s0_1_0 = pt.fast_exp2(s0_1_0 * LOG2E - base0_0)
+            s0_1_1 = pt.fast_exp2(s0_1_1 * LOG2E - base0_0)
+            s0_1_2 = pt.fast_exp2(s0_1_2 * LOG2E - base0_1)
+            s0_1_3 = pt.fast_exp2(s0_1_3 * LOG2E - base0_1)
+            s0_2_0 = pt.fast_exp2(s0_2_0 * LOG2E - base0_0)
+            s0_2_1 = pt.fast_exp2(s0_2_1 * LOG2E - base0_0)
+            s0_2_2 = pt.fast_exp2(s0_2_2 * LOG2E - base0_1)
+            s0_2_3 = pt.fast_exp2(s0_2_3 * LOG2E - base0_1)
+            s0_3_0 = pt.fast_exp2(s0_3_0 * LOG2E - base0_0)
+            s0_3_1 = pt.fast_exp2(s0_3_1 * LOG2E - base0_0)
+            s0_3_2 = pt.fast_exp2(s0_3_2 * LOG2E - base0_1)
+            s0_3_3 = pt.fast_exp2(s0_3_3 * LOG2E - base0_1)
+            l0_0 = l0_0 * alpha0 + (((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1)))
+            l0_1 = l0_1 * alpha1 + (((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3)))
+            o0_0_0 = o0_0_0 * alpha0
+            o0_0_1 = o0_0_1 * alpha0
+            o0_0_2 = o0_0_2 * alpha1
+            o0_0_3 = o0_0_3 * alpha1
+            o0_1_0 = o0_1_0 * alpha0
+            o0_1_1 = o0_1_1 * alpha0
+            o0_1_2 = o0_1_2 * alpha1
+            o0_1_3 = o0_1_3 * alpha1
+            o0_2_0 = o0_2_0 * alpha0
+            o0_2_1 = o0_2_1 * alpha0
+            o0_2_2 = o0_2_2 * alpha1
+            o0_2_3 = o0_2_3 * alpha1
+            o0_3_0 = o0_3_0 * alpha0
+            o0_3_1 = o0_3_1 * alpha0
+            o0_3_2 = o0_3_2 * alpha1
+            o0_3_3 = o0_3_3 * alpha1
+            o0_4_0 = o0_4_0 * alpha0
+            o0_4_1 = o0_4_1 * alpha0
+            o0_4_2 = o0_4_2 * alpha1
+            o0_4_3 = o0_4_3 * alpha1
+            o0_5_0 = o0_5_0 * alpha0
+            o0_5_1 = o0_5_1 * alpha0
+            o0_5_2 = o0_5_2 * alpha1
+            o0_5_3 = o0_5_3 * alpha1
+            o0_6_0 = o0_6_0 * alpha0
+            o0_6_1 = o0_6_1 * alpha0
+            o0_6_2 = o0_6_2 * alpha1
+            o0_6_3 = o0_6_3 * alpha1
+            o0_7_0 = o0_7_0 * alpha0
+            o0_7_1 = o0_7_1 * alpha0
+            o0_7_2 = o0_7_2 * alpha1
+            o0_7_3 = o0_7_3 * alpha1
             vr = 0 + r8 + 8 * (qm % 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
-            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
-            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
-            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
-            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
             vr = 16 + r8 + 8 * (qm % 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
-            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
-            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
-            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
-            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
         pt.copy_async_wait(0)
-        inv0 = normalizer(quad_sum(l0), zero_empty)
-        inv1 = normalizer(quad_sum(l1), zero_empty)
-        ra = (bh * Lq + qa) * 64
-        rb = (bh * Lq + qb) * 64
-        if qa < Lq:
-            store2(o, ra, 0 + 2 * t, o0_0, o0_1, inv0)
-            store2(o, ra, 8 + 2 * t, o1_0, o1_1, inv0)
-            store2(o, ra, 16 + 2 * t, o2_0, o2_1, inv0)
-            store2(o, ra, 24 + 2 * t, o3_0, o3_1, inv0)
-            store2(o, ra, 32 + 2 * t, o4_0, o4_1, inv0)
-            store2(o, ra, 40 + 2 * t, o5_0, o5_1, inv0)
-            store2(o, ra, 48 + 2 * t, o6_0, o6_1, inv0)
-            store2(o, ra, 56 + 2 * t, o7_0, o7_1, inv0)
-        if qb < Lq:
-            store2(o, rb, 0 + 2 * t, o0_2, o0_3, inv1)
-            store2(o, rb, 8 + 2 * t, o1_2, o1_3, inv1)
-            store2(o, rb, 16 + 2 * t, o2_2, o2_3, inv1)
-            store2(o, rb, 24 + 2 * t, o3_2, o3_3, inv1)
-            store2(o, rb, 32 + 2 * t, o4_2, o4_3, inv1)
-            store2(o, rb, 40 + 2 * t, o5_2, o5_3, inv1)
-            store2(o, rb, 48 + 2 * t, o6_2, o6_3, inv1)
-            store2(o, rb, 56 + 2 * t, o7_2, o7_3, inv1)
+        inv0 = normalizer(quad_sum(l0_0), zero_empty)
+        inv1 = normalizer(quad_sum(l0_1), zero_empty)
+        ra = (bh * Lq + qa0) * 64
+        rb = (bh * Lq + qb0) * 64
+        if qa0 < Lq:
+            store2(o, ra, 0 + 2 * t, o0_0_0, o0_0_1, inv0)
+            store2(o, ra, 8 + 2 * t, o0_1_0, o0_1_1, inv0)
+            store2(o, ra, 16 + 2 * t, o0_2_0, o0_2_1, inv0)
+            store2(o, ra, 24 + 2 * t, o0_3_0, o0_3_1, inv0)
+            store2(o, ra, 32 + 2 * t, o0_4_0, o0_4_1, inv0)
+            store2(o, ra, 40 + 2 * t, o0_5_0, o0_5_1, inv0)
+            store2(o, ra, 48 + 2 * t, o0_6_0, o0_6_1, inv0)
+            store2(o, ra, 56 + 2 * t, o0_7_0, o0_7_1, inv0)
+        if qb0 < Lq:
+            store2(o, rb, 0 + 2 * t, o0_0_2, o0_0_3, inv1)
+            store2(o, rb, 8 + 2 * t, o0_1_2, o0_1_3, inv1)
+            store2(o, rb, 16 + 2 * t, o0_2_2, o0_2_3, inv1)
+            store2(o, rb, 24 + 2 * t, o0_3_2, o0_3_3, inv1)
+            store2(o, rb, 32 + 2 * t, o0_4_2, o0_4_3, inv1)
+            store2(o, rb, 40 + 2 * t, o0_5_2, o0_5_3, inv1)
+            store2(o, rb, 48 + 2 * t, o0_6_2, o0_6_3, inv1)
+            store2(o, rb, 56 + 2 * t, o0_7_2, o0_7_3, inv1)
 
     return attention_tc
 
@@ -480,106 +486,111 @@ def _make_d128(T, name):
         pt.copy_async_commit()
         pt.copy_async_wait(0)
         pt.workgroup_barrier()
-        qrow = warp * 16 + r8 + 8 * (qm % 2)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 0 + qm // 2) ^ (qrow & 7)) * 4)
-        fq0_0 = lo(x0)
-        fq0_1 = hi(x0)
-        fq0_2 = lo(x1)
-        fq0_3 = hi(x1)
-        fq0_4 = lo(x2)
-        fq0_5 = hi(x2)
-        fq0_6 = lo(x3)
-        fq0_7 = hi(x3)
+        fq0_0_0 = lo(x0)
+        fq0_0_1 = hi(x0)
+        fq0_0_2 = lo(x1)
+        fq0_0_3 = hi(x1)
+        fq0_0_4 = lo(x2)
+        fq0_0_5 = hi(x2)
+        fq0_0_6 = lo(x3)
+        fq0_0_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 1 + qm // 2) ^ (qrow & 7)) * 4)
-        fq1_0 = lo(x0)
-        fq1_1 = hi(x0)
-        fq1_2 = lo(x1)
-        fq1_3 = hi(x1)
-        fq1_4 = lo(x2)
-        fq1_5 = hi(x2)
-        fq1_6 = lo(x3)
-        fq1_7 = hi(x3)
+        fq0_1_0 = lo(x0)
+        fq0_1_1 = hi(x0)
+        fq0_1_2 = lo(x1)
+        fq0_1_3 = hi(x1)
+        fq0_1_4 = lo(x2)
+        fq0_1_5 = hi(x2)
+        fq0_1_6 = lo(x3)
+        fq0_1_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 2 + qm // 2) ^ (qrow & 7)) * 4)
-        fq2_0 = lo(x0)
-        fq2_1 = hi(x0)
-        fq2_2 = lo(x1)
-        fq2_3 = hi(x1)
-        fq2_4 = lo(x2)
-        fq2_5 = hi(x2)
-        fq2_6 = lo(x3)
-        fq2_7 = hi(x3)
+        fq0_2_0 = lo(x0)
+        fq0_2_1 = hi(x0)
+        fq0_2_2 = lo(x1)
+        fq0_2_3 = hi(x1)
+        fq0_2_4 = lo(x2)
+        fq0_2_5 = hi(x2)
+        fq0_2_6 = lo(x3)
+        fq0_2_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 3 + qm // 2) ^ (qrow & 7)) * 4)
-        fq3_0 = lo(x0)
-        fq3_1 = hi(x0)
-        fq3_2 = lo(x1)
-        fq3_3 = hi(x1)
-        fq3_4 = lo(x2)
-        fq3_5 = hi(x2)
-        fq3_6 = lo(x3)
-        fq3_7 = hi(x3)
+        fq0_3_0 = lo(x0)
+        fq0_3_1 = hi(x0)
+        fq0_3_2 = lo(x1)
+        fq0_3_3 = hi(x1)
+        fq0_3_4 = lo(x2)
+        fq0_3_5 = hi(x2)
+        fq0_3_6 = lo(x3)
+        fq0_3_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 4 + qm // 2) ^ (qrow & 7)) * 4)
-        fq4_0 = lo(x0)
-        fq4_1 = hi(x0)
-        fq4_2 = lo(x1)
-        fq4_3 = hi(x1)
-        fq4_4 = lo(x2)
-        fq4_5 = hi(x2)
-        fq4_6 = lo(x3)
-        fq4_7 = hi(x3)
+        fq0_4_0 = lo(x0)
+        fq0_4_1 = hi(x0)
+        fq0_4_2 = lo(x1)
+        fq0_4_3 = hi(x1)
+        fq0_4_4 = lo(x2)
+        fq0_4_5 = hi(x2)
+        fq0_4_6 = lo(x3)
+        fq0_4_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 5 + qm // 2) ^ (qrow & 7)) * 4)
-        fq5_0 = lo(x0)
-        fq5_1 = hi(x0)
-        fq5_2 = lo(x1)
-        fq5_3 = hi(x1)
-        fq5_4 = lo(x2)
-        fq5_5 = hi(x2)
-        fq5_6 = lo(x3)
-        fq5_7 = hi(x3)
+        fq0_5_0 = lo(x0)
+        fq0_5_1 = hi(x0)
+        fq0_5_2 = lo(x1)
+        fq0_5_3 = hi(x1)
+        fq0_5_4 = lo(x2)
+        fq0_5_5 = hi(x2)
+        fq0_5_6 = lo(x3)
+        fq0_5_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 6 + qm // 2) ^ (qrow & 7)) * 4)
-        fq6_0 = lo(x0)
-        fq6_1 = hi(x0)
-        fq6_2 = lo(x1)
-        fq6_3 = hi(x1)
-        fq6_4 = lo(x2)
-        fq6_5 = hi(x2)
-        fq6_6 = lo(x3)
-        fq6_7 = hi(x3)
+        fq0_6_0 = lo(x0)
+        fq0_6_1 = hi(x0)
+        fq0_6_2 = lo(x1)
+        fq0_6_3 = hi(x1)
+        fq0_6_4 = lo(x2)
+        fq0_6_5 = hi(x2)
+        fq0_6_6 = lo(x3)
+        fq0_6_7 = hi(x3)
+        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
         x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 7 + qm // 2) ^ (qrow & 7)) * 4)
-        fq7_0 = lo(x0)
-        fq7_1 = hi(x0)
-        fq7_2 = lo(x1)
-        fq7_3 = hi(x1)
-        fq7_4 = lo(x2)
-        fq7_5 = hi(x2)
-        fq7_6 = lo(x3)
-        fq7_7 = hi(x3)
+        fq0_7_0 = lo(x0)
+        fq0_7_1 = hi(x0)
+        fq0_7_2 = lo(x1)
+        fq0_7_3 = hi(x1)
+        fq0_7_4 = lo(x2)
+        fq0_7_5 = hi(x2)
+        fq0_7_6 = lo(x3)
+        fq0_7_7 = hi(x3)
         zero = pt.f32(0.0)
-        o0_0, o0_1, o0_2, o0_3 = zero, zero, zero, zero
-        o1_0, o1_1, o1_2, o1_3 = zero, zero, zero, zero
-        o2_0, o2_1, o2_2, o2_3 = zero, zero, zero, zero
-        o3_0, o3_1, o3_2, o3_3 = zero, zero, zero, zero
-        o4_0, o4_1, o4_2, o4_3 = zero, zero, zero, zero
-        o5_0, o5_1, o5_2, o5_3 = zero, zero, zero, zero
-        o6_0, o6_1, o6_2, o6_3 = zero, zero, zero, zero
-        o7_0, o7_1, o7_2, o7_3 = zero, zero, zero, zero
-        o8_0, o8_1, o8_2, o8_3 = zero, zero, zero, zero
-        o9_0, o9_1, o9_2, o9_3 = zero, zero, zero, zero
-        o10_0, o10_1, o10_2, o10_3 = zero, zero, zero, zero
-        o11_0, o11_1, o11_2, o11_3 = zero, zero, zero, zero
-        o12_0, o12_1, o12_2, o12_3 = zero, zero, zero, zero
-        o13_0, o13_1, o13_2, o13_3 = zero, zero, zero, zero
-        o14_0, o14_1, o14_2, o14_3 = zero, zero, zero, zero
-        o15_0, o15_1, o15_2, o15_3 = zero, zero, zero, zero
-        m0 = pt.f32(NEG_INF)
-        m1 = pt.f32(NEG_INF)
-        l0 = pt.f32(0.0)
-        l1 = pt.f32(0.0)
-        qa = q0 + warp * 16 + g
-        qb = qa + 8
-        qac = min(qa, Lq - 1)
-        qbc = min(qb, Lq - 1)
-        ma = b * msb + h * msh + qac * msq
-        mb = b * msb + h * msh + qbc * msq
+        o0_0_0, o0_0_1, o0_0_2, o0_0_3 = zero, zero, zero, zero
+        o0_1_0, o0_1_1, o0_1_2, o0_1_3 = zero, zero, zero, zero
+        o0_2_0, o0_2_1, o0_2_2, o0_2_3 = zero, zero, zero, zero
+        o0_3_0, o0_3_1, o0_3_2, o0_3_3 = zero, zero, zero, zero
+        o0_4_0, o0_4_1, o0_4_2, o0_4_3 = zero, zero, zero, zero
+        o0_5_0, o0_5_1, o0_5_2, o0_5_3 = zero, zero, zero, zero
+        o0_6_0, o0_6_1, o0_6_2, o0_6_3 = zero, zero, zero, zero
+        o0_7_0, o0_7_1, o0_7_2, o0_7_3 = zero, zero, zero, zero
+        o0_8_0, o0_8_1, o0_8_2, o0_8_3 = zero, zero, zero, zero
+        o0_9_0, o0_9_1, o0_9_2, o0_9_3 = zero, zero, zero, zero
+        o0_10_0, o0_10_1, o0_10_2, o0_10_3 = zero, zero, zero, zero
+        o0_11_0, o0_11_1, o0_11_2, o0_11_3 = zero, zero, zero, zero
+        o0_12_0, o0_12_1, o0_12_2, o0_12_3 = zero, zero, zero, zero
+        o0_13_0, o0_13_1, o0_13_2, o0_13_3 = zero, zero, zero, zero
+        o0_14_0, o0_14_1, o0_14_2, o0_14_3 = zero, zero, zero, zero
+        o0_15_0, o0_15_1, o0_15_2, o0_15_3 = zero, zero, zero, zero
+        m0_0 = pt.f32(NEG_INF)
+        m0_1 = pt.f32(NEG_INF)
+        l0_0 = pt.f32(0.0)
+        l0_1 = pt.f32(0.0)
+        qa0 = q0 + warp * 16 + 0 + g
+        qb0 = qa0 + 8
+        ma0 = b * msb + h * msh + min(qa0, Lq - 1) * msq
+        mb0 = b * msb + h * msh + min(qb0, Lq - 1) * msq
         ntiles = pt.u32(0)
         if hi_ > lo_:                 # a block whose window ends before it starts sees no key
             ntiles = (hi_ - lo_ + BKV - 1) // BKV
@@ -591,293 +602,305 @@ def _make_d128(T, name):
             issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
             pt.copy_async_commit()
             slot = (kt % 2) * 2048
-            s0_0, s0_1, s0_2, s0_3 = zero, zero, zero, zero
-            s1_0, s1_1, s1_2, s1_3 = zero, zero, zero, zero
-            s2_0, s2_1, s2_2, s2_3 = zero, zero, zero, zero
-            s3_0, s3_1, s3_2, s3_3 = zero, zero, zero, zero
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = zero, zero, zero, zero
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = zero, zero, zero, zero
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = zero, zero, zero, zero
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = zero, zero, zero, zero
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
-            s0_0, s0_1, s0_2, s0_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0, s0_1, s0_2, s0_3)
-            s1_0, s1_1, s1_2, s1_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y2), hi(y2), lo(y3), hi(y3), s1_0, s1_1, s1_2, s1_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
             kr = 16 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq0_0, fq0_1, fq0_2, fq0_3, fq0_4, fq0_5, fq0_6, fq0_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq1_0, fq1_1, fq1_2, fq1_3, fq1_4, fq1_5, fq1_6, fq1_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq2_0, fq2_1, fq2_2, fq2_3, fq2_4, fq2_5, fq2_6, fq2_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq3_0, fq3_1, fq3_2, fq3_3, fq3_4, fq3_5, fq3_6, fq3_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq4_0, fq4_1, fq4_2, fq4_3, fq4_4, fq4_5, fq4_6, fq4_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq5_0, fq5_1, fq5_2, fq5_3, fq5_4, fq5_5, fq5_6, fq5_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq6_0, fq6_1, fq6_2, fq6_3, fq6_4, fq6_5, fq6_6, fq6_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
-            s2_0, s2_1, s2_2, s2_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y0), hi(y0), lo(y1), hi(y1), s2_0, s2_1, s2_2, s2_3)
-            s3_0, s3_1, s3_2, s3_3 = pt.mma_m16n8k16(fq7_0, fq7_1, fq7_2, fq7_3, fq7_4, fq7_5, fq7_6, fq7_7, lo(y2), hi(y2), lo(y3), hi(y3), s3_0, s3_1, s3_2, s3_3)
+            s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+            s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+            kr = 16 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+            s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
             whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
                      and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)
             if whole:
-                s0_0 = s0_0 * scale
-                s0_1 = s0_1 * scale
-                s0_2 = s0_2 * scale
-                s0_3 = s0_3 * scale
-                s1_0 = s1_0 * scale
-                s1_1 = s1_1 * scale
-                s1_2 = s1_2 * scale
-                s1_3 = s1_3 * scale
-                s2_0 = s2_0 * scale
-                s2_1 = s2_1 * scale
-                s2_2 = s2_2 * scale
-                s2_3 = s2_3 * scale
-                s3_0 = s3_0 * scale
-                s3_1 = s3_1 * scale
-                s3_2 = s3_2 * scale
-                s3_3 = s3_3 * scale
+                s0_0_0 = s0_0_0 * scale
+                s0_0_1 = s0_0_1 * scale
+                s0_0_2 = s0_0_2 * scale
+                s0_0_3 = s0_0_3 * scale
+                s0_1_0 = s0_1_0 * scale
+                s0_1_1 = s0_1_1 * scale
+                s0_1_2 = s0_1_2 * scale
+                s0_1_3 = s0_1_3 * scale
+                s0_2_0 = s0_2_0 * scale
+                s0_2_1 = s0_2_1 * scale
+                s0_2_2 = s0_2_2 * scale
+                s0_2_3 = s0_2_3 * scale
+                s0_3_0 = s0_3_0 * scale
+                s0_3_1 = s0_3_1 * scale
+                s0_3_2 = s0_3_2 * scale
+                s0_3_3 = s0_3_3 * scale
             else:
                 kj = k0 + 0 + 2 * t + 0
-                s0_0 = score(s0_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 0 + 2 * t + 1
-                s0_1 = score(s0_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 0 + 2 * t + 0
-                s0_2 = score(s0_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 0 + 2 * t + 1
-                s0_3 = score(s0_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 0
-                s1_0 = score(s1_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 1
-                s1_1 = score(s1_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 0
-                s1_2 = score(s1_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 8 + 2 * t + 1
-                s1_3 = score(s1_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 0
-                s2_0 = score(s2_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 1
-                s2_1 = score(s2_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 0
-                s2_2 = score(s2_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 16 + 2 * t + 1
-                s2_3 = score(s2_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 0
-                s3_0 = score(s3_0 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 1
-                s3_1 = score(s3_1 * scale, qa, kj, hi_, left, right, mask, has_mask, ma + kj * msk, softcap)
+                s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 0
-                s3_2 = score(s3_2 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
+                s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 1
-                s3_3 = score(s3_3 * scale, qb, kj, hi_, left, right, mask, has_mask, mb + kj * msk, softcap)
-            mx0 = quad_max(max(max(max(s0_0, s0_1), max(s1_0, s1_1)), max(max(s2_0, s2_1), max(s3_0, s3_1))))
-            mx1 = quad_max(max(max(max(s0_2, s0_3), max(s1_2, s1_3)), max(max(s2_2, s2_3), max(s3_2, s3_3))))
-            mx0 = max(mx0, m0)
-            mx1 = max(mx1, m1)
-            base0 = offset(mx0) * LOG2E
-            base1 = offset(mx1) * LOG2E
-            alpha0 = pt.fast_exp2(m0 * LOG2E - base0)
-            alpha1 = pt.fast_exp2(m1 * LOG2E - base1)
-            m0 = mx0
-            m1 = mx1
-            s0_0 = pt.fast_exp2(s0_0 * LOG2E - base0)
-            s0_1 = pt.fast_exp2(s0_1 * LOG2E - base0)
-            s0_2 = pt.fast_exp2(s0_2 * LOG2E - base1)
-            s0_3 = pt.fast_exp2(s0_3 * LOG2E - base1)
-            s1_0 = pt.fast_exp2(s1_0 * LOG2E - base0)
-            s1_1 = pt.fast_exp2(s1_1 * LOG2E - base0)
-            s1_2 = pt.fast_exp2(s1_2 * LOG2E - base1)
-            s1_3 = pt.fast_exp2(s1_3 * LOG2E - base1)
-            s2_0 = pt.fast_exp2(s2_0 * LOG2E - base0)
-            s2_1 = pt.fast_exp2(s2_1 * LOG2E - base0)
-            s2_2 = pt.fast_exp2(s2_2 * LOG2E - base1)
-            s2_3 = pt.fast_exp2(s2_3 * LOG2E - base1)
-            s3_0 = pt.fast_exp2(s3_0 * LOG2E - base0)
-            s3_1 = pt.fast_exp2(s3_1 * LOG2E - base0)
-            s3_2 = pt.fast_exp2(s3_2 * LOG2E - base1)
-            s3_3 = pt.fast_exp2(s3_3 * LOG2E - base1)
-            l0 = l0 * alpha0 + ((s0_0 + s0_1) + (s1_0 + s1_1)) + ((s2_0 + s2_1) + (s3_0 + s3_1))
-            l1 = l1 * alpha1 + ((s0_2 + s0_3) + (s1_2 + s1_3)) + ((s2_2 + s2_3) + (s3_2 + s3_3))
-            o0_0 = o0_0 * alpha0
-            o0_1 = o0_1 * alpha0
-            o0_2 = o0_2 * alpha1
-            o0_3 = o0_3 * alpha1
-            o1_0 = o1_0 * alpha0
-            o1_1 = o1_1 * alpha0
-            o1_2 = o1_2 * alpha1
-            o1_3 = o1_3 * alpha1
-            o2_0 = o2_0 * alpha0
-            o2_1 = o2_1 * alpha0
-            o2_2 = o2_2 * alpha1
-            o2_3 = o2_3 * alpha1
-            o3_0 = o3_0 * alpha0
-            o3_1 = o3_1 * alpha0
-            o3_2 = o3_2 * alpha1
-            o3_3 = o3_3 * alpha1
-            o4_0 = o4_0 * alpha0
-            o4_1 = o4_1 * alpha0
-            o4_2 = o4_2 * alpha1
-            o4_3 = o4_3 * alpha1
-            o5_0 = o5_0 * alpha0
-            o5_1 = o5_1 * alpha0
-            o5_2 = o5_2 * alpha1
-            o5_3 = o5_3 * alpha1
-            o6_0 = o6_0 * alpha0
-            o6_1 = o6_1 * alpha0
-            o6_2 = o6_2 * alpha1
-            o6_3 = o6_3 * alpha1
-            o7_0 = o7_0 * alpha0
-            o7_1 = o7_1 * alpha0
-            o7_2 = o7_2 * alpha1
-            o7_3 = o7_3 * alpha1
-            o8_0 = o8_0 * alpha0
-            o8_1 = o8_1 * alpha0
-            o8_2 = o8_2 * alpha1
-            o8_3 = o8_3 * alpha1
-            o9_0 = o9_0 * alpha0
-            o9_1 = o9_1 * alpha0
-            o9_2 = o9_2 * alpha1
-            o9_3 = o9_3 * alpha1
-            o10_0 = o10_0 * alpha0
-            o10_1 = o10_1 * alpha0
-            o10_2 = o10_2 * alpha1
-            o10_3 = o10_3 * alpha1
-            o11_0 = o11_0 * alpha0
-            o11_1 = o11_1 * alpha0
-            o11_2 = o11_2 * alpha1
-            o11_3 = o11_3 * alpha1
-            o12_0 = o12_0 * alpha0
-            o12_1 = o12_1 * alpha0
-            o12_2 = o12_2 * alpha1
-            o12_3 = o12_3 * alpha1
-            o13_0 = o13_0 * alpha0
-            o13_1 = o13_1 * alpha0
-            o13_2 = o13_2 * alpha1
-            o13_3 = o13_3 * alpha1
-            o14_0 = o14_0 * alpha0
-            o14_1 = o14_1 * alpha0
-            o14_2 = o14_2 * alpha1
-            o14_3 = o14_3 * alpha1
-            o15_0 = o15_0 * alpha0
-            o15_1 = o15_1 * alpha0
-            o15_2 = o15_2 * alpha1
-            o15_3 = o15_3 * alpha1
+                s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+            mx0 = max(quad_max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1)))), m0_0)
+            base0_0 = offset(mx0) * LOG2E
+            alpha0 = pt.fast_exp2(m0_0 * LOG2E - base0_0)
+            m0_0 = mx0
+            mx1 = max(quad_max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3)))), m0_1)
+            base0_1 = offset(mx1) * LOG2E
+            alpha1 = pt.fast_exp2(m0_1 * LOG2E - base0_1)
+            m0_1 = mx1
+            s0_0_0 = pt.fast_exp2(s0_0_0 * LOG2E - base0_0)
+            s0_0_1 = pt.fast_exp2(s0_0_1 * LOG2E - base0_0)
+            s0_0_2 = pt.fast_exp2(s0_0_2 * LOG2E - base0_1)
+            s0_0_3 = pt.fast_exp2(s0_0_3 * LOG2E - base0_1)
+            s0_1_0 = pt.fast_exp2(s0_1_0 * LOG2E - base0_0)
+            s0_1_1 = pt.fast_exp2(s0_1_1 * LOG2E - base0_0)
+            s0_1_2 = pt.fast_exp2(s0_1_2 * LOG2E - base0_1)
+            s0_1_3 = pt.fast_exp2(s0_1_3 * LOG2E - base0_1)
+            s0_2_0 = pt.fast_exp2(s0_2_0 * LOG2E - base0_0)
+            s0_2_1 = pt.fast_exp2(s0_2_1 * LOG2E - base0_0)
+            s0_2_2 = pt.fast_exp2(s0_2_2 * LOG2E - base0_1)
+            s0_2_3 = pt.fast_exp2(s0_2_3 * LOG2E - base0_1)
+            s0_3_0 = pt.fast_exp2(s0_3_0 * LOG2E - base0_0)
+            s0_3_1 = pt.fast_exp2(s0_3_1 * LOG2E - base0_0)
+            s0_3_2 = pt.fast_exp2(s0_3_2 * LOG2E - base0_1)
+            s0_3_3 = pt.fast_exp2(s0_3_3 * LOG2E - base0_1)
+            l0_0 = l0_0 * alpha0 + (((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1)))
+            l0_1 = l0_1 * alpha1 + (((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3)))
+            o0_0_0 = o0_0_0 * alpha0
+            o0_0_1 = o0_0_1 * alpha0
+            o0_0_2 = o0_0_2 * alpha1
+            o0_0_3 = o0_0_3 * alpha1
+            o0_1_0 = o0_1_0 * alpha0
+            o0_1_1 = o0_1_1 * alpha0
+            o0_1_2 = o0_1_2 * alpha1
+            o0_1_3 = o0_1_3 * alpha1
+            o0_2_0 = o0_2_0 * alpha0
+            o0_2_1 = o0_2_1 * alpha0
+            o0_2_2 = o0_2_2 * alpha1
+            o0_2_3 = o0_2_3 * alpha1
+            o0_3_0 = o0_3_0 * alpha0
+            o0_3_1 = o0_3_1 * alpha0
+            o0_3_2 = o0_3_2 * alpha1
+            o0_3_3 = o0_3_3 * alpha1
+            o0_4_0 = o0_4_0 * alpha0
+            o0_4_1 = o0_4_1 * alpha0
+            o0_4_2 = o0_4_2 * alpha1
+            o0_4_3 = o0_4_3 * alpha1
+            o0_5_0 = o0_5_0 * alpha0
+            o0_5_1 = o0_5_1 * alpha0
+            o0_5_2 = o0_5_2 * alpha1
+            o0_5_3 = o0_5_3 * alpha1
+            o0_6_0 = o0_6_0 * alpha0
+            o0_6_1 = o0_6_1 * alpha0
+            o0_6_2 = o0_6_2 * alpha1
+            o0_6_3 = o0_6_3 * alpha1
+            o0_7_0 = o0_7_0 * alpha0
+            o0_7_1 = o0_7_1 * alpha0
+            o0_7_2 = o0_7_2 * alpha1
+            o0_7_3 = o0_7_3 * alpha1
+            o0_8_0 = o0_8_0 * alpha0
+            o0_8_1 = o0_8_1 * alpha0
+            o0_8_2 = o0_8_2 * alpha1
+            o0_8_3 = o0_8_3 * alpha1
+            o0_9_0 = o0_9_0 * alpha0
+            o0_9_1 = o0_9_1 * alpha0
+            o0_9_2 = o0_9_2 * alpha1
+            o0_9_3 = o0_9_3 * alpha1
+            o0_10_0 = o0_10_0 * alpha0
+            o0_10_1 = o0_10_1 * alpha0
+            o0_10_2 = o0_10_2 * alpha1
+            o0_10_3 = o0_10_3 * alpha1
+            o0_11_0 = o0_11_0 * alpha0
+            o0_11_1 = o0_11_1 * alpha0
+            o0_11_2 = o0_11_2 * alpha1
+            o0_11_3 = o0_11_3 * alpha1
+            o0_12_0 = o0_12_0 * alpha0
+            o0_12_1 = o0_12_1 * alpha0
+            o0_12_2 = o0_12_2 * alpha1
+            o0_12_3 = o0_12_3 * alpha1
+            o0_13_0 = o0_13_0 * alpha0
+            o0_13_1 = o0_13_1 * alpha0
+            o0_13_2 = o0_13_2 * alpha1
+            o0_13_3 = o0_13_3 * alpha1
+            o0_14_0 = o0_14_0 * alpha0
+            o0_14_1 = o0_14_1 * alpha0
+            o0_14_2 = o0_14_2 * alpha1
+            o0_14_3 = o0_14_3 * alpha1
+            o0_15_0 = o0_15_0 * alpha0
+            o0_15_1 = o0_15_1 * alpha0
+            o0_15_2 = o0_15_2 * alpha1
+            o0_15_3 = o0_15_3 * alpha1
             vr = 0 + r8 + 8 * (qm % 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
-            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
-            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
-            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
-            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
-            o8_0, o8_1, o8_2, o8_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o8_0, o8_1, o8_2, o8_3)
-            o9_0, o9_1, o9_2, o9_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o9_0, o9_1, o9_2, o9_3)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
-            o10_0, o10_1, o10_2, o10_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o10_0, o10_1, o10_2, o10_3)
-            o11_0, o11_1, o11_2, o11_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o11_0, o11_1, o11_2, o11_3)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
-            o12_0, o12_1, o12_2, o12_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o12_0, o12_1, o12_2, o12_3)
-            o13_0, o13_1, o13_2, o13_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o13_0, o13_1, o13_2, o13_3)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
-            o14_0, o14_1, o14_2, o14_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y0), hi(y0), lo(y1), hi(y1), o14_0, o14_1, o14_2, o14_3)
-            o15_0, o15_1, o15_2, o15_3 = pt.mma_m16n8k16(T(s0_0), T(s0_1), T(s0_2), T(s0_3), T(s1_0), T(s1_1), T(s1_2), T(s1_3), lo(y2), hi(y2), lo(y3), hi(y3), o15_0, o15_1, o15_2, o15_3)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
             vr = 16 + r8 + 8 * (qm % 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0, o0_1, o0_2, o0_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0, o0_1, o0_2, o0_3)
-            o1_0, o1_1, o1_2, o1_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o1_0, o1_1, o1_2, o1_3)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o2_0, o2_1, o2_2, o2_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o2_0, o2_1, o2_2, o2_3)
-            o3_0, o3_1, o3_2, o3_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o3_0, o3_1, o3_2, o3_3)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o4_0, o4_1, o4_2, o4_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o4_0, o4_1, o4_2, o4_3)
-            o5_0, o5_1, o5_2, o5_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o5_0, o5_1, o5_2, o5_3)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o6_0, o6_1, o6_2, o6_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o6_0, o6_1, o6_2, o6_3)
-            o7_0, o7_1, o7_2, o7_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o7_0, o7_1, o7_2, o7_3)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
-            o8_0, o8_1, o8_2, o8_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o8_0, o8_1, o8_2, o8_3)
-            o9_0, o9_1, o9_2, o9_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o9_0, o9_1, o9_2, o9_3)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
-            o10_0, o10_1, o10_2, o10_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o10_0, o10_1, o10_2, o10_3)
-            o11_0, o11_1, o11_2, o11_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o11_0, o11_1, o11_2, o11_3)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
-            o12_0, o12_1, o12_2, o12_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o12_0, o12_1, o12_2, o12_3)
-            o13_0, o13_1, o13_2, o13_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o13_0, o13_1, o13_2, o13_3)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
-            o14_0, o14_1, o14_2, o14_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y0), hi(y0), lo(y1), hi(y1), o14_0, o14_1, o14_2, o14_3)
-            o15_0, o15_1, o15_2, o15_3 = pt.mma_m16n8k16(T(s2_0), T(s2_1), T(s2_2), T(s2_3), T(s3_0), T(s3_1), T(s3_2), T(s3_3), lo(y2), hi(y2), lo(y3), hi(y3), o15_0, o15_1, o15_2, o15_3)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
         pt.copy_async_wait(0)
-        inv0 = normalizer(quad_sum(l0), zero_empty)
-        inv1 = normalizer(quad_sum(l1), zero_empty)
-        ra = (bh * Lq + qa) * 128
-        rb = (bh * Lq + qb) * 128
-        if qa < Lq:
-            store2(o, ra, 0 + 2 * t, o0_0, o0_1, inv0)
-            store2(o, ra, 8 + 2 * t, o1_0, o1_1, inv0)
-            store2(o, ra, 16 + 2 * t, o2_0, o2_1, inv0)
-            store2(o, ra, 24 + 2 * t, o3_0, o3_1, inv0)
-            store2(o, ra, 32 + 2 * t, o4_0, o4_1, inv0)
-            store2(o, ra, 40 + 2 * t, o5_0, o5_1, inv0)
-            store2(o, ra, 48 + 2 * t, o6_0, o6_1, inv0)
-            store2(o, ra, 56 + 2 * t, o7_0, o7_1, inv0)
-            store2(o, ra, 64 + 2 * t, o8_0, o8_1, inv0)
-            store2(o, ra, 72 + 2 * t, o9_0, o9_1, inv0)
-            store2(o, ra, 80 + 2 * t, o10_0, o10_1, inv0)
-            store2(o, ra, 88 + 2 * t, o11_0, o11_1, inv0)
-            store2(o, ra, 96 + 2 * t, o12_0, o12_1, inv0)
-            store2(o, ra, 104 + 2 * t, o13_0, o13_1, inv0)
-            store2(o, ra, 112 + 2 * t, o14_0, o14_1, inv0)
-            store2(o, ra, 120 + 2 * t, o15_0, o15_1, inv0)
-        if qb < Lq:
-            store2(o, rb, 0 + 2 * t, o0_2, o0_3, inv1)
-            store2(o, rb, 8 + 2 * t, o1_2, o1_3, inv1)
-            store2(o, rb, 16 + 2 * t, o2_2, o2_3, inv1)
-            store2(o, rb, 24 + 2 * t, o3_2, o3_3, inv1)
-            store2(o, rb, 32 + 2 * t, o4_2, o4_3, inv1)
-            store2(o, rb, 40 + 2 * t, o5_2, o5_3, inv1)
-            store2(o, rb, 48 + 2 * t, o6_2, o6_3, inv1)
-            store2(o, rb, 56 + 2 * t, o7_2, o7_3, inv1)
-            store2(o, rb, 64 + 2 * t, o8_2, o8_3, inv1)
-            store2(o, rb, 72 + 2 * t, o9_2, o9_3, inv1)
-            store2(o, rb, 80 + 2 * t, o10_2, o10_3, inv1)
-            store2(o, rb, 88 + 2 * t, o11_2, o11_3, inv1)
-            store2(o, rb, 96 + 2 * t, o12_2, o12_3, inv1)
-            store2(o, rb, 104 + 2 * t, o13_2, o13_3, inv1)
-            store2(o, rb, 112 + 2 * t, o14_2, o14_3, inv1)
-            store2(o, rb, 120 + 2 * t, o15_2, o15_3, inv1)
+        inv0 = normalizer(quad_sum(l0_0), zero_empty)
+        inv1 = normalizer(quad_sum(l0_1), zero_empty)
+        ra = (bh * Lq + qa0) * 128
+        rb = (bh * Lq + qb0) * 128
+        if qa0 < Lq:
+            store2(o, ra, 0 + 2 * t, o0_0_0, o0_0_1, inv0)
+            store2(o, ra, 8 + 2 * t, o0_1_0, o0_1_1, inv0)
+            store2(o, ra, 16 + 2 * t, o0_2_0, o0_2_1, inv0)
+            store2(o, ra, 24 + 2 * t, o0_3_0, o0_3_1, inv0)
+            store2(o, ra, 32 + 2 * t, o0_4_0, o0_4_1, inv0)
+            store2(o, ra, 40 + 2 * t, o0_5_0, o0_5_1, inv0)
+            store2(o, ra, 48 + 2 * t, o0_6_0, o0_6_1, inv0)
+            store2(o, ra, 56 + 2 * t, o0_7_0, o0_7_1, inv0)
+            store2(o, ra, 64 + 2 * t, o0_8_0, o0_8_1, inv0)
+            store2(o, ra, 72 + 2 * t, o0_9_0, o0_9_1, inv0)
+            store2(o, ra, 80 + 2 * t, o0_10_0, o0_10_1, inv0)
+            store2(o, ra, 88 + 2 * t, o0_11_0, o0_11_1, inv0)
+            store2(o, ra, 96 + 2 * t, o0_12_0, o0_12_1, inv0)
+            store2(o, ra, 104 + 2 * t, o0_13_0, o0_13_1, inv0)
+            store2(o, ra, 112 + 2 * t, o0_14_0, o0_14_1, inv0)
+            store2(o, ra, 120 + 2 * t, o0_15_0, o0_15_1, inv0)
+        if qb0 < Lq:
+            store2(o, rb, 0 + 2 * t, o0_0_2, o0_0_3, inv1)
+            store2(o, rb, 8 + 2 * t, o0_1_2, o0_1_3, inv1)
+            store2(o, rb, 16 + 2 * t, o0_2_2, o0_2_3, inv1)
+            store2(o, rb, 24 + 2 * t, o0_3_2, o0_3_3, inv1)
+            store2(o, rb, 32 + 2 * t, o0_4_2, o0_4_3, inv1)
+            store2(o, rb, 40 + 2 * t, o0_5_2, o0_5_3, inv1)
+            store2(o, rb, 48 + 2 * t, o0_6_2, o0_6_3, inv1)
+            store2(o, rb, 56 + 2 * t, o0_7_2, o0_7_3, inv1)
+            store2(o, rb, 64 + 2 * t, o0_8_2, o0_8_3, inv1)
+            store2(o, rb, 72 + 2 * t, o0_9_2, o0_9_3, inv1)
+            store2(o, rb, 80 + 2 * t, o0_10_2, o0_10_3, inv1)
+            store2(o, rb, 88 + 2 * t, o0_11_2, o0_11_3, inv1)
+            store2(o, rb, 96 + 2 * t, o0_12_2, o0_12_3, inv1)
+            store2(o, rb, 104 + 2 * t, o0_13_2, o0_13_3, inv1)
+            store2(o, rb, 112 + 2 * t, o0_14_2, o0_14_3, inv1)
+            store2(o, rb, 120 + 2 * t, o0_15_2, o0_15_3, inv1)
 
     return attention_tc
 
@@ -916,6 +939,7 @@ CASES = (  # rows, kv rows, Lq, Lk, left, right, mask, softcap
     (2, 1, 70, 45, UNBOUNDED, 0, False, 0.0),
     (1, 1, 20, 37, 6, 3, True, 2.0),
     (1, 1, 70, 20, 2, 0, False, 0.0),      # the second query block's window lies past the last key
+    (2, 2, BQ + 30, BQ + 40, UNBOUNDED, 0, False, 0.0),    # causal over two query blocks, keys ending a tile early
 )
 
 

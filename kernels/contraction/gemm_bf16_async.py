@@ -4,25 +4,27 @@ multiply-accumulates and rounded to the input dtype once. PTX sm_80 and newer on
 
 What it adds to gemm_bf16_tc.py (which stays for shapes this one refuses): the operands travel from global
 to shared memory by 16-byte `pt.copy_async` (cp.async: no registers, no wait at the issuing thread) in a
-ring of STAGES k-tiles, so the loads of tiles kt + 1 and kt + 2 are in flight while the warps multiply
-tile kt; and the fragments come out of shared memory by `pt.ldmatrix_x4` (A) and `pt.ldmatrix_x4_trans`
-(B kept row-major, [k][n], as it arrives), one instruction per four 8x8 matrices instead of one load per
-word.
+ring of STAGES k-tiles, so the loads of the next tiles are in flight while the warps multiply this one;
+and the fragments come out of shared memory by `pt.ldmatrix_x4` (A) and `pt.ldmatrix_x4_trans` (B kept
+row-major, [k][n], as it arrives), one instruction per four 8x8 matrices instead of one load per word.
 
-Layout. A workgroup of 256 threads (8 warps) computes one 128 x 128 tile of C: group x picks the tile's
-columns, group y its rows, group z the batch element (a, b, c start at z * sa, z * sb, z * sc elements; a
-stride of 0 broadcasts an operand). The warps stand 2 (rows) x 4 (columns), each owning 64 x 32 of C as
-4 x 4 m16n8 tiles: 64 f32 accumulators per lane, in PTX's C fragment layout. K advances 32 at a time.
+Layout. A workgroup of 256 threads (8 warps) computes one 128 x 128 tile of C; group x
+numbers the tiles of one batch element, raster in groups of GROUP_M tile rows (the workgroups running at
+once share B's columns in L2), group z picks the batch element (a, b, c start at z * sa, z * sb, z * sc
+elements; a stride of 0 broadcasts an operand). The warps stand 2 (rows) x 4 (columns), each owning
+64 x 32 of C as 4 x 4 m16n8 tiles: 64 f32 accumulators per lane, in PTX's C fragment layout.
+K advances 32 at a time; per 16 of k a warp loads B's fragments, then for each m16 tile A's and its
+4 multiply-accumulates.
 
-Shared memory, per stage: A as [128 rows][4 chunks] and B as [32 k][16 chunks], a chunk being 16 bytes
-(8 elements, 4 words); 3 stages x 16 KiB = 48 KiB. Chunks are stored XOR-swizzled so that each 8-lane
-phase of an ldmatrix reads 8 distinct 16-byte bank groups: A's chunk c of row r at c ^ ((r >> 1) & 3), B's
-chunk c of k-row r at c ^ (r & 7).
+Shared memory, per stage: A as [128 rows][4 chunks] and B as [32 k][16 chunks], a chunk being 16 bytes (8
+elements, 4 words); 3 stages x 16 KiB = 48 KiB (past 48 KiB the block is dynamic shared memory).
+Chunks are stored XOR-swizzled so that each 8-lane phase of an ldmatrix reads 8 distinct 16-byte bank
+groups: A's chunk c of row r at (c ^ ((r >> 1) & 3)), B's chunk c of k-row r at c ^ (r & 7).
 
 Requirements (gpu_gemm.asset_for checks them, else gemm_bf16_tc runs): K, N, sa and sb multiples of 8,
 so every 16-byte chunk of a row is aligned and lies wholly inside or outside the matrix; chunks outside
 (rows past M, k past K, columns past N) are zero-filled by the copy itself. Launch: threads =
-(ceil(N / 128) * 256, ceil(M / 128), batch), workgroup (256, 1, 1) (`launch_threads`).
+(tiles of M * tiles of N * 256, 1, batch), workgroup (256, 1, 1) (`launch_threads`).
 
 This file is written by tools/unroll/gemm_async.py (the fragment code is unrolled): edit that script."""
 import ml_dtypes
@@ -35,6 +37,8 @@ BM = 128          # tile rows (M)
 BN = 128          # tile columns (N)
 BK = 32           # k per tile
 STAGES = 3        # k-tiles in flight
+THREADS = 256     # per workgroup
+GROUP_M = 8       # tile rows per raster group
 A_WORDS = BM * BK // 2    # words of one stage of A
 B_WORDS = BK * BN // 2    # words of one stage of B
 
@@ -60,21 +64,23 @@ def _make(LOW, name):
 
     @pt.device_fn
     def issue(sa_, sb_, a32, b32, stage, k0, local, m0, n0, abase, bbase, M, N, K):
-        """Start the copies of k-tile k0 into ring slot `stage`: two chunks of A and two of B per thread."""
+        """Start the copies of k-tile k0 into ring slot `stage`: 2 chunks of A and 2 of B per thread."""
         for j in range(2):
-            at = local + 256 * pt.u32(j)
+            at = local + THREADS * pt.u32(j)
             row = at // 4
             ch = at % 4
             ok = m0 + row < M and k0 + ch * 8 < K
             src = (abase + (m0 + row) * K + k0 + ch * 8) // 2
             pt.copy_async(sa_, stage * A_WORDS + row * 16 + (ch ^ ((row >> 1) & 3)) * 4, a32, src * pt.u32(ok), ok)
+        for j in range(2):
+            at = local + THREADS * pt.u32(j)
             kr = at // 16
             cb = at % 16
             okb = k0 + kr < K and n0 + cb * 8 < N
             srcb = (bbase + (k0 + kr) * N + n0 + cb * 8) // 2
             pt.copy_async(sb_, stage * B_WORDS + kr * 64 + (cb ^ (kr & 7)) * 4, b32, srcb * pt.u32(okb), okb)
 
-    @pt.kernel(workgroup=(256, 1, 1), name=name, checks=False)
+    @pt.kernel(workgroup=(THREADS, 1, 1), name=name, checks=False)
     def gemm_async(a32: pt.In[pt.u32], b32: pt.In[pt.u32], c: pt.Out[LOW],
                    M: pt.u32, N: pt.u32, K: pt.u32, sa: pt.u32, sb: pt.u32, sc: pt.u32):
         sa_ = pt.shared(pt.u32, STAGES * A_WORDS)
@@ -82,8 +88,15 @@ def _make(LOW, name):
         local = pt.local_index_x()
         lane = local % 32
         warp = local // 32
-        m0 = pt.group_index_y() * BM
-        n0 = pt.group_index_x() * BN
+        # the tile raster: GROUP_M rows of tiles at a time, column by column within a group
+        tiles_n = (N + BN - 1) // BN
+        tiles_m = (M + BM - 1) // BM
+        pid = pt.group_index_x()
+        per_group = GROUP_M * tiles_n
+        first_m = (pid // per_group) * GROUP_M
+        rows_here = min(tiles_m - first_m, pt.u32(GROUP_M))
+        m0 = (first_m + (pid % per_group) % rows_here) * BM
+        n0 = ((pid % per_group) // rows_here) * BN
         z = pt.group_index_z()
         abase = z * sa
         bbase = z * sb
@@ -95,22 +108,22 @@ def _make(LOW, name):
         bk = r8 + 8 * (q % 2)                            # + 16 s
         bchunk = (warp % 4) * 4 + q // 2                 # + 2 p for n-tile pair p
         zero = pt.f32(0.0)
-        c00_0, c00_1, c00_2, c00_3 = zero, zero, zero, zero
-        c01_0, c01_1, c01_2, c01_3 = zero, zero, zero, zero
-        c02_0, c02_1, c02_2, c02_3 = zero, zero, zero, zero
-        c03_0, c03_1, c03_2, c03_3 = zero, zero, zero, zero
-        c10_0, c10_1, c10_2, c10_3 = zero, zero, zero, zero
-        c11_0, c11_1, c11_2, c11_3 = zero, zero, zero, zero
-        c12_0, c12_1, c12_2, c12_3 = zero, zero, zero, zero
-        c13_0, c13_1, c13_2, c13_3 = zero, zero, zero, zero
-        c20_0, c20_1, c20_2, c20_3 = zero, zero, zero, zero
-        c21_0, c21_1, c21_2, c21_3 = zero, zero, zero, zero
-        c22_0, c22_1, c22_2, c22_3 = zero, zero, zero, zero
-        c23_0, c23_1, c23_2, c23_3 = zero, zero, zero, zero
-        c30_0, c30_1, c30_2, c30_3 = zero, zero, zero, zero
-        c31_0, c31_1, c31_2, c31_3 = zero, zero, zero, zero
-        c32_0, c32_1, c32_2, c32_3 = zero, zero, zero, zero
-        c33_0, c33_1, c33_2, c33_3 = zero, zero, zero, zero
+        c0_0_0, c0_0_1, c0_0_2, c0_0_3 = zero, zero, zero, zero
+        c0_1_0, c0_1_1, c0_1_2, c0_1_3 = zero, zero, zero, zero
+        c0_2_0, c0_2_1, c0_2_2, c0_2_3 = zero, zero, zero, zero
+        c0_3_0, c0_3_1, c0_3_2, c0_3_3 = zero, zero, zero, zero
+        c1_0_0, c1_0_1, c1_0_2, c1_0_3 = zero, zero, zero, zero
+        c1_1_0, c1_1_1, c1_1_2, c1_1_3 = zero, zero, zero, zero
+        c1_2_0, c1_2_1, c1_2_2, c1_2_3 = zero, zero, zero, zero
+        c1_3_0, c1_3_1, c1_3_2, c1_3_3 = zero, zero, zero, zero
+        c2_0_0, c2_0_1, c2_0_2, c2_0_3 = zero, zero, zero, zero
+        c2_1_0, c2_1_1, c2_1_2, c2_1_3 = zero, zero, zero, zero
+        c2_2_0, c2_2_1, c2_2_2, c2_2_3 = zero, zero, zero, zero
+        c2_3_0, c2_3_1, c2_3_2, c2_3_3 = zero, zero, zero, zero
+        c3_0_0, c3_0_1, c3_0_2, c3_0_3 = zero, zero, zero, zero
+        c3_1_0, c3_1_1, c3_1_2, c3_1_3 = zero, zero, zero, zero
+        c3_2_0, c3_2_1, c3_2_2, c3_2_3 = zero, zero, zero, zero
+        c3_3_0, c3_3_1, c3_3_2, c3_3_3 = zero, zero, zero, zero
         ntiles = (K + BK - 1) // BK
         for s0 in range(STAGES - 1):
             issue(sa_, sb_, a32, b32, pt.u32(s0), pt.u32(s0) * BK, local, m0, n0, abase, bbase, M, N, K)
@@ -125,117 +138,117 @@ def _make(LOW, name):
             sb0 = (kt % STAGES) * B_WORDS
             for s_ in range(2):
                 s = pt.u32(s_)
-                ra = arow + 16 * 0
-                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
-                fa00 = lo(x0)
-                fa01 = hi(x0)
-                fa02 = lo(x1)
-                fa03 = hi(x1)
-                fa04 = lo(x2)
-                fa05 = hi(x2)
-                fa06 = lo(x3)
-                fa07 = hi(x3)
-                ra = arow + 16 * 1
-                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
-                fa10 = lo(x0)
-                fa11 = hi(x0)
-                fa12 = lo(x1)
-                fa13 = hi(x1)
-                fa14 = lo(x2)
-                fa15 = hi(x2)
-                fa16 = lo(x3)
-                fa17 = hi(x3)
-                ra = arow + 16 * 2
-                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
-                fa20 = lo(x0)
-                fa21 = hi(x0)
-                fa22 = lo(x1)
-                fa23 = hi(x1)
-                fa24 = lo(x2)
-                fa25 = hi(x2)
-                fa26 = lo(x3)
-                fa27 = hi(x3)
-                ra = arow + 16 * 3
-                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
-                fa30 = lo(x0)
-                fa31 = hi(x0)
-                fa32 = lo(x1)
-                fa33 = hi(x1)
-                fa34 = lo(x2)
-                fa35 = hi(x2)
-                fa36 = lo(x3)
-                fa37 = hi(x3)
                 rb = bk + 16 * s
                 y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sb_, sb0 + rb * 64 + ((bchunk + 2 * 0) ^ (rb & 7)) * 4)
-                fb00 = lo(y0)
-                fb01 = hi(y0)
-                fb02 = lo(y1)
-                fb03 = hi(y1)
-                fb10 = lo(y2)
-                fb11 = hi(y2)
-                fb12 = lo(y3)
-                fb13 = hi(y3)
+                fb0_0 = lo(y0)
+                fb0_1 = hi(y0)
+                fb0_2 = lo(y1)
+                fb0_3 = hi(y1)
+                fb1_0 = lo(y2)
+                fb1_1 = hi(y2)
+                fb1_2 = lo(y3)
+                fb1_3 = hi(y3)
                 y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sb_, sb0 + rb * 64 + ((bchunk + 2 * 1) ^ (rb & 7)) * 4)
-                fb20 = lo(y0)
-                fb21 = hi(y0)
-                fb22 = lo(y1)
-                fb23 = hi(y1)
-                fb30 = lo(y2)
-                fb31 = hi(y2)
-                fb32 = lo(y3)
-                fb33 = hi(y3)
-                c00_0, c00_1, c00_2, c00_3 = pt.mma_m16n8k16(fa00, fa01, fa02, fa03, fa04, fa05, fa06, fa07, fb00, fb01, fb02, fb03, c00_0, c00_1, c00_2, c00_3)
-                c01_0, c01_1, c01_2, c01_3 = pt.mma_m16n8k16(fa00, fa01, fa02, fa03, fa04, fa05, fa06, fa07, fb10, fb11, fb12, fb13, c01_0, c01_1, c01_2, c01_3)
-                c02_0, c02_1, c02_2, c02_3 = pt.mma_m16n8k16(fa00, fa01, fa02, fa03, fa04, fa05, fa06, fa07, fb20, fb21, fb22, fb23, c02_0, c02_1, c02_2, c02_3)
-                c03_0, c03_1, c03_2, c03_3 = pt.mma_m16n8k16(fa00, fa01, fa02, fa03, fa04, fa05, fa06, fa07, fb30, fb31, fb32, fb33, c03_0, c03_1, c03_2, c03_3)
-                c10_0, c10_1, c10_2, c10_3 = pt.mma_m16n8k16(fa10, fa11, fa12, fa13, fa14, fa15, fa16, fa17, fb00, fb01, fb02, fb03, c10_0, c10_1, c10_2, c10_3)
-                c11_0, c11_1, c11_2, c11_3 = pt.mma_m16n8k16(fa10, fa11, fa12, fa13, fa14, fa15, fa16, fa17, fb10, fb11, fb12, fb13, c11_0, c11_1, c11_2, c11_3)
-                c12_0, c12_1, c12_2, c12_3 = pt.mma_m16n8k16(fa10, fa11, fa12, fa13, fa14, fa15, fa16, fa17, fb20, fb21, fb22, fb23, c12_0, c12_1, c12_2, c12_3)
-                c13_0, c13_1, c13_2, c13_3 = pt.mma_m16n8k16(fa10, fa11, fa12, fa13, fa14, fa15, fa16, fa17, fb30, fb31, fb32, fb33, c13_0, c13_1, c13_2, c13_3)
-                c20_0, c20_1, c20_2, c20_3 = pt.mma_m16n8k16(fa20, fa21, fa22, fa23, fa24, fa25, fa26, fa27, fb00, fb01, fb02, fb03, c20_0, c20_1, c20_2, c20_3)
-                c21_0, c21_1, c21_2, c21_3 = pt.mma_m16n8k16(fa20, fa21, fa22, fa23, fa24, fa25, fa26, fa27, fb10, fb11, fb12, fb13, c21_0, c21_1, c21_2, c21_3)
-                c22_0, c22_1, c22_2, c22_3 = pt.mma_m16n8k16(fa20, fa21, fa22, fa23, fa24, fa25, fa26, fa27, fb20, fb21, fb22, fb23, c22_0, c22_1, c22_2, c22_3)
-                c23_0, c23_1, c23_2, c23_3 = pt.mma_m16n8k16(fa20, fa21, fa22, fa23, fa24, fa25, fa26, fa27, fb30, fb31, fb32, fb33, c23_0, c23_1, c23_2, c23_3)
-                c30_0, c30_1, c30_2, c30_3 = pt.mma_m16n8k16(fa30, fa31, fa32, fa33, fa34, fa35, fa36, fa37, fb00, fb01, fb02, fb03, c30_0, c30_1, c30_2, c30_3)
-                c31_0, c31_1, c31_2, c31_3 = pt.mma_m16n8k16(fa30, fa31, fa32, fa33, fa34, fa35, fa36, fa37, fb10, fb11, fb12, fb13, c31_0, c31_1, c31_2, c31_3)
-                c32_0, c32_1, c32_2, c32_3 = pt.mma_m16n8k16(fa30, fa31, fa32, fa33, fa34, fa35, fa36, fa37, fb20, fb21, fb22, fb23, c32_0, c32_1, c32_2, c32_3)
-                c33_0, c33_1, c33_2, c33_3 = pt.mma_m16n8k16(fa30, fa31, fa32, fa33, fa34, fa35, fa36, fa37, fb30, fb31, fb32, fb33, c33_0, c33_1, c33_2, c33_3)
+                fb2_0 = lo(y0)
+                fb2_1 = hi(y0)
+                fb2_2 = lo(y1)
+                fb2_3 = hi(y1)
+                fb3_0 = lo(y2)
+                fb3_1 = hi(y2)
+                fb3_2 = lo(y3)
+                fb3_3 = hi(y3)
+                ra = arow + 0
+                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
+                fa0 = lo(x0)
+                fa1 = hi(x0)
+                fa2 = lo(x1)
+                fa3 = hi(x1)
+                fa4 = lo(x2)
+                fa5 = hi(x2)
+                fa6 = lo(x3)
+                fa7 = hi(x3)
+                c0_0_0, c0_0_1, c0_0_2, c0_0_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb0_0, fb0_1, fb0_2, fb0_3, c0_0_0, c0_0_1, c0_0_2, c0_0_3)
+                c0_1_0, c0_1_1, c0_1_2, c0_1_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb1_0, fb1_1, fb1_2, fb1_3, c0_1_0, c0_1_1, c0_1_2, c0_1_3)
+                c0_2_0, c0_2_1, c0_2_2, c0_2_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb2_0, fb2_1, fb2_2, fb2_3, c0_2_0, c0_2_1, c0_2_2, c0_2_3)
+                c0_3_0, c0_3_1, c0_3_2, c0_3_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb3_0, fb3_1, fb3_2, fb3_3, c0_3_0, c0_3_1, c0_3_2, c0_3_3)
+                ra = arow + 16
+                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
+                fa0 = lo(x0)
+                fa1 = hi(x0)
+                fa2 = lo(x1)
+                fa3 = hi(x1)
+                fa4 = lo(x2)
+                fa5 = hi(x2)
+                fa6 = lo(x3)
+                fa7 = hi(x3)
+                c1_0_0, c1_0_1, c1_0_2, c1_0_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb0_0, fb0_1, fb0_2, fb0_3, c1_0_0, c1_0_1, c1_0_2, c1_0_3)
+                c1_1_0, c1_1_1, c1_1_2, c1_1_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb1_0, fb1_1, fb1_2, fb1_3, c1_1_0, c1_1_1, c1_1_2, c1_1_3)
+                c1_2_0, c1_2_1, c1_2_2, c1_2_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb2_0, fb2_1, fb2_2, fb2_3, c1_2_0, c1_2_1, c1_2_2, c1_2_3)
+                c1_3_0, c1_3_1, c1_3_2, c1_3_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb3_0, fb3_1, fb3_2, fb3_3, c1_3_0, c1_3_1, c1_3_2, c1_3_3)
+                ra = arow + 32
+                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
+                fa0 = lo(x0)
+                fa1 = hi(x0)
+                fa2 = lo(x1)
+                fa3 = hi(x1)
+                fa4 = lo(x2)
+                fa5 = hi(x2)
+                fa6 = lo(x3)
+                fa7 = hi(x3)
+                c2_0_0, c2_0_1, c2_0_2, c2_0_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb0_0, fb0_1, fb0_2, fb0_3, c2_0_0, c2_0_1, c2_0_2, c2_0_3)
+                c2_1_0, c2_1_1, c2_1_2, c2_1_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb1_0, fb1_1, fb1_2, fb1_3, c2_1_0, c2_1_1, c2_1_2, c2_1_3)
+                c2_2_0, c2_2_1, c2_2_2, c2_2_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb2_0, fb2_1, fb2_2, fb2_3, c2_2_0, c2_2_1, c2_2_2, c2_2_3)
+                c2_3_0, c2_3_1, c2_3_2, c2_3_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb3_0, fb3_1, fb3_2, fb3_3, c2_3_0, c2_3_1, c2_3_2, c2_3_3)
+                ra = arow + 48
+                x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * 16 + ((achunk + 2 * s) ^ ((ra >> 1) & 3)) * 4)
+                fa0 = lo(x0)
+                fa1 = hi(x0)
+                fa2 = lo(x1)
+                fa3 = hi(x1)
+                fa4 = lo(x2)
+                fa5 = hi(x2)
+                fa6 = lo(x3)
+                fa7 = hi(x3)
+                c3_0_0, c3_0_1, c3_0_2, c3_0_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb0_0, fb0_1, fb0_2, fb0_3, c3_0_0, c3_0_1, c3_0_2, c3_0_3)
+                c3_1_0, c3_1_1, c3_1_2, c3_1_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb1_0, fb1_1, fb1_2, fb1_3, c3_1_0, c3_1_1, c3_1_2, c3_1_3)
+                c3_2_0, c3_2_1, c3_2_2, c3_2_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb2_0, fb2_1, fb2_2, fb2_3, c3_2_0, c3_2_1, c3_2_2, c3_2_3)
+                c3_3_0, c3_3_1, c3_3_2, c3_3_3 = pt.mma_m16n8k16(fa0, fa1, fa2, fa3, fa4, fa5, fa6, fa7, fb3_0, fb3_1, fb3_2, fb3_3, c3_3_0, c3_3_1, c3_3_2, c3_3_3)
         pt.copy_async_wait(0)
         cbase = z * sc
         row0 = m0 + (warp // 4) * 64 + lane // 4
         col0 = n0 + (warp % 4) * 32 + 2 * (lane % 4)
-        store2(c, cbase, row0 + 0, col0 + 0, M, N, c00_0, c00_1)
-        store2(c, cbase, row0 + 8, col0 + 0, M, N, c00_2, c00_3)
-        store2(c, cbase, row0 + 0, col0 + 8, M, N, c01_0, c01_1)
-        store2(c, cbase, row0 + 8, col0 + 8, M, N, c01_2, c01_3)
-        store2(c, cbase, row0 + 0, col0 + 16, M, N, c02_0, c02_1)
-        store2(c, cbase, row0 + 8, col0 + 16, M, N, c02_2, c02_3)
-        store2(c, cbase, row0 + 0, col0 + 24, M, N, c03_0, c03_1)
-        store2(c, cbase, row0 + 8, col0 + 24, M, N, c03_2, c03_3)
-        store2(c, cbase, row0 + 16, col0 + 0, M, N, c10_0, c10_1)
-        store2(c, cbase, row0 + 24, col0 + 0, M, N, c10_2, c10_3)
-        store2(c, cbase, row0 + 16, col0 + 8, M, N, c11_0, c11_1)
-        store2(c, cbase, row0 + 24, col0 + 8, M, N, c11_2, c11_3)
-        store2(c, cbase, row0 + 16, col0 + 16, M, N, c12_0, c12_1)
-        store2(c, cbase, row0 + 24, col0 + 16, M, N, c12_2, c12_3)
-        store2(c, cbase, row0 + 16, col0 + 24, M, N, c13_0, c13_1)
-        store2(c, cbase, row0 + 24, col0 + 24, M, N, c13_2, c13_3)
-        store2(c, cbase, row0 + 32, col0 + 0, M, N, c20_0, c20_1)
-        store2(c, cbase, row0 + 40, col0 + 0, M, N, c20_2, c20_3)
-        store2(c, cbase, row0 + 32, col0 + 8, M, N, c21_0, c21_1)
-        store2(c, cbase, row0 + 40, col0 + 8, M, N, c21_2, c21_3)
-        store2(c, cbase, row0 + 32, col0 + 16, M, N, c22_0, c22_1)
-        store2(c, cbase, row0 + 40, col0 + 16, M, N, c22_2, c22_3)
-        store2(c, cbase, row0 + 32, col0 + 24, M, N, c23_0, c23_1)
-        store2(c, cbase, row0 + 40, col0 + 24, M, N, c23_2, c23_3)
-        store2(c, cbase, row0 + 48, col0 + 0, M, N, c30_0, c30_1)
-        store2(c, cbase, row0 + 56, col0 + 0, M, N, c30_2, c30_3)
-        store2(c, cbase, row0 + 48, col0 + 8, M, N, c31_0, c31_1)
-        store2(c, cbase, row0 + 56, col0 + 8, M, N, c31_2, c31_3)
-        store2(c, cbase, row0 + 48, col0 + 16, M, N, c32_0, c32_1)
-        store2(c, cbase, row0 + 56, col0 + 16, M, N, c32_2, c32_3)
-        store2(c, cbase, row0 + 48, col0 + 24, M, N, c33_0, c33_1)
-        store2(c, cbase, row0 + 56, col0 + 24, M, N, c33_2, c33_3)
+        store2(c, cbase, row0 + 0, col0 + 0, M, N, c0_0_0, c0_0_1)
+        store2(c, cbase, row0 + 8, col0 + 0, M, N, c0_0_2, c0_0_3)
+        store2(c, cbase, row0 + 0, col0 + 8, M, N, c0_1_0, c0_1_1)
+        store2(c, cbase, row0 + 8, col0 + 8, M, N, c0_1_2, c0_1_3)
+        store2(c, cbase, row0 + 0, col0 + 16, M, N, c0_2_0, c0_2_1)
+        store2(c, cbase, row0 + 8, col0 + 16, M, N, c0_2_2, c0_2_3)
+        store2(c, cbase, row0 + 0, col0 + 24, M, N, c0_3_0, c0_3_1)
+        store2(c, cbase, row0 + 8, col0 + 24, M, N, c0_3_2, c0_3_3)
+        store2(c, cbase, row0 + 16, col0 + 0, M, N, c1_0_0, c1_0_1)
+        store2(c, cbase, row0 + 24, col0 + 0, M, N, c1_0_2, c1_0_3)
+        store2(c, cbase, row0 + 16, col0 + 8, M, N, c1_1_0, c1_1_1)
+        store2(c, cbase, row0 + 24, col0 + 8, M, N, c1_1_2, c1_1_3)
+        store2(c, cbase, row0 + 16, col0 + 16, M, N, c1_2_0, c1_2_1)
+        store2(c, cbase, row0 + 24, col0 + 16, M, N, c1_2_2, c1_2_3)
+        store2(c, cbase, row0 + 16, col0 + 24, M, N, c1_3_0, c1_3_1)
+        store2(c, cbase, row0 + 24, col0 + 24, M, N, c1_3_2, c1_3_3)
+        store2(c, cbase, row0 + 32, col0 + 0, M, N, c2_0_0, c2_0_1)
+        store2(c, cbase, row0 + 40, col0 + 0, M, N, c2_0_2, c2_0_3)
+        store2(c, cbase, row0 + 32, col0 + 8, M, N, c2_1_0, c2_1_1)
+        store2(c, cbase, row0 + 40, col0 + 8, M, N, c2_1_2, c2_1_3)
+        store2(c, cbase, row0 + 32, col0 + 16, M, N, c2_2_0, c2_2_1)
+        store2(c, cbase, row0 + 40, col0 + 16, M, N, c2_2_2, c2_2_3)
+        store2(c, cbase, row0 + 32, col0 + 24, M, N, c2_3_0, c2_3_1)
+        store2(c, cbase, row0 + 40, col0 + 24, M, N, c2_3_2, c2_3_3)
+        store2(c, cbase, row0 + 48, col0 + 0, M, N, c3_0_0, c3_0_1)
+        store2(c, cbase, row0 + 56, col0 + 0, M, N, c3_0_2, c3_0_3)
+        store2(c, cbase, row0 + 48, col0 + 8, M, N, c3_1_0, c3_1_1)
+        store2(c, cbase, row0 + 56, col0 + 8, M, N, c3_1_2, c3_1_3)
+        store2(c, cbase, row0 + 48, col0 + 16, M, N, c3_2_0, c3_2_1)
+        store2(c, cbase, row0 + 56, col0 + 16, M, N, c3_2_2, c3_2_3)
+        store2(c, cbase, row0 + 48, col0 + 24, M, N, c3_3_0, c3_3_1)
+        store2(c, cbase, row0 + 56, col0 + 24, M, N, c3_3_2, c3_3_3)
 
     return gemm_async
 
@@ -251,7 +264,7 @@ def applies(m: int, n: int, k: int, sa: int, sb: int) -> bool:
 
 def launch_threads(m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
     """The grid for a batch of M x N results."""
-    return (-(-n // BN) * 256, -(-m // BM), batch)
+    return (-(-m // BM) * -(-n // BN) * THREADS, 1, batch)
 
 
 def words(x: np.ndarray) -> np.ndarray:
@@ -262,9 +275,10 @@ def words(x: np.ndarray) -> np.ndarray:
 def _examples(low):
     rng = np.random.default_rng(11)
     out = []
-    # edges in M, N and K (zero-filled chunks), whole tiles over more k-tiles than ring slots, and a batch
-    # with a broadcast B (stride 0)
-    for batch, m, n, k, bcast in ((1, 37, 56, 40, False), (1, 128, 128, 128, False), (2, 20, 136, 24, True)):
+    # edges in M, N and K (zero-filled chunks), whole tiles over more k-tiles than ring slots, a batch
+    # with a broadcast B (stride 0), several tiles each way, and more tile rows than a raster group
+    for batch, m, n, k, bcast in ((1, 37, 56, 40, False), (1, BM, BN, 4 * BK, False), (2, 20, 136, 24, True),
+                                  (1, BM + 40, 2 * BN + 8, 40, False), (1, (GROUP_M + 1) * BM + 3, 24, 32, False)):
         a = rng.standard_normal((batch, m, k)).astype(low)
         b = rng.standard_normal((1 if bcast else batch, k, n)).astype(low)
         exact = a.astype(np.float64) @ b.astype(np.float64)

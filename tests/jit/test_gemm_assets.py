@@ -17,7 +17,7 @@ from poot.fuse.plan import plan_fusion
 from poot.jit.llvm.compile import compile_kernel
 from poot.jit.kir import assets
 from poot.kernel import assets as kernel_assets
-from poot.jit.codegen import generate
+from poot.jit.codegen import generate, gpu_gemm
 
 from ptxas_tool import PTXAS, SKIP_REASON
 from test_ptxas_all_kernels import BF16, CUDA_CAPS, F16, F32, _G
@@ -43,7 +43,8 @@ def test_matmul_steps_route_to_the_gemm_assets():
     # 16-bit operands whose rows split into aligned 16-byte chunks (K and N multiples of 8) take the
     # asynchronous-copy kernel; the others the register-staged one
     assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][0] == "gemm_bf16_async"
-    assert _kernels((1000, 1024), (1024, 520), F16, SM90)[0][:2] == ("gemm_f16_async", (5, 8, 1))
+    bm, bn = gpu_gemm.ASYNC_TILE           # one row of tiles (the kernel rasters them)
+    assert _kernels((1000, 1024), (1024, 520), F16, SM90)[0][:2] == ("gemm_f16_async", (-(-1000 // bm) * -(-520 // bn), 1, 1))
     assert _kernels((64, 1028), (1028, 64), BF16, SM90)[0][0] == "gemm_bf16_tc"
     assert _kernels((37, 29), (29, 53), F16, SM90)[0][:2] == ("gemm_f16_tc", (1, 1, 1))
     # a batch on grid z; a broadcast operand has stride 0
@@ -56,6 +57,11 @@ def test_matmul_steps_route_to_the_gemm_assets():
     assert _kernels((256, 256), (256, 256), F32, SPIRV)[0][0] != "gemm_f32"       # see gpu_gemm.py
     assert _kernels((512, 4096), (4096, 1), F32, SM90)[0][0] != "gemm_f32"
     assert _kernels((1, 4096), (4096, 512), F32, SM90)[0][0] != "gemm_f32"
+
+
+def test_the_codegen_knows_the_async_kernels_tile():
+    module = kernel_assets.load_source(_entry("gemm_bf16_async"))
+    assert gpu_gemm.ASYNC_TILE == (module.BM, module.BN)
 
 
 def test_a_forced_generated_path_keeps_the_generic_schedule(monkeypatch):
@@ -97,7 +103,7 @@ def test_gemm_kernels_emulate_numpy(name):
     fn = kernel_assets.entry_function(entry, module)
     for ex in getattr(module, f"example_{entry.entry}")(np.random.default_rng(0)):
         args = ex.fresh_args()
-        fn.emulate(*args, threads=ex.threads, workgroup=(256, 1, 1))
+        fn.emulate(*args, threads=ex.threads)
         out = next(a for a, p in zip(args, fn.kir.params) if getattr(p, "name", None) == "c")
         want = ex.expected["c"]
         np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=ex.rtol, atol=ex.atol)

@@ -27,8 +27,9 @@ from poot import dtypes as dt
 from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div, env_choice
 from poot.jit.llvm.targets import target_of
 
-TILE = 128                 # rows and columns of C per workgroup (both assets)
-THREADS = 256              # threads per workgroup (both assets)
+TILE = 128                 # rows and columns of C per workgroup (gemm_f32, gemm_*_tc)
+THREADS = 256              # threads per workgroup (gemm_f32, gemm_*_tc)
+ASYNC_TILE = (128, 128)    # rows and columns of C per workgroup of gemm_*_async (its BM, BN)
 MAX_BATCH = 65535          # grid z
 MAX_ELEMENTS = 2**31 - 1   # the assets index in uint32 (batch offsets included)
 SIMT = {dt.float32: "gemm_f32"}
@@ -93,5 +94,8 @@ def generate_gpu_gemm(step, caps) -> StepCode:
         bindings = [("var", a), ("var", a), ("var", b), ("var", b), ("var", out)]
     else:                                   # the async kernels take the 16-bit operands as words only
         bindings = [("var", a), ("var", b), ("var", out)]
-    groups = (ceil_div(n, TILE), ceil_div(m, TILE), batch)
+    if name in ASYNC.values():              # one row of tiles, rastered inside the kernel
+        groups = (ceil_div(m, ASYNC_TILE[0]) * ceil_div(n, ASYNC_TILE[1]), 1, batch)
+    else:
+        groups = (ceil_div(n, TILE), ceil_div(m, TILE), batch)
     return StepCode([Launch(kernel, bindings, groups, (m, n, k, sa, sb, m * n))])
