@@ -11,7 +11,7 @@ import pytest
 
 import poot as pt
 from poot.jit.llvm.compile import compile_kernel
-from poot.jit.llvm.gpu_entry import STATIC_SHARED_LIMIT
+from poot.jit.llvm.targets import target_named
 
 from ptxas_tool import PTXAS, SKIP_REASON
 
@@ -54,7 +54,7 @@ def expected(x: np.ndarray) -> np.ndarray:
 
 def test_past_the_static_limit_the_arrays_are_one_dynamic_block():
     art = compile_kernel(wide_shared.kernel_for(), "ptx", arch="sm_90")
-    assert art.dynamic_shared_bytes == WIDE * 4 + 256 * 4 > STATIC_SHARED_LIMIT
+    assert art.dynamic_shared_bytes == WIDE * 4 + 256 * 4 > target_named("ptx").static_shared_limit
     assert ".extern .shared .align 16 .b8" in art.data
     small = compile_kernel(narrow_shared.kernel_for(), "ptx", arch="sm_90")
     assert small.dynamic_shared_bytes == 0 and ".extern .shared" not in small.data

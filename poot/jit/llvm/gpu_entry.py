@@ -15,9 +15,7 @@ from meta.
 from __future__ import annotations
 
 from poot.jit.llvm.ir import Func, mem_type
-
-STATIC_SHARED_LIMIT = 48 * 1024     # bytes of static shared memory a CUDA kernel may declare
-
+from poot.jit.llvm.targets import target_named
 
 def shared_layout(kernel) -> tuple[list[int], int]:
     """Byte offsets of `kernel.shared`'s arrays laid out one after another (16-byte aligned), and the
@@ -30,11 +28,12 @@ def shared_layout(kernel) -> tuple[list[int], int]:
 
 
 def dynamic_shared_bytes(kernel, target: str) -> int:
-    """The bytes of dynamic shared memory a launch of `kernel` compiled for `target` must ask for: on
-    PTX, arrays of more than 48 KiB in all live in one dynamic block (the most a kernel may declare
-    statically; past it the driver must be told the size at load and launch), else 0."""
+    """The bytes of dynamic shared memory a launch of `kernel` compiled for `target` must ask for: where
+    the target limits static shared memory (PTX: 48 KiB) and the arrays need more, they live in one
+    dynamic block whose size the driver is told at load and launch; else 0."""
+    limit = target_named(target).static_shared_limit
     total = shared_layout(kernel)[1]
-    return total if target == "ptx" and total > STATIC_SHARED_LIMIT else 0
+    return total if limit and total > limit else 0
 
 
 def emit_gpu_kernel(lw, symbol: str, physical, local_id, dynamic_shared: bool = False) -> tuple[Func, str]:
@@ -79,4 +78,4 @@ def emit_gpu_kernel(lw, symbol: str, physical, local_id, dynamic_shared: bool = 
     return f, params
 
 
-__all__ = ["STATIC_SHARED_LIMIT", "dynamic_shared_bytes", "emit_gpu_kernel", "shared_layout"]
+__all__ = ["dynamic_shared_bytes", "emit_gpu_kernel", "shared_layout"]

@@ -54,6 +54,8 @@ class Target:
     vector_store_bytes: int = 0     # widest store a thread's consecutive elements merge into (0: CPU loops
                                     # vectorize instead); a device may narrow it (Capabilities.vector_store_bytes)
     max_workgroup_size: int = 1024  # work items per workgroup the lowering accepts (the KIR verifier's limit)
+    static_shared_limit: int = 0    # bytes of shared arrays a kernel may declare statically; past it they are
+                                    # one dynamic block sized at launch (0: no such limit)
     default_arch: str = ""          # the arch compiled for when neither caller nor device names one
     inspection_only: bool = False   # compile stops at the LLVM IR text (no optimization, no code emitted)
     validator: str = ""             # "module:function" checking a written artifact with the target's own tool
@@ -92,7 +94,7 @@ REGISTRY: dict[str, Target] = {t.name: t for t in (
            is_host=True),
     Target("ptx", BinaryFormat.PTX_TEXT, KernelStyle.GPU, f"{_TARGETS}.ptx.target:PtxTarget", ".ptx",
            has_shuffles=True, has_mma=True, runs_gemm_assets=True, folds_grid=True, vector_store_bytes=16,
-           default_arch="sm_80", validator=f"{_TARGETS}.validate:check_ptx"),
+           static_shared_limit=48 * 1024, default_arch="sm_80", validator=f"{_TARGETS}.validate:check_ptx"),
     Target("spirv", BinaryFormat.SPIRV_WORDS, KernelStyle.GPU, f"{_TARGETS}.spirv.target:SpirvTarget", ".spv",
            folds_grid=True, vector_store_bytes=16, validator=f"{_TARGETS}.validate:check_spirv"),
     Target("amdgcn", BinaryFormat.HSACO, KernelStyle.GPU, f"{_TARGETS}.amdgcn.target:AmdgcnTarget", ".hsaco",
