@@ -291,7 +291,7 @@ class EmulatedKernel:
 
     def _run_group(self, values, group, coords):
         """The workgroup's threads as generators, advanced together to each barrier (a bare `yield`) or
-        subgroup operation (a yielded request, answered per 32-lane run of local x indices)."""
+        subgroup operation (a yielded request, answered per run of 32 local x indices, 64 for mfma)."""
         st, first = emu.STATE, None
         st.group = group
         live = []
@@ -327,13 +327,14 @@ class EmulatedKernel:
             raise PootError(f"kernel '{self.kernel.name}': the threads of workgroup {group} reached different "
                             f"synchronizing operations together ({', '.join(sorted(kinds))})")
         runs: dict = {}
-        for g in waiting:
-            runs.setdefault(g[2][0] // subgroup.LANES, []).append(g)
         kind = waiting[0][3][0]
+        lanes = subgroup.run_lanes(kind)
+        for g in waiting:
+            runs.setdefault(g[2][0] // lanes, []).append(g)
         for run in runs.values():
-            if len(run) != subgroup.LANES:
+            if len(run) != lanes:
                 raise PootError(f"kernel '{self.kernel.name}': a subgroup operation needs all "
-                                f"{subgroup.LANES} lanes of its run, {len(run)} reached it")
+                                f"{lanes} lanes of its run, {len(run)} reached it")
             run.sort(key=lambda g: g[2][0])
             for g, r in zip(run, subgroup.answer(kind, [g[3][1:] for g in run])):
                 g[3] = r

@@ -30,7 +30,7 @@ __all__ = [
     "num_groups", "num_groups_x", "num_groups_y", "num_groups_z",
     "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma",
     "SUBGROUP", "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
-    "lane_index", "mma_m16n8k16", "fast_exp2",
+    "lane_index", "mma_m16n8k16", "mfma_16x16x16", "wmma_16x16x16", "fast_exp2",
     "WIDE_MEMORY", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
     "copy_async_wait",
 ]
@@ -110,7 +110,11 @@ subgroup_max = Intrinsic("subgroup_max", "subgroup_max")
 subgroup_min = Intrinsic("subgroup_min", "subgroup_min")
 subgroup_size = Intrinsic("subgroup_size", "subgroup_size")
 lane_index = Intrinsic("lane_index", "lane_index")
+# matrix multiply-accumulates over a run of lanes (poot/jit/kir/model.py MMA_SHAPES): PTX tensor cores,
+# AMD CDNA (MFMA, wave64) and RDNA3 (WMMA, wave32) matrix cores
 mma_m16n8k16 = Intrinsic("mma_m16n8k16", "mma")
+mfma_16x16x16 = Intrinsic("mfma_16x16x16", "mma")
+wmma_16x16x16 = Intrinsic("wmma_16x16x16", "mma")
 SUBGROUP = frozenset({"shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
                       "lane_index", "mma"})
 

@@ -94,8 +94,8 @@ class StatementLowering:
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple):
             if isinstance(value, ast.Call):
                 f = self.expr(value.func)
-                if isinstance(f, Static) and f.obj is ix.mma_m16n8k16:
-                    return subgroup.mma_assign(self, targets[0], value, node)
+                if isinstance(f, Static) and isinstance(f.obj, ix.Intrinsic) and f.obj.kind == "mma":
+                    return subgroup.mma_assign(self, targets[0], value, node, f.obj.name)
                 if isinstance(f, Static) and async_copy.is_tuple_call(f.obj):
                     return async_copy.x4_assign(self, targets[0], value, node)
             return self.tuple_assign(targets[0], value, node)

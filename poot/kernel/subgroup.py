@@ -13,10 +13,17 @@ legal (the KIR verifier refuses one under thread-dependent control flow).
 - `d0, d1, d2, d3 = pt.mma_m16n8k16(a0, ..., a7, b0, ..., b3, c0, ..., c3)`: a warp-level
   D = A @ B + C (A 16x16, B 16x8 of bfloat16 or float16, C and D float32), each lane passing its elements
   of A, B and C and receiving its elements of D, placed as PTX's m16n8k16 row.col fragments
-  (poot/jit/kir/model.py `Mma`). Only as the value of a 4-name tuple assignment.
+  (poot/jit/kir/model.py `Mma`). Only as the value of a tuple assignment to as many names as D elements.
+- `d0, ..., d3 = pt.mfma_16x16x16(a0, ..., a3, b0, ..., b3, c0, ..., c3)`: AMD CDNA's matrix core (MFMA)
+  over a wave of 64 lanes (workgroup (64k, 1, 1)): A, B, C, D all 16x16; lane l (i = l % 16, q = l // 16)
+  passes A[i, 4q + j], B[4q + j, i], C[4q + j, i] and receives D[4q + j, i], j in 0..3.
+- `d0, ..., d7 = pt.wmma_16x16x16(a0, ..., a15, b0, ..., b15, c0, ..., c7)`: AMD RDNA3's matrix core
+  (WMMA) over a wave of 32 lanes: lane l (i = l % 16, h = l // 16) passes A[i, j] and B[j, i] (j in 0..15;
+  lanes l and l + 16 pass the same ones, which the emulator checks) and C[2j + h, i], and receives
+  D[2j + h, i], j in 0..7.
 
-Targets: PTX (shuffles everywhere; mma on sm_80 and newer) and AMDGCN (shuffles). Compiling for any other
-target raises poot.NotBuiltError naming the operation.
+Targets: PTX (shuffles everywhere; mma on sm_80 and newer) and AMDGCN (shuffles; mfma on gfx90a, gfx942 and
+gfx950; wmma on gfx11). Compiling for any other target or arch raises poot.NotBuiltError naming the operation.
 
 Emulation: the emulator turns each operation into a `yield` of a request; the scheduler (emulate.py) runs
 the workgroup's threads to their next request, checks they all reached the same kind of operation, and
@@ -28,13 +35,23 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import PootError
-from poot.jit.kir.model import MMA_INPUTS, SHUFFLE_LANES, Binary, Cast, Index, Mma, Read, Shuffle, ShuffleXor
+from poot.jit.kir.model import (MMA_INPUTS, MMA_SHAPES, SHUFFLE_LANES, Binary, Cast, Index, Mma, Read, Shuffle,
+                                ShuffleXor)
 from poot.kernel import scalar_ops
 from poot.kernel.values import Lit, Val, const
 
 LANES = SHUFFLE_LANES
 REDUCE_OPS = {"subgroup_sum": "add", "subgroup_max": "max", "subgroup_min": "min"}
 BUTTERFLY = (16, 8, 4, 2, 1)
+MMA_BY_OP = {shape.op: name for name, shape in MMA_SHAPES.items()}     # pt.<op> -> KIR Mma shape
+# shape -> the emulator's request kind
+MMA_KIND = {"m16n8k16": "mma", "mfma_16x16x16": "mfma", "wmma_16x16x16": "wmma"}
+RUN_LANES = {"mfma": 64}        # request kinds answered over runs wider than LANES
+
+
+def run_lanes(kind: str) -> int:
+    """How many consecutive lanes (by local x index) answer one request of `kind` together."""
+    return RUN_LANES.get(kind, LANES)
 
 
 def mark_sync(imp) -> None:
@@ -73,8 +90,10 @@ def call_subgroup(imp, obj, node):
         imp.call_note(node, subgroup_size, ())
         return Val(const(LANES, dt.uint32), dt.uint32)
     if k == "mma":
-        raise imp.err("bad-intrinsic-call", "pt.mma_m16n8k16(...) is only the value of a tuple assignment "
-                      "`d0, d1, d2, d3 = pt.mma_m16n8k16(a0, ..., a7, b0, ..., b3, c0, ..., c3)`", node)
+        na, nb, nc = MMA_SHAPES[MMA_BY_OP[obj.name]]
+        raise imp.err("bad-intrinsic-call", f"pt.{obj.name}(...) is only the value of a tuple assignment "
+                      f"`d0, ..., d{nc - 1} = pt.{obj.name}(a0, ..., a{na - 1}, b0, ..., b{nb - 1}, c0, ..., "
+                      f"c{nc - 1})`", node)
     mark_sync(imp)
     if k == "shuffle":
         x_node, l_node = imp.args(node, 2, "pt.shuffle")
@@ -104,33 +123,35 @@ def call_subgroup(imp, obj, node):
     return v
 
 
-def mma_assign(imp, target, value, node) -> None:
-    """`d0, d1, d2, d3 = pt.mma_m16n8k16(a0..a7, b0..b3, c0..c3)`: operands spilled to locals, four Mma
-    reads of one instruction, then the results assigned to the targets."""
-    if len(target.elts) != 4:
-        raise imp.err("bad-intrinsic-call", "pt.mma_m16n8k16 returns 4 values (this lane's elements of D): "
-                      "assign them to 4 names", node)
-    args = imp.args(value, 16, "pt.mma_m16n8k16")
+def mma_assign(imp, target, value, node, op: str = "mma_m16n8k16") -> None:
+    """`d0, ... = pt.<op>(a.., b.., c..)` for a matrix multiply-accumulate `op` (MMA_BY_OP): operands
+    spilled to locals, one Mma read per D element of one instruction, then the results assigned."""
+    shape = MMA_BY_OP[op]
+    na, nb, nc = MMA_SHAPES[shape]
+    if len(target.elts) != nc:
+        raise imp.err("bad-intrinsic-call", f"pt.{op} returns {nc} values (this lane's elements of D): "
+                      f"assign them to {nc} names", node)
+    args = imp.args(value, na + nb + nc, f"pt.{op}")
     mark_sync(imp)
     vals = [imp.value(a) for a in args]
-    typed = [v for v in vals[:12] if isinstance(v, Val)]
+    typed = [v for v in vals[:na + nb] if isinstance(v, Val)]
     t = typed[0].dtype if typed else dt.bfloat16
     if t not in MMA_INPUTS:
-        raise imp.err("invalid-operand", f"pt.mma_m16n8k16: A and B elements must be bfloat16 or float16, got "
+        raise imp.err("invalid-operand", f"pt.{op}: A and B elements must be bfloat16 or float16, got "
                       f"{t.name}", value)
     ops = []
     for i, (v, a) in enumerate(zip(vals, args)):
-        want = t if i < 12 else dt.float32
+        want = t if i < na + nb else dt.float32
         if isinstance(v, Lit):
             v = imp.typed(v, a, want)
         if v.dtype is not want:
-            raise imp.err("ambiguous-types", f"pt.mma_m16n8k16: argument {i + 1} is {v.dtype.name}, expected "
+            raise imp.err("ambiguous-types", f"pt.{op}: argument {i + 1} is {v.dtype.name}, expected "
                           f"{want.name} (A and B elements {t.name}, C elements float32; cast with "
                           f"pt.{want.short}(...))", a)
         ops.append(v.expr if isinstance(v.expr, Read) else imp.to_temp(v).expr)
-    a, b, c = tuple(ops[:8]), tuple(ops[8:12]), tuple(ops[12:])
-    results = [imp.to_temp(Val(Mma(a, b, c, i), dt.float32)) for i in range(4)]
-    imp.annotate(value, ("subgroup", "mma", tuple(range(16)), ()))
+    a, b, c = tuple(ops[:na]), tuple(ops[na:na + nb]), tuple(ops[na + nb:])
+    results = [imp.to_temp(Val(Mma(a, b, c, i, shape=shape), dt.float32)) for i in range(nc)]
+    imp.annotate(value, ("subgroup", MMA_KIND[shape], tuple(range(na + nb + nc)), ()))
     for tgt, r in zip(target.elts, results):
         imp.assign_to(tgt, r, node)
 
@@ -162,6 +183,10 @@ def answer(kind: str, requests: list) -> list:
         return vals
     if kind == "mma":
         return mma_emulate(requests)
+    if kind == "mfma":
+        return mfma_emulate(requests)
+    if kind == "wmma":
+        return wmma_emulate(requests)
     if kind == "ldmatrix":
         from poot.kernel.async_copy import ldmatrix_emulate
 
@@ -186,3 +211,39 @@ def mma_emulate(requests: list) -> list:
             C[g + 8 * (i >= 2), 2 * t + i % 2] = float(r[12 + i])
     D = (A @ B + C).astype(np.float32)
     return [tuple(D[lane // 4 + 8 * (i >= 2), 2 * (lane % 4) + i % 2] for i in range(4)) for lane in range(32)]
+
+
+def mfma_emulate(requests: list) -> list:
+    """D = A @ B + C over a 64-lane wave in MFMA 16x16x16's fragments, the sum rounded once (as mma)."""
+    A, B, C = np.zeros((16, 16)), np.zeros((16, 16)), np.zeros((16, 16))
+    for lane, r in enumerate(requests):
+        i, q = lane % 16, lane // 16
+        for j in range(4):
+            A[i, 4 * q + j] = float(r[j])
+            B[4 * q + j, i] = float(r[4 + j])
+            C[4 * q + j, i] = float(r[8 + j])
+    D = (A @ B + C).astype(np.float32)
+    return [tuple(D[4 * (lane // 16) + j, lane % 16] for j in range(4)) for lane in range(64)]
+
+
+def wmma_emulate(requests: list) -> list:
+    """D = A @ B + C over a 32-lane wave in WMMA 16x16x16's fragments, the sum rounded once (as mma).
+    The hardware reads A and B from either half of the wave, so the halves must agree: a kernel whose
+    lanes l and l + 16 pass different elements is refused rather than given one half's answer."""
+    A, B, C = np.zeros((16, 16)), np.zeros((16, 16)), np.zeros((16, 16))
+    for lane, r in enumerate(requests):
+        i, h = lane % 16, lane // 16
+        if h and not _same_bits(r[:32], requests[i][:32]):
+            raise PootError(f"wmma_16x16x16: lanes {i} and {lane} pass different A or B elements; the two "
+                            "halves of the wave must hold the same A rows and B columns")
+        for j in range(16):
+            A[i, j] = float(r[j])
+            B[j, i] = float(r[16 + j])
+        for j in range(8):
+            C[2 * j + h, i] = float(r[32 + j])
+    D = (A @ B + C).astype(np.float32)
+    return [tuple(D[2 * j + lane // 16, lane % 16] for j in range(8)) for lane in range(32)]
+
+
+def _same_bits(xs, ys) -> bool:
+    return all(np.asarray(x).tobytes() == np.asarray(y).tobytes() for x, y in zip(xs, ys))

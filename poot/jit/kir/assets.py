@@ -7,7 +7,9 @@ regenerating the assets is `poot/kernel/assets.py`'s job.
 
 Each family folder has a `manifest.py` holding one table, `MANIFEST`: rows of (asset name, source file
 in the folder, entry function, destination folder), optionally followed by the tuple of targets the
-kernel is built for (a tensor-core kernel only exists for "ptx"; the default is every target).
+kernel is built for (a tensor-core kernel only exists for "ptx"; the default is every target). A target
+may name the GPUs it is built for, "<target>@<arch>" (an AMD matrix-core kernel exists for "amdgcn@gfx942"
+but not for every AMDGCN GPU): such an entry builds for that target only where the arch is given.
 `load_manifest()` aggregates the families into one list, the single source of truth for which source
 produces which asset. In a source checkout kernels/ and assets/ sit next to the `poot` package; an
 installed wheel carries them inside it (`poot/kernels`, `poot/assets`).
@@ -36,8 +38,9 @@ class ManifestEntry:
     destination: str     # the assets folder, relative to the root holding kernels/
     targets: tuple = TARGETS   # the targets the kernel compiles for
 
-    def builds_for(self, target: str) -> bool:
-        return target in self.targets
+    def builds_for(self, target: str, arch: str | None = None) -> bool:
+        """Whether the kernel compiles for `target` on every arch, or on `arch` where one is given."""
+        return target in self.targets or (arch is not None and f"{target}@{arch}" in self.targets)
 
 
 def root_dir() -> Path:
@@ -63,9 +66,10 @@ def load_manifest(root: Path | None = None) -> list[ManifestEntry]:
         for row in table:
             targets = row[4] if isinstance(row, tuple) and len(row) == 5 else TARGETS
             if not (isinstance(row, tuple) and len(row) in (4, 5) and all(isinstance(x, str) for x in row[:4])
-                    and isinstance(targets, tuple) and set(targets) <= set(TARGETS)):
+                    and isinstance(targets, tuple)
+                    and all(isinstance(t, str) and t.partition("@")[0] in TARGETS for t in targets)):
                 raise PootError(f"{path}: manifest row {row!r} is not (name, source, entry, destination"
-                                f"[, targets among {TARGETS}])")
+                                f"[, targets among {TARGETS}, each optionally @<arch>])")
             name, source, entry, dest = row[:4]
             if name in seen:
                 raise PootError(f"{path}: asset name '{name}' is already used by {seen[name]}")

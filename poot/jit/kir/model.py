@@ -35,6 +35,16 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
   accumulated in float32 (the emulator rounds the exact sum once). Where a Barrier would be legal only;
   lowered on PTX for sm_80 and newer (LLVM's `llvm.nvvm.mma.m16n8k16.row.col.bf16` / `.f32.f32`); elsewhere
   lowering raises NotBuiltError. Equal Mma operands in one basic block share one instruction.
+  Two more shapes (`shape`, MMA_SHAPES) are AMD matrix cores, D = A @ B + C with A, B, C, D 16x16 (A and B
+  bfloat16 or float16, C and D float32, the products exact, the sum accumulated in float32):
+  - "mfma_16x16x16": over a wave of 64 lanes (workgroup (64k, 1, 1)); lane l (i = l % 16, q = l // 16)
+    holds a[j] = A[i, 4q + j], b[j] = B[4q + j, i], c[j] = C[4q + j, i] (D likewise), j in 0..3.
+    Lowered on AMDGCN for CDNA (gfx90a, gfx942, gfx950) to `llvm.amdgcn.mfma.f32.16x16x16bf16.1k` /
+    `.16x16x16f16`.
+  - "wmma_16x16x16": over a wave of 32 lanes; lane l (i = l % 16, h = l // 16) holds a[j] = A[i, j] and
+    b[j] = B[j, i], j in 0..15 (lanes l and l + 16 must hold the same A and B elements: the hardware
+    reads them from either half), and c[j] = C[2j + h, i] (D likewise), j in 0..7. Lowered on AMDGCN for
+    RDNA3 (gfx11) to `llvm.amdgcn.wmma.f32.16x16x16.bf16` / `.f16`.
 - `LdMatrix(shared, index, trans, elem)` is uint32 word `elem` (0..3) of this lane's part of four 8x8
   matrices of 16-bit elements that the warp reads from a uint32 shared array (PTX
   `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`). Each lane passes `index`, the word index (a
@@ -247,13 +257,32 @@ class Shuffle:
     dtype: DType
 
 
-MMA_SHAPES = {"m16n8k16": (8, 4, 4)}     # shape -> elements of A, B and C/D each lane holds
+@dataclass(frozen=True)
+class MmaShape:
+    """One matrix multiply-accumulate instruction family: the elements of A, B and C/D each lane holds,
+    the lanes that compute one product together, and the kernel language's name for it (`pt.<op>`)."""
+    op: str
+    a: int
+    b: int
+    c: int
+    lanes: int
+
+    def __iter__(self):         # (a, b, c): the per-lane operand counts
+        return iter((self.a, self.b, self.c))
+
+
+MMA_SHAPES = {
+    "m16n8k16": MmaShape("mma_m16n8k16", 8, 4, 4, 32),          # PTX tensor cores, a warp
+    "mfma_16x16x16": MmaShape("mfma_16x16x16", 4, 4, 4, 64),    # AMD CDNA matrix cores, a wave64
+    "wmma_16x16x16": MmaShape("wmma_16x16x16", 16, 16, 8, 32),  # AMD RDNA3 matrix cores, a wave32
+}
 MMA_INPUTS = (dt.bfloat16, dt.float16)
 
 
 @dataclass(frozen=True)
 class Mma:
-    """Element `elem` of this lane's D fragment of D = A @ B + C over the warp (module docstring)."""
+    """Element `elem` of this lane's D fragment of D = A @ B + C over the lanes of one matrix instruction
+    (`shape`, a key of MMA_SHAPES; module docstring)."""
     a: tuple
     b: tuple
     c: tuple

@@ -12,7 +12,8 @@ from __future__ import annotations
 from poot import dtypes as dt
 from poot.jit.kir.model import (Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier, Binary, Bitcast, Break,
                     BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index, Kernel, LdMatrix, Len, Load,
-                    LoadX4, Mma, Read, Return, Select, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary, While)
+                    LoadX4, MMA_SHAPES, Mma, Read, Return, Select, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary,
+                    While)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "and": "&", "or": "|", "xor": "^",
           "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -62,7 +63,8 @@ def format_expr(e) -> str:
         return f"shuffle({format_expr(e.x)}, {format_expr(e.index)})"
     if isinstance(e, Mma):
         parts = ", ".join("[" + ", ".join(format_expr(x) for x in xs) + "]" for xs in (e.a, e.b, e.c))
-        return f"mma_{e.shape}({parts})[{e.elem}]"
+        op = MMA_SHAPES[e.shape].op if e.shape in MMA_SHAPES else f"mma_{e.shape}"
+        return f"{op}({parts})[{e.elem}]"
     if isinstance(e, LdMatrix):
         return f"ldmatrix_x4{'_trans' if e.trans else ''}({e.shared}, {format_expr(e.index)})[{e.elem}]"
     if isinstance(e, LoadX4):

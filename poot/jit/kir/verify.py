@@ -31,6 +31,7 @@ are stable (tests and tools match on them):
   shuffle-divergent         a ShuffleXor, Shuffle, Mma or LdMatrix evaluated under divergent control (as for
                             barriers)
   bad-mma                   an Mma of an unknown shape, operand count, element or operand dtypes
+                            (a 64-lane shape, mfma_16x16x16, needs a workgroup of (64k, 1, 1): shuffle-workgroup)
   bad-x4                    an LdMatrix, LoadX4 or StoreX4 on an array that is not uint32 (LdMatrix: not
                             a shared array), a non-uint32 index, or an element / value count out of 0..3
   bad-copy-async            a CopyAsync whose dst is no uint32 shared array, src no uint32 buffer param,
@@ -189,32 +190,34 @@ class _Verifier:
             self.fail("bad-shuffle", f"shuffle_xor mask {e.mask!r} must be an int in 1..{SHUFFLE_LANES - 1}")
         self._subgroup_op(e.x, e.dtype, "shuffle_xor")
 
-    def _subgroup_op(self, x, dtype, what: str) -> None:
+    def _subgroup_op(self, x, dtype, what: str, lanes: int = SHUFFLE_LANES) -> None:
+        """An operation over aligned runs of `lanes` threads: the workgroup must be whole runs along x."""
         if x is not None:
             self.expr(x)
             self._same(dtype, x.dtype, f"{what} result")
         wx, wy, wz = self.k.workgroup
-        if wx % SHUFFLE_LANES or wy != 1 or wz != 1:
-            self.fail("shuffle-workgroup", f"{what} needs a workgroup of ({SHUFFLE_LANES}k, 1, 1) threads, "
+        if wx % lanes or wy != 1 or wz != 1:
+            self.fail("shuffle-workgroup", f"{what} needs a workgroup of ({lanes}k, 1, 1) threads, "
                       f"this kernel has {tuple(self.k.workgroup)}")
 
     def _mma(self, e: Mma) -> None:
-        na, nb, nc = MMA_SHAPES.get(e.shape, (None, None, None))
-        if na is None:
+        shape = MMA_SHAPES.get(e.shape)
+        if shape is None:
             self.fail("bad-mma", f"mma shape {e.shape!r}; known: {', '.join(MMA_SHAPES)}")
+        na, nb, nc = shape
         if not (isinstance(e.a, tuple) and isinstance(e.b, tuple) and isinstance(e.c, tuple)
                 and (len(e.a), len(e.b), len(e.c)) == (na, nb, nc)):
-            self.fail("bad-mma", f"mma {e.shape} takes {na} A, {nb} B and {nc} C elements per lane")
+            self.fail("bad-mma", f"{shape.op} takes {na} A, {nb} B and {nc} C elements per lane")
         if not isinstance(e.elem, int) or isinstance(e.elem, bool) or not 0 <= e.elem < nc:
-            self.fail("bad-mma", f"mma result element {e.elem!r} must be an int in 0..{nc - 1}")
+            self.fail("bad-mma", f"{shape.op} result element {e.elem!r} must be an int in 0..{nc - 1}")
         for x in e.a + e.b + e.c:
             self.expr(x)
         t = e.a[0].dtype
         if t not in MMA_INPUTS or any(x.dtype is not t for x in e.a + e.b):
-            self.fail("bad-mma", "mma A and B elements must all be bfloat16 or all float16")
+            self.fail("bad-mma", f"{shape.op} A and B elements must all be bfloat16 or all float16")
         if any(x.dtype is not dt.float32 for x in e.c) or e.dtype is not dt.float32:
-            self.fail("bad-mma", "mma accumulates in float32: C elements and the result must be float32")
-        self._subgroup_op(None, e.dtype, "mma")
+            self.fail("bad-mma", f"{shape.op} accumulates in float32: C elements and the result must be float32")
+        self._subgroup_op(None, e.dtype, shape.op, shape.lanes)
 
     def _words(self, name: str, index, what: str):
         """The declaration of uint32 array `name` that a 16-byte access reads or writes at `index`."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 from poot import dtypes as dt
 from poot.errors import LoweringError, NotBuiltError
 from poot.jit.kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
-                         Continue, Fma, For, If, Index, Kernel, Len, Load, Mma, Read, Return, Select,
+                         Continue, Fma, For, If, Index, Kernel, Len, Load, MMA_SHAPES, Mma, Read, Return, Select,
                          Shuffle, ShuffleXor, Store, Trap, TRAP_BOUNDS, Unary, While)
 from poot.jit.llvm import mathlib
 from poot.jit.llvm.convert import Conversions, _sfx
@@ -35,6 +35,12 @@ _ICMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 _FARITH = {"add": "fadd contract", "sub": "fsub contract", "mul": "fmul contract", "div": "fdiv",
            "rem": "frem", "add_nocontract": "fadd"}
 _REASSOC = {f"{op}_reassoc": op for op in ("add", "mul", "min", "max")}
+# Mma shape -> (the hardware, the targets whose lowering builds it), for the NotBuiltError elsewhere
+MMA_BUILT_FOR = {
+    "m16n8k16": ("tensor cores", "the PTX target (sm_80 and newer)"),
+    "mfma_16x16x16": ("AMD CDNA matrix cores", "the AMDGCN target on gfx90a, gfx942 and gfx950"),
+    "wmma_16x16x16": ("AMD RDNA3 matrix cores", "the AMDGCN target on gfx11 GPUs (gfx1100 ...)"),
+}
 _LLVM_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "roundeven"}
 
 
@@ -101,10 +107,21 @@ class Lowering(Conversions, WideMemoryLowering):
         raise NotBuiltError("shuffle / subgroup_sum / subgroup_max (subgroup exchanges) are built for the PTX and "
                             "AMDGCN targets only; this target has none")
 
+    # the Mma shapes this lowering's mma_call takes (PTX's, whose lowering overrides mma_call; the AMDGCN
+    # lowering names its own); any other shape raises the base mma_call's NotBuiltError
+    mma_shapes: tuple = ("m16n8k16",)
+
     def mma_call(self, e) -> str:
-        """The {float, float, float, float} result of one warp-level matrix multiply-accumulate (Mma)."""
-        raise NotBuiltError(f"mma_{e.shape} (a warp-level matrix multiply-accumulate on tensor cores) is built for "
-                            "the PTX target (sm_80 and newer) only; use a SIMT kernel on this target")
+        """The result of one matrix multiply-accumulate instruction (Mma): an aggregate or vector of the
+        lane's D elements, which `mma_element` reads."""
+        shape = MMA_SHAPES[e.shape]
+        raise NotBuiltError(f"{shape.op} (a matrix multiply-accumulate on {MMA_BUILT_FOR[e.shape][0]}) is built for "
+                            f"{MMA_BUILT_FOR[e.shape][1]} only; use a SIMT kernel on this target")
+
+    def mma_element(self, result: str, e) -> str:
+        """Element `e.elem` of an `mma_call` result: a { float, ... } aggregate here (PTX's form)."""
+        n = MMA_SHAPES[e.shape].c
+        return self.op(f"extractvalue {{ {', '.join(['float'] * n)} }} {result}, {e.elem}")
 
     # -- helpers --------------------------------------------------------------------------------
     def op(self, text: str) -> str:
@@ -229,12 +246,15 @@ class Lowering(Conversions, WideMemoryLowering):
         return self.op(f"trunc i32 {word(self.op(f'zext {ty} {v} to i32'))} to {ty}")
 
     def _e_Mma(self, e: Mma) -> str:
-        """One instruction per distinct operand tuple in a basic block; each Mma node extracts its element."""
+        """One instruction per distinct operand tuple in a basic block; each Mma node extracts its element.
+        A shape outside `mma_shapes` gets the NotBuiltError naming the targets that build it."""
+        if e.shape not in self.mma_shapes:
+            Lowering.mma_call(self, e)
         key = (e.shape, e.a, e.b, e.c, id(self.f), len(self.f.blocks))
         cached = self.mma_cache.get(key)
         if cached is None:
             cached = self.mma_cache[key] = self.mma_call(e)
-        return self.op(f"extractvalue {{ float, float, float, float }} {cached}, {e.elem}")
+        return self.mma_element(cached, e)
 
     def _e_Unary(self, e: Unary) -> str:
         x, t = self.expr(e.x), e.x.dtype

@@ -13,7 +13,9 @@ What differs from PTX, and why:
   them to registers);
 - a barrier is `s_barrier` between workgroup-scope release and acquire fences (what __syncthreads is);
 - "amdgpu-flat-work-group-size" is the kernel's exact workgroup size, so the backend may use all the
-  registers that size allows.
+  registers that size allows;
+- matrix multiply-accumulates (KIR Mma) are AMD's own: MFMA on CDNA, WMMA on RDNA3 (matrix_cores.py); PTX's
+  m16n8k16 is not built here.
 Code objects are not forward compatible: a HSACO runs only on the ISA it was built for, so the ROCm
 device asks for its own arch (Capabilities.compile_arch). An arch LLVM does not know is refused
 before any codegen (LLVM would only warn, then abort on the first atomic).
@@ -29,6 +31,7 @@ import llvmlite.binding as llvm
 
 from poot.errors import LoweringError
 from poot.jit.llvm.targets.amdgcn.hsaco import inspect_hsaco, link_hsaco, linker
+from poot.jit.llvm.targets.amdgcn.matrix_cores import MatrixCoreLowering
 from poot.jit.llvm.gpu_entry import emit_gpu_kernel
 from poot.jit.llvm.lower import Lowering
 from poot.jit.llvm.targets import target_named
@@ -60,10 +63,11 @@ def parse_arch(arch: str) -> tuple[str, str]:
 @functools.lru_cache(maxsize=None)
 def _sources_digest() -> str:
     here = Path(__file__).resolve()
-    return hashlib.sha256(here.read_bytes() + (here.parent / "hsaco.py").read_bytes()).hexdigest()[:16]
+    parts = [here.read_bytes()] + [(here.parent / f).read_bytes() for f in ("hsaco.py", "matrix_cores.py")]
+    return hashlib.sha256(b"".join(parts)).hexdigest()[:16]
 
 
-class _AmdgcnLowering(Lowering):
+class _AmdgcnLowering(MatrixCoreLowering, Lowering):
     def alloca(self, ty: str, hint: str) -> str:
         slot = self.f.entry_op(f"alloca {ty}, align 4, addrspace(5)", hint=hint)
         return self.f.entry_op(f"addrspacecast ptr addrspace(5) {slot} to ptr", hint=hint)
@@ -132,6 +136,7 @@ class AmdgcnTarget:
             return [f.op(f"zext i32 {intrinsic(f, 'workgroup.id', a)} to i64") for a in range(3)], n
 
         lw = _AmdgcnLowering(kernel, module, as_global=1, as_shared=3)
+        lw.cpu = self.cpu
         f, params = emit_gpu_kernel(lw, symbol, physical, lambda f, a: intrinsic(f, "workitem.id", a))
         size = kernel.workgroup[0] * kernel.workgroup[1] * kernel.workgroup[2]
         module.attributes.append(f'attributes #2 = {{ nounwind "amdgpu-flat-work-group-size"="{size},{size}" '
