@@ -5,9 +5,9 @@ GQA, zero_empty), except that D == Dv == the kernel's head dim and q, k, v arriv
 the 16-bit arrays (attention_tc_<T>_d<D>; poot/jit/codegen/attention.py picks it where it applies).
 
 A workgroup of 128 threads (4 warps) owns BQ = 64 queries of one (batch, head) row, 16 per warp. The
-keys go BKV = 32 at a time through a two-slot ring in shared memory, filled by 16-byte `pt.copy_async`
+keys go BKV = 64 at a time through a two-slot ring in shared memory, filled by 16-byte `pt.copy_async`
 (the next tile's K and V are in flight while the warps work on this one; rows past the visible keys are
-zero-filled and their scores masked). Per tile, each warp computes its 16 x 32 scores S = Q K^T with
+zero-filled and their scores masked). Per tile, each warp computes its 16 x 64 scores S = Q K^T with
 m16n8k16 multiply-accumulates (Q's fragments stay in registers for the whole row; K's come by
 `pt.ldmatrix_x4`), applies scale, softcap, mask and visibility (only the scale on a tile every query of
 the workgroup sees whole, without mask or softcap), updates the running row maximum and sum
@@ -16,9 +16,9 @@ rounds P = exp(S - m) to the input dtype and accumulates O += P V with V's fragm
 `pt.ldmatrix_x4_trans`. P never leaves registers: the accumulator layout of S is the A-fragment layout of
 P V (the usual FlashAttention-2 arrangement). No L x L buffer, and no f32 accumulator in shared memory.
 
-Shared memory: Q as [64][D] plus two slots of K and V as [32][D], rows of D / 8 16-byte chunks stored
+Shared memory: Q as [64][D] plus two slots of K and V as [64][D], rows of D / 8 16-byte chunks stored
 XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an ldmatrix reads 8
-distinct bank groups: 48 KiB at D = 128, 24 KiB at D = 64 (past 48 KiB the block is dynamic
+distinct bank groups: 80 KiB at D = 128, 40 KiB at D = 64 (past 48 KiB the block is dynamic
 shared memory).
 Launch: threads = (ceil(Lq / 64) * 128, B * Hq, 1), workgroup (128, 1, 1).
 
@@ -30,7 +30,7 @@ import poot as pt
 from poot.kernel.examples import Example
 
 BQ = 64            # queries per workgroup (16 per warp)
-BKV = 32          # keys per tile
+BKV = 64          # keys per tile
 NEG_INF = float("-inf")
 UNBOUNDED = 1 << 30
 LOG2E = 1.4426950408889634   # exp(x) = 2 ** (x * LOG2E): the exponentials are pt.fast_exp2
@@ -109,14 +109,14 @@ def _make_d64(T, name):
 
     @pt.device_fn
     def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):
-        """Start the copies of keys k0 .. k0 + 31 (K and V) into ring slot `slot` (zeros past hi_)."""
-        for j in range(2):
+        """Start the copies of keys k0 .. k0 + 63 (K and V) into ring slot `slot` (zeros past hi_)."""
+        for j in range(4):
             at = local + 128 * pt.u32(j)
             r = at // 8
             c = at % 8
             ok = k0 + r < hi_
             src = (kbase + (k0 + r) * 64 + c * 8) // 2 * pt.u32(ok)
-            dst = slot * 1024 + r * 32 + (c ^ (r & 7)) * 4
+            dst = slot * 2048 + r * 32 + (c ^ (r & 7)) * 4
             pt.copy_async(sk, dst, k32, src, ok)
             pt.copy_async(sv, dst, v32, src, ok)
 
@@ -126,8 +126,8 @@ def _make_d64(T, name):
                      left: pt.i32, right: pt.i32, has_mask: pt.u32, msb: pt.u32, msh: pt.u32, msq: pt.u32,
                      msk: pt.u32, zero_empty: pt.u32, scale: pt.f32, softcap: pt.f32):
         sq = pt.shared(pt.u32, 2048)
-        sk = pt.shared(pt.u32, 2048)
-        sv = pt.shared(pt.u32, 2048)
+        sk = pt.shared(pt.u32, 4096)
+        sv = pt.shared(pt.u32, 4096)
         local = pt.local_index_x()
         lane = local % 32
         warp = local // 32
@@ -223,11 +223,15 @@ def _make_d64(T, name):
             k0 = lo_ + kt * BKV
             issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
             pt.copy_async_commit()
-            slot = (kt % 2) * 1024
+            slot = (kt % 2) * 2048
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = zero, zero, zero, zero
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = zero, zero, zero, zero
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = zero, zero, zero, zero
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = zero, zero, zero, zero
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = zero, zero, zero, zero
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = zero, zero, zero, zero
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = zero, zero, zero, zero
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = zero, zero, zero, zero
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -236,6 +240,14 @@ def _make_d64(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -244,6 +256,14 @@ def _make_d64(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -252,6 +272,14 @@ def _make_d64(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -260,6 +288,14 @@ def _make_d64(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
                      and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)
             if whole:
@@ -279,6 +315,22 @@ def _make_d64(T, name):
                 s0_3_1 = s0_3_1 * scale
                 s0_3_2 = s0_3_2 * scale
                 s0_3_3 = s0_3_3 * scale
+                s0_4_0 = s0_4_0 * scale
+                s0_4_1 = s0_4_1 * scale
+                s0_4_2 = s0_4_2 * scale
+                s0_4_3 = s0_4_3 * scale
+                s0_5_0 = s0_5_0 * scale
+                s0_5_1 = s0_5_1 * scale
+                s0_5_2 = s0_5_2 * scale
+                s0_5_3 = s0_5_3 * scale
+                s0_6_0 = s0_6_0 * scale
+                s0_6_1 = s0_6_1 * scale
+                s0_6_2 = s0_6_2 * scale
+                s0_6_3 = s0_6_3 * scale
+                s0_7_0 = s0_7_0 * scale
+                s0_7_1 = s0_7_1 * scale
+                s0_7_2 = s0_7_2 * scale
+                s0_7_3 = s0_7_3 * scale
             else:
                 kj = k0 + 0 + 2 * t + 0
                 s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
@@ -312,11 +364,43 @@ def _make_d64(T, name):
                 s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 1
                 s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-            mx0 = max(quad_max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1)))), m0_0)
+                kj = k0 + 32 + 2 * t + 0
+                s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 32 + 2 * t + 1
+                s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 32 + 2 * t + 0
+                s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 32 + 2 * t + 1
+                s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 0
+                s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 1
+                s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 0
+                s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 1
+                s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 0
+                s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 1
+                s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 0
+                s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 1
+                s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 0
+                s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 1
+                s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 0
+                s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 1
+                s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+            mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))), m0_0)
             base0_0 = offset(mx0) * LOG2E
             alpha0 = pt.fast_exp2(m0_0 * LOG2E - base0_0)
             m0_0 = mx0
-            mx1 = max(quad_max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3)))), m0_1)
+            mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))), m0_1)
             base0_1 = offset(mx1) * LOG2E
             alpha1 = pt.fast_exp2(m0_1 * LOG2E - base0_1)
             m0_1 = mx1
@@ -336,8 +420,24 @@ def _make_d64(T, name):
             s0_3_1 = pt.fast_exp2(s0_3_1 * LOG2E - base0_0)
             s0_3_2 = pt.fast_exp2(s0_3_2 * LOG2E - base0_1)
             s0_3_3 = pt.fast_exp2(s0_3_3 * LOG2E - base0_1)
-            l0_0 = l0_0 * alpha0 + (((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1)))
-            l0_1 = l0_1 * alpha1 + (((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3)))
+            s0_4_0 = pt.fast_exp2(s0_4_0 * LOG2E - base0_0)
+            s0_4_1 = pt.fast_exp2(s0_4_1 * LOG2E - base0_0)
+            s0_4_2 = pt.fast_exp2(s0_4_2 * LOG2E - base0_1)
+            s0_4_3 = pt.fast_exp2(s0_4_3 * LOG2E - base0_1)
+            s0_5_0 = pt.fast_exp2(s0_5_0 * LOG2E - base0_0)
+            s0_5_1 = pt.fast_exp2(s0_5_1 * LOG2E - base0_0)
+            s0_5_2 = pt.fast_exp2(s0_5_2 * LOG2E - base0_1)
+            s0_5_3 = pt.fast_exp2(s0_5_3 * LOG2E - base0_1)
+            s0_6_0 = pt.fast_exp2(s0_6_0 * LOG2E - base0_0)
+            s0_6_1 = pt.fast_exp2(s0_6_1 * LOG2E - base0_0)
+            s0_6_2 = pt.fast_exp2(s0_6_2 * LOG2E - base0_1)
+            s0_6_3 = pt.fast_exp2(s0_6_3 * LOG2E - base0_1)
+            s0_7_0 = pt.fast_exp2(s0_7_0 * LOG2E - base0_0)
+            s0_7_1 = pt.fast_exp2(s0_7_1 * LOG2E - base0_0)
+            s0_7_2 = pt.fast_exp2(s0_7_2 * LOG2E - base0_1)
+            s0_7_3 = pt.fast_exp2(s0_7_3 * LOG2E - base0_1)
+            l0_0 = l0_0 * alpha0 + ((((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1))) + (((s0_4_0 + s0_4_1) + (s0_5_0 + s0_5_1)) + ((s0_6_0 + s0_6_1) + (s0_7_0 + s0_7_1))))
+            l0_1 = l0_1 * alpha1 + ((((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3))) + (((s0_4_2 + s0_4_3) + (s0_5_2 + s0_5_3)) + ((s0_6_2 + s0_6_3) + (s0_7_2 + s0_7_3))))
             o0_0_0 = o0_0_0 * alpha0
             o0_0_1 = o0_0_1 * alpha0
             o0_0_2 = o0_0_2 * alpha1
@@ -396,6 +496,32 @@ def _make_d64(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
             o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
             o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            vr = 32 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            vr = 48 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
         pt.copy_async_wait(0)
         inv0 = normalizer(quad_sum(l0_0), zero_empty)
         inv1 = normalizer(quad_sum(l0_1), zero_empty)
@@ -439,14 +565,14 @@ def _make_d128(T, name):
 
     @pt.device_fn
     def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):
-        """Start the copies of keys k0 .. k0 + 31 (K and V) into ring slot `slot` (zeros past hi_)."""
-        for j in range(4):
+        """Start the copies of keys k0 .. k0 + 63 (K and V) into ring slot `slot` (zeros past hi_)."""
+        for j in range(8):
             at = local + 128 * pt.u32(j)
             r = at // 16
             c = at % 16
             ok = k0 + r < hi_
             src = (kbase + (k0 + r) * 128 + c * 8) // 2 * pt.u32(ok)
-            dst = slot * 2048 + r * 64 + (c ^ (r & 7)) * 4
+            dst = slot * 4096 + r * 64 + (c ^ (r & 7)) * 4
             pt.copy_async(sk, dst, k32, src, ok)
             pt.copy_async(sv, dst, v32, src, ok)
 
@@ -456,8 +582,8 @@ def _make_d128(T, name):
                      left: pt.i32, right: pt.i32, has_mask: pt.u32, msb: pt.u32, msh: pt.u32, msq: pt.u32,
                      msk: pt.u32, zero_empty: pt.u32, scale: pt.f32, softcap: pt.f32):
         sq = pt.shared(pt.u32, 4096)
-        sk = pt.shared(pt.u32, 4096)
-        sv = pt.shared(pt.u32, 4096)
+        sk = pt.shared(pt.u32, 8192)
+        sv = pt.shared(pt.u32, 8192)
         local = pt.local_index_x()
         lane = local % 32
         warp = local // 32
@@ -601,11 +727,15 @@ def _make_d128(T, name):
             k0 = lo_ + kt * BKV
             issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
             pt.copy_async_commit()
-            slot = (kt % 2) * 2048
+            slot = (kt % 2) * 4096
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = zero, zero, zero, zero
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = zero, zero, zero, zero
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = zero, zero, zero, zero
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = zero, zero, zero, zero
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = zero, zero, zero, zero
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = zero, zero, zero, zero
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = zero, zero, zero, zero
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = zero, zero, zero, zero
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -614,6 +744,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -622,6 +760,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -630,6 +776,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -638,6 +792,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -646,6 +808,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -654,6 +824,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -662,6 +840,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             kr = 0 + r8 + 8 * (qm // 2)
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
@@ -670,6 +856,14 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+            kr = 32 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+            s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+            kr = 48 + r8 + 8 * (qm // 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+            s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
             whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
                      and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)
             if whole:
@@ -689,6 +883,22 @@ def _make_d128(T, name):
                 s0_3_1 = s0_3_1 * scale
                 s0_3_2 = s0_3_2 * scale
                 s0_3_3 = s0_3_3 * scale
+                s0_4_0 = s0_4_0 * scale
+                s0_4_1 = s0_4_1 * scale
+                s0_4_2 = s0_4_2 * scale
+                s0_4_3 = s0_4_3 * scale
+                s0_5_0 = s0_5_0 * scale
+                s0_5_1 = s0_5_1 * scale
+                s0_5_2 = s0_5_2 * scale
+                s0_5_3 = s0_5_3 * scale
+                s0_6_0 = s0_6_0 * scale
+                s0_6_1 = s0_6_1 * scale
+                s0_6_2 = s0_6_2 * scale
+                s0_6_3 = s0_6_3 * scale
+                s0_7_0 = s0_7_0 * scale
+                s0_7_1 = s0_7_1 * scale
+                s0_7_2 = s0_7_2 * scale
+                s0_7_3 = s0_7_3 * scale
             else:
                 kj = k0 + 0 + 2 * t + 0
                 s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
@@ -722,11 +932,43 @@ def _make_d128(T, name):
                 s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
                 kj = k0 + 24 + 2 * t + 1
                 s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-            mx0 = max(quad_max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1)))), m0_0)
+                kj = k0 + 32 + 2 * t + 0
+                s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 32 + 2 * t + 1
+                s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 32 + 2 * t + 0
+                s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 32 + 2 * t + 1
+                s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 0
+                s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 1
+                s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 0
+                s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 40 + 2 * t + 1
+                s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 0
+                s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 1
+                s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 0
+                s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 48 + 2 * t + 1
+                s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 0
+                s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 1
+                s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 0
+                s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                kj = k0 + 56 + 2 * t + 1
+                s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+            mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))), m0_0)
             base0_0 = offset(mx0) * LOG2E
             alpha0 = pt.fast_exp2(m0_0 * LOG2E - base0_0)
             m0_0 = mx0
-            mx1 = max(quad_max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3)))), m0_1)
+            mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))), m0_1)
             base0_1 = offset(mx1) * LOG2E
             alpha1 = pt.fast_exp2(m0_1 * LOG2E - base0_1)
             m0_1 = mx1
@@ -746,8 +988,24 @@ def _make_d128(T, name):
             s0_3_1 = pt.fast_exp2(s0_3_1 * LOG2E - base0_0)
             s0_3_2 = pt.fast_exp2(s0_3_2 * LOG2E - base0_1)
             s0_3_3 = pt.fast_exp2(s0_3_3 * LOG2E - base0_1)
-            l0_0 = l0_0 * alpha0 + (((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1)))
-            l0_1 = l0_1 * alpha1 + (((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3)))
+            s0_4_0 = pt.fast_exp2(s0_4_0 * LOG2E - base0_0)
+            s0_4_1 = pt.fast_exp2(s0_4_1 * LOG2E - base0_0)
+            s0_4_2 = pt.fast_exp2(s0_4_2 * LOG2E - base0_1)
+            s0_4_3 = pt.fast_exp2(s0_4_3 * LOG2E - base0_1)
+            s0_5_0 = pt.fast_exp2(s0_5_0 * LOG2E - base0_0)
+            s0_5_1 = pt.fast_exp2(s0_5_1 * LOG2E - base0_0)
+            s0_5_2 = pt.fast_exp2(s0_5_2 * LOG2E - base0_1)
+            s0_5_3 = pt.fast_exp2(s0_5_3 * LOG2E - base0_1)
+            s0_6_0 = pt.fast_exp2(s0_6_0 * LOG2E - base0_0)
+            s0_6_1 = pt.fast_exp2(s0_6_1 * LOG2E - base0_0)
+            s0_6_2 = pt.fast_exp2(s0_6_2 * LOG2E - base0_1)
+            s0_6_3 = pt.fast_exp2(s0_6_3 * LOG2E - base0_1)
+            s0_7_0 = pt.fast_exp2(s0_7_0 * LOG2E - base0_0)
+            s0_7_1 = pt.fast_exp2(s0_7_1 * LOG2E - base0_0)
+            s0_7_2 = pt.fast_exp2(s0_7_2 * LOG2E - base0_1)
+            s0_7_3 = pt.fast_exp2(s0_7_3 * LOG2E - base0_1)
+            l0_0 = l0_0 * alpha0 + ((((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1))) + (((s0_4_0 + s0_4_1) + (s0_5_0 + s0_5_1)) + ((s0_6_0 + s0_6_1) + (s0_7_0 + s0_7_1))))
+            l0_1 = l0_1 * alpha1 + ((((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3))) + (((s0_4_2 + s0_4_3) + (s0_5_2 + s0_5_3)) + ((s0_6_2 + s0_6_3) + (s0_7_2 + s0_7_3))))
             o0_0_0 = o0_0_0 * alpha0
             o0_0_1 = o0_0_1 * alpha0
             o0_0_2 = o0_0_2 * alpha1
@@ -862,6 +1120,56 @@ def _make_d128(T, name):
             y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
             o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
             o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            vr = 32 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            vr = 48 + r8 + 8 * (qm % 2)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
         pt.copy_async_wait(0)
         inv0 = normalizer(quad_sum(l0_0), zero_empty)
         inv1 = normalizer(quad_sum(l0_1), zero_empty)

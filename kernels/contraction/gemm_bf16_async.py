@@ -291,6 +291,8 @@ def _examples(low):
     return out
 
 
+
+
 def example_gemm_bf16_async(rng):
     return _examples(ml_dtypes.bfloat16)
 

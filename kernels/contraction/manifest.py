@@ -1,6 +1,7 @@
 """Manifest of the contraction family: GEMV/GEMM bodies the planner claims for matmul hot paths.
 One row per committed asset: (asset name, source file in this folder, entry function, destination[,
-targets]): the tensor-core GEMMs are PTX only; LLVM's SPIR-V backend cannot yet lower gemm_f32's
+targets]): the tensor-core GEMMs are PTX only, the AMD matrix-core GEMMs AMDGCN on the GPUs that have
+their instructions (MFMA: CDNA, wave64; WMMA: RDNA3, wave32); LLVM's SPIR-V backend cannot yet lower gemm_f32's
 shared-memory tiles ("Unimplemented implicit down-cast from load"), so wgpu and Vulkan keep the generic
 matmul for float32."""
 MANIFEST = (
@@ -11,6 +12,12 @@ MANIFEST = (
     ("gemm_f16_tc", "gemm_bf16_tc.py", "gemm_f16_tc", "assets", ("ptx",)),
     ("gemm_bf16_async", "gemm_bf16_async.py", "gemm_bf16_async", "assets", ("ptx",)),
     ("gemm_f16_async", "gemm_bf16_async.py", "gemm_f16_async", "assets", ("ptx",)),
+    ("gemm_bf16_async_wide", "gemm_bf16_async_wide.py", "gemm_bf16_async_wide", "assets", ("ptx",)),
+    ("gemm_f16_async_wide", "gemm_bf16_async_wide.py", "gemm_f16_async_wide", "assets", ("ptx",)),
+    ("gemm_bf16_mfma", "gemm_bf16_mfma.py", "gemm_bf16_mfma", "assets",
+     ("amdgcn@gfx90a", "amdgcn@gfx942", "amdgcn@gfx950")),
+    ("gemm_bf16_wmma", "gemm_bf16_wmma.py", "gemm_bf16_wmma", "assets",
+     ("amdgcn@gfx1100", "amdgcn@gfx1101", "amdgcn@gfx1102", "amdgcn@gfx1103", "amdgcn@gfx1150", "amdgcn@gfx1151")),
 )
 # quantized GEMV (qgemv.py): one lane a row on the CPU, a workgroup a row on GPUs
 MANIFEST += tuple((f"qgemv_{f}_{side}", "qgemv.py", f"qgemv_{f}_{side}", "assets", targets)

@@ -42,7 +42,10 @@ def test_matmul_steps_route_to_the_gemm_assets():
     assert name == "gemm_f32" and groups == (32, 32, 1) and scalars == (4096, 4096, 4096, 0, 0, 4096 * 4096)
     # 16-bit operands whose rows split into aligned 16-byte chunks (K and N multiples of 8) take the
     # asynchronous-copy kernel; the others the register-staged one
-    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][0] == "gemm_bf16_async"
+    # large products take the 128 x 256 x 64 form (two waves of its tiles, K of four steps or more)
+    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][:2] == ("gemm_bf16_async_wide", (16 * 32, 1, 1))
+    assert _kernels((2048, 2048), (2048, 2048), BF16, SM90)[0][0] == "gemm_bf16_async"       # one wave
+    assert _kernels((32, 1024, 128), (32, 128, 1024), BF16, SM90)[0][0] == "gemm_bf16_async"   # short K
     bm, bn = gpu_gemm.ASYNC_TILE           # one row of tiles (the kernel rasters them)
     assert _kernels((1000, 1024), (1024, 520), F16, SM90)[0][:2] == ("gemm_f16_async", (-(-1000 // bm) * -(-520 // bn), 1, 1))
     assert _kernels((64, 1028), (1028, 64), BF16, SM90)[0][0] == "gemm_bf16_tc"
@@ -59,9 +62,11 @@ def test_matmul_steps_route_to_the_gemm_assets():
     assert _kernels((1, 4096), (4096, 512), F32, SM90)[0][0] != "gemm_f32"
 
 
-def test_the_codegen_knows_the_async_kernels_tile():
+def test_the_codegen_knows_the_async_kernels_tiles():
     module = kernel_assets.load_source(_entry("gemm_bf16_async"))
     assert gpu_gemm.ASYNC_TILE == (module.BM, module.BN)
+    wide = kernel_assets.load_source(_entry("gemm_bf16_async_wide"))
+    assert gpu_gemm.WIDE_TILE == (wide.BM, wide.BN, wide.BK)
 
 
 def test_a_forced_generated_path_keeps_the_generic_schedule(monkeypatch):
@@ -72,13 +77,17 @@ def test_a_forced_generated_path_keeps_the_generic_schedule(monkeypatch):
         _kernels((256, 256), (256, 256), F32, SM90)
 
 
+ASSETS = ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc", "gemm_bf16_async", "gemm_f16_async", "gemm_bf16_async_wide",
+          "gemm_f16_async_wide"]
+
+
 @pytest.mark.skipif(PTXAS is None, reason=SKIP_REASON)
-@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc", "gemm_bf16_async", "gemm_f16_async"])
+@pytest.mark.parametrize("name", ASSETS)
 def test_gemm_assets_assemble_for_sm_90(name, tmp_path):
     art = compile_kernel(assets.load_asset(name), "ptx", arch="sm_90")
-    if name.endswith("_async"):
+    if "_async" in name:
         assert art.data.count("cp.async.cg.shared.global") >= 2 and "ldmatrix.sync.aligned.m8n8.x4.trans" in art.data
-    if "_tc" in name or name.endswith("_async"):
+    if "_tc" in name or "_async" in name:
         assert art.data.count("mma.sync.aligned.m16n8k16") >= 16      # a warp's 4 x 4 tiles per k16 step
     else:
         assert "ld.shared.v4" in art.data                                # 16-byte shared loads
@@ -96,7 +105,7 @@ def test_tensor_core_gemm_is_not_built_for_spirv(name):
         compile_kernel(assets.load_asset(name), "spirv")
 
 
-@pytest.mark.parametrize("name", ["gemm_f32", "gemm_bf16_tc", "gemm_f16_tc", "gemm_bf16_async", "gemm_f16_async"])
+@pytest.mark.parametrize("name", ASSETS)
 def test_gemm_kernels_emulate_numpy(name):
     entry = _entry(name)
     module = kernel_assets.load_source(entry)
@@ -138,3 +147,14 @@ def test_matmul_parity_on_each_device(device, low):
     at = rng.standard_normal((45, 70)).astype(np.float32).astype(dtype)       # A = at.T: [70, 45]
     bt = rng.standard_normal((66, 45)).astype(np.float32).astype(dtype)       # B = bt.T: [45, 66]
     _check((pt.array(at).T @ pt.array(bt).T).numpy(), at.T, bt.T, dtype, f"{low} transposed on {device}")
+
+
+def test_a_large_product_takes_the_wide_tiles_and_matches_numpy(device):
+    """2100 x 264 @ 264 x 4104: partial tiles in M, N and K on the 128 x 256 x 64 kernel (on CUDA; the
+    other devices take their own paths for the same product)."""
+    a_shape, b_shape = (2100, 264), (264, 4104)
+    assert _kernels(a_shape, b_shape, BF16, SM90)[0][0] == "gemm_bf16_async_wide"
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(a_shape).astype(np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal(b_shape).astype(np.float32).astype(ml_dtypes.bfloat16)
+    _check((pt.array(a) @ pt.array(b)).numpy(), a, b, ml_dtypes.bfloat16, f"bf16 {a_shape} @ {b_shape} on {device}")

@@ -1,6 +1,6 @@
-"""The unrolled kernel sources (kernels/contraction/gemm_bf16_async.py, kernels/attention/flash_tc.py,
-kernels/attention/flash_decode.py) are exactly what their scripts in tools/unroll/ write, so an edit to one
-without the other is caught."""
+"""The unrolled kernel sources (kernels/contraction/gemm_bf16_async*.py, kernels/attention/flash_tc.py,
+kernels/attention/flash_decode.py) are exactly what their scripts in tools/unroll/ write (each script's
+`outputs()`), so an edit to one without the other is caught."""
 from __future__ import annotations
 
 import importlib.util
@@ -16,6 +16,7 @@ def test_kernel_file_is_what_its_unroll_script_writes(script):
     spec = importlib.util.spec_from_file_location(f"unroll_{script[:-3]}", ROOT / script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.TARGET.read_text() == module.source(), (
-        f"{module.TARGET} differs from what tools/unroll/{script} writes: run that script, then "
-        "`poot regen-kernel-assets`")
+    for path, text in module.outputs().items():
+        assert path.read_text() == text, (
+            f"{path} differs from what tools/unroll/{script} writes: run that script, then "
+            "`poot regen-kernel-assets`")

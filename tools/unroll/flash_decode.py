@@ -429,5 +429,10 @@ def source() -> str:
     return HEAD + "".join(make(d, r, False) + make(d, r, True) for d, r in VARIANTS) + instances() + TAIL + _example_functions()
 
 
+def outputs() -> dict:
+    """The committed kernel file and its text."""
+    return {TARGET: source()}
+
+
 if __name__ == "__main__":
     TARGET.write_text(source())

@@ -1,4 +1,5 @@
-"""Writes kernels/contraction/gemm_bf16_async.py: gemm_bf16_async.py's fragment code, unrolled.
+"""Writes kernels/contraction/gemm_bf16_async.py and gemm_bf16_async_wide.py: the tensor-core GEMM's fragment
+code, unrolled, for two tile shapes (`COMMITTED`).
 
 The kernel language has no register arrays, so a warp's accumulator tiles and fragments are named
 locals, one statement per tile; this script spells them out for a tile shape (`Tiles`: warps, each
@@ -11,7 +12,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parents[2] / "kernels/contraction/gemm_bf16_async.py"
+KERNELS = Path(__file__).resolve().parents[2] / "kernels/contraction"
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Tiles:
 
 
 DEFAULT = Tiles()
+WIDE = Tiles(warps_m=2, warps_n=4, mi=4, nj=8, bk=64, stages=3)
+COMMITTED = {"": DEFAULT, "_wide": WIDE}      # kernel-name suffix -> tile shape
 
 
 def a_swizzle(tiles: Tiles, row: str, chunk: str) -> str:
@@ -63,10 +66,10 @@ def a_swizzle(tiles: Tiles, row: str, chunk: str) -> str:
     return f"({chunk} ^ ({row} & 7))"
 
 
-def head(t: Tiles) -> str:
+def head(t: Tiles, suffix: str = "") -> str:
     ca, cb = t.bk // 8, t.bn // 8
     return f'''"""Tiled GEMM on tensor cores, fed by asynchronous copies: C[z] = A[z] @ B[z] for row-major A [M, K] and
-B [K, N] of bf16 (gemm_bf16_async) or f16 (gemm_f16_async), accumulated in f32 by warp-level m16n8k16
+B [K, N] of bf16 (gemm_bf16_async{suffix}) or f16 (gemm_f16_async{suffix}), accumulated in f32 by warp-level m16n8k16
 multiply-accumulates and rounded to the input dtype once. PTX sm_80 and newer only.
 
 What it adds to gemm_bf16_tc.py (which stays for shapes this one refuses): the operands travel from global
@@ -242,13 +245,17 @@ def epi(t: Tiles) -> str:
     return "\n".join(L) + "\n"
 
 
-TAIL = '''
+def instances(suffix: str) -> str:
+    return f'''
     return gemm_async
 
 
-gemm_bf16_async = _make(pt.bf16, "gemm_bf16_async")
-gemm_f16_async = _make(pt.f16, "gemm_f16_async")
+gemm_bf16_async{suffix} = _make(pt.bf16, "gemm_bf16_async{suffix}")
+gemm_f16_async{suffix} = _make(pt.f16, "gemm_f16_async{suffix}")
+'''
 
+
+TAIL = '''
 
 def applies(m: int, n: int, k: int, sa: int, sb: int) -> bool:
     """Whether every 16-byte chunk of A's and B's rows is aligned (the copies' requirement)."""
@@ -284,27 +291,45 @@ def _examples(low):
     return out
 
 
-def example_gemm_bf16_async(rng):
+'''
+
+
+def example_functions(suffix: str) -> str:
+    return f'''
+
+def example_gemm_bf16_async{suffix}(rng):
     return _examples(ml_dtypes.bfloat16)
 
 
-def example_gemm_f16_async(rng):
+def example_gemm_f16_async{suffix}(rng):
     return _examples(np.float16)
 '''
 
 
-def source(tiles: Tiles = DEFAULT) -> str:
+def source(tiles: Tiles = DEFAULT, suffix: str = "") -> str:
     tiles.check()
-    return head(tiles) + acc_init(tiles) + loop(tiles) + kstep(tiles) + epi(tiles) + TAIL
+    return (head(tiles, suffix) + acc_init(tiles) + loop(tiles) + kstep(tiles) + epi(tiles) + instances(suffix)
+            + TAIL + example_functions(suffix))
+
+
+def outputs() -> dict:
+    """The committed kernel files and their text."""
+    return {KERNELS / f"gemm_bf16_async{suffix}.py": source(tiles, suffix) for suffix, tiles in COMMITTED.items()}
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tiles", help="warps_m,warps_n,mi,nj,bk,stages[,group_m] (default: the committed shape)")
-    ap.add_argument("--out", type=Path, help="write gemm_async_<shape>.py into this folder instead")
+    ap.add_argument("--tiles", help="warps_m,warps_n,mi,nj,bk,stages[,group_m]: write that shape's kernel as "
+                    "gemm_async_<shape>.py (default: the committed kernel files)")
+    ap.add_argument("--out", type=Path, help="the folder for --tiles (default: here)")
     args = ap.parse_args(argv)
-    tiles = Tiles(*map(int, args.tiles.split(","))) if args.tiles else DEFAULT
-    target = TARGET if args.out is None else args.out / f"gemm_async_{tiles.label}.py"
+    if args.tiles is None:
+        for path, text in outputs().items():
+            path.write_text(text)
+            print(path)
+        return
+    tiles = Tiles(*map(int, args.tiles.split(",")))
+    target = (args.out or Path(".")) / f"gemm_async_{tiles.label}.py"
     target.write_text(source(tiles))
     print(target)
 

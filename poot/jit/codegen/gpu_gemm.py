@@ -9,8 +9,10 @@ of C per 256-thread workgroup out of shared memory:
 - bfloat16 / float16: warp-level m16n8k16 multiply-accumulates on tensor cores with f32 accumulators, on
   PTX sm_80 and newer only (elsewhere the generic schedule keeps them): gemm_bf16_async / gemm_f16_async
   (operands staged by 16-byte asynchronous copies, fragments by ldmatrix) where K and N are multiples of 8,
-  so every 16-byte chunk of a row is aligned; gemm_bf16_tc / gemm_f16_tc (word loads through registers)
-  for the other shapes.
+  so every 16-byte chunk of a row is aligned -- their _wide forms (128 x 256 tiles, 64 k a step, one
+  workgroup a core) where the product has at least two waves of such tiles and K at least four steps, as
+  large products do, the 128 x 128 x 32 form for the others; gemm_bf16_tc / gemm_f16_tc (word loads
+  through registers) for the other shapes.
 
 A matmul step takes an asset where its operands are plain row-major [..., M, K] @ [..., K, N] (the planner
 materializes both, so a `.T` operand arrives contiguous) with N > 1 and M > 1 (a column vector stays on
@@ -25,11 +27,15 @@ import re
 
 from poot import dtypes as dt
 from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div, env_choice
+from poot.jit.codegen.gpu_lanes import multiprocessors
 from poot.jit.llvm.targets import target_of
 
 TILE = 128                 # rows and columns of C per workgroup (gemm_f32, gemm_*_tc)
 THREADS = 256              # threads per workgroup (gemm_f32, gemm_*_tc)
 ASYNC_TILE = (128, 128)    # rows and columns of C per workgroup of gemm_*_async (its BM, BN)
+WIDE_TILE = (128, 256, 64)  # gemm_*_async_wide's BM, BN, BK
+WIDE_MIN_WAVES = 2          # its tiles per core at least (one workgroup a core)
+WIDE_MIN_STEPS = 4          # its k steps at least (a 3-slot ring fills)
 MAX_BATCH = 65535          # grid z
 MAX_ELEMENTS = 2**31 - 1   # the assets index in uint32 (batch offsets included)
 SIMT = {dt.float32: "gemm_f32"}
@@ -72,6 +78,10 @@ def asset_for(step, caps) -> str | None:
         if math.prod(x.shape[:-2]) not in (1, math.prod(batch)):
             return None
     if name in TENSOR_CORE.values() and k % ASYNC_ALIGN == 0 and n % ASYNC_ALIGN == 0:
+        bm, bn, bk = WIDE_TILE
+        tiles = math.prod(batch) * ceil_div(m, bm) * ceil_div(n, bn)
+        if tiles >= WIDE_MIN_WAVES * multiprocessors(caps) and k >= WIDE_MIN_STEPS * bk:
+            return ASYNC[out.dtype] + "_wide"
         return ASYNC[out.dtype]
     return name
 
@@ -94,8 +104,9 @@ def generate_gpu_gemm(step, caps) -> StepCode:
         bindings = [("var", a), ("var", a), ("var", b), ("var", b), ("var", out)]
     else:                                   # the async kernels take the 16-bit operands as words only
         bindings = [("var", a), ("var", b), ("var", out)]
-    if name in ASYNC.values():              # one row of tiles, rastered inside the kernel
-        groups = (ceil_div(m, ASYNC_TILE[0]) * ceil_div(n, ASYNC_TILE[1]), 1, batch)
+    if name.endswith(("_async", "_async_wide")):    # one row of tiles, rastered inside the kernel
+        bm, bn = WIDE_TILE[:2] if name.endswith("_wide") else ASYNC_TILE
+        groups = (ceil_div(m, bm) * ceil_div(n, bn), 1, batch)
     else:
         groups = (ceil_div(n, TILE), ceil_div(m, TILE), batch)
     return StepCode([Launch(kernel, bindings, groups, (m, n, k, sa, sb, m * n))])
