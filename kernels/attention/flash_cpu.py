@@ -99,7 +99,7 @@ def score(x, qi, kj, Lk, left, right, mask, has_mask, at, softcap):
 
 
 def _make(T, name):
-    @pt.kernel(workgroup=(1, 1, 1), name=name, checks=False)
+    @pt.kernel(workgroup=(1, 1, 1), name=name, checks=False, cpu_vector_bits=512)
     def attention_cpu(q: pt.In[T], k: pt.In[T], v: pt.In[T], mask: pt.In[pt.f32], o: pt.Out[T],
                       Lq: pt.u32, Lk: pt.u32, D: pt.u32, Dv: pt.u32, Hq: pt.u32, ratio: pt.u32,
                       left: pt.i32, right: pt.i32, has_mask: pt.u32, msb: pt.u32, msh: pt.u32, msq: pt.u32,

@@ -31,6 +31,7 @@ from poot.kernel.emulate import EmulatedKernel, buffer_view, scalar_value
 from poot.kernel.importer import ImportedKernel, import_kernel
 
 DEFAULT_WORKGROUP = (64, 1, 1)
+CPU_VECTOR_BITS = (0, 256, 512)        # the cpu_vector_bits a kernel may ask for (0: LLVM's choice)
 
 
 class Context:
@@ -68,11 +69,17 @@ class KernelFunction:
 
     __poot_kernel__ = True
 
-    def __init__(self, fn, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None):
+    def __init__(self, fn, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None,
+                 cpu_vector_bits: int = 0):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.name = name or fn.__name__
         self.checks = bool(checks)
+        if cpu_vector_bits not in CPU_VECTOR_BITS:
+            raise KernelImportError(diag_code("bad-kernel-config"), f"cpu_vector_bits must be one of "
+                                    f"{CPU_VECTOR_BITS}, got {cpu_vector_bits!r}", fn.__code__.co_filename,
+                                    fn.__code__.co_firstlineno, 0)
+        self.cpu_vector_bits = cpu_vector_bits
         try:
             self.workgroup = normalize_grid(workgroup, "workgroup")
         except (PootError, TypeError, ValueError) as e:
@@ -91,7 +98,8 @@ class KernelFunction:
         hit = self._imports.get(key)
         if hit is None:
             hit = self._imports[key] = import_kernel(self.fn, name=name or self.name, workgroup=wg,
-                                                     checks=self.checks, display=display, kernel_object=self)
+                                                     checks=self.checks, display=display, kernel_object=self,
+                                                     cpu_vector_bits=self.cpu_vector_bits)
         return hit
 
     @property
@@ -205,10 +213,15 @@ def default_threads(kernel: Kernel, args) -> tuple[int, int, int]:
     raise PootError(f"kernel '{kernel.name}' has no writable buffer to size the grid by; pass threads=(x, y, z)")
 
 
-def kernel(fn=None, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None):
-    """Mark a Python function as a kernel: `@pt.kernel` or `@pt.kernel(workgroup=(x, y, z), checks=False)`."""
+def kernel(fn=None, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None,
+           cpu_vector_bits: int = 0):
+    """Mark a Python function as a kernel: `@pt.kernel` or `@pt.kernel(workgroup=(x, y, z), checks=False)`.
+    `cpu_vector_bits=512` lets the CPU lowering prefer 512-bit vectors where the host has them (LLVM
+    otherwise keeps 256 on AVX-512 CPUs, which some lower their clocks for): worth it for kernels bound
+    by arithmetic, such as the flash attention's matrix products; 0 leaves LLVM's choice."""
     if fn is None:
-        return lambda f: KernelFunction(f, workgroup=workgroup, checks=checks, name=name)
+        return lambda f: KernelFunction(f, workgroup=workgroup, checks=checks, name=name,
+                                        cpu_vector_bits=cpu_vector_bits)
     if isinstance(fn, KernelFunction):
         return fn
     if not callable(fn) or not hasattr(fn, "__code__"):

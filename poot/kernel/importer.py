@@ -96,8 +96,9 @@ def python_locals(tree: ast.FunctionDef) -> set:
 
 class KernelImporter(StatementLowering, CallLowering, ExprLowering):
     def __init__(self, fn, *, name: str | None = None, workgroup=(64, 1, 1), checks: bool = True,
-                 display: str | None = None, kernel_object=None):
+                 display: str | None = None, kernel_object=None, cpu_vector_bits: int = 0):
         self.fn, self.name, self.workgroup, self.checks = fn, name or fn.__name__, tuple(workgroup), checks
+        self.cpu_vector_bits = cpu_vector_bits
         self.display, self.kernel_object = display, kernel_object
         self.hints: dict[str, DType] = {}
         self.info, self.def_node = function_source(fn, display)
@@ -139,7 +140,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
             name=self.name, params=params, body=stmts,
             locals=tuple(Local(n, t) for n, t in self.local_types.items()),
             shared=tuple(SharedArray(n, t, s) for n, (t, s) in self.shared.items()),
-            workgroup=self.workgroup, checks=False, traps=tuple(self.traps))
+            workgroup=self.workgroup, checks=False, cpu_vector_bits=self.cpu_vector_bits, traps=tuple(self.traps))
         bad = divergent_barrier(kernel.body)
         if bad is not None:
             scope, node = self.barriers[id(bad)]
@@ -409,10 +410,10 @@ def _return_in_loop(body) -> bool:
 
 
 def import_kernel(fn, *, name: str | None = None, workgroup=(64, 1, 1), checks: bool = True,
-                  display: str | None = None, kernel_object=None) -> ImportedKernel:
+                  display: str | None = None, kernel_object=None, cpu_vector_bits: int = 0) -> ImportedKernel:
     """Import `fn` (a plain Python function) as a KIR kernel; raises poot.KernelImportError."""
     return KernelImporter(fn, name=name, workgroup=workgroup, checks=checks, display=display,
-                          kernel_object=kernel_object).run()
+                          kernel_object=kernel_object, cpu_vector_bits=cpu_vector_bits).run()
 
 
 __all__ = ["import_kernel", "ImportedKernel", "KernelImporter", "Scope"]

@@ -450,6 +450,7 @@ class Kernel:
     shared: tuple[SharedArray, ...] = ()
     workgroup: tuple[int, int, int] = (64, 1, 1)
     checks: bool = True                       # bounds-check every buffer access
+    cpu_vector_bits: int = 0                  # widest vectors the CPU lowering may prefer (0: LLVM's choice)
     traps: tuple[TrapSite, ...] = field(default=())
 
     @property

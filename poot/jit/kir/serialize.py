@@ -124,6 +124,7 @@ def to_dict(kernel: Kernel) -> dict:
         "locals": [{"name": v.name, "dtype": v.dtype.short} for v in kernel.locals],
         "shared": [{"name": s.name, "dtype": s.dtype.short, "size": s.size} for s in kernel.shared],
         "workgroup": [int(w) for w in kernel.workgroup], "checks": bool(kernel.checks),
+        **({"cpu_vector_bits": int(kernel.cpu_vector_bits)} if kernel.cpu_vector_bits else {}),
         "traps": [{"code": t.code, "what": t.what, "where": t.where} for t in kernel.traps],
         "body": [_enc_stmt(s) for s in kernel.body],
     }
@@ -218,7 +219,7 @@ def from_dict(d: dict) -> Kernel:
             name=name, params=tuple(params), body=_dec_block(d["body"]),
             locals=tuple(Local(v["name"], _dtype(v["dtype"])) for v in d["locals"]),
             shared=tuple(SharedArray(s["name"], _dtype(s["dtype"]), s["size"]) for s in d["shared"]),
-            workgroup=tuple(d["workgroup"]), checks=d["checks"],
+            workgroup=tuple(d["workgroup"]), checks=d["checks"], cpu_vector_bits=int(d.get("cpu_vector_bits", 0)),
             traps=tuple(TrapSite(t["code"], t["what"], t["where"]) for t in d["traps"]))
     except (KeyError, TypeError, ValueError) as e:
         _bad(f"malformed KIR document: {type(e).__name__}: {e}", name)

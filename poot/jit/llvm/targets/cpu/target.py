@@ -78,10 +78,17 @@ class CpuTarget:
         call per lane; the unused ones are dropped after O3 (~2.5 ms compile time)."""
         return (4, 8, 16) if self.triple.startswith("x86_64") else ()
 
+    def has_vector_bits(self, bits: int) -> bool:
+        """Whether this CPU has `bits`-wide vector registers a kernel asked for (Kernel.cpu_vector_bits)."""
+        if bits == 512:
+            return "+avx512f" in self.features.split(",")
+        return bits == 256 and "+avx2" in self.features.split(",")
+
     # -- IR -------------------------------------------------------------------------------------
     def build_module(self, kernel, module, symbol: str) -> None:
         feats = f' "target-features"="{self.features}"' if self.features else ""
-        module.fn_attrs = f'"target-cpu"="{self.arch}"{feats}'
+        width = f' "prefer-vector-width"="{kernel.cpu_vector_bits}"' if self.has_vector_bits(kernel.cpu_vector_bits) else ""
+        module.fn_attrs = f'"target-cpu"="{self.arch}"{feats}{width}'
         module.math_lanes = self.math_lanes
         from poot.jit.llvm.workgroup import WorkgroupLowering   # not imported on a cache hit
 
