@@ -20,6 +20,7 @@ from poot.kernel import assets as kernel_assets
 from poot.jit.codegen import generate, gpu_gemm
 
 from ptxas_tool import PTXAS, SKIP_REASON
+from target_caps import ROCM_CAPS
 from test_ptxas_all_kernels import BF16, CUDA_CAPS, F16, F32, _G
 
 SM90 = dataclasses.replace(CUDA_CAPS, compile_arch="sm_90")
@@ -158,3 +159,17 @@ def test_a_large_product_takes_the_wide_tiles_and_matches_numpy(device):
     a = rng.standard_normal(a_shape).astype(np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal(b_shape).astype(np.float32).astype(ml_dtypes.bfloat16)
     _check((pt.array(a) @ pt.array(b)).numpy(), a, b, ml_dtypes.bfloat16, f"bf16 {a_shape} @ {b_shape} on {device}")
+
+
+def test_amd_gpus_with_matrix_cores_take_their_gemm():
+    """bf16 products on CDNA (gfx942: MFMA) and RDNA3 (gfx1100: WMMA) take the matrix-core GEMMs, one
+    row of 64 x 64 tiles; a GPU without either (gfx908) keeps the generic schedule."""
+    cdna = _kernels((300, 64), (64, 130), BF16, ROCM_CAPS)
+    assert cdna == [("gemm_bf16_mfma", (5 * 3, 1, 1), (300, 130, 64, 0, 0, 300 * 130))]
+    rdna = dataclasses.replace(ROCM_CAPS, compile_arch="gfx1100", subgroup_size=32)
+    assert _kernels((2, 70, 32), (32, 40), BF16, rdna)[0][:2] == ("gemm_bf16_wmma", (2, 1, 2))
+    older = dataclasses.replace(ROCM_CAPS, compile_arch="gfx908")
+    assert not _kernels((300, 64), (64, 130), BF16, older)[0][0].startswith("gemm_")
+    for name in gpu_gemm.AMD_MATRIX[BF16]:
+        module = kernel_assets.load_source(_entry(name))
+        assert gpu_gemm.AMD_TILE == (module.BM, module.BN)

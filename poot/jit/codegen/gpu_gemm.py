@@ -12,7 +12,9 @@ of C per 256-thread workgroup out of shared memory:
   so every 16-byte chunk of a row is aligned -- their _wide forms (128 x 256 tiles, 64 k a step, one
   workgroup a core) where the product has at least two waves of such tiles and K at least four steps, as
   large products do, the 128 x 128 x 32 form for the others; gemm_bf16_tc / gemm_f16_tc (word loads
-  through registers) for the other shapes.
+  through registers) for the other shapes;
+- bfloat16 on AMD GPUs with matrix cores: gemm_bf16_mfma (CDNA) or gemm_bf16_wmma (RDNA3), 64 x 64 tiles,
+  on the GPUs their manifest rows name.
 
 A matmul step takes an asset where its operands are plain row-major [..., M, K] @ [..., K, N] (the planner
 materializes both, so a `.T` operand arrives contiguous) with N > 1 and M > 1 (a column vector stays on
@@ -22,6 +24,7 @@ batch on grid z. Larger or other shapes keep the generic schedule. POOT_GPU_GEMM
 path where the assets apply (auto: the assets)."""
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -42,6 +45,8 @@ SIMT = {dt.float32: "gemm_f32"}
 TENSOR_CORE = {dt.bfloat16: "gemm_bf16_tc", dt.float16: "gemm_f16_tc"}
 ASYNC = {dt.bfloat16: "gemm_bf16_async", dt.float16: "gemm_f16_async"}    # K % 8 == N % 8 == 0
 ASYNC_ALIGN = 8            # elements per 16-byte chunk
+AMD_MATRIX = {dt.bfloat16: ("gemm_bf16_mfma", "gemm_bf16_wmma")}   # whichever the GPU's arch builds
+AMD_TILE = (64, 64)        # their BM, BN
 
 
 def gemm_path() -> str:
@@ -57,13 +62,27 @@ def mma_sm(caps) -> int:
     return int(m.group(1)) if m else 0
 
 
+@functools.lru_cache(maxsize=None)
+def _builds_on(name: str, target: str, arch: str) -> bool:
+    from poot.jit.kir.assets import load_manifest
+
+    return any(e.name == name and e.builds_for(target, arch) for e in load_manifest())
+
+
+def amd_matrix_gemm(dtype, caps) -> str | None:
+    """The AMD matrix-core GEMM of `dtype` this GPU's arch builds (its manifest row names the archs)."""
+    arch = str(caps.compile_arch or caps.extra.get("arch", ""))
+    return next((n for n in AMD_MATRIX.get(dtype, ()) if _builds_on(n, caps.target, arch)), None)
+
+
 def asset_for(step, caps) -> str | None:
     """The GEMM asset that computes this matmul step on a device with `caps`, or None."""
     a, b = (v.aval for v in step.eqn.inputs)
     out = step.eqn.out.aval
     if out.size == 0 or a.dtype is not out.dtype or b.dtype is not out.dtype:
         return None
-    name = SIMT.get(out.dtype) or (TENSOR_CORE.get(out.dtype) if mma_sm(caps) >= 80 else None)
+    name = (SIMT.get(out.dtype) or (TENSOR_CORE.get(out.dtype) if mma_sm(caps) >= 80 else None)
+            or amd_matrix_gemm(out.dtype, caps))
     if not target_of(caps).runs_gemm_assets:
         return None          # SPIR-V: LLVM's backend fails on gemm_f32 (kernels/contraction/gemm_f32.py)
     if name is None:
@@ -104,8 +123,9 @@ def generate_gpu_gemm(step, caps) -> StepCode:
         bindings = [("var", a), ("var", a), ("var", b), ("var", b), ("var", out)]
     else:                                   # the async kernels take the 16-bit operands as words only
         bindings = [("var", a), ("var", b), ("var", out)]
-    if name.endswith(("_async", "_async_wide")):    # one row of tiles, rastered inside the kernel
-        bm, bn = WIDE_TILE[:2] if name.endswith("_wide") else ASYNC_TILE
+    amd = name in AMD_MATRIX.get(out.aval.dtype, ())
+    if amd or name.endswith(("_async", "_async_wide")):    # one row of tiles, rastered inside the kernel
+        bm, bn = AMD_TILE if amd else WIDE_TILE[:2] if name.endswith("_wide") else ASYNC_TILE
         groups = (ceil_div(m, bm) * ceil_div(n, bn), 1, batch)
     else:
         groups = (ceil_div(n, TILE), ceil_div(m, TILE), batch)
