@@ -1,8 +1,8 @@
 """GPU matrix products through the tiled GEMM assets (kernels/contraction/gemm_f32.py, gemm_bf16_tc.py).
 
 The generic matmul schedule (opaque.generate_matmul) gives each thread one output and walks K alone: every
-element of A and B is read from memory once per output that uses it. The assets compute a 128 x 128 tile
-of C per 256-thread workgroup out of shared memory:
+element of A and B is read from memory once per output that uses it. The assets compute a tile of C per
+workgroup out of shared memory:
 
 - float32: gemm_f32, 8 x 8 outputs per thread with FMAs on SIMT cores, on PTX and AMDGCN (LLVM's
   SPIR-V backend fails on it: wgpu and vulkan keep the generic schedule);

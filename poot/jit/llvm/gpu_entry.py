@@ -7,7 +7,8 @@ and attributes.
 Buffers are `noalias` global pointers (written buffers must not alias other params), 16-byte aligned
 (each is a whole device allocation, and the devices check their allocator's alignment), so the
 load-store vectorizer merges a thread's consecutive element accesses into 16-byte ones; shared arrays
-addrspace(3) globals. The physical grid holds at least the logical number of workgroups
+addrspace(3) globals, or slices of one external (dynamically sized) block where they need more than the
+target lets a kernel declare statically (PTX: 48 KiB; `dynamic_shared_bytes`). The physical grid holds at least the logical number of workgroups
 (poot/devices/grid.py fold_grid): the entry linearizes its physical workgroup id, returns at once when it is past the logical grid
 (uniform per workgroup, before any barrier), and otherwise decomposes it over the logical grid read
 from meta.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from poot.jit.llvm.ir import Func, mem_type
 from poot.jit.llvm.targets import target_named
+
 
 def shared_layout(kernel) -> tuple[list[int], int]:
     """Byte offsets of `kernel.shared`'s arrays laid out one after another (16-byte aligned), and the
