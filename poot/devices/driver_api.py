@@ -16,7 +16,7 @@ import collections
 import ctypes
 import gc
 import threading
-import weakref
+import types
 
 import numpy as np
 
@@ -29,6 +29,7 @@ STAGE_BYTES = 8 << 20         # one pinned staging chunk
 STAGES = 4                    # chunks in the ring
 ASYNC_READ_BYTES = 1 << 16    # host reads up to this size run asynchronously (`read_async`)
 BUFFER_ALIGN = 16             # every kernel declares its buffers this aligned (poot/jit/llvm/gpu_entry.py)
+PACKED_PARAMS = 64            # kernel parameter arrays kept per program (DriverProgram.params)
 RECENT_LAUNCHES = 16          # launches remembered to name the culprit of an asynchronous fault
 # error codes after which the driver leaves the context unusable (sticky); CUDA's numbers, which HIP shares
 STICKY_ERRORS = {700: "illegal address", 702: "launch timeout", 710: "device-side assert",
@@ -54,16 +55,48 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB ({n:,} bytes)"
 
 
+class DriverBuffer(Buffer):
+    """A buffer of a driver-API GPU. Dropped, its memory goes back to its device's free list
+    (`__del__`: a weakref.finalize per buffer would cost more than the allocation it guards, which the
+    free list makes a dictionary lookup); freed explicitly (`free`), its handle is None and it is done."""
+
+    __slots__ = ("size",)       # the bytes it holds on the GPU (its nbytes rounded up)
+
+    def __del__(self):
+        ptr = self.handle
+        if ptr is not None:
+            try:
+                self.device._release(ptr, self.size)
+            except Exception:       # at interpreter exit: the process exit frees the context's memory
+                pass
+
+
 class DriverProgram:
     """A loaded kernel: its module, function, block shape and what the launch needs."""
 
     __slots__ = ("name", "entry", "module", "function", "workgroup", "nparams", "dynamic_shared", "folds_grid",
-                 "attributes", "arg_types")
+                 "attributes", "arg_types", "_packed")
 
     def __init__(self, *fields):
         for slot, value in zip(self.__slots__, fields):
             setattr(self, slot, value)
         self.arg_types = (ctypes.c_void_p,) * self.nparams
+        self._packed: dict = {}
+
+    def params(self, ptrs: tuple):
+        """cuLaunchKernel's kernelParams for the device addresses `ptrs`: the address of an array of
+        pointers to the values, kept per address tuple (a loop launches with the same buffers on every
+        step: its output comes back from the free list at the same address). Cheaper than the
+        (values, types) form, which cuda-python packs anew on every launch."""
+        hit = self._packed.get(ptrs)
+        if hit is None:
+            if len(self._packed) >= PACKED_PARAMS:
+                self._packed.clear()
+            values = (ctypes.c_void_p * len(ptrs))(*ptrs)
+            slots = (ctypes.c_void_p * len(ptrs))(*[ctypes.addressof(values) + k * ctypes.sizeof(ctypes.c_void_p)
+                                                   for k in range(len(ptrs))])
+            hit = self._packed[ptrs] = (ctypes.addressof(slots), values, slots)
+        return hit[0]
 
     def __repr__(self) -> str:
         return f"<cuda program {self.name} block={self.workgroup} {self.attributes}>"
@@ -75,7 +108,10 @@ class DriverApiDevice(Device):
     def _init_state(self) -> None:
         """The bookkeeping every driver-API device starts with (after `caps` is set)."""
         self._programs: dict[tuple, DriverProgram] = {}
-        self._finalizers: dict[int, weakref.finalize] = {}
+        # cuda-python's module takes kernelParams as the address of a pointer array (DriverProgram.params);
+        # another driver object (rocm.py's) takes the (values, ctypes types) pair
+        self._address_params = isinstance(self._drv, types.ModuleType)
+        self._live_buffers = 0                       # buffers handed out and not yet dropped
         self._in_use = 0
         self._free: dict[int, list[int]] = {}        # size -> addresses of dropped buffers, for reuse
         self._pooled = 0
@@ -109,7 +145,7 @@ class DriverApiDevice(Device):
         except DeviceError:
             return f"; poot holds {_gib(self._in_use)}"
         return (f"; {_gib(free)} free of {_gib(total)} on {self.gpu}, of which poot holds {_gib(self._in_use)} in "
-                f"{len(self._finalizers)} buffers (and {_gib(self._pooled)} of dropped ones kept for reuse). Free "
+                f"{self._live_buffers} buffers (and {_gib(self._pooled)} of dropped ones kept for reuse). Free "
                 "arrays you no longer need (del them) or use smaller ones")
 
     def memory_info(self) -> tuple[int, int]:
@@ -146,7 +182,8 @@ class DriverApiDevice(Device):
         nbytes = int(nbytes)
         if nbytes < 0:
             raise DeviceError(f"{self.name}: cannot allocate {nbytes} bytes")
-        self._current()
+        if getattr(_tls, "device", None) is not self or self._broken is not None:
+            self._current()
         size = max(nbytes, 4)
         free = self._free.get(size)
         if free:                # the common case: a buffer of this size freed earlier
@@ -175,16 +212,15 @@ class DriverApiDevice(Device):
         return self._adopt(nbytes, ptr, size)
 
     def _adopt(self, nbytes: int, ptr: int, size: int) -> Buffer:
-        buf = Buffer(self, nbytes, ptr)
-        fin = weakref.finalize(buf, self._release, ptr, size)
-        fin.atexit = False                     # the process exit frees the context's memory
-        self._finalizers[ptr] = fin
+        buf = DriverBuffer(self, nbytes, ptr)
+        buf.size = size
+        self._live_buffers += 1
         self._in_use += size
         return buf
 
     def _release(self, ptr: int, size: int) -> None:
-        """A buffer's memory back to the free list (from `free` or the garbage collector, any thread)."""
-        self._finalizers.pop(ptr, None)
+        """A buffer's memory back to the free list (from `free` or a dropped buffer, any thread)."""
+        self._live_buffers -= 1
         self._in_use -= size
         if self._broken is not None or EXITING.is_set():
             return
@@ -193,10 +229,10 @@ class DriverApiDevice(Device):
 
     def free(self, buf: Buffer) -> None:
         self._check(buf)
-        fin = self._finalizers.get(buf.handle)
+        ptr = buf.handle
         buf.handle = None
-        if fin is not None:
-            fin()
+        if type(buf) is DriverBuffer:
+            self._release(ptr, buf.size)
 
     # --- transfers --------------------------------------------------------------------------------
     def write(self, buf: Buffer, data) -> None:
@@ -312,6 +348,7 @@ class DriverApiDevice(Device):
             if b.device is not self or b.handle is None:
                 self._check(b)
             ptrs.append(b.handle)
+        ptrs = tuple(ptrs)
         lim = self.grid_limits
         if type(groups) is tuple and len(groups) == 3 and groups[0] <= lim[0] and groups[1] <= lim[1] \
                 and groups[2] <= lim[2]:
@@ -324,10 +361,12 @@ class DriverApiDevice(Device):
             return
         if grid[0] * grid[1] * grid[2] == 0:
             return
-        self._current()
+        if getattr(_tls, "device", None) is not self or self._broken is not None:
+            self._current()
         wg = program.workgroup
         err, = self._drv.cuLaunchKernel(program.function, grid[0], grid[1], grid[2], wg[0], wg[1], wg[2],
-                                        program.dynamic_shared, self.stream, (tuple(ptrs), program.arg_types), 0)
+                                        program.dynamic_shared, self.stream,
+                                        program.params(ptrs) if self._address_params else (ptrs, program.arg_types), 0)
         if int(err) != 0:
             raise self._error(err, f"launching kernel '{program.name}' over a grid of {grid} blocks of {wg} "
                                    f"threads ({program.attributes['registers']} registers per thread)")

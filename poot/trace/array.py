@@ -289,6 +289,9 @@ def asnode(x, device: str | None = None, op: str = "array") -> Node:
 def realize(*arrays):
     """Realize several arrays in one graph (one plan per device). Returns the arrays (one array if
     one was given)."""
+    if len(arrays) == 1 and type(arrays[0]) is Array:      # `pt.realize(x)`: one array, no list to build
+        realize_nodes([arrays[0]._node], "pt.realize()")
+        return arrays[0]
     nodes = [a._node for a in arrays if isinstance(a, Array)]
     realize_nodes(nodes, "pt.realize()")
     return arrays[0] if len(arrays) == 1 else arrays

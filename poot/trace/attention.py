@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.errors import DTypeError, ShapeError
 from poot.trace import elementwise as ew
+from poot.trace import recipes
 from poot.trace import reductions as red
 from poot.trace import selection as sel
 from poot.trace.lazy import record
@@ -78,11 +79,13 @@ def _mask_operand(mask, full: tuple, dev: str):
     return m.reshape((b,) + shape[-3:]), tail
 
 
-@api_boundary
+@recipes.memoize
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None, softcap=None,
                                  enable_gqa=False, window=None):
     """softmax(q @ k^T * scale (+ mask)) @ v over [..., H, L, D] arrays, as PyTorch's SDPA (see the
-    module docstring for causal alignment, windows, softcap and rows that see no key)."""
+    module docstring for causal alignment, windows, softcap and rows that see no key). Its recording
+    is kept as a recipe (poot/trace/recipes.py): a decode loop's later calls of one kind replay the
+    equations instead of running the promotion and shape checks again."""
     items, d, dev = promote(OP, (q, k, v))
     if not dt.is_float(d):
         d = dt.float32 if d.kind == "b" or d.bits <= 16 else dt.float64

@@ -325,8 +325,8 @@ def realize_nodes(nodes, what: str = "realizing") -> None:
         n = nodes[0]
         if n.buf is not None:
             return
-        if n.op is not None and n.aval.dtype is not dt.bfloat16 and 0 not in n.aval.shape \
-                and not _state.tracing:
+        if n.op is not None and 0 not in n.aval.shape and not _state.tracing and \
+                (n.aval.dtype is not dt.bfloat16 or _bf16_ok.get(n.device)):
             _realize_group(n.device, [n], [n], what)
             return
     pending: dict[int, Node] = {}
@@ -386,9 +386,14 @@ def _live_intermediates(w: Walk, roots: list) -> list:
     nodes = w.nodes
     if len(nodes) == 1 and nodes[0] is roots[0]:   # one equation, the one being realized
         return []
+    counts = _outside_references(nodes, w.uses)
+    if len(roots) == 1 and nodes[-1] is roots[0]:  # one root, walked last: is anything else held?
+        counts[-1] = 0
+        if not any(counts):
+            return []
     own = {id(r) for r in roots}
     live: dict[int, Node] = {}
-    for n, outside in zip(nodes, _outside_references(nodes, w.uses)):
+    for n, outside in zip(nodes, counts):
         if not outside or id(n) in own:
             continue
         stack = [n]

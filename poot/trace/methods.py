@@ -88,15 +88,16 @@ def _raw(fn):
     return getattr(fn, "__wrapped__", fn)
 
 
+# a memoized function carries its own api_boundary (recipes.memoize): no second wrapper around it
 _memo = recipes.memoize
 for _stem, (_fn, _sym) in _BINARY.items():
-    setattr(Array, f"__{_stem}__", api_boundary(_memo(_binary(_raw(_fn)))))
-    setattr(Array, f"__r{_stem}__", api_boundary(_memo(_reflected(_raw(_fn)))))
+    setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn))))
+    setattr(Array, f"__r{_stem}__", _memo(_reflected(_raw(_fn))))
     setattr(Array, f"__i{_stem}__", api_boundary(_inplace(_raw(_fn), _sym)))
 
 for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
-    setattr(Array, f"__{_stem}__", api_boundary(_memo(_binary(_raw(_fn)))))
+    setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn))))
 
 Array.__neg__ = ew.negative
 Array.__pos__ = ew.positive

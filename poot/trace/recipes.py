@@ -92,19 +92,25 @@ def _key_and_nodes(fn, args, kwargs):
     """(key, argument nodes in order) of a call, or (None, None) where it cannot be keyed."""
     key = [fn]
     nodes = []
-    for group in (args, kwargs.values()):
+    for group in (args, kwargs.values()) if kwargs else (args,):
         for a in group:
             t = type(a)
-            if t is Array or ((t is list or t is tuple) and a and type(a[0]) is Array):
-                arrays = (a,) if t is Array else a
+            if t is Array:              # the commonest argument: one array
+                n = a._node
+                k = _node_key(n)
+                if k is None:
+                    return None, None
+                key.append(k)
+                nodes.append(n)
+            elif (t is list or t is tuple) and a and type(a[0]) is Array:
                 part = []
-                for x in arrays:
+                for x in a:
                     k = _node_key(x._node) if type(x) is Array else None
                     if k is None:
                         return None, None
                     part.append(k)
                     nodes.append(x._node)
-                key.append(part[0] if t is Array else (t.__name__, *part))
+                key.append((t.__name__, *part))
             else:
                 k = _static(a)
                 if k is _UNKEYED:

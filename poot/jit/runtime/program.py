@@ -32,6 +32,10 @@ from poot.jit.llvm.targets import target_of
 
 log = logging.getLogger("poot.jit.runtime.program")
 
+# the kinds of `Program._schedule` ops (compared by identity)
+_LAUNCH, _ALLOC = "launch", "alloc"
+
+
 class _Launch:
     __slots__ = ("name", "program", "args", "groups", "meta", "kernel", "launch_id", "copy")
 
@@ -132,6 +136,72 @@ class Program:
             self.steps.append((allocs + temp_slots, actions, frees + temp_slots))
         self._by_launch_id = {rec.launch_id: rec for rec in self.launches}
         self.host_reads = not self.host_traps and any(a[0] == "host" for _, acts, _ in self.steps for a in acts)
+        try:
+            self._schedule = self._static_schedule()
+        except KeyError:        # a slot read after it was freed: the general walk says so when it runs
+            self._schedule = None
+
+    def _static_schedule(self):
+        """`run`'s steps worked out once: where the pool of freed buffers would put each slot depends
+        only on the slots' sizes and the order of the steps, never on the buffers, so the run's
+        buffers can be a list (the inputs, then each new allocation) and each launch a list of
+        positions in it. (ops, output positions); ops are (_ALLOC, nbytes) and (_LAUNCH, launch,
+        argument positions, its copy pair). None where a run needs the general walk: a host step
+        (it reads every slot by var id), or a step freeing an input's or a result's slot."""
+        n_inputs = len(self.input_ids)
+        where = {vid: k for k, vid in enumerate(self.input_ids)}   # slot -> position in the list
+        sizes: list[int] = []                                      # per new allocation: its bytes
+        pool: dict[int, list[int]] = {}
+        outputs = set(self.output_ids)
+        ops: list[tuple] = []
+        for allocs, actions, frees in self.steps:
+            for slot in allocs:
+                nb = self.nbytes[slot]
+                free = pool.get(nb)
+                if free:
+                    where[slot] = free.pop()
+                else:
+                    where[slot] = n_inputs + len(sizes)
+                    sizes.append(nb)
+                    ops.append((_ALLOC, nb))
+            for kind, *rest in actions:
+                if kind == "launch":
+                    rec = rest[0]
+                    ops.append((_LAUNCH, rec, tuple([where[a] for a in rec.args]), rec.copy))
+                elif kind == "alias":
+                    where[rest[0]] = where[rest[1]]
+                else:
+                    return None
+            for slot in frees:
+                k = where.pop(slot, None)
+                if k is None:
+                    continue
+                if slot in outputs or k < n_inputs:
+                    return None
+                pool.setdefault(sizes[k - n_inputs], []).append(k)
+        if any(v not in where for v in self.output_ids):
+            return None
+        return ops, [where[v] for v in self.output_ids]
+
+    def _run_scheduled(self, inputs: list[Buffer]) -> list[Buffer]:
+        """`run`'s steps by the static schedule (`_static_schedule`): the results."""
+        dev = self.device
+        allocate, dispatch = dev.allocate, dev.dispatch
+        trap = self.trap_buffer
+        bufs = list(inputs)
+        ops, outs = self._schedule
+        for op in ops:
+            if op[0] is _ALLOC:
+                bufs.append(allocate(op[1]))
+                continue
+            _, rec, positions, copy = op
+            args = [bufs[k] for k in positions]
+            if copy is not None and args[copy[0]] is args[copy[1]]:
+                continue                        # a copy onto itself: nothing to do
+            args.append(rec.meta)
+            args.append(trap)
+            dispatch(rec.program, args, rec.groups)
+        return [bufs[k] for k in outs]
 
     def _record(self, launch, temp_slots, compile_kernel) -> _Launch:
         device = self.device
@@ -158,6 +228,14 @@ class Program:
         dev = self.device
         if self.host_reads:          # before the launches too: a host step's read checks them
             traps.launched(dev, self, wheres)
+        if not donate and self._schedule is not None and env.debug_level() < 1:
+            outs = self._run_scheduled(inputs)
+            if self.host_traps:
+                self._check_trap()
+            else:
+                traps.launched(dev, self, wheres)
+                dev.flush()
+            return outs
         bufs: dict[int, Buffer] = dict(zip(self.input_ids, inputs))
         pool: dict[int, list[Buffer]] = {}
         donated_after = self._donations(inputs, donate) if donate else None

@@ -59,6 +59,13 @@ def trap_buffer(device):
 def launched(device, program, wheres=None) -> None:
     """Note that `program` was launched on `device` since the last check. `wheres`: the source lines
     of its index equations in the graph this run computes (None: those it was compiled from)."""
+    progs = _pending.get(device)        # a loop's program is noted already: nothing to add, no lock
+    if progs is not None:
+        hit = progs.get(id(program))
+        if hit is not None and hit[0] is program and wheres in hit[1]:
+            # a check that takes this set meanwhile reads the trap word behind this program's launches
+            # (queued before this call), so it sees their traps as if the note had been added again
+            return
     with _lock:
         progs = _pending.get(device)
         if progs is None:
