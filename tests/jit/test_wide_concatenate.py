@@ -78,6 +78,15 @@ def test_empty_and_wide_pieces_together(device):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
+def test_only_empty_pieces_then_read_by_other_ops(device):
+    """Every piece empty along the axis: the result has no element, and ops reading it (a negation, a
+    sum to 0) still compile."""
+    x = pt.asarray(np.zeros((2, 0, 3)))
+    got = pt.concatenate([-(-x), x * 2], axis=1)
+    assert got.numpy().shape == (2, 0, 3)
+    assert float((-got).sum().numpy()) == 0.0
+
+
 def test_wide_concatenate_read_through_other_ops(device):
     a = _values(200, np.float32, 8)
     x = pt.asarray(a)

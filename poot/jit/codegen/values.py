@@ -247,12 +247,14 @@ class ValueGen:
 
 def reached(e, idx: list[Form]) -> list[tuple[int, int]]:
     """(operand, offset) of the non-empty pieces of concatenate `e` that `idx` can read (by its bounds
-    along the axis)."""
+    along the axis). Where every piece is empty along the axis the result has no element, and the
+    first piece stands in (its read never runs)."""
     ax = e.params["axis"]
     lo, hi = idx[ax].bounds()
     out = [(k, off) for k, (off, u) in enumerate(zip(concat_offsets(e), e.inputs))
            if u.aval.shape[ax] and off + u.aval.shape[ax] > lo and off <= hi]
-    return out or [(k, off) for k, (off, u) in enumerate(zip(concat_offsets(e), e.inputs)) if u.aval.shape[ax]]
+    return (out or [(k, off) for k, (off, u) in enumerate(zip(concat_offsets(e), e.inputs)) if u.aval.shape[ax]]
+            or [(0, 0)])
 
 
 def slice_relation(e, idx: list[Form]) -> str | None:
