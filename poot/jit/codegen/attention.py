@@ -21,11 +21,10 @@ The kernels index in uint32 on GPUs: operands of 2**31 elements or more are refu
 """
 from __future__ import annotations
 
-import functools
 
 from poot import dtypes as dt
 from poot.errors import CompileLimitError, NotBuiltError
-from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div, style_of
+from poot.jit.codegen.common import Launch, StepCode, asset, asset_builds_for, ceil_div, style_of
 from poot.jit.codegen.gpu_gemm import mma_sm
 from poot.jit.llvm.targets import KernelStyle
 
@@ -50,13 +49,6 @@ SIMT_LOOP_LIMIT = 16384        # (key tile, dim) steps a prefill thread may loop
 PREFILL_KEYS = 16              # flash_gpu.BK: keys a prefill tile
 UNBOUNDED = 1 << 30            # a band side without a limit
 MAX_ELEMENTS = 2**31 - 1
-
-
-@functools.lru_cache(maxsize=None)
-def _builds_for(name: str, target: str) -> bool:
-    from poot.jit.kir.assets import load_manifest
-
-    return any(e.name == name and e.builds_for(target) for e in load_manifest())
 
 
 def _side(w) -> int:
@@ -108,7 +100,7 @@ def generate_attention(step, plan, caps) -> StepCode:
     if name != "f32" and (d % 2 or dv % 2):
         wide = None                             # 16-bit decode reads 32-bit words: two elements of one row
     decode = f"attention_decode_{name}_d{wide}"
-    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and _builds_for(decode, caps.target):
+    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and asset_builds_for(decode, caps.target):
         return _decode(code, operands, out, common, p, name, decode, (b * hk, hq // hk * lq), lk, dv, caps)
     if _simt_applies(name, lq, lk, d, dv, caps.target):
         return _decode_simt(code, operands, out, common, p, name, b * hq * lq, lk, dv, caps)
@@ -125,8 +117,8 @@ def _simt_applies(name: str, lq: int, lk: int, d: int, dv: int, target: str) -> 
     """Whether the split SIMT kernels take this shape: on targets without subgroup operations (no warp
     decode kernel), decode shapes of SIMT_MIN_CHUNK keys or more, and any shape whose prefill threads would
     loop over more than SIMT_LOOP_LIMIT (key tile, dim) steps (lavapipe cuts longer loops short)."""
-    if max(d, dv) > SIMT_HEAD_DIM or lk < SIMT_MIN_CHUNK or _builds_for(f"attention_decode_{name}_d128", target) \
-            or not _builds_for(f"attention_decode_simt_{name}", target):
+    if max(d, dv) > SIMT_HEAD_DIM or lk < SIMT_MIN_CHUNK or asset_builds_for(f"attention_decode_{name}_d128", target) \
+            or not asset_builds_for(f"attention_decode_simt_{name}", target):
         return False
     return lq <= DECODE_MAX_QUERIES or ceil_div(lk, PREFILL_KEYS) * max(d, dv) > SIMT_LOOP_LIMIT
 

@@ -54,6 +54,15 @@ def asset(name: str) -> Kernel:
     return load_asset(name)
 
 
+@functools.lru_cache(maxsize=None)
+def asset_builds_for(name: str, target: str, arch: str | None = None) -> bool:
+    """Whether the committed kernel asset `name` compiles for `target` (on `arch`, where its manifest row
+    names GPUs): a schedule asks before it picks a kernel that exists for some targets only."""
+    from poot.jit.kir.assets import load_manifest
+
+    return any(e.name == name and e.builds_for(target, arch) for e in load_manifest())
+
+
 def style_of(caps) -> KernelStyle:
     """The shape of the kernels to build for a device with capabilities `caps` (its target's)."""
     return target_of(caps).style

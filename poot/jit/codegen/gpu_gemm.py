@@ -24,12 +24,11 @@ batch on grid z. Larger or other shapes keep the generic schedule. POOT_GPU_GEMM
 path where the assets apply (auto: the assets)."""
 from __future__ import annotations
 
-import functools
 import math
 import re
 
 from poot import dtypes as dt
-from poot.jit.codegen.common import Launch, StepCode, asset, ceil_div, env_choice
+from poot.jit.codegen.common import Launch, StepCode, asset, asset_builds_for, ceil_div, env_choice
 from poot.jit.codegen.gpu_lanes import multiprocessors
 from poot.jit.llvm.targets import target_of
 
@@ -62,17 +61,10 @@ def mma_sm(caps) -> int:
     return int(m.group(1)) if m else 0
 
 
-@functools.lru_cache(maxsize=None)
-def _builds_on(name: str, target: str, arch: str) -> bool:
-    from poot.jit.kir.assets import load_manifest
-
-    return any(e.name == name and e.builds_for(target, arch) for e in load_manifest())
-
-
 def amd_matrix_gemm(dtype, caps) -> str | None:
     """The AMD matrix-core GEMM of `dtype` this GPU's arch builds (its manifest row names the archs)."""
     arch = str(caps.compile_arch or caps.extra.get("arch", ""))
-    return next((n for n in AMD_MATRIX.get(dtype, ()) if _builds_on(n, caps.target, arch)), None)
+    return next((n for n in AMD_MATRIX.get(dtype, ()) if asset_builds_for(n, caps.target, arch)), None)
 
 
 def asset_for(step, caps) -> str | None:
