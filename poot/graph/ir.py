@@ -134,8 +134,12 @@ def eqn_key(op: str, input_numbers: tuple, params: dict, aval: Aval) -> tuple:
 
 
 def structural_key(input_avals, eqn_parts: list, output_numbers) -> tuple:
-    """What `Graph.key()` returns: input shapes and dtypes, the equations' parts, the outputs."""
-    return (tuple([(a.shape, a.dtype.name) for a in input_avals]), *eqn_parts, tuple(output_numbers))
+    """What `Graph.key()` returns: input shapes and dtypes, the equations' parts, the outputs. Hot (every
+    eager realize's walk builds one): a loop, not a comprehension, for the few inputs it usually has."""
+    ins = []
+    for a in input_avals:
+        ins.append((a.shape, a.dtype.name))
+    return (tuple(ins), *eqn_parts, tuple(output_numbers))
 
 
 _ATOMS = frozenset({int, str, bool, type(None)})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from poot.graph import Eqn, Graph, Var
-from poot.graph.ir import _freeze
+from poot.graph.ir import _freeze, structural_key
 
 if TYPE_CHECKING:
     from poot.trace.lazy import Node
@@ -39,17 +39,7 @@ class Walk:
                 self._iterative(roots, inside, num, {}, parts)
         else:
             self._iterative(roots, inside, num, {}, parts)
-        # graph.ir.structural_key's tuple, built here: loops, not comprehensions (each one a function
-        # call), for the few leaves and roots of an eager realize
-        ins = []
-        for n in self.leaves:
-            aval = n.aval
-            ins.append((aval.shape, aval.dtype.name))
-        if len(roots) == 1:
-            outs = (num[id(roots[0])],)
-        else:
-            outs = tuple([num[id(r)] for r in roots])
-        self.key = (tuple(ins), *parts, outs)
+        self.key = structural_key([n.aval for n in self.leaves], parts, [num[id(r)] for r in roots])
 
     def _recursive(self, roots, num: dict, buf_num: dict, parts: list) -> None:
         """The walk as a recursive visit, each node met once: up to twice as fast as the loop. A
