@@ -89,6 +89,8 @@ CudaProgram = DriverProgram          # a program loaded by this device
 class CudaDevice(DriverApiDevice):
     """An NVIDIA GPU; memory, transfers and launches are DriverApiDevice's (poot/devices/driver_api.py)."""
 
+    params_by_address = True
+
     def __init__(self, index: int = 0):
         drv = self._drv = _driver()
         self.index, self.name = index, f"cuda:{index}"

@@ -16,7 +16,6 @@ import collections
 import ctypes
 import gc
 import threading
-import types
 
 import numpy as np
 
@@ -105,12 +104,13 @@ class DriverProgram:
 class DriverApiDevice(Device):
     """The memory, transfer and launch code of a driver-API GPU (see the module docstring)."""
 
+    # how cuLaunchKernel takes kernelParams: the address of a pointer array (cuda-python's driver;
+    # DriverProgram.params), or the (values, ctypes types) pair (rocm.py's HIP adapter)
+    params_by_address = False
+
     def _init_state(self) -> None:
         """The bookkeeping every driver-API device starts with (after `caps` is set)."""
         self._programs: dict[tuple, DriverProgram] = {}
-        # cuda-python's module takes kernelParams as the address of a pointer array (DriverProgram.params);
-        # another driver object (rocm.py's) takes the (values, ctypes types) pair
-        self._address_params = isinstance(self._drv, types.ModuleType)
         self._live_buffers = 0                       # buffers handed out and not yet dropped
         self._in_use = 0
         self._free: dict[int, list[int]] = {}        # size -> addresses of dropped buffers, for reuse
@@ -366,7 +366,7 @@ class DriverApiDevice(Device):
         wg = program.workgroup
         err, = self._drv.cuLaunchKernel(program.function, grid[0], grid[1], grid[2], wg[0], wg[1], wg[2],
                                         program.dynamic_shared, self.stream,
-                                        program.params(ptrs) if self._address_params else (ptrs, program.arg_types), 0)
+                                        program.params(ptrs) if self.params_by_address else (ptrs, program.arg_types), 0)
         if int(err) != 0:
             raise self._error(err, f"launching kernel '{program.name}' over a grid of {grid} blocks of {wg} "
                                    f"threads ({program.attributes['registers']} registers per thread)")
