@@ -46,12 +46,13 @@ BUTTERFLY = (16, 8, 4, 2, 1)
 MMA_BY_OP = {shape.op: name for name, shape in MMA_SHAPES.items()}     # pt.<op> -> KIR Mma shape
 # shape -> the emulator's request kind
 MMA_KIND = {"m16n8k16": "mma", "mfma_16x16x16": "mfma", "wmma_16x16x16": "wmma"}
-RUN_LANES = {"mfma": 64}        # request kinds answered over runs wider than LANES
+_KIND_LANES = {kind: MMA_SHAPES[shape].lanes for shape, kind in MMA_KIND.items()}
 
 
 def run_lanes(kind: str) -> int:
-    """How many consecutive lanes (by local x index) answer one request of `kind` together."""
-    return RUN_LANES.get(kind, LANES)
+    """How many consecutive lanes (by local x index) answer one request of `kind` together: an Mma
+    shape's (MmaShape.lanes), else a warp's."""
+    return _KIND_LANES.get(kind, LANES)
 
 
 def mark_sync(imp) -> None:
