@@ -11,6 +11,9 @@ and hands anything else to it:
   each operation rounded to the dtype as NumPy rounds it, instead of recording an equation; so is
   `x += y` (and -=, *=, /=, **=) where `x + y` takes a fast path: the array object takes the result;
   comparisons (`x > y`, `x == 0.5`), whose bool is then read at once by `if`; and `-x`, `abs(x)`.
+- `concatenate` and `stack` of realized CPU arrays of at most HOST_JOIN_BYTES in all copy the bytes on
+  the host at once (a list of per-step losses stacked after a loop), instead of recording one
+  equation per piece and a kernel that reads them all.
 - `x[i, j] = v` with one integer per axis into a realized CPU array, `v` a Python scalar or a 0-d
   array of x's dtype, writes the element: in place when nothing else can see x's memory (no other
   array, pending equation or exported NumPy view refers to it: reference counts, as in
@@ -25,6 +28,8 @@ import math
 import operator
 import struct
 import sys
+
+import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.cpu import CpuBuffer
@@ -58,6 +63,48 @@ def host_value(n: Node):
         if st is not None:
             return st.unpack_from(b.handle, 0)[0]
     return _NO
+
+
+HOST_JOIN_BYTES = 1 << 16
+
+
+def host_join(nodes, axis: int, new_axis: bool):
+    """np.concatenate (np.stack where `new_axis`) of `nodes` along `axis` as a realized CPU leaf, or
+    None where a node is not a realized CPU leaf, the dtypes differ, the bytes exceed HOST_JOIN_BYTES
+    or a function is being traced. Shapes are checked by the caller."""
+    if _state.tracing:
+        return None
+    d = nodes[0].aval.dtype
+    parts = []         # the pieces' bytes (C order: along axis 0 the result is their concatenation)
+    total = 0
+    for n in nodes:
+        b = n.buf
+        a = n.aval
+        if n.op is not None or b is None or n.params is not None or a.dtype is not d:
+            return None
+        nbytes = a.nbytes
+        total += nbytes
+        if total > HOST_JOIN_BYTES:
+            return None
+        tb = type(b)
+        if tb is CpuBuffer:
+            parts.append(b.handle[:nbytes])
+        elif tb is HostScalar and b._buf is None:
+            parts.append(b.fmt.pack(b.value))
+        elif tb is HostScalar:
+            parts.append(b.handle[:nbytes])
+        else:
+            return None
+    shape = nodes[0].aval.shape
+    count = len(nodes) if new_axis else sum(n.aval.shape[axis] for n in nodes)
+    shape = shape[:axis] + (count,) + shape[axis + (0 if new_axis else 1):]
+    out = nodes[0].buf.device.allocate(total)
+    if axis == 0:
+        out.handle[:] = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    elif total:
+        arrays = [np.frombuffer(p, dtype=d.np).reshape(n.aval.shape) for p, n in zip(parts, nodes)]
+        (np.stack if new_axis else np.concatenate)(arrays, axis, out=out.handle.view(d.np).reshape(shape))
+    return Node(None, (), None, Aval(shape, d), nodes[0].device, None, 0, out)
 
 
 def _round(v, d: dt.DType):

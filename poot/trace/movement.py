@@ -11,6 +11,7 @@ from poot import dtypes as dt
 from poot.errors import AxisError, ShapeError, api_boundary
 from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
+from poot.trace.fastpath import host_join
 from poot.trace.lazy import record, scalar_value
 from poot.trace.numpy_keywords import refuse_out
 from poot.trace.promote import cast, device_of, promote, wrap
@@ -257,8 +258,13 @@ def roll(x, shift, axis=None):
 def _join(op, xs, axis):
     items, d, dev = promote(op, xs)
     nodes = [cast(n, d) for n in items]
+    return wrap(_join_nodes(op, nodes, axis_of(axis, nodes[0].aval.ndim, op, Array(nodes[0]))))
+
+
+def _join_nodes(op, nodes, ax):
+    """The concatenation of `nodes` (one dtype) along axis `ax`: on the host at once where all are
+    small realized CPU leaves (fastpath.host_join), else one recorded equation."""
     a0 = nodes[0].aval
-    ax = axis_of(axis, a0.ndim, op, Array(nodes[0]))
     for n in nodes[1:]:
         s = n.aval.shape
         if len(s) != a0.ndim or any(p != q for i, (p, q) in enumerate(zip(s, a0.shape)) if i != ax):
@@ -266,8 +272,8 @@ def _join(op, xs, axis):
                              + ", ".join(str(m.aval) for m in nodes)
                              + f"; every input needs the same size on all axes but {ax}")
     if len(nodes) == 1:
-        return wrap(nodes[0])
-    return wrap(record("concatenate", tuple(nodes), {"axis": ax}))
+        return nodes[0]
+    return host_join(nodes, ax, False) or record("concatenate", tuple(nodes), {"axis": ax})
 
 
 @api_boundary
@@ -301,7 +307,13 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ShapeError("stack: all input arrays must have the same shape, got "
                          + ", ".join(str(a.aval) for a in xs))
     ax = axis_of(axis, xs[0].ndim + 1, "stack", xs[0])
-    return _join("stack", [expand_dims(a, ax) for a in xs], ax)
+    items, d, _ = promote("stack", xs)
+    nodes = [cast(n, d) for n in items]
+    joined = host_join(nodes, ax, True) if len(nodes) > 1 else None
+    if joined is not None:
+        return wrap(joined)
+    shape = xs[0].shape[:ax] + (1,) + xs[0].shape[ax:]
+    return wrap(_join_nodes("stack", [_reshape_node(n, shape) for n in nodes], ax))
 
 
 def _at_least(arys, ndim: int, op: str):
