@@ -139,6 +139,12 @@ class Device:
     def free(self, buf: Buffer) -> None:
         pass
 
+    def allocate_host_read(self, nbytes: int) -> Buffer:
+        """A buffer the host reads often and kernels rarely write (the trap word every realize's
+        check reads): where the device can, in host memory the GPU writes through, so a read after
+        the work it waits for is a load, not a copy. By default an ordinary buffer."""
+        return self.allocate(nbytes)
+
     def write(self, buf: Buffer, data) -> None:
         """Copy host bytes (a C-contiguous NumPy array or buffer object) into `buf`."""
         raise NotImplementedError

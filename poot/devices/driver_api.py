@@ -70,6 +70,25 @@ class DriverBuffer(Buffer):
                 pass
 
 
+class MappedBuffer(DriverBuffer):
+    """Pinned host memory the GPU reaches through a device address (`Device.allocate_host_read`):
+    kernels write it across the bus, the host reads it with a load once the stream is synchronized.
+    Dropped, its pinned memory is freed (it never joins the free list)."""
+
+    __slots__ = ("host",)
+
+    def __del__(self):
+        host = self.host
+        if host and self.handle is not None and not EXITING.is_set():
+            try:
+                self.device._drv.cuMemFreeHost(host)
+            except Exception:       # at interpreter exit: the process exit frees the context's memory
+                pass
+
+
+CU_MEMHOSTALLOC_DEVICEMAP = 0x02
+
+
 class DriverProgram:
     """A loaded kernel: its module, function, block shape and what the launch needs."""
 
@@ -230,9 +249,29 @@ class DriverApiDevice(Device):
     def free(self, buf: Buffer) -> None:
         self._check(buf)
         ptr = buf.handle
+        if type(buf) is MappedBuffer:
+            self._drv.cuMemFreeHost(buf.host)
+            buf.host = 0
         buf.handle = None
         if type(buf) is DriverBuffer:
             self._release(ptr, buf.size)
+
+    def allocate_host_read(self, nbytes: int) -> Buffer:
+        """Mapped pinned host memory (cuMemHostAlloc with DEVICEMAP): reading it after a synchronize
+        costs a load instead of a device-to-host copy and its wait (a round trip of several
+        microseconds per host read or `pt.synchronize`). A driver without mapped memory gives an
+        ordinary buffer."""
+        drv = self._drv
+        if not hasattr(drv, "cuMemHostGetDevicePointer"):
+            return self.allocate(nbytes)
+        self._current()
+        size = max(int(nbytes), 4)
+        host = int(self._ok(drv.cuMemHostAlloc(size, CU_MEMHOSTALLOC_DEVICEMAP), "allocating mapped host memory"))
+        ptr = int(self._ok(drv.cuMemHostGetDevicePointer(host, 0), "mapping host memory into the GPU"))
+        buf = MappedBuffer(self, int(nbytes), ptr)
+        buf.size, buf.host = size, host
+        ctypes.memset(host, 0, size)
+        return buf
 
     # --- transfers --------------------------------------------------------------------------------
     def write(self, buf: Buffer, data) -> None:
@@ -246,7 +285,10 @@ class DriverApiDevice(Device):
         if n == 0:
             return
         self._current()
-        if n > PINNED_ABOVE:
+        if type(buf) is MappedBuffer:     # kernels queued before may write it: they finish first
+            self._wait()
+            ctypes.memmove(buf.host, src.ctypes.data, n)
+        elif n > PINNED_ABOVE:
             self._staged(src.ctypes.data, buf.handle, n, to_device=True)
         else:   # pageable: the driver copies the bytes out before returning, so `src` may go
             self._ok(self._drv.cuMemcpyHtoDAsync(buf.handle, src.ctypes.data, n, self.stream), "writing to the GPU")
@@ -258,7 +300,10 @@ class DriverApiDevice(Device):
         if buf.nbytes == 0:
             return out
         self._current()
-        if buf.nbytes > PINNED_ABOVE:
+        if type(buf) is MappedBuffer:     # the wait makes the kernels' writes visible: then a load
+            self._wait()
+            ctypes.memmove(out.ctypes.data, buf.host, buf.nbytes)
+        elif buf.nbytes > PINNED_ABOVE:
             self._staged(out.ctypes.data, buf.handle, buf.nbytes, to_device=False)
         else:
             self._ok(self._drv.cuMemcpyDtoHAsync(out.ctypes.data, buf.handle, buf.nbytes, self.stream),
@@ -383,7 +428,7 @@ class DriverApiDevice(Device):
         self._wait()
 
 
-__all__ = ["DriverApiDevice", "DriverProgram", "EXITING", "STICKY_ERRORS", "OUT_OF_MEMORY", "RECENT_LAUNCHES"]
+__all__ = ["DriverApiDevice", "DriverProgram", "MappedBuffer", "EXITING", "STICKY_ERRORS", "OUT_OF_MEMORY", "RECENT_LAUNCHES"]
 
 
 class _PendingRead(HostRead):

@@ -209,6 +209,33 @@ def test_a_trap_word_leaves_the_device_usable(dev, kit):
     assert np.array_equal(dev.read(by).view(np.float32), 2 * np.abs(x)) and dev.read(trap).view(np.uint32)[0] == 0
 
 
+def test_a_mapped_trap_word_is_read_without_a_copy(dev, kit):
+    """The trap word lives in mapped host memory (Device.allocate_host_read): kernels write it through
+    its device address, the host reads and clears it after a wait, and a CUDA graph's replay writes it
+    too."""
+    x = np.array([1.0, -4.0, 2.0, 9.0], np.float32)
+    bx, by, trap = upload(dev, x), dev.allocate(16), dev.allocate_host_read(16)
+    assert type(trap).__name__ == "MappedBuffer" and dev.read(trap).view(np.uint32).tolist() == [0] * 4
+    prog = dev.load(kit.artifact("poot_test_trap", workgroup=(32, 1, 1)))
+    dev.dispatch(prog, [bx, by, meta_buf(dev, kit, [4, 4], (1,), launch_id=91), trap], (1,))
+    assert dev.read(trap).view(np.uint32)[:2].tolist() == [2, 91]
+    dev.write(trap, np.zeros(4, np.uint32))
+    dev.write(bx, np.abs(x))
+    meta = meta_buf(dev, kit, [4, 4], (1,), launch_id=92)
+    with dev.record() as rec:
+        dev.dispatch(prog, [bx, by, meta, trap], (1,))
+    rec.replay()
+    assert dev.read(trap).view(np.uint32)[0] == 0 and np.array_equal(dev.read(by).view(np.float32), 2 * np.abs(x))
+    dev.write(bx, x)
+    rec.replay()
+    assert dev.read(trap).view(np.uint32)[:2].tolist() == [2, 92]
+    from poot.errors import DeviceError
+
+    dev.free(trap)
+    with pytest.raises(DeviceError, match="was freed"):
+        dev.read(trap)
+
+
 def test_another_thread_gets_the_context_made_current(dev):
     result = {}
 

@@ -124,6 +124,9 @@ CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return dev_free(p); }
 CUresult cuMemAlloc(CUdeviceptr *p, size_t n) { return dev_alloc(p, n); }
 CUresult cuMemFree(CUdeviceptr p) { return dev_free(p); }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned f) { NEED_CTX(); *p = malloc(n); return CUDA_SUCCESS; }
+CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+/* mapped host memory: device memory is host memory here, so the device address is the host one */
+CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *h, unsigned f) { NEED_CTX(); *d = (CUdeviceptr)h; return CUDA_SUCCESS; }
 CUresult cuEventCreate(CUevent *e, unsigned f) { NEED_CTX(); *e = (CUevent)&event_token; return CUDA_SUCCESS; }
 CUresult cuEventRecord(CUevent e, CUstream s) { NEED_CTX(); return CUDA_SUCCESS; }
 CUresult cuEventSynchronize(CUevent e) { NEED_CTX(); return CUDA_SUCCESS; }

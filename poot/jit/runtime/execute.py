@@ -22,11 +22,14 @@ from poot.jit.llvm.targets import target_of
 
 def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
     """A read-only NumPy view (or copy, off the CPU) of a buffer holding an array of `aval`. A host
-    read: the traps of the programs launched on the device since the last read are raised first, which
-    is why the runtime, not the device, owns this read (`Device.to_numpy` knows no traps)."""
+    read: the traps of the programs launched on the device since the last read are raised before it
+    returns, which is why the runtime, not the device, owns this read (`Device.to_numpy` knows no
+    traps). The bytes are read first: that read waits for the device's work, so the trap word read
+    after it (a load where the device maps it into host memory) costs no second round trip."""
+    out = buf.device.to_numpy(buf, aval.shape, aval.dtype.np)
     if traps._pending:
         traps.check(buf.device)
-    return buf.device.to_numpy(buf, aval.shape, aval.dtype.np)
+    return out
 
 
 class PendingHostRead:

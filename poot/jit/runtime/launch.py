@@ -52,7 +52,7 @@ def _program(device, kernel: Kernel, arch):
 def trap_buffer(device):
     buf = _trap_buffers.get(id(device))
     if buf is None:
-        buf = device.allocate(4 * TRAP_WORDS)
+        buf = device.allocate_host_read(4 * TRAP_WORDS)
         device.write(buf, np.zeros(TRAP_WORDS, np.uint32))
         _trap_buffers[id(device)] = buf
         if device.shares_host_memory:        # host memory: the trap word is checked in place

@@ -50,7 +50,7 @@ def trap_buffer(device):
         with _lock:
             buf = _trap_buffers.get(device)
             if buf is None:
-                buf = device.allocate(abi.TRAP_WORDS * 4)
+                buf = device.allocate_host_read(abi.TRAP_WORDS * 4)
                 device.write(buf, np.zeros(abi.TRAP_WORDS, dtype=np.uint32))
                 _trap_buffers[device] = buf
     return buf
