@@ -39,6 +39,7 @@ class Recording(base.Recording):
         self.held: dict[int, int] = {}
         self.graph = self.exec = None
         self.description = None     # the _recent entry of a replay, set by instantiate
+        self.checked_frees = -1     # the device's explicit_frees when its buffers were last found live
 
     def add(self, program, buffers, grid) -> None:
         for b in buffers:
@@ -128,13 +129,20 @@ def replay(dev, rec: Recording, rebind=None) -> None:
             raise DeviceError(f"{dev.name}: a replay replaces a buffer of {old.nbytes:,} bytes by one of "
                               f"{new.nbytes:,}; the recorded kernels need at least the recorded size")
         changed.append(old)
-    for key in [k for k in held if rec.uses[k][0] not in rebind]:    # rebound before, its own again now
-        changed.append(rec.uses[key][0])
-    for b, _ in rec.uses.values():
-        if b.handle is None and b not in rebind:
-            raise DeviceError(f"{dev.name}: the recording uses {b!r}, which was freed")
+    if held:
+        for key in [k for k in held if rec.uses[k][0] not in rebind]:    # rebound before, its own again now
+            changed.append(rec.uses[key][0])
+    if rec.checked_frees != dev.explicit_frees:     # a buffer is freed only by `free`: none since, none here
+        freed = False
+        for b, _ in rec.uses.values():
+            if b.handle is None:
+                if b not in rebind:
+                    raise DeviceError(f"{dev.name}: the recording uses {b!r}, which was freed")
+                freed = True
+        if not freed:
+            rec.checked_frees = dev.explicit_frees
     drv = dev._drv
-    touched = sorted({i for b in changed for i in rec.uses[id(b)][1]})
+    touched = sorted({i for b in changed for i in rec.uses[id(b)][1]}) if changed else ()
     for i in touched:
         cmd = rec.commands[i]
         ptrs = tuple((rebind.get(b) or b).handle for b in cmd.buffers)

@@ -135,6 +135,7 @@ class DriverApiDevice(Device):
         self._free: dict[int, list[int]] = {}        # size -> addresses of dropped buffers, for reuse
         self._pooled = 0
         self.fresh_allocations = 0                   # allocations the driver served
+        self.explicit_frees = 0                      # `free` calls: a replay re-checks its buffers after one
         self._recent: collections.deque = collections.deque(maxlen=RECENT_LAUNCHES)
         self._ring: list[tuple[int, object]] = []     # pinned staging chunks: (host address, event)
         self._ring_pending: collections.deque = collections.deque()
@@ -248,6 +249,7 @@ class DriverApiDevice(Device):
 
     def free(self, buf: Buffer) -> None:
         self._check(buf)
+        self.explicit_frees += 1
         ptr = buf.handle
         if type(buf) is MappedBuffer:
             self._drv.cuMemFreeHost(buf.host)

@@ -317,7 +317,9 @@ def test_replay_refusals(dev, kit):
         dev.replay(rec, {bufs["out"]: dev.allocate(4)})
     with pytest.raises(DeviceError, match="not a buffer of this recording"):
         dev.replay(rec, {dev.allocate(4): dev.allocate(4)})
-    dev.free(bufs["tmp"])
+    dev.replay(rec)                                                 # every buffer live: found so once
+    dev.replay(rec)
+    dev.free(bufs["tmp"])                                           # a free since: looked at again
     with pytest.raises(DeviceError, match="which was freed"):
         dev.replay(rec)
     with dev.record() as empty:

@@ -45,6 +45,7 @@ class Replay:
         self.outputs = outputs        # per result: ("in", input position) or ("fresh", index)
         self.slots = slots            # for host steps: var id -> fixed buffer or stand-in
         self.lock = threading.Lock()  # the intermediates are shared: one replay at a time
+        self.host_steps = any(s[0] == "host" for s in segments)
         dev = program.device
         self.trap_words = (dev.read(program.trap_buffer)[: abi.TRAP_WORDS * 4].view(np.uint32)
                            if dev.shares_host_memory else None)   # the trap word, read in place
@@ -157,8 +158,9 @@ class Replay:
                 swap[stand_in] = b
                 made.append(b)
             self._run_segments(swap)
-            if self.trap_words is None:      # again: a host step's read may have checked the first
-                traps.launched(dev, self.program, wheres)
+            if self.trap_words is None:
+                if self.host_steps:           # again: a host step's read may have checked the first
+                    traps.launched(dev, self.program, wheres)
                 dev.flush()
             elif self.trap_words[abi.TRAP_CODE_WORD]:
                 self.program._check_trap()
