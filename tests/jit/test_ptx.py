@@ -38,3 +38,17 @@ def test_ptx_arch_validation():
     assert ptx_feature("sm_90a") == "+ptx80" and ptx_feature("sm_100") == "+ptx86"
     with pytest.raises(LoweringError, match="sm_80"):
         ptx_feature("compute_80")
+
+
+def test_bf16_rounding_takes_the_cvt_instruction_from_sm_80():
+    """f32 -> bf16 is one cvt.rn.bf16.f32 (plus the select that keeps a NaN's sign and payload as
+    NumPy does) where the GPU has it."""
+    import poot as pt
+
+    @pt.kernel(workgroup=(64, 1, 1))
+    def to_bf16(x: pt.In[pt.f32], y: pt.Out[pt.bf16]):
+        i = pt.thread_index()
+        if i < len(y):
+            y[i] = pt.bf16(x[i] * 3.0)
+
+    assert "cvt.rn.bf16.f32" in compile_kernel(to_bf16.kir, "ptx", arch="sm_90", use_cache=False).data

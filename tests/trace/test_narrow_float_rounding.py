@@ -33,7 +33,8 @@ def test_rounding_to_a_narrow_float_matches_numpy_bit_for_bit(device, dtype):
     edges = [65504, 65519.99, 65520, 65536, 1e9, -65520, 2**-24, 2**-25, 2**-25 * 1.0001, 3 * 2**-25,
              2**-14, 2**-14 * (1 - 2**-12), 0.0, -0.0, np.inf, -np.inf, np.nan, 1 + 2**-11,
              1 + 3 * 2**-11, 1 + 2**-8, 1 + 3 * 2**-8, 2**-30, -(2**-25) * 1.5]
-    v = np.concatenate([rng.normal(size=4000).astype(np.float32) * scale, np.array(edges, np.float32)])
+    nans = np.array([0xFFC00000, 0x7FA00001, 0xFF800001], np.uint32).view(np.float32)   # -NaN, payloads
+    v = np.concatenate([rng.normal(size=4000).astype(np.float32) * scale, np.array(edges, np.float32), nans])
     one = np.ones((), dtype)
     with np.errstate(over="ignore"):
         expected = (v.astype(dtype) * one).astype(np.float32)
