@@ -125,15 +125,32 @@ class _PtxLowering(Lowering):
         nan = self.op(f"fcmp uno float {v}, {v}")
         return self.op(f"select i1 {nan}, i16 {q}, i16 {h}")
 
+    def _f16_hw(self, v: str) -> str:
+        """float -> half by cvt.rn.f16.f32, whose NaN is canonical (positive); the select gives NumPy's NaN
+        instead: the sign, then 0x7C00 plus the mantissa's top 10 bits (at least 1, to stay a NaN)."""
+        h = self.op(f"fptrunc float {v} to half")
+        i = self.op(f"bitcast float {v} to i32")
+        top = self.op(f"and i32 {self.op(f'lshr i32 {i}, 13')}, 1023")
+        payload = self.intr("llvm.umax.i32", "i32", [("i32", top), ("i32", "1")])
+        sign = self.op(f"and i32 {self.op(f'lshr i32 {i}, 16')}, 32768")
+        bits = self.op(f"or i32 {self.op(f'or i32 {sign}, {payload}')}, 31744")          # | 0x7C00
+        q = self.op(f"trunc i32 {bits} to i16")
+        nan = self.op(f"fcmp uno float {v}, {v}")
+        return self.op(f"select i1 {nan}, half {self.op(f'bitcast i16 {q} to half')}, half {h}")
+
     def round_to(self, v: str, dtype) -> str:
         if dtype is dt.bfloat16 and _sm(self.arch) >= 80:
             w = self.op(f"shl i32 {self.op(f'zext i16 {self._bf16_hw(v)} to i32')}, 16")
             return self.op(f"bitcast i32 {w} to float")
+        if dtype is dt.float16:
+            return self.op(f"fpext half {self._f16_hw(v)} to float")
         return super().round_to(v, dtype)
 
     def to_mem(self, v: str, dtype) -> str:
         if dtype is dt.bfloat16 and _sm(self.arch) >= 80:
             return self._bf16_hw(v)
+        if dtype is dt.float16:
+            return self._f16_hw(v)
         return super().to_mem(v, dtype)
 
     def fast_exp2(self, x: str, ty: str) -> str:
