@@ -7,7 +7,9 @@ warp's m16 x n8 tiles, k per tile, ring slots). Edit it, not the kernel file, th
 `python tools/unroll/gemm_async.py` and `poot regen-kernel-assets`
 (tests/jit/test_kernel_unroll.py checks the kernel file is what this script writes).
 `python tools/unroll/gemm_async.py --tiles 2,4,4,8,32,3 --out DIR` writes another shape's kernel file
-into DIR instead (benchmarks/bench_gemm_tiles.py times such files side by side)."""
+into DIR instead (benchmarks/bench_kernel_tiles.py times such files side by side); the --tiles values are
+`Tiles`' fields in order, the later ones optional (`2,4,4,8,64,3,8,0,0`: the rolled k loop, every copy
+checked -- the earlier schedule, to time against)."""
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,8 @@ class Tiles:
     bk: int = 32          # k per tile (a multiple of 32)
     stages: int = 3       # ring slots
     group_m: int = 8      # row tiles per group of the tile raster (L2 reuse of B's columns)
+    static: int = 1       # 1: the k loop unrolled by `stages`, each ring slot's offsets constants; 0: one rolled loop
+    fast: int = 1         # 1: interior tiles (inside M and N, K a multiple of bk) copy and store unchecked
 
     @property
     def threads(self) -> int:
@@ -44,13 +48,15 @@ class Tiles:
     @property
     def label(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk}_s{self.stages}_w{self.warps_m}x{self.warps_n}"
-                f"_g{self.group_m}")
+                f"_g{self.group_m}" + ("" if self.static else "_rolled") + ("" if self.fast else "_checked"))
 
     def check(self) -> None:
         ca, cb = self.bk // 8, self.bn // 8
         assert self.nj % 2 == 0 and self.bk % 32 == 0 and self.stages >= 2
         assert (self.bm * ca) % self.threads == 0 and (self.bk * cb) % self.threads == 0, self
         assert cb >= 8, "B's swizzle needs rows of at least 8 chunks"
+        assert self.static in (0, 1) and self.fast in (0, 1)
+        assert self.threads % ca == 0 and self.threads % cb == 0, "a thread's chunks share one column"
 
 
 DEFAULT = Tiles()
@@ -64,6 +70,18 @@ def a_swizzle(tiles: Tiles, row: str, chunk: str) -> str:
     if tiles.bk == 32:
         return f"({chunk} ^ (({row} >> 1) & 3))"
     return f"({chunk} ^ ({row} & 7))"
+
+
+def loop_doc(t: Tiles) -> str:
+    """The kernel docstring's paragraph on the k loop and the stores, as `t` has them."""
+    ring = ("The k loop takes STAGES k-tiles a pass, k-tile kt0 + s in ring slot s, so that every shared-memory\n"
+            "offset of ldmatrix and cp.async is a per-thread base (computed once) + a constant; a pass stops at\n"
+            "the last k-tile." if t.static else
+            "The k loop takes one k-tile at a time, in ring slot kt % STAGES, at per-thread offsets computed once.")
+    fast = ("\nA workgroup whose tile lies inside M and N, with K whole k-tiles (`interior`, the same in all its\n"
+            "threads), copies without per-chunk checks from per-thread source offsets and stores without checks;\n"
+            "the others check every chunk and every pair of results." if t.fast else "")
+    return f"\n{ring}{fast}\n"
 
 
 def head(t: Tiles, suffix: str = "") -> str:
@@ -85,7 +103,7 @@ elements; a stride of 0 broadcasts an operand). The warps stand {t.warps_m} (row
 {16 * t.mi} x {8 * t.nj} of C as {t.mi} x {t.nj} m16n8 tiles: {4 * t.mi * t.nj} f32 accumulators per lane, in PTX's C fragment layout.
 K advances {t.bk} at a time; per 16 of k a warp loads B's fragments, then for each m16 tile A's and its
 {t.nj} multiply-accumulates.
-
+{loop_doc(t)}
 Shared memory, per stage: A as [{t.bm} rows][{ca} chunks] and B as [{t.bk} k][{cb} chunks], a chunk being 16 bytes (8
 elements, 4 words); {t.stages} stages x {t.shared_kib / t.stages:g} KiB = {t.shared_kib:g} KiB (past 48 KiB the block is dynamic shared memory).
 Chunks are stored XOR-swizzled so that each 8-lane phase of an ldmatrix reads 8 distinct 16-byte bank
@@ -93,7 +111,8 @@ groups: A's chunk c of row r at {a_swizzle(t, "r", "c")}, B's chunk c of k-row r
 
 Requirements (gpu_gemm.asset_for checks them, else gemm_bf16_tc runs): K, N, sa and sb multiples of 8,
 so every 16-byte chunk of a row is aligned and lies wholly inside or outside the matrix; chunks outside
-(rows past M, k past K, columns past N) are zero-filled by the copy itself. Launch: threads =
+(rows past M, k past K, columns past N) are zero-filled by the copy itself; sc even (M * N is), so each
+lane's two adjacent results are one aligned 32-bit store. Launch: threads =
 (tiles of M * tiles of N * {t.threads}, 1, batch), workgroup ({t.threads}, 1, 1) (`launch_threads`).
 
 This file is written by tools/unroll/gemm_async.py (the fragment code is unrolled): edit that script."""
@@ -123,14 +142,13 @@ def _make(LOW, name):
         return pt.bitcast(pt.u16(w >> 16), LOW)
 
     @pt.device_fn
-    def store2(c, base, row, col, M, N, v0, v1):
-        """C[row, col] and C[row, col + 1], where inside C."""
-        if row < M:
-            at = base + row * N + col
-            if col < N:
-                c[at] = LOW(v0)
-            if col + 1 < N:
-                c[at + 1] = LOW(v1)
+    def store2(c, half, row, col, M, N, v0, v1):
+        """C[row, col] and C[row, col + 1], where inside C (col, N and the batch offset 2 * half even: both or
+        neither inside, one aligned 32-bit store)."""
+        if row < M and col < N:
+            at = pt.u64(half + row * (N >> 1) + (col >> 1)) * 2
+            c[at] = LOW(v0)
+            c[at + 1] = LOW(v1)
 
     @pt.device_fn
     def issue(sa_, sb_, a32, b32, stage, k0, local, m0, n0, abase, bbase, M, N, K):
@@ -150,6 +168,7 @@ def _make(LOW, name):
             srcb = (bbase + (k0 + kr) * N + n0 + cb * 8) // 2
             pt.copy_async(sb_, stage * B_WORDS + kr * {cb * 4} + (cb ^ (kr & 7)) * 4, b32, srcb * pt.u32(okb), okb)
 
+{issue_fast(t)}
     @pt.kernel(workgroup=(THREADS, 1, 1), name=name, checks=False)
     def gemm_async(a32: pt.In[pt.u32], b32: pt.In[pt.u32], c: pt.Out[LOW],
                    M: pt.u32, N: pt.u32, K: pt.u32, sa: pt.u32, sb: pt.u32, sc: pt.u32):
@@ -177,7 +196,7 @@ def _make(LOW, name):
         achunk = q // 2                                  # + 2 s for k-step s
         bk = r8 + 8 * (q % 2)                            # + 16 s
         bchunk = (warp % {t.warps_n}) * {t.nj} + q // 2                 # + 2 p for n-tile pair p
-        zero = pt.f32(0.0)
+{offsets(t)}        zero = pt.f32(0.0)
 '''
 
 
@@ -189,59 +208,151 @@ def acc_init(t: Tiles) -> str:
     return "\n".join(out) + "\n"
 
 
-def loop(t: Tiles) -> str:
-    return f'''        ntiles = (K + BK - 1) // BK
-        for s0 in range(STAGES - 1):
-            issue(sa_, sb_, a32, b32, pt.u32(s0), pt.u32(s0) * BK, local, m0, n0, abase, bbase, M, N, K)
-            pt.copy_async_commit()
-        for kt in range(ntiles):
-            pt.copy_async_wait(STAGES - 2)
-            pt.workgroup_barrier()
-            nxt = kt + STAGES - 1
-            issue(sa_, sb_, a32, b32, nxt % STAGES, nxt * BK, local, m0, n0, abase, bbase, M, N, K)
-            pt.copy_async_commit()
-            sa0 = (kt % STAGES) * A_WORDS
-            sb0 = (kt % STAGES) * B_WORDS
-            for s_ in range({t.bk // 16}):
-                s = pt.u32(s_)
-'''
+def issue_fast(t: Tiles) -> str:
+    """The unchecked copies of an interior k-tile, from the per-thread bases (`offsets`): chunk j of A is
+    THREADS / (chunks a row) rows below the first, and shares its swizzle where that step is a multiple of
+    8 rows (its slot offset then the first's + a constant); the same for B."""
+    ca, cb = t.bk // 8, t.bn // 8
+    ra, rb = t.threads // ca, t.threads // cb
+    L = ["    @pt.device_fn",
+         "    def issue_fast(sa_, sb_, a32, b32, stage, kt, a_dst, b_dst, a_src, b_src, ka, kb, kbn):",
+         '        """Start the copies of k-tile kt into ring slot `stage` where the whole tile lies inside A and B."""',
+         "        a0 = a_src + kt * (BK // 2)"]
+    for j in range(t.bm * ca // t.threads):
+        row = f"(pt.local_index_x() // {ca} + {j * ra})"
+        dst = (f"a_dst + {j * t.threads * 4}" if ra % 8 == 0 else
+               f"{row} * {ca * 4} + {a_swizzle(t, row, f'(pt.local_index_x() % {ca})')} * 4")
+        L.append(f"        pt.copy_async(sa_, stage * A_WORDS + {dst}, a32, a0 + ka * {j}, True)")
+    L.append("        b0 = b_src + kt * kbn")
+    for j in range(t.bk * cb // t.threads):
+        row = f"(pt.local_index_x() // {cb} + {j * rb})"
+        dst = (f"b_dst + {j * t.threads * 4}" if rb % 8 == 0 else
+               f"{row} * {cb * 4} + ((pt.local_index_x() % {cb}) ^ ({row} & 7)) * 4")
+        L.append(f"        pt.copy_async(sb_, stage * B_WORDS + {dst}, b32, b0 + kb * {j}, True)")
+    return "\n".join(L) + "\n"
 
 
-def kstep(t: Tiles) -> str:
-    L = []
-    ind = " " * 16
-    L.append(f"{ind}rb = bk + 16 * s")
+def offsets(t: Tiles) -> str:
+    """Per-thread offsets, computed once: ldmatrix's within a ring slot (A's per 16 of k, B's per n-tile pair;
+    the swizzle is the same for every m-tile and k-step, which add constants) and the copies' (`issue_fast`)."""
+    ca, cb = t.bk // 8, t.bn // 8
+    L = ["        # ldmatrix word offsets within a slot: A's at k-step s (+ m-tile i: a constant), B's of n-tile pair p"]
+    for s_ in range(t.bk // 16):
+        L.append(f"        ao{s_} = arow * {t.bk // 2} + {a_swizzle(t, 'arow', f'(achunk + {2 * s_})')} * 4")
     for p in range(t.nj // 2):
-        L.append(f"{ind}y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sb_, sb0 + rb * {t.bn // 2} + ((bchunk + 2 * {p}) ^ (rb & 7)) * 4)")
-        for j, w in ((2 * p, 0), (2 * p + 1, 2)):
-            L.append(f"{ind}fb{j}_0 = lo(y{w})")
-            L.append(f"{ind}fb{j}_1 = hi(y{w})")
-            L.append(f"{ind}fb{j}_2 = lo(y{w + 1})")
-            L.append(f"{ind}fb{j}_3 = hi(y{w + 1})")
-    for i in range(t.mi):
-        L.append(f"{ind}ra = arow + {16 * i}")
-        L.append(f"{ind}x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, sa0 + ra * {t.bk // 2} + "
-                 f"{a_swizzle(t, 'ra', '(achunk + 2 * s)')} * 4)")
-        for w in range(4):
-            L.append(f"{ind}fa{2 * w} = lo(x{w})")
-            L.append(f"{ind}fa{2 * w + 1} = hi(x{w})")
-        for j in range(t.nj):
-            a = ", ".join(f"fa{e}" for e in range(8))
-            b = ", ".join(f"fb{j}_{e}" for e in range(4))
-            c = ", ".join(f"c{i}_{j}_{e}" for e in range(4))
-            L.append(f"{ind}{c} = pt.mma_m16n8k16({a}, {b}, {c})")
+        L.append(f"        bo{p} = bk * {t.bn // 2} + ((bchunk + {2 * p}) ^ (bk & 7)) * 4")
+    if t.fast:
+        L += ["        # interior tiles (the whole tile inside M and N, K whole k-tiles) copy without checks, from",
+              "        # this thread's first chunk of A (row crow, chunk cch) and of B (k-row krow, chunk kch)",
+              "        interior = m0 + BM <= M and n0 + BN <= N and K % BK == 0",
+              f"        crow = local // {ca}",
+              f"        cch = local % {ca}",
+              f"        a_dst = crow * {ca * 4} + {a_swizzle(t, 'crow', 'cch')} * 4",
+              "        a_src = (abase + (m0 + crow) * K + cch * 8) >> 1",
+              f"        ka = {t.threads // ca} * (K >> 1)",
+              f"        krow = local // {cb}",
+              f"        kch = local % {cb}",
+              f"        b_dst = krow * {cb * 4} + (kch ^ (krow & 7)) * 4",
+              "        b_src = (bbase + krow * N + n0 + kch * 8) >> 1",
+              f"        kb = {t.threads // cb} * (N >> 1)",
+              "        kbn = BK * (N >> 1)"]
+    return "\n".join(L) + "\n"
+
+
+def issue_tile(t: Tiles, ind: str, kt: str, stage: str) -> list:
+    """Start k-tile `kt`'s copies into slot `stage` (past the last k-tile: zeros; nothing when interior)."""
+    checked = f"issue(sa_, sb_, a32, b32, {stage}, {kt} * BK, local, m0, n0, abase, bbase, M, N, K)"
+    if not t.fast:
+        return [ind + checked]
+    return [f"{ind}if interior:",
+            f"{ind}    if {kt} < ntiles:",
+            f"{ind}        issue_fast(sa_, sb_, a32, b32, {stage}, {kt}, a_dst, b_dst, a_src, b_src, ka, kb, kbn)",
+            f"{ind}else:",
+            f"{ind}    {checked}"]
+
+
+def compute(t: Tiles, ind: str, abase: str, bbase: str) -> list:
+    """The multiply-accumulates of one k-tile whose slot starts at word `abase` of A's ring, `bbase` of B's."""
+    L = []
+    for s_ in range(t.bk // 16):
+        for p in range(t.nj // 2):
+            L.append(f"{ind}y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sb_, {bbase} + bo{p} + {16 * s_ * t.bn // 2})")
+            for j, w in ((2 * p, 0), (2 * p + 1, 2)):
+                L.append(f"{ind}fb{j}_0 = lo(y{w})")
+                L.append(f"{ind}fb{j}_1 = hi(y{w})")
+                L.append(f"{ind}fb{j}_2 = lo(y{w + 1})")
+                L.append(f"{ind}fb{j}_3 = hi(y{w + 1})")
+        for i in range(t.mi):
+            L.append(f"{ind}x0, x1, x2, x3 = pt.ldmatrix_x4(sa_, {abase} + ao{s_} + {16 * i * t.bk // 2})")
+            for w in range(4):
+                L.append(f"{ind}fa{2 * w} = lo(x{w})")
+                L.append(f"{ind}fa{2 * w + 1} = hi(x{w})")
+            for j in range(t.nj):
+                a = ", ".join(f"fa{e}" for e in range(8))
+                b = ", ".join(f"fb{j}_{e}" for e in range(4))
+                c = ", ".join(f"c{i}_{j}_{e}" for e in range(4))
+                L.append(f"{ind}{c} = pt.mma_m16n8k16({a}, {b}, {c})")
+    return L
+
+
+def ktile(t: Tiles, ind: str, kt: str, slot) -> list:
+    """One k-tile: wait for its copies, start those of the tile STAGES - 1 on (into the slot the previous
+    tile read), multiply. `slot` an int: this tile's slot, a constant; None: kt % STAGES."""
+    nxt_stage = f"pt.u32({(slot + t.stages - 1) % t.stages})" if slot is not None else "nxt % STAGES"
+    L = [f"{ind}pt.copy_async_wait(STAGES - 2)",
+         f"{ind}pt.workgroup_barrier()",
+         f"{ind}nxt = {kt} + STAGES - 1"]
+    L += issue_tile(t, ind, "nxt", nxt_stage)
+    L.append(f"{ind}pt.copy_async_commit()")
+    if slot is None:
+        L += [f"{ind}sa0 = ({kt} % STAGES) * A_WORDS", f"{ind}sb0 = ({kt} % STAGES) * B_WORDS"]
+        return L + compute(t, ind, "sa0", "sb0")
+    return L + compute(t, ind, str(slot * t.bm * t.bk // 2), str(slot * t.bk * t.bn // 2))
+
+
+def loop(t: Tiles) -> str:
+    L = ["        ntiles = (K + BK - 1) // BK"]
+    for s0 in range(t.stages - 1):
+        L += issue_tile(t, "        ", f"pt.u32({s0})", f"pt.u32({s0})")
+        L.append("        pt.copy_async_commit()")
+    if t.static:
+        L += ["        # STAGES k-tiles a pass, k-tile kt0 + s in slot s: every shared-memory offset is a constant",
+              "        for kq in range((ntiles + STAGES - 1) // STAGES):",
+              "            kt0 = kq * STAGES"]
+        L += ktile(t, " " * 12, "kt0", 0)
+        for slot in range(1, t.stages):
+            L.append(f"            if kt0 + {slot} < ntiles:")
+            L += ktile(t, " " * 16, f"(kt0 + {slot})", slot)
+    else:
+        L.append("        for kt in range(ntiles):")
+        L += ktile(t, " " * 12, "kt", None)
     return "\n".join(L) + "\n"
 
 
 def epi(t: Tiles) -> str:
-    L = ['''        pt.copy_async_wait(0)
-        cbase = z * sc''',
+    """Each lane's two adjacent columns of an m16n8 tile as one 32-bit store; in an interior tile (`fast`)
+    unchecked, from one 64-bit element index per row (the n-tiles at constant offsets), else per pair checked."""
+    L = ["        pt.copy_async_wait(0)",
+         "        half = z * (sc >> 1)",
          f"        row0 = m0 + (warp // {t.warps_n}) * {16 * t.mi} + lane // 4",
          f"        col0 = n0 + (warp % {t.warps_n}) * {8 * t.nj} + 2 * (lane % 4)"]
+    ind = "        "
+    if t.fast:
+        L += ["        if m0 + BM <= M and n0 + BN <= N:",
+              "            at0 = pt.u64(half + row0 * (N >> 1) + (col0 >> 1)) * 2",
+              "            rows8 = pt.u64(N) * 8"]
+        for i in range(t.mi):
+            for h in range(2):
+                L.append(f"            at = at0 + rows8 * {2 * i + h}")
+                for j in range(t.nj):
+                    L.append(f"            c[at + {8 * j}] = LOW(c{i}_{j}_{2 * h})")
+                    L.append(f"            c[at + {8 * j + 1}] = LOW(c{i}_{j}_{2 * h + 1})")
+        L.append("        else:")
+        ind = "            "
     for i in range(t.mi):
         for j in range(t.nj):
-            L.append(f"        store2(c, cbase, row0 + {16 * i}, col0 + {8 * j}, M, N, c{i}_{j}_0, c{i}_{j}_1)")
-            L.append(f"        store2(c, cbase, row0 + {16 * i + 8}, col0 + {8 * j}, M, N, c{i}_{j}_2, c{i}_{j}_3)")
+            L.append(f"{ind}store2(c, half, row0 + {16 * i}, col0 + {8 * j}, M, N, c{i}_{j}_0, c{i}_{j}_1)")
+            L.append(f"{ind}store2(c, half, row0 + {16 * i + 8}, col0 + {8 * j}, M, N, c{i}_{j}_2, c{i}_{j}_3)")
     return "\n".join(L) + "\n"
 
 
@@ -276,9 +387,11 @@ def _examples(low):
     rng = np.random.default_rng(11)
     out = []
     # edges in M, N and K (zero-filled chunks), whole tiles over more k-tiles than ring slots, a batch
-    # with a broadcast B (stride 0), several tiles each way, and more tile rows than a raster group
+    # with a broadcast B (stride 0), several tiles each way, more tile rows than a raster group, and
+    # interior tiles (unchecked copies and stores) off the origin in a batch, over fewer k-tiles than slots
     for batch, m, n, k, bcast in ((1, 37, 56, 40, False), (1, BM, BN, 4 * BK, False), (2, 20, 136, 24, True),
-                                  (1, BM + 40, 2 * BN + 8, 40, False), (1, (GROUP_M + 1) * BM + 3, 24, 32, False)):
+                                  (1, BM + 40, 2 * BN + 8, 40, False), (1, (GROUP_M + 1) * BM + 3, 24, 32, False),
+                                  (2, 2 * BM, 2 * BN, 2 * BK, True)):
         a = rng.standard_normal((batch, m, k)).astype(low)
         b = rng.standard_normal((1 if bcast else batch, k, n)).astype(low)
         exact = a.astype(np.float64) @ b.astype(np.float64)
@@ -308,7 +421,7 @@ def example_gemm_f16_async{suffix}(rng):
 
 def source(tiles: Tiles = DEFAULT, suffix: str = "") -> str:
     tiles.check()
-    return (head(tiles, suffix) + acc_init(tiles) + loop(tiles) + kstep(tiles) + epi(tiles) + instances(suffix)
+    return (head(tiles, suffix) + acc_init(tiles) + loop(tiles) + epi(tiles) + instances(suffix)
             + TAIL + example_functions(suffix))
 
 
@@ -319,7 +432,7 @@ def outputs() -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tiles", help="warps_m,warps_n,mi,nj,bk,stages[,group_m]: write that shape's kernel as "
+    ap.add_argument("--tiles", help="warps_m,warps_n,mi,nj,bk,stages[,group_m[,static[,fast]]]: write that shape's kernel as "
                     "gemm_async_<shape>.py (default: the committed kernel files)")
     ap.add_argument("--out", type=Path, help="the folder for --tiles (default: here)")
     args = ap.parse_args(argv)
