@@ -9,12 +9,16 @@ keys go BKV = 64 at a time through a two-slot ring in shared memory, filled by 1
 (the next tile's K and V are in flight while the warps work on this one; rows past the visible keys are
 zero-filled and their scores masked). Per tile, each warp computes its 16 x 64 scores S = Q K^T with
 m16n8k16 multiply-accumulates (Q's fragments stay in registers for the whole row; K's come by
-`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility (only the scale on a tile every query of
-the workgroup sees whole, without mask or softcap), updates the running row maximum and sum
-(the online softmax; a row is held by the 4 lanes of a quad, which exchange maxima by `pt.shuffle_xor`),
-rounds P = exp(S - m) to the input dtype and accumulates O += P V with V's fragments by
-`pt.ldmatrix_x4_trans`. P never leaves registers: the accumulator layout of S is the A-fragment layout of
-P V (the usual FlashAttention-2 arrangement). No L x L buffer, and no f32 accumulator in shared memory.
+`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility (none of it on a tile every query of the
+workgroup sees whole, without mask or softcap: there the scale rides in the exponentials' multiply-add),
+updates the running row maximum and sum (the online softmax, in log2 units: P = 2 ** (S * scale * log2(e)
+- m), one multiply-add and one ex2 an element; a row is held by the 4 lanes of a quad, which exchange
+maxima by `pt.shuffle_xor`), rounds P to the input dtype (bf16 by adding half an ulp to the bits) and
+accumulates O += P V with V's fragments by `pt.ldmatrix_x4_trans`. P never leaves registers: the
+accumulator layout of S is the A-fragment layout of P V (the usual FlashAttention-2 arrangement). No
+L x L buffer, and no f32 accumulator in shared memory. A key tile whose rows all exist is copied without
+per-row checks. At D = 128 the key loop is unrolled by the ring's two slots, so that
+every ldmatrix address is one of a few per-thread offsets (computed before the loop) plus an immediate.
 
 Shared memory: Q as [64][D] plus two slots of K and V as [64][D], rows of D / 8 16-byte chunks stored
 XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an ldmatrix reads 8
@@ -102,6 +106,15 @@ def _make_d64(T, name):
     def hi(w):
         return pt.bitcast(pt.u16(w >> 16), T)
 
+    if T is pt.bf16:
+        @pt.device_fn
+        def to_t(x):
+            """An element of P (0 <= x <= 1, or NaN) as bf16: half an ulp added to the bits, then truncated
+            (round to nearest, ties away from zero): two integer operations, no NaN or tie handling."""
+            return pt.bitcast(pt.u16((pt.bitcast(x, pt.u32) + 0x8000) >> 16), T)
+    else:
+        to_t = T
+
     @pt.device_fn
     def store2(o, row, col, v0, v1, inv):
         o[row + col] = T(v0 * inv)
@@ -110,15 +123,22 @@ def _make_d64(T, name):
     @pt.device_fn
     def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):
         """Start the copies of keys k0 .. k0 + 63 (K and V) into ring slot `slot` (zeros past hi_)."""
-        for j in range(4):
-            at = local + 128 * pt.u32(j)
-            r = at // 8
-            c = at % 8
-            ok = k0 + r < hi_
-            src = (kbase + (k0 + r) * 64 + c * 8) // 2 * pt.u32(ok)
-            dst = slot * 2048 + r * 32 + (c ^ (r & 7)) * 4
-            pt.copy_async(sk, dst, k32, src, ok)
-            pt.copy_async(sv, dst, v32, src, ok)
+        if k0 + 64 <= hi_:            # every row a key: no checks, word offsets step by constants
+            src = kbase // 2 + (k0 + local // 8) * 32 + local % 8 * 4
+            dst = slot * 2048 + local // 8 * 32 + (local % 8 ^ (local // 8 & 7)) * 4
+            for j in range(4):
+                pt.copy_async(sk, dst + 512 * pt.u32(j), k32, src + 512 * pt.u32(j), True)
+                pt.copy_async(sv, dst + 512 * pt.u32(j), v32, src + 512 * pt.u32(j), True)
+        else:
+            for j in range(4):
+                at = local + 128 * pt.u32(j)
+                r = at // 8
+                c = at % 8
+                ok = k0 + r < hi_
+                src = (kbase + (k0 + r) * 64 + c * 8) // 2 * pt.u32(ok)
+                dst = slot * 2048 + r * 32 + (c ^ (r & 7)) * 4
+                pt.copy_async(sk, dst, k32, src, ok)
+                pt.copy_async(sv, dst, v32, src, ok)
 
     @pt.kernel(workgroup=(128, 1, 1), name=name, checks=False)
     def attention_tc(q32: pt.In[pt.u32], k32: pt.In[pt.u32], v32: pt.In[pt.u32], mask: pt.In[pt.f32], o: pt.Out[T],
@@ -136,7 +156,7 @@ def _make_d64(T, name):
         qm = lane // 8
         r8 = lane % 8
         bh = pt.group_index_y()
-        q0 = pt.group_index_x() * BQ
+        q0 = (pt.num_groups_x() - 1 - pt.group_index_x()) * BQ   # the longest causal rows start first
         nq = min(pt.u32(BQ), Lq - q0)
         b = bh // Hq
         h = bh % Hq
@@ -156,8 +176,25 @@ def _make_d64(T, name):
         pt.copy_async_commit()
         pt.copy_async_wait(0)
         pt.workgroup_barrier()
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 0 + qm // 2) ^ (qrow & 7)) * 4)
+        qox = (qm // 2) ^ r8
+        qorow = (warp * 16 + r8 + 8 * (qm % 2)) * 32
+        qo0 = qorow + (0 ^ qox) * 4
+        qo1 = qorow + (2 ^ qox) * 4
+        qo2 = qorow + (4 ^ qox) * 4
+        qo3 = qorow + (6 ^ qox) * 4
+        kox = (qm % 2) ^ r8
+        korow = (r8 + 8 * (qm // 2)) * 32
+        ko0 = korow + (0 ^ kox) * 4
+        ko1 = korow + (2 ^ kox) * 4
+        ko2 = korow + (4 ^ kox) * 4
+        ko3 = korow + (6 ^ kox) * 4
+        vox = (qm // 2) ^ r8
+        vorow = (r8 + 8 * (qm % 2)) * 32
+        vo0 = vorow + (0 ^ vox) * 4
+        vo1 = vorow + (2 ^ vox) * 4
+        vo2 = vorow + (4 ^ vox) * 4
+        vo3 = vorow + (6 ^ vox) * 4
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo0)
         fq0_0_0 = lo(x0)
         fq0_0_1 = hi(x0)
         fq0_0_2 = lo(x1)
@@ -166,8 +203,7 @@ def _make_d64(T, name):
         fq0_0_5 = hi(x2)
         fq0_0_6 = lo(x3)
         fq0_0_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 1 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo1)
         fq0_1_0 = lo(x0)
         fq0_1_1 = hi(x0)
         fq0_1_2 = lo(x1)
@@ -176,8 +212,7 @@ def _make_d64(T, name):
         fq0_1_5 = hi(x2)
         fq0_1_6 = lo(x3)
         fq0_1_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 2 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo2)
         fq0_2_0 = lo(x0)
         fq0_2_1 = hi(x0)
         fq0_2_2 = lo(x1)
@@ -186,8 +221,7 @@ def _make_d64(T, name):
         fq0_2_5 = hi(x2)
         fq0_2_6 = lo(x3)
         fq0_2_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 32 + ((2 * 3 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo3)
         fq0_3_0 = lo(x0)
         fq0_3_1 = hi(x0)
         fq0_3_2 = lo(x1)
@@ -213,6 +247,8 @@ def _make_d64(T, name):
         qb0 = qa0 + 8
         ma0 = b * msb + h * msh + min(qa0, Lq - 1) * msq
         mb0 = b * msb + h * msh + min(qb0, Lq - 1) * msq
+        plain = has_mask == 0 and softcap <= 0.0 and scale > 0.0
+        scale2 = scale * LOG2E
         ntiles = pt.u32(0)
         if hi_ > lo_:                 # a block whose window ends before it starts sees no key
             ntiles = (hi_ - lo_ + BKV - 1) // BKV
@@ -232,210 +268,234 @@ def _make_d64(T, name):
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = zero, zero, zero, zero
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = zero, zero, zero, zero
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = zero, zero, zero, zero
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko0)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko0 + 512)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko0 + 1024)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko0 + 1536)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko1)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko1 + 512)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko1 + 1024)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko1 + 1536)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko2)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko2 + 512)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko2 + 1024)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko2 + 1536)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko3)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko3 + 512)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko3 + 1024)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 32 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + ko3 + 1536)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
-                     and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)
-            if whole:
-                s0_0_0 = s0_0_0 * scale
-                s0_0_1 = s0_0_1 * scale
-                s0_0_2 = s0_0_2 * scale
-                s0_0_3 = s0_0_3 * scale
-                s0_1_0 = s0_1_0 * scale
-                s0_1_1 = s0_1_1 * scale
-                s0_1_2 = s0_1_2 * scale
-                s0_1_3 = s0_1_3 * scale
-                s0_2_0 = s0_2_0 * scale
-                s0_2_1 = s0_2_1 * scale
-                s0_2_2 = s0_2_2 * scale
-                s0_2_3 = s0_2_3 * scale
-                s0_3_0 = s0_3_0 * scale
-                s0_3_1 = s0_3_1 * scale
-                s0_3_2 = s0_3_2 * scale
-                s0_3_3 = s0_3_3 * scale
-                s0_4_0 = s0_4_0 * scale
-                s0_4_1 = s0_4_1 * scale
-                s0_4_2 = s0_4_2 * scale
-                s0_4_3 = s0_4_3 * scale
-                s0_5_0 = s0_5_0 * scale
-                s0_5_1 = s0_5_1 * scale
-                s0_5_2 = s0_5_2 * scale
-                s0_5_3 = s0_5_3 * scale
-                s0_6_0 = s0_6_0 * scale
-                s0_6_1 = s0_6_1 * scale
-                s0_6_2 = s0_6_2 * scale
-                s0_6_3 = s0_6_3 * scale
-                s0_7_0 = s0_7_0 * scale
-                s0_7_1 = s0_7_1 * scale
-                s0_7_2 = s0_7_2 * scale
-                s0_7_3 = s0_7_3 * scale
-            else:
-                kj = k0 + 0 + 2 * t + 0
-                s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 0 + 2 * t + 1
-                s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 0 + 2 * t + 0
-                s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 0 + 2 * t + 1
-                s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 0
-                s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 1
-                s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 0
-                s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 1
-                s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 0
-                s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 1
-                s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 0
-                s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 1
-                s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 0
-                s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 1
-                s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 0
-                s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 1
-                s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 0
-                s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 1
-                s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 0
-                s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 1
-                s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 0
-                s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 1
-                s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 0
-                s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 1
-                s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 0
-                s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 1
-                s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 0
-                s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 1
-                s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 0
-                s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 1
-                s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 0
-                s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 1
-                s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-            mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))), m0_0)
-            base0_0 = offset(mx0) * LOG2E
-            alpha0 = pt.fast_exp2(m0_0 * LOG2E - base0_0)
+            sl = scale2
+            if not (plain and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
+                    and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right):
+                if plain:
+                    da = pt.i32(k0 + 2 * t) - pt.i32(qa0)
+                    loa = -left - da
+                    upa = min(right, pt.i32(hi_) - 1 - pt.i32(qa0)) - da
+                    db = pt.i32(k0 + 2 * t) - pt.i32(qb0)
+                    lob = -left - db
+                    upb = min(right, pt.i32(hi_) - 1 - pt.i32(qb0)) - db
+                    s0_0_0 = s0_0_0 if pt.i32(0) <= upa else NEG_INF
+                    s0_0_0 = s0_0_0 if pt.i32(0) >= loa else NEG_INF
+                    s0_0_1 = s0_0_1 if pt.i32(1) <= upa else NEG_INF
+                    s0_0_1 = s0_0_1 if pt.i32(1) >= loa else NEG_INF
+                    s0_0_2 = s0_0_2 if pt.i32(0) <= upb else NEG_INF
+                    s0_0_2 = s0_0_2 if pt.i32(0) >= lob else NEG_INF
+                    s0_0_3 = s0_0_3 if pt.i32(1) <= upb else NEG_INF
+                    s0_0_3 = s0_0_3 if pt.i32(1) >= lob else NEG_INF
+                    s0_1_0 = s0_1_0 if pt.i32(8) <= upa else NEG_INF
+                    s0_1_0 = s0_1_0 if pt.i32(8) >= loa else NEG_INF
+                    s0_1_1 = s0_1_1 if pt.i32(9) <= upa else NEG_INF
+                    s0_1_1 = s0_1_1 if pt.i32(9) >= loa else NEG_INF
+                    s0_1_2 = s0_1_2 if pt.i32(8) <= upb else NEG_INF
+                    s0_1_2 = s0_1_2 if pt.i32(8) >= lob else NEG_INF
+                    s0_1_3 = s0_1_3 if pt.i32(9) <= upb else NEG_INF
+                    s0_1_3 = s0_1_3 if pt.i32(9) >= lob else NEG_INF
+                    s0_2_0 = s0_2_0 if pt.i32(16) <= upa else NEG_INF
+                    s0_2_0 = s0_2_0 if pt.i32(16) >= loa else NEG_INF
+                    s0_2_1 = s0_2_1 if pt.i32(17) <= upa else NEG_INF
+                    s0_2_1 = s0_2_1 if pt.i32(17) >= loa else NEG_INF
+                    s0_2_2 = s0_2_2 if pt.i32(16) <= upb else NEG_INF
+                    s0_2_2 = s0_2_2 if pt.i32(16) >= lob else NEG_INF
+                    s0_2_3 = s0_2_3 if pt.i32(17) <= upb else NEG_INF
+                    s0_2_3 = s0_2_3 if pt.i32(17) >= lob else NEG_INF
+                    s0_3_0 = s0_3_0 if pt.i32(24) <= upa else NEG_INF
+                    s0_3_0 = s0_3_0 if pt.i32(24) >= loa else NEG_INF
+                    s0_3_1 = s0_3_1 if pt.i32(25) <= upa else NEG_INF
+                    s0_3_1 = s0_3_1 if pt.i32(25) >= loa else NEG_INF
+                    s0_3_2 = s0_3_2 if pt.i32(24) <= upb else NEG_INF
+                    s0_3_2 = s0_3_2 if pt.i32(24) >= lob else NEG_INF
+                    s0_3_3 = s0_3_3 if pt.i32(25) <= upb else NEG_INF
+                    s0_3_3 = s0_3_3 if pt.i32(25) >= lob else NEG_INF
+                    s0_4_0 = s0_4_0 if pt.i32(32) <= upa else NEG_INF
+                    s0_4_0 = s0_4_0 if pt.i32(32) >= loa else NEG_INF
+                    s0_4_1 = s0_4_1 if pt.i32(33) <= upa else NEG_INF
+                    s0_4_1 = s0_4_1 if pt.i32(33) >= loa else NEG_INF
+                    s0_4_2 = s0_4_2 if pt.i32(32) <= upb else NEG_INF
+                    s0_4_2 = s0_4_2 if pt.i32(32) >= lob else NEG_INF
+                    s0_4_3 = s0_4_3 if pt.i32(33) <= upb else NEG_INF
+                    s0_4_3 = s0_4_3 if pt.i32(33) >= lob else NEG_INF
+                    s0_5_0 = s0_5_0 if pt.i32(40) <= upa else NEG_INF
+                    s0_5_0 = s0_5_0 if pt.i32(40) >= loa else NEG_INF
+                    s0_5_1 = s0_5_1 if pt.i32(41) <= upa else NEG_INF
+                    s0_5_1 = s0_5_1 if pt.i32(41) >= loa else NEG_INF
+                    s0_5_2 = s0_5_2 if pt.i32(40) <= upb else NEG_INF
+                    s0_5_2 = s0_5_2 if pt.i32(40) >= lob else NEG_INF
+                    s0_5_3 = s0_5_3 if pt.i32(41) <= upb else NEG_INF
+                    s0_5_3 = s0_5_3 if pt.i32(41) >= lob else NEG_INF
+                    s0_6_0 = s0_6_0 if pt.i32(48) <= upa else NEG_INF
+                    s0_6_0 = s0_6_0 if pt.i32(48) >= loa else NEG_INF
+                    s0_6_1 = s0_6_1 if pt.i32(49) <= upa else NEG_INF
+                    s0_6_1 = s0_6_1 if pt.i32(49) >= loa else NEG_INF
+                    s0_6_2 = s0_6_2 if pt.i32(48) <= upb else NEG_INF
+                    s0_6_2 = s0_6_2 if pt.i32(48) >= lob else NEG_INF
+                    s0_6_3 = s0_6_3 if pt.i32(49) <= upb else NEG_INF
+                    s0_6_3 = s0_6_3 if pt.i32(49) >= lob else NEG_INF
+                    s0_7_0 = s0_7_0 if pt.i32(56) <= upa else NEG_INF
+                    s0_7_0 = s0_7_0 if pt.i32(56) >= loa else NEG_INF
+                    s0_7_1 = s0_7_1 if pt.i32(57) <= upa else NEG_INF
+                    s0_7_1 = s0_7_1 if pt.i32(57) >= loa else NEG_INF
+                    s0_7_2 = s0_7_2 if pt.i32(56) <= upb else NEG_INF
+                    s0_7_2 = s0_7_2 if pt.i32(56) >= lob else NEG_INF
+                    s0_7_3 = s0_7_3 if pt.i32(57) <= upb else NEG_INF
+                    s0_7_3 = s0_7_3 if pt.i32(57) >= lob else NEG_INF
+                else:
+                    sl = pt.f32(LOG2E)
+                    kj = k0 + 0 + 2 * t + 0
+                    s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 0 + 2 * t + 1
+                    s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 0 + 2 * t + 0
+                    s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 0 + 2 * t + 1
+                    s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 0
+                    s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 1
+                    s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 0
+                    s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 1
+                    s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 0
+                    s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 1
+                    s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 0
+                    s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 1
+                    s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 0
+                    s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 1
+                    s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 0
+                    s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 1
+                    s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 0
+                    s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 1
+                    s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 0
+                    s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 1
+                    s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 0
+                    s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 1
+                    s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 0
+                    s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 1
+                    s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 0
+                    s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 1
+                    s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 0
+                    s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 1
+                    s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 0
+                    s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 1
+                    s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 0
+                    s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 1
+                    s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+            mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))) * sl, m0_0)
+            base0 = offset(mx0)
+            alpha0 = pt.fast_exp2(m0_0 - base0)
             m0_0 = mx0
-            mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))), m0_1)
-            base0_1 = offset(mx1) * LOG2E
-            alpha1 = pt.fast_exp2(m0_1 * LOG2E - base0_1)
+            mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))) * sl, m0_1)
+            base1 = offset(mx1)
+            alpha1 = pt.fast_exp2(m0_1 - base1)
             m0_1 = mx1
-            s0_0_0 = pt.fast_exp2(s0_0_0 * LOG2E - base0_0)
-            s0_0_1 = pt.fast_exp2(s0_0_1 * LOG2E - base0_0)
-            s0_0_2 = pt.fast_exp2(s0_0_2 * LOG2E - base0_1)
-            s0_0_3 = pt.fast_exp2(s0_0_3 * LOG2E - base0_1)
-            s0_1_0 = pt.fast_exp2(s0_1_0 * LOG2E - base0_0)
-            s0_1_1 = pt.fast_exp2(s0_1_1 * LOG2E - base0_0)
-            s0_1_2 = pt.fast_exp2(s0_1_2 * LOG2E - base0_1)
-            s0_1_3 = pt.fast_exp2(s0_1_3 * LOG2E - base0_1)
-            s0_2_0 = pt.fast_exp2(s0_2_0 * LOG2E - base0_0)
-            s0_2_1 = pt.fast_exp2(s0_2_1 * LOG2E - base0_0)
-            s0_2_2 = pt.fast_exp2(s0_2_2 * LOG2E - base0_1)
-            s0_2_3 = pt.fast_exp2(s0_2_3 * LOG2E - base0_1)
-            s0_3_0 = pt.fast_exp2(s0_3_0 * LOG2E - base0_0)
-            s0_3_1 = pt.fast_exp2(s0_3_1 * LOG2E - base0_0)
-            s0_3_2 = pt.fast_exp2(s0_3_2 * LOG2E - base0_1)
-            s0_3_3 = pt.fast_exp2(s0_3_3 * LOG2E - base0_1)
-            s0_4_0 = pt.fast_exp2(s0_4_0 * LOG2E - base0_0)
-            s0_4_1 = pt.fast_exp2(s0_4_1 * LOG2E - base0_0)
-            s0_4_2 = pt.fast_exp2(s0_4_2 * LOG2E - base0_1)
-            s0_4_3 = pt.fast_exp2(s0_4_3 * LOG2E - base0_1)
-            s0_5_0 = pt.fast_exp2(s0_5_0 * LOG2E - base0_0)
-            s0_5_1 = pt.fast_exp2(s0_5_1 * LOG2E - base0_0)
-            s0_5_2 = pt.fast_exp2(s0_5_2 * LOG2E - base0_1)
-            s0_5_3 = pt.fast_exp2(s0_5_3 * LOG2E - base0_1)
-            s0_6_0 = pt.fast_exp2(s0_6_0 * LOG2E - base0_0)
-            s0_6_1 = pt.fast_exp2(s0_6_1 * LOG2E - base0_0)
-            s0_6_2 = pt.fast_exp2(s0_6_2 * LOG2E - base0_1)
-            s0_6_3 = pt.fast_exp2(s0_6_3 * LOG2E - base0_1)
-            s0_7_0 = pt.fast_exp2(s0_7_0 * LOG2E - base0_0)
-            s0_7_1 = pt.fast_exp2(s0_7_1 * LOG2E - base0_0)
-            s0_7_2 = pt.fast_exp2(s0_7_2 * LOG2E - base0_1)
-            s0_7_3 = pt.fast_exp2(s0_7_3 * LOG2E - base0_1)
+            s0_0_0 = pt.fast_exp2(s0_0_0 * sl - base0)
+            s0_0_1 = pt.fast_exp2(s0_0_1 * sl - base0)
+            s0_0_2 = pt.fast_exp2(s0_0_2 * sl - base1)
+            s0_0_3 = pt.fast_exp2(s0_0_3 * sl - base1)
+            s0_1_0 = pt.fast_exp2(s0_1_0 * sl - base0)
+            s0_1_1 = pt.fast_exp2(s0_1_1 * sl - base0)
+            s0_1_2 = pt.fast_exp2(s0_1_2 * sl - base1)
+            s0_1_3 = pt.fast_exp2(s0_1_3 * sl - base1)
+            s0_2_0 = pt.fast_exp2(s0_2_0 * sl - base0)
+            s0_2_1 = pt.fast_exp2(s0_2_1 * sl - base0)
+            s0_2_2 = pt.fast_exp2(s0_2_2 * sl - base1)
+            s0_2_3 = pt.fast_exp2(s0_2_3 * sl - base1)
+            s0_3_0 = pt.fast_exp2(s0_3_0 * sl - base0)
+            s0_3_1 = pt.fast_exp2(s0_3_1 * sl - base0)
+            s0_3_2 = pt.fast_exp2(s0_3_2 * sl - base1)
+            s0_3_3 = pt.fast_exp2(s0_3_3 * sl - base1)
+            s0_4_0 = pt.fast_exp2(s0_4_0 * sl - base0)
+            s0_4_1 = pt.fast_exp2(s0_4_1 * sl - base0)
+            s0_4_2 = pt.fast_exp2(s0_4_2 * sl - base1)
+            s0_4_3 = pt.fast_exp2(s0_4_3 * sl - base1)
+            s0_5_0 = pt.fast_exp2(s0_5_0 * sl - base0)
+            s0_5_1 = pt.fast_exp2(s0_5_1 * sl - base0)
+            s0_5_2 = pt.fast_exp2(s0_5_2 * sl - base1)
+            s0_5_3 = pt.fast_exp2(s0_5_3 * sl - base1)
+            s0_6_0 = pt.fast_exp2(s0_6_0 * sl - base0)
+            s0_6_1 = pt.fast_exp2(s0_6_1 * sl - base0)
+            s0_6_2 = pt.fast_exp2(s0_6_2 * sl - base1)
+            s0_6_3 = pt.fast_exp2(s0_6_3 * sl - base1)
+            s0_7_0 = pt.fast_exp2(s0_7_0 * sl - base0)
+            s0_7_1 = pt.fast_exp2(s0_7_1 * sl - base0)
+            s0_7_2 = pt.fast_exp2(s0_7_2 * sl - base1)
+            s0_7_3 = pt.fast_exp2(s0_7_3 * sl - base1)
             l0_0 = l0_0 * alpha0 + ((((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1))) + (((s0_4_0 + s0_4_1) + (s0_5_0 + s0_5_1)) + ((s0_6_0 + s0_6_1) + (s0_7_0 + s0_7_1))))
             l0_1 = l0_1 * alpha1 + ((((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3))) + (((s0_4_2 + s0_4_3) + (s0_5_2 + s0_5_3)) + ((s0_6_2 + s0_6_3) + (s0_7_2 + s0_7_3))))
             o0_0_0 = o0_0_0 * alpha0
@@ -470,58 +530,86 @@ def _make_d64(T, name):
             o0_7_1 = o0_7_1 * alpha0
             o0_7_2 = o0_7_2 * alpha1
             o0_7_3 = o0_7_3 * alpha1
-            vr = 0 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            vr = 16 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            vr = 32 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            vr = 48 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 32 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            p0_0 = to_t(s0_0_0)
+            p0_1 = to_t(s0_0_1)
+            p0_2 = to_t(s0_0_2)
+            p0_3 = to_t(s0_0_3)
+            p0_4 = to_t(s0_1_0)
+            p0_5 = to_t(s0_1_1)
+            p0_6 = to_t(s0_1_2)
+            p0_7 = to_t(s0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo0)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo1)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo2)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo3)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            p0_0 = to_t(s0_2_0)
+            p0_1 = to_t(s0_2_1)
+            p0_2 = to_t(s0_2_2)
+            p0_3 = to_t(s0_2_3)
+            p0_4 = to_t(s0_3_0)
+            p0_5 = to_t(s0_3_1)
+            p0_6 = to_t(s0_3_2)
+            p0_7 = to_t(s0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo0 + 512)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo1 + 512)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo2 + 512)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo3 + 512)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            p0_0 = to_t(s0_4_0)
+            p0_1 = to_t(s0_4_1)
+            p0_2 = to_t(s0_4_2)
+            p0_3 = to_t(s0_4_3)
+            p0_4 = to_t(s0_5_0)
+            p0_5 = to_t(s0_5_1)
+            p0_6 = to_t(s0_5_2)
+            p0_7 = to_t(s0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo0 + 1024)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo1 + 1024)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo2 + 1024)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo3 + 1024)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            p0_0 = to_t(s0_6_0)
+            p0_1 = to_t(s0_6_1)
+            p0_2 = to_t(s0_6_2)
+            p0_3 = to_t(s0_6_3)
+            p0_4 = to_t(s0_7_0)
+            p0_5 = to_t(s0_7_1)
+            p0_6 = to_t(s0_7_2)
+            p0_7 = to_t(s0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo0 + 1536)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo1 + 1536)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo2 + 1536)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vo3 + 1536)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
         pt.copy_async_wait(0)
         inv0 = normalizer(quad_sum(l0_0), zero_empty)
         inv1 = normalizer(quad_sum(l0_1), zero_empty)
@@ -558,6 +646,15 @@ def _make_d128(T, name):
     def hi(w):
         return pt.bitcast(pt.u16(w >> 16), T)
 
+    if T is pt.bf16:
+        @pt.device_fn
+        def to_t(x):
+            """An element of P (0 <= x <= 1, or NaN) as bf16: half an ulp added to the bits, then truncated
+            (round to nearest, ties away from zero): two integer operations, no NaN or tie handling."""
+            return pt.bitcast(pt.u16((pt.bitcast(x, pt.u32) + 0x8000) >> 16), T)
+    else:
+        to_t = T
+
     @pt.device_fn
     def store2(o, row, col, v0, v1, inv):
         o[row + col] = T(v0 * inv)
@@ -566,15 +663,22 @@ def _make_d128(T, name):
     @pt.device_fn
     def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):
         """Start the copies of keys k0 .. k0 + 63 (K and V) into ring slot `slot` (zeros past hi_)."""
-        for j in range(8):
-            at = local + 128 * pt.u32(j)
-            r = at // 16
-            c = at % 16
-            ok = k0 + r < hi_
-            src = (kbase + (k0 + r) * 128 + c * 8) // 2 * pt.u32(ok)
-            dst = slot * 4096 + r * 64 + (c ^ (r & 7)) * 4
-            pt.copy_async(sk, dst, k32, src, ok)
-            pt.copy_async(sv, dst, v32, src, ok)
+        if k0 + 64 <= hi_:            # every row a key: no checks, word offsets step by constants
+            src = kbase // 2 + (k0 + local // 16) * 64 + local % 16 * 4
+            dst = slot * 4096 + local // 16 * 64 + (local % 16 ^ (local // 16 & 7)) * 4
+            for j in range(8):
+                pt.copy_async(sk, dst + 512 * pt.u32(j), k32, src + 512 * pt.u32(j), True)
+                pt.copy_async(sv, dst + 512 * pt.u32(j), v32, src + 512 * pt.u32(j), True)
+        else:
+            for j in range(8):
+                at = local + 128 * pt.u32(j)
+                r = at // 16
+                c = at % 16
+                ok = k0 + r < hi_
+                src = (kbase + (k0 + r) * 128 + c * 8) // 2 * pt.u32(ok)
+                dst = slot * 4096 + r * 64 + (c ^ (r & 7)) * 4
+                pt.copy_async(sk, dst, k32, src, ok)
+                pt.copy_async(sv, dst, v32, src, ok)
 
     @pt.kernel(workgroup=(128, 1, 1), name=name, checks=False)
     def attention_tc(q32: pt.In[pt.u32], k32: pt.In[pt.u32], v32: pt.In[pt.u32], mask: pt.In[pt.f32], o: pt.Out[T],
@@ -592,7 +696,7 @@ def _make_d128(T, name):
         qm = lane // 8
         r8 = lane % 8
         bh = pt.group_index_y()
-        q0 = pt.group_index_x() * BQ
+        q0 = (pt.num_groups_x() - 1 - pt.group_index_x()) * BQ   # the longest causal rows start first
         nq = min(pt.u32(BQ), Lq - q0)
         b = bh // Hq
         h = bh % Hq
@@ -612,8 +716,25 @@ def _make_d128(T, name):
         pt.copy_async_commit()
         pt.copy_async_wait(0)
         pt.workgroup_barrier()
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 0 + qm // 2) ^ (qrow & 7)) * 4)
+        qox = (qm // 2) ^ r8
+        qorow = (warp * 16 + r8 + 8 * (qm % 2)) * 64
+        qo0 = qorow + (0 ^ qox) * 4
+        qo1 = qorow + (2 ^ qox) * 4
+        qo2 = qorow + (4 ^ qox) * 4
+        qo3 = qorow + (6 ^ qox) * 4
+        kox = (qm % 2) ^ r8
+        korow = (r8 + 8 * (qm // 2)) * 64
+        ko0 = korow + (0 ^ kox) * 4
+        ko1 = korow + (2 ^ kox) * 4
+        ko2 = korow + (4 ^ kox) * 4
+        ko3 = korow + (6 ^ kox) * 4
+        vox = (qm // 2) ^ r8
+        vorow = (r8 + 8 * (qm % 2)) * 64
+        vo0 = vorow + (0 ^ vox) * 4
+        vo1 = vorow + (2 ^ vox) * 4
+        vo2 = vorow + (4 ^ vox) * 4
+        vo3 = vorow + (6 ^ vox) * 4
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo0)
         fq0_0_0 = lo(x0)
         fq0_0_1 = hi(x0)
         fq0_0_2 = lo(x1)
@@ -622,8 +743,7 @@ def _make_d128(T, name):
         fq0_0_5 = hi(x2)
         fq0_0_6 = lo(x3)
         fq0_0_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 1 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo1)
         fq0_1_0 = lo(x0)
         fq0_1_1 = hi(x0)
         fq0_1_2 = lo(x1)
@@ -632,8 +752,7 @@ def _make_d128(T, name):
         fq0_1_5 = hi(x2)
         fq0_1_6 = lo(x3)
         fq0_1_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 2 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo2)
         fq0_2_0 = lo(x0)
         fq0_2_1 = hi(x0)
         fq0_2_2 = lo(x1)
@@ -642,8 +761,7 @@ def _make_d128(T, name):
         fq0_2_5 = hi(x2)
         fq0_2_6 = lo(x3)
         fq0_2_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 3 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo3)
         fq0_3_0 = lo(x0)
         fq0_3_1 = hi(x0)
         fq0_3_2 = lo(x1)
@@ -652,8 +770,7 @@ def _make_d128(T, name):
         fq0_3_5 = hi(x2)
         fq0_3_6 = lo(x3)
         fq0_3_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 4 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo0 + 32)
         fq0_4_0 = lo(x0)
         fq0_4_1 = hi(x0)
         fq0_4_2 = lo(x1)
@@ -662,8 +779,7 @@ def _make_d128(T, name):
         fq0_4_5 = hi(x2)
         fq0_4_6 = lo(x3)
         fq0_4_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 5 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo1 + 32)
         fq0_5_0 = lo(x0)
         fq0_5_1 = hi(x0)
         fq0_5_2 = lo(x1)
@@ -672,8 +788,7 @@ def _make_d128(T, name):
         fq0_5_5 = hi(x2)
         fq0_5_6 = lo(x3)
         fq0_5_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 6 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo2 + 32)
         fq0_6_0 = lo(x0)
         fq0_6_1 = hi(x0)
         fq0_6_2 = lo(x1)
@@ -682,8 +797,7 @@ def _make_d128(T, name):
         fq0_6_5 = hi(x2)
         fq0_6_6 = lo(x3)
         fq0_6_7 = hi(x3)
-        qrow = warp * 16 + 0 + r8 + 8 * (qm % 2)
-        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * 64 + ((2 * 7 + qm // 2) ^ (qrow & 7)) * 4)
+        x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qo3 + 32)
         fq0_7_0 = lo(x0)
         fq0_7_1 = hi(x0)
         fq0_7_2 = lo(x1)
@@ -717,17 +831,18 @@ def _make_d128(T, name):
         qb0 = qa0 + 8
         ma0 = b * msb + h * msh + min(qa0, Lq - 1) * msq
         mb0 = b * msb + h * msh + min(qb0, Lq - 1) * msq
+        plain = has_mask == 0 and softcap <= 0.0 and scale > 0.0
+        scale2 = scale * LOG2E
         ntiles = pt.u32(0)
         if hi_ > lo_:                 # a block whose window ends before it starts sees no key
             ntiles = (hi_ - lo_ + BKV - 1) // BKV
-        for kt in range(ntiles):
+        for kt in range(pt.u32(0), ntiles, 2):     # the ring's two slots in turn: slot offsets are constants
             if kt > 0:
                 pt.copy_async_wait(0)
                 pt.workgroup_barrier()
             k0 = lo_ + kt * BKV
-            issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)
+            issue_kv(sk, sv, k32, v32, 1, k0 + BKV, hi_, local, kbase)
             pt.copy_async_commit()
-            slot = (kt % 2) * 4096
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = zero, zero, zero, zero
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = zero, zero, zero, zero
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = zero, zero, zero, zero
@@ -736,274 +851,282 @@ def _make_d128(T, name):
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = zero, zero, zero, zero
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = zero, zero, zero, zero
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = zero, zero, zero, zero
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 1024)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 2048)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 0 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 3072)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 1024)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 2048)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 1 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 3072)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 1024)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 2048)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 2 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 3072)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 1024)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 2048)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 3 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 3072)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 32)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 1056)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 2080)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 4 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 3104)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 32)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 1056)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 2080)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 5 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 3104)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 32)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 1056)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 2080)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 6 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 3104)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            kr = 0 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 32)
             s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
             s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
-            kr = 16 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 1056)
             s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
             s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
-            kr = 32 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 2080)
             s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
             s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
-            kr = 48 + r8 + 8 * (qm // 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * 64 + ((2 * 7 + qm % 2) ^ (kr & 7)) * 4)
+            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 3104)
             s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
             s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
-            whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
-                     and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)
-            if whole:
-                s0_0_0 = s0_0_0 * scale
-                s0_0_1 = s0_0_1 * scale
-                s0_0_2 = s0_0_2 * scale
-                s0_0_3 = s0_0_3 * scale
-                s0_1_0 = s0_1_0 * scale
-                s0_1_1 = s0_1_1 * scale
-                s0_1_2 = s0_1_2 * scale
-                s0_1_3 = s0_1_3 * scale
-                s0_2_0 = s0_2_0 * scale
-                s0_2_1 = s0_2_1 * scale
-                s0_2_2 = s0_2_2 * scale
-                s0_2_3 = s0_2_3 * scale
-                s0_3_0 = s0_3_0 * scale
-                s0_3_1 = s0_3_1 * scale
-                s0_3_2 = s0_3_2 * scale
-                s0_3_3 = s0_3_3 * scale
-                s0_4_0 = s0_4_0 * scale
-                s0_4_1 = s0_4_1 * scale
-                s0_4_2 = s0_4_2 * scale
-                s0_4_3 = s0_4_3 * scale
-                s0_5_0 = s0_5_0 * scale
-                s0_5_1 = s0_5_1 * scale
-                s0_5_2 = s0_5_2 * scale
-                s0_5_3 = s0_5_3 * scale
-                s0_6_0 = s0_6_0 * scale
-                s0_6_1 = s0_6_1 * scale
-                s0_6_2 = s0_6_2 * scale
-                s0_6_3 = s0_6_3 * scale
-                s0_7_0 = s0_7_0 * scale
-                s0_7_1 = s0_7_1 * scale
-                s0_7_2 = s0_7_2 * scale
-                s0_7_3 = s0_7_3 * scale
-            else:
-                kj = k0 + 0 + 2 * t + 0
-                s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 0 + 2 * t + 1
-                s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 0 + 2 * t + 0
-                s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 0 + 2 * t + 1
-                s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 0
-                s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 1
-                s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 0
-                s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 8 + 2 * t + 1
-                s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 0
-                s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 1
-                s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 0
-                s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 16 + 2 * t + 1
-                s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 0
-                s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 1
-                s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 0
-                s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 24 + 2 * t + 1
-                s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 0
-                s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 1
-                s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 0
-                s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 32 + 2 * t + 1
-                s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 0
-                s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 1
-                s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 0
-                s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 40 + 2 * t + 1
-                s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 0
-                s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 1
-                s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 0
-                s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 48 + 2 * t + 1
-                s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 0
-                s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 1
-                s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 0
-                s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-                kj = k0 + 56 + 2 * t + 1
-                s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
-            mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))), m0_0)
-            base0_0 = offset(mx0) * LOG2E
-            alpha0 = pt.fast_exp2(m0_0 * LOG2E - base0_0)
+            sl = scale2
+            if not (plain and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
+                    and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right):
+                if plain:
+                    da = pt.i32(k0 + 2 * t) - pt.i32(qa0)
+                    loa = -left - da
+                    upa = min(right, pt.i32(hi_) - 1 - pt.i32(qa0)) - da
+                    db = pt.i32(k0 + 2 * t) - pt.i32(qb0)
+                    lob = -left - db
+                    upb = min(right, pt.i32(hi_) - 1 - pt.i32(qb0)) - db
+                    s0_0_0 = s0_0_0 if pt.i32(0) <= upa else NEG_INF
+                    s0_0_0 = s0_0_0 if pt.i32(0) >= loa else NEG_INF
+                    s0_0_1 = s0_0_1 if pt.i32(1) <= upa else NEG_INF
+                    s0_0_1 = s0_0_1 if pt.i32(1) >= loa else NEG_INF
+                    s0_0_2 = s0_0_2 if pt.i32(0) <= upb else NEG_INF
+                    s0_0_2 = s0_0_2 if pt.i32(0) >= lob else NEG_INF
+                    s0_0_3 = s0_0_3 if pt.i32(1) <= upb else NEG_INF
+                    s0_0_3 = s0_0_3 if pt.i32(1) >= lob else NEG_INF
+                    s0_1_0 = s0_1_0 if pt.i32(8) <= upa else NEG_INF
+                    s0_1_0 = s0_1_0 if pt.i32(8) >= loa else NEG_INF
+                    s0_1_1 = s0_1_1 if pt.i32(9) <= upa else NEG_INF
+                    s0_1_1 = s0_1_1 if pt.i32(9) >= loa else NEG_INF
+                    s0_1_2 = s0_1_2 if pt.i32(8) <= upb else NEG_INF
+                    s0_1_2 = s0_1_2 if pt.i32(8) >= lob else NEG_INF
+                    s0_1_3 = s0_1_3 if pt.i32(9) <= upb else NEG_INF
+                    s0_1_3 = s0_1_3 if pt.i32(9) >= lob else NEG_INF
+                    s0_2_0 = s0_2_0 if pt.i32(16) <= upa else NEG_INF
+                    s0_2_0 = s0_2_0 if pt.i32(16) >= loa else NEG_INF
+                    s0_2_1 = s0_2_1 if pt.i32(17) <= upa else NEG_INF
+                    s0_2_1 = s0_2_1 if pt.i32(17) >= loa else NEG_INF
+                    s0_2_2 = s0_2_2 if pt.i32(16) <= upb else NEG_INF
+                    s0_2_2 = s0_2_2 if pt.i32(16) >= lob else NEG_INF
+                    s0_2_3 = s0_2_3 if pt.i32(17) <= upb else NEG_INF
+                    s0_2_3 = s0_2_3 if pt.i32(17) >= lob else NEG_INF
+                    s0_3_0 = s0_3_0 if pt.i32(24) <= upa else NEG_INF
+                    s0_3_0 = s0_3_0 if pt.i32(24) >= loa else NEG_INF
+                    s0_3_1 = s0_3_1 if pt.i32(25) <= upa else NEG_INF
+                    s0_3_1 = s0_3_1 if pt.i32(25) >= loa else NEG_INF
+                    s0_3_2 = s0_3_2 if pt.i32(24) <= upb else NEG_INF
+                    s0_3_2 = s0_3_2 if pt.i32(24) >= lob else NEG_INF
+                    s0_3_3 = s0_3_3 if pt.i32(25) <= upb else NEG_INF
+                    s0_3_3 = s0_3_3 if pt.i32(25) >= lob else NEG_INF
+                    s0_4_0 = s0_4_0 if pt.i32(32) <= upa else NEG_INF
+                    s0_4_0 = s0_4_0 if pt.i32(32) >= loa else NEG_INF
+                    s0_4_1 = s0_4_1 if pt.i32(33) <= upa else NEG_INF
+                    s0_4_1 = s0_4_1 if pt.i32(33) >= loa else NEG_INF
+                    s0_4_2 = s0_4_2 if pt.i32(32) <= upb else NEG_INF
+                    s0_4_2 = s0_4_2 if pt.i32(32) >= lob else NEG_INF
+                    s0_4_3 = s0_4_3 if pt.i32(33) <= upb else NEG_INF
+                    s0_4_3 = s0_4_3 if pt.i32(33) >= lob else NEG_INF
+                    s0_5_0 = s0_5_0 if pt.i32(40) <= upa else NEG_INF
+                    s0_5_0 = s0_5_0 if pt.i32(40) >= loa else NEG_INF
+                    s0_5_1 = s0_5_1 if pt.i32(41) <= upa else NEG_INF
+                    s0_5_1 = s0_5_1 if pt.i32(41) >= loa else NEG_INF
+                    s0_5_2 = s0_5_2 if pt.i32(40) <= upb else NEG_INF
+                    s0_5_2 = s0_5_2 if pt.i32(40) >= lob else NEG_INF
+                    s0_5_3 = s0_5_3 if pt.i32(41) <= upb else NEG_INF
+                    s0_5_3 = s0_5_3 if pt.i32(41) >= lob else NEG_INF
+                    s0_6_0 = s0_6_0 if pt.i32(48) <= upa else NEG_INF
+                    s0_6_0 = s0_6_0 if pt.i32(48) >= loa else NEG_INF
+                    s0_6_1 = s0_6_1 if pt.i32(49) <= upa else NEG_INF
+                    s0_6_1 = s0_6_1 if pt.i32(49) >= loa else NEG_INF
+                    s0_6_2 = s0_6_2 if pt.i32(48) <= upb else NEG_INF
+                    s0_6_2 = s0_6_2 if pt.i32(48) >= lob else NEG_INF
+                    s0_6_3 = s0_6_3 if pt.i32(49) <= upb else NEG_INF
+                    s0_6_3 = s0_6_3 if pt.i32(49) >= lob else NEG_INF
+                    s0_7_0 = s0_7_0 if pt.i32(56) <= upa else NEG_INF
+                    s0_7_0 = s0_7_0 if pt.i32(56) >= loa else NEG_INF
+                    s0_7_1 = s0_7_1 if pt.i32(57) <= upa else NEG_INF
+                    s0_7_1 = s0_7_1 if pt.i32(57) >= loa else NEG_INF
+                    s0_7_2 = s0_7_2 if pt.i32(56) <= upb else NEG_INF
+                    s0_7_2 = s0_7_2 if pt.i32(56) >= lob else NEG_INF
+                    s0_7_3 = s0_7_3 if pt.i32(57) <= upb else NEG_INF
+                    s0_7_3 = s0_7_3 if pt.i32(57) >= lob else NEG_INF
+                else:
+                    sl = pt.f32(LOG2E)
+                    kj = k0 + 0 + 2 * t + 0
+                    s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 0 + 2 * t + 1
+                    s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 0 + 2 * t + 0
+                    s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 0 + 2 * t + 1
+                    s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 0
+                    s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 1
+                    s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 0
+                    s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 8 + 2 * t + 1
+                    s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 0
+                    s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 1
+                    s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 0
+                    s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 16 + 2 * t + 1
+                    s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 0
+                    s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 1
+                    s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 0
+                    s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 24 + 2 * t + 1
+                    s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 0
+                    s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 1
+                    s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 0
+                    s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 32 + 2 * t + 1
+                    s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 0
+                    s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 1
+                    s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 0
+                    s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 40 + 2 * t + 1
+                    s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 0
+                    s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 1
+                    s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 0
+                    s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 48 + 2 * t + 1
+                    s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 0
+                    s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 1
+                    s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 0
+                    s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                    kj = k0 + 56 + 2 * t + 1
+                    s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+            mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))) * sl, m0_0)
+            base0 = offset(mx0)
+            alpha0 = pt.fast_exp2(m0_0 - base0)
             m0_0 = mx0
-            mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))), m0_1)
-            base0_1 = offset(mx1) * LOG2E
-            alpha1 = pt.fast_exp2(m0_1 * LOG2E - base0_1)
+            mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))) * sl, m0_1)
+            base1 = offset(mx1)
+            alpha1 = pt.fast_exp2(m0_1 - base1)
             m0_1 = mx1
-            s0_0_0 = pt.fast_exp2(s0_0_0 * LOG2E - base0_0)
-            s0_0_1 = pt.fast_exp2(s0_0_1 * LOG2E - base0_0)
-            s0_0_2 = pt.fast_exp2(s0_0_2 * LOG2E - base0_1)
-            s0_0_3 = pt.fast_exp2(s0_0_3 * LOG2E - base0_1)
-            s0_1_0 = pt.fast_exp2(s0_1_0 * LOG2E - base0_0)
-            s0_1_1 = pt.fast_exp2(s0_1_1 * LOG2E - base0_0)
-            s0_1_2 = pt.fast_exp2(s0_1_2 * LOG2E - base0_1)
-            s0_1_3 = pt.fast_exp2(s0_1_3 * LOG2E - base0_1)
-            s0_2_0 = pt.fast_exp2(s0_2_0 * LOG2E - base0_0)
-            s0_2_1 = pt.fast_exp2(s0_2_1 * LOG2E - base0_0)
-            s0_2_2 = pt.fast_exp2(s0_2_2 * LOG2E - base0_1)
-            s0_2_3 = pt.fast_exp2(s0_2_3 * LOG2E - base0_1)
-            s0_3_0 = pt.fast_exp2(s0_3_0 * LOG2E - base0_0)
-            s0_3_1 = pt.fast_exp2(s0_3_1 * LOG2E - base0_0)
-            s0_3_2 = pt.fast_exp2(s0_3_2 * LOG2E - base0_1)
-            s0_3_3 = pt.fast_exp2(s0_3_3 * LOG2E - base0_1)
-            s0_4_0 = pt.fast_exp2(s0_4_0 * LOG2E - base0_0)
-            s0_4_1 = pt.fast_exp2(s0_4_1 * LOG2E - base0_0)
-            s0_4_2 = pt.fast_exp2(s0_4_2 * LOG2E - base0_1)
-            s0_4_3 = pt.fast_exp2(s0_4_3 * LOG2E - base0_1)
-            s0_5_0 = pt.fast_exp2(s0_5_0 * LOG2E - base0_0)
-            s0_5_1 = pt.fast_exp2(s0_5_1 * LOG2E - base0_0)
-            s0_5_2 = pt.fast_exp2(s0_5_2 * LOG2E - base0_1)
-            s0_5_3 = pt.fast_exp2(s0_5_3 * LOG2E - base0_1)
-            s0_6_0 = pt.fast_exp2(s0_6_0 * LOG2E - base0_0)
-            s0_6_1 = pt.fast_exp2(s0_6_1 * LOG2E - base0_0)
-            s0_6_2 = pt.fast_exp2(s0_6_2 * LOG2E - base0_1)
-            s0_6_3 = pt.fast_exp2(s0_6_3 * LOG2E - base0_1)
-            s0_7_0 = pt.fast_exp2(s0_7_0 * LOG2E - base0_0)
-            s0_7_1 = pt.fast_exp2(s0_7_1 * LOG2E - base0_0)
-            s0_7_2 = pt.fast_exp2(s0_7_2 * LOG2E - base0_1)
-            s0_7_3 = pt.fast_exp2(s0_7_3 * LOG2E - base0_1)
+            s0_0_0 = pt.fast_exp2(s0_0_0 * sl - base0)
+            s0_0_1 = pt.fast_exp2(s0_0_1 * sl - base0)
+            s0_0_2 = pt.fast_exp2(s0_0_2 * sl - base1)
+            s0_0_3 = pt.fast_exp2(s0_0_3 * sl - base1)
+            s0_1_0 = pt.fast_exp2(s0_1_0 * sl - base0)
+            s0_1_1 = pt.fast_exp2(s0_1_1 * sl - base0)
+            s0_1_2 = pt.fast_exp2(s0_1_2 * sl - base1)
+            s0_1_3 = pt.fast_exp2(s0_1_3 * sl - base1)
+            s0_2_0 = pt.fast_exp2(s0_2_0 * sl - base0)
+            s0_2_1 = pt.fast_exp2(s0_2_1 * sl - base0)
+            s0_2_2 = pt.fast_exp2(s0_2_2 * sl - base1)
+            s0_2_3 = pt.fast_exp2(s0_2_3 * sl - base1)
+            s0_3_0 = pt.fast_exp2(s0_3_0 * sl - base0)
+            s0_3_1 = pt.fast_exp2(s0_3_1 * sl - base0)
+            s0_3_2 = pt.fast_exp2(s0_3_2 * sl - base1)
+            s0_3_3 = pt.fast_exp2(s0_3_3 * sl - base1)
+            s0_4_0 = pt.fast_exp2(s0_4_0 * sl - base0)
+            s0_4_1 = pt.fast_exp2(s0_4_1 * sl - base0)
+            s0_4_2 = pt.fast_exp2(s0_4_2 * sl - base1)
+            s0_4_3 = pt.fast_exp2(s0_4_3 * sl - base1)
+            s0_5_0 = pt.fast_exp2(s0_5_0 * sl - base0)
+            s0_5_1 = pt.fast_exp2(s0_5_1 * sl - base0)
+            s0_5_2 = pt.fast_exp2(s0_5_2 * sl - base1)
+            s0_5_3 = pt.fast_exp2(s0_5_3 * sl - base1)
+            s0_6_0 = pt.fast_exp2(s0_6_0 * sl - base0)
+            s0_6_1 = pt.fast_exp2(s0_6_1 * sl - base0)
+            s0_6_2 = pt.fast_exp2(s0_6_2 * sl - base1)
+            s0_6_3 = pt.fast_exp2(s0_6_3 * sl - base1)
+            s0_7_0 = pt.fast_exp2(s0_7_0 * sl - base0)
+            s0_7_1 = pt.fast_exp2(s0_7_1 * sl - base0)
+            s0_7_2 = pt.fast_exp2(s0_7_2 * sl - base1)
+            s0_7_3 = pt.fast_exp2(s0_7_3 * sl - base1)
             l0_0 = l0_0 * alpha0 + ((((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1))) + (((s0_4_0 + s0_4_1) + (s0_5_0 + s0_5_1)) + ((s0_6_0 + s0_6_1) + (s0_7_0 + s0_7_1))))
             l0_1 = l0_1 * alpha1 + ((((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3))) + (((s0_4_2 + s0_4_3) + (s0_5_2 + s0_5_3)) + ((s0_6_2 + s0_6_3) + (s0_7_2 + s0_7_3))))
             o0_0_0 = o0_0_0 * alpha0
@@ -1070,106 +1193,618 @@ def _make_d128(T, name):
             o0_15_1 = o0_15_1 * alpha0
             o0_15_2 = o0_15_2 * alpha1
             o0_15_3 = o0_15_3 * alpha1
-            vr = 0 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
-            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
-            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
-            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
-            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
-            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
-            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
-            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
-            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_0_0), T(s0_0_1), T(s0_0_2), T(s0_0_3), T(s0_1_0), T(s0_1_1), T(s0_1_2), T(s0_1_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
-            vr = 16 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
-            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
-            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
-            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
-            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
-            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
-            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
-            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
-            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_2_0), T(s0_2_1), T(s0_2_2), T(s0_2_3), T(s0_3_0), T(s0_3_1), T(s0_3_2), T(s0_3_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
-            vr = 32 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
-            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
-            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
-            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
-            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
-            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
-            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
-            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
-            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_4_0), T(s0_4_1), T(s0_4_2), T(s0_4_3), T(s0_5_0), T(s0_5_1), T(s0_5_2), T(s0_5_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
-            vr = 48 + r8 + 8 * (qm % 2)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 0 + qm // 2) ^ (vr & 7)) * 4)
-            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
-            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 1 + qm // 2) ^ (vr & 7)) * 4)
-            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
-            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 2 + qm // 2) ^ (vr & 7)) * 4)
-            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
-            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 3 + qm // 2) ^ (vr & 7)) * 4)
-            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
-            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 4 + qm // 2) ^ (vr & 7)) * 4)
-            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
-            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 5 + qm // 2) ^ (vr & 7)) * 4)
-            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
-            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 6 + qm // 2) ^ (vr & 7)) * 4)
-            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
-            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
-            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * 64 + ((2 * 7 + qm // 2) ^ (vr & 7)) * 4)
-            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
-            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(T(s0_6_0), T(s0_6_1), T(s0_6_2), T(s0_6_3), T(s0_7_0), T(s0_7_1), T(s0_7_2), T(s0_7_3), lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            p0_0 = to_t(s0_0_0)
+            p0_1 = to_t(s0_0_1)
+            p0_2 = to_t(s0_0_2)
+            p0_3 = to_t(s0_0_3)
+            p0_4 = to_t(s0_1_0)
+            p0_5 = to_t(s0_1_1)
+            p0_6 = to_t(s0_1_2)
+            p0_7 = to_t(s0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 32)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 32)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 32)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 32)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            p0_0 = to_t(s0_2_0)
+            p0_1 = to_t(s0_2_1)
+            p0_2 = to_t(s0_2_2)
+            p0_3 = to_t(s0_2_3)
+            p0_4 = to_t(s0_3_0)
+            p0_5 = to_t(s0_3_1)
+            p0_6 = to_t(s0_3_2)
+            p0_7 = to_t(s0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 1024)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 1024)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 1024)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 1024)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 1056)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 1056)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 1056)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 1056)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            p0_0 = to_t(s0_4_0)
+            p0_1 = to_t(s0_4_1)
+            p0_2 = to_t(s0_4_2)
+            p0_3 = to_t(s0_4_3)
+            p0_4 = to_t(s0_5_0)
+            p0_5 = to_t(s0_5_1)
+            p0_6 = to_t(s0_5_2)
+            p0_7 = to_t(s0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 2048)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 2048)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 2048)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 2048)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 2080)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 2080)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 2080)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 2080)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            p0_0 = to_t(s0_6_0)
+            p0_1 = to_t(s0_6_1)
+            p0_2 = to_t(s0_6_2)
+            p0_3 = to_t(s0_6_3)
+            p0_4 = to_t(s0_7_0)
+            p0_5 = to_t(s0_7_1)
+            p0_6 = to_t(s0_7_2)
+            p0_7 = to_t(s0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 3072)
+            o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+            o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 3072)
+            o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+            o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 3072)
+            o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+            o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 3072)
+            o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+            o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 3104)
+            o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+            o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 3104)
+            o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+            o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 3104)
+            o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+            o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 3104)
+            o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+            o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+            if kt + 1 < ntiles:
+                pt.copy_async_wait(0)
+                pt.workgroup_barrier()
+                k0 = lo_ + (kt + 1) * BKV
+                issue_kv(sk, sv, k32, v32, 0, k0 + BKV, hi_, local, kbase)
+                pt.copy_async_commit()
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = zero, zero, zero, zero
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = zero, zero, zero, zero
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = zero, zero, zero, zero
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = zero, zero, zero, zero
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = zero, zero, zero, zero
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = zero, zero, zero, zero
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = zero, zero, zero, zero
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = zero, zero, zero, zero
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 4096)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 5120)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 6144)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 7168)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_0_0, fq0_0_1, fq0_0_2, fq0_0_3, fq0_0_4, fq0_0_5, fq0_0_6, fq0_0_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 4096)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 5120)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 6144)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 7168)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_1_0, fq0_1_1, fq0_1_2, fq0_1_3, fq0_1_4, fq0_1_5, fq0_1_6, fq0_1_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 4096)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 5120)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 6144)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 7168)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_2_0, fq0_2_1, fq0_2_2, fq0_2_3, fq0_2_4, fq0_2_5, fq0_2_6, fq0_2_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 4096)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 5120)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 6144)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 7168)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_3_0, fq0_3_1, fq0_3_2, fq0_3_3, fq0_3_4, fq0_3_5, fq0_3_6, fq0_3_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 4128)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 5152)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 6176)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko0 + 7200)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_4_0, fq0_4_1, fq0_4_2, fq0_4_3, fq0_4_4, fq0_4_5, fq0_4_6, fq0_4_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 4128)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 5152)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 6176)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko1 + 7200)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_5_0, fq0_5_1, fq0_5_2, fq0_5_3, fq0_5_4, fq0_5_5, fq0_5_6, fq0_5_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 4128)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 5152)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 6176)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko2 + 7200)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_6_0, fq0_6_1, fq0_6_2, fq0_6_3, fq0_6_4, fq0_6_5, fq0_6_6, fq0_6_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 4128)
+                s0_0_0, s0_0_1, s0_0_2, s0_0_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_0_0, s0_0_1, s0_0_2, s0_0_3)
+                s0_1_0, s0_1_1, s0_1_2, s0_1_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_1_0, s0_1_1, s0_1_2, s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 5152)
+                s0_2_0, s0_2_1, s0_2_2, s0_2_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_2_0, s0_2_1, s0_2_2, s0_2_3)
+                s0_3_0, s0_3_1, s0_3_2, s0_3_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_3_0, s0_3_1, s0_3_2, s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 6176)
+                s0_4_0, s0_4_1, s0_4_2, s0_4_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_4_0, s0_4_1, s0_4_2, s0_4_3)
+                s0_5_0, s0_5_1, s0_5_2, s0_5_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_5_0, s0_5_1, s0_5_2, s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4(sk, ko3 + 7200)
+                s0_6_0, s0_6_1, s0_6_2, s0_6_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y0), hi(y0), lo(y1), hi(y1), s0_6_0, s0_6_1, s0_6_2, s0_6_3)
+                s0_7_0, s0_7_1, s0_7_2, s0_7_3 = pt.mma_m16n8k16(fq0_7_0, fq0_7_1, fq0_7_2, fq0_7_3, fq0_7_4, fq0_7_5, fq0_7_6, fq0_7_7, lo(y2), hi(y2), lo(y3), hi(y3), s0_7_0, s0_7_1, s0_7_2, s0_7_3)
+                sl = scale2
+                if not (plain and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left
+                        and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right):
+                    if plain:
+                        da = pt.i32(k0 + 2 * t) - pt.i32(qa0)
+                        loa = -left - da
+                        upa = min(right, pt.i32(hi_) - 1 - pt.i32(qa0)) - da
+                        db = pt.i32(k0 + 2 * t) - pt.i32(qb0)
+                        lob = -left - db
+                        upb = min(right, pt.i32(hi_) - 1 - pt.i32(qb0)) - db
+                        s0_0_0 = s0_0_0 if pt.i32(0) <= upa else NEG_INF
+                        s0_0_0 = s0_0_0 if pt.i32(0) >= loa else NEG_INF
+                        s0_0_1 = s0_0_1 if pt.i32(1) <= upa else NEG_INF
+                        s0_0_1 = s0_0_1 if pt.i32(1) >= loa else NEG_INF
+                        s0_0_2 = s0_0_2 if pt.i32(0) <= upb else NEG_INF
+                        s0_0_2 = s0_0_2 if pt.i32(0) >= lob else NEG_INF
+                        s0_0_3 = s0_0_3 if pt.i32(1) <= upb else NEG_INF
+                        s0_0_3 = s0_0_3 if pt.i32(1) >= lob else NEG_INF
+                        s0_1_0 = s0_1_0 if pt.i32(8) <= upa else NEG_INF
+                        s0_1_0 = s0_1_0 if pt.i32(8) >= loa else NEG_INF
+                        s0_1_1 = s0_1_1 if pt.i32(9) <= upa else NEG_INF
+                        s0_1_1 = s0_1_1 if pt.i32(9) >= loa else NEG_INF
+                        s0_1_2 = s0_1_2 if pt.i32(8) <= upb else NEG_INF
+                        s0_1_2 = s0_1_2 if pt.i32(8) >= lob else NEG_INF
+                        s0_1_3 = s0_1_3 if pt.i32(9) <= upb else NEG_INF
+                        s0_1_3 = s0_1_3 if pt.i32(9) >= lob else NEG_INF
+                        s0_2_0 = s0_2_0 if pt.i32(16) <= upa else NEG_INF
+                        s0_2_0 = s0_2_0 if pt.i32(16) >= loa else NEG_INF
+                        s0_2_1 = s0_2_1 if pt.i32(17) <= upa else NEG_INF
+                        s0_2_1 = s0_2_1 if pt.i32(17) >= loa else NEG_INF
+                        s0_2_2 = s0_2_2 if pt.i32(16) <= upb else NEG_INF
+                        s0_2_2 = s0_2_2 if pt.i32(16) >= lob else NEG_INF
+                        s0_2_3 = s0_2_3 if pt.i32(17) <= upb else NEG_INF
+                        s0_2_3 = s0_2_3 if pt.i32(17) >= lob else NEG_INF
+                        s0_3_0 = s0_3_0 if pt.i32(24) <= upa else NEG_INF
+                        s0_3_0 = s0_3_0 if pt.i32(24) >= loa else NEG_INF
+                        s0_3_1 = s0_3_1 if pt.i32(25) <= upa else NEG_INF
+                        s0_3_1 = s0_3_1 if pt.i32(25) >= loa else NEG_INF
+                        s0_3_2 = s0_3_2 if pt.i32(24) <= upb else NEG_INF
+                        s0_3_2 = s0_3_2 if pt.i32(24) >= lob else NEG_INF
+                        s0_3_3 = s0_3_3 if pt.i32(25) <= upb else NEG_INF
+                        s0_3_3 = s0_3_3 if pt.i32(25) >= lob else NEG_INF
+                        s0_4_0 = s0_4_0 if pt.i32(32) <= upa else NEG_INF
+                        s0_4_0 = s0_4_0 if pt.i32(32) >= loa else NEG_INF
+                        s0_4_1 = s0_4_1 if pt.i32(33) <= upa else NEG_INF
+                        s0_4_1 = s0_4_1 if pt.i32(33) >= loa else NEG_INF
+                        s0_4_2 = s0_4_2 if pt.i32(32) <= upb else NEG_INF
+                        s0_4_2 = s0_4_2 if pt.i32(32) >= lob else NEG_INF
+                        s0_4_3 = s0_4_3 if pt.i32(33) <= upb else NEG_INF
+                        s0_4_3 = s0_4_3 if pt.i32(33) >= lob else NEG_INF
+                        s0_5_0 = s0_5_0 if pt.i32(40) <= upa else NEG_INF
+                        s0_5_0 = s0_5_0 if pt.i32(40) >= loa else NEG_INF
+                        s0_5_1 = s0_5_1 if pt.i32(41) <= upa else NEG_INF
+                        s0_5_1 = s0_5_1 if pt.i32(41) >= loa else NEG_INF
+                        s0_5_2 = s0_5_2 if pt.i32(40) <= upb else NEG_INF
+                        s0_5_2 = s0_5_2 if pt.i32(40) >= lob else NEG_INF
+                        s0_5_3 = s0_5_3 if pt.i32(41) <= upb else NEG_INF
+                        s0_5_3 = s0_5_3 if pt.i32(41) >= lob else NEG_INF
+                        s0_6_0 = s0_6_0 if pt.i32(48) <= upa else NEG_INF
+                        s0_6_0 = s0_6_0 if pt.i32(48) >= loa else NEG_INF
+                        s0_6_1 = s0_6_1 if pt.i32(49) <= upa else NEG_INF
+                        s0_6_1 = s0_6_1 if pt.i32(49) >= loa else NEG_INF
+                        s0_6_2 = s0_6_2 if pt.i32(48) <= upb else NEG_INF
+                        s0_6_2 = s0_6_2 if pt.i32(48) >= lob else NEG_INF
+                        s0_6_3 = s0_6_3 if pt.i32(49) <= upb else NEG_INF
+                        s0_6_3 = s0_6_3 if pt.i32(49) >= lob else NEG_INF
+                        s0_7_0 = s0_7_0 if pt.i32(56) <= upa else NEG_INF
+                        s0_7_0 = s0_7_0 if pt.i32(56) >= loa else NEG_INF
+                        s0_7_1 = s0_7_1 if pt.i32(57) <= upa else NEG_INF
+                        s0_7_1 = s0_7_1 if pt.i32(57) >= loa else NEG_INF
+                        s0_7_2 = s0_7_2 if pt.i32(56) <= upb else NEG_INF
+                        s0_7_2 = s0_7_2 if pt.i32(56) >= lob else NEG_INF
+                        s0_7_3 = s0_7_3 if pt.i32(57) <= upb else NEG_INF
+                        s0_7_3 = s0_7_3 if pt.i32(57) >= lob else NEG_INF
+                    else:
+                        sl = pt.f32(LOG2E)
+                        kj = k0 + 0 + 2 * t + 0
+                        s0_0_0 = score(s0_0_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 0 + 2 * t + 1
+                        s0_0_1 = score(s0_0_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 0 + 2 * t + 0
+                        s0_0_2 = score(s0_0_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 0 + 2 * t + 1
+                        s0_0_3 = score(s0_0_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 8 + 2 * t + 0
+                        s0_1_0 = score(s0_1_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 8 + 2 * t + 1
+                        s0_1_1 = score(s0_1_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 8 + 2 * t + 0
+                        s0_1_2 = score(s0_1_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 8 + 2 * t + 1
+                        s0_1_3 = score(s0_1_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 16 + 2 * t + 0
+                        s0_2_0 = score(s0_2_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 16 + 2 * t + 1
+                        s0_2_1 = score(s0_2_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 16 + 2 * t + 0
+                        s0_2_2 = score(s0_2_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 16 + 2 * t + 1
+                        s0_2_3 = score(s0_2_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 24 + 2 * t + 0
+                        s0_3_0 = score(s0_3_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 24 + 2 * t + 1
+                        s0_3_1 = score(s0_3_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 24 + 2 * t + 0
+                        s0_3_2 = score(s0_3_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 24 + 2 * t + 1
+                        s0_3_3 = score(s0_3_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 32 + 2 * t + 0
+                        s0_4_0 = score(s0_4_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 32 + 2 * t + 1
+                        s0_4_1 = score(s0_4_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 32 + 2 * t + 0
+                        s0_4_2 = score(s0_4_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 32 + 2 * t + 1
+                        s0_4_3 = score(s0_4_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 40 + 2 * t + 0
+                        s0_5_0 = score(s0_5_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 40 + 2 * t + 1
+                        s0_5_1 = score(s0_5_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 40 + 2 * t + 0
+                        s0_5_2 = score(s0_5_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 40 + 2 * t + 1
+                        s0_5_3 = score(s0_5_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 48 + 2 * t + 0
+                        s0_6_0 = score(s0_6_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 48 + 2 * t + 1
+                        s0_6_1 = score(s0_6_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 48 + 2 * t + 0
+                        s0_6_2 = score(s0_6_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 48 + 2 * t + 1
+                        s0_6_3 = score(s0_6_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 56 + 2 * t + 0
+                        s0_7_0 = score(s0_7_0 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 56 + 2 * t + 1
+                        s0_7_1 = score(s0_7_1 * scale, qa0, kj, hi_, left, right, mask, has_mask, ma0 + kj * msk, softcap)
+                        kj = k0 + 56 + 2 * t + 0
+                        s0_7_2 = score(s0_7_2 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                        kj = k0 + 56 + 2 * t + 1
+                        s0_7_3 = score(s0_7_3 * scale, qb0, kj, hi_, left, right, mask, has_mask, mb0 + kj * msk, softcap)
+                mx0 = max(quad_max(max(max(max(max(s0_0_0, s0_0_1), max(s0_1_0, s0_1_1)), max(max(s0_2_0, s0_2_1), max(s0_3_0, s0_3_1))), max(max(max(s0_4_0, s0_4_1), max(s0_5_0, s0_5_1)), max(max(s0_6_0, s0_6_1), max(s0_7_0, s0_7_1))))) * sl, m0_0)
+                base0 = offset(mx0)
+                alpha0 = pt.fast_exp2(m0_0 - base0)
+                m0_0 = mx0
+                mx1 = max(quad_max(max(max(max(max(s0_0_2, s0_0_3), max(s0_1_2, s0_1_3)), max(max(s0_2_2, s0_2_3), max(s0_3_2, s0_3_3))), max(max(max(s0_4_2, s0_4_3), max(s0_5_2, s0_5_3)), max(max(s0_6_2, s0_6_3), max(s0_7_2, s0_7_3))))) * sl, m0_1)
+                base1 = offset(mx1)
+                alpha1 = pt.fast_exp2(m0_1 - base1)
+                m0_1 = mx1
+                s0_0_0 = pt.fast_exp2(s0_0_0 * sl - base0)
+                s0_0_1 = pt.fast_exp2(s0_0_1 * sl - base0)
+                s0_0_2 = pt.fast_exp2(s0_0_2 * sl - base1)
+                s0_0_3 = pt.fast_exp2(s0_0_3 * sl - base1)
+                s0_1_0 = pt.fast_exp2(s0_1_0 * sl - base0)
+                s0_1_1 = pt.fast_exp2(s0_1_1 * sl - base0)
+                s0_1_2 = pt.fast_exp2(s0_1_2 * sl - base1)
+                s0_1_3 = pt.fast_exp2(s0_1_3 * sl - base1)
+                s0_2_0 = pt.fast_exp2(s0_2_0 * sl - base0)
+                s0_2_1 = pt.fast_exp2(s0_2_1 * sl - base0)
+                s0_2_2 = pt.fast_exp2(s0_2_2 * sl - base1)
+                s0_2_3 = pt.fast_exp2(s0_2_3 * sl - base1)
+                s0_3_0 = pt.fast_exp2(s0_3_0 * sl - base0)
+                s0_3_1 = pt.fast_exp2(s0_3_1 * sl - base0)
+                s0_3_2 = pt.fast_exp2(s0_3_2 * sl - base1)
+                s0_3_3 = pt.fast_exp2(s0_3_3 * sl - base1)
+                s0_4_0 = pt.fast_exp2(s0_4_0 * sl - base0)
+                s0_4_1 = pt.fast_exp2(s0_4_1 * sl - base0)
+                s0_4_2 = pt.fast_exp2(s0_4_2 * sl - base1)
+                s0_4_3 = pt.fast_exp2(s0_4_3 * sl - base1)
+                s0_5_0 = pt.fast_exp2(s0_5_0 * sl - base0)
+                s0_5_1 = pt.fast_exp2(s0_5_1 * sl - base0)
+                s0_5_2 = pt.fast_exp2(s0_5_2 * sl - base1)
+                s0_5_3 = pt.fast_exp2(s0_5_3 * sl - base1)
+                s0_6_0 = pt.fast_exp2(s0_6_0 * sl - base0)
+                s0_6_1 = pt.fast_exp2(s0_6_1 * sl - base0)
+                s0_6_2 = pt.fast_exp2(s0_6_2 * sl - base1)
+                s0_6_3 = pt.fast_exp2(s0_6_3 * sl - base1)
+                s0_7_0 = pt.fast_exp2(s0_7_0 * sl - base0)
+                s0_7_1 = pt.fast_exp2(s0_7_1 * sl - base0)
+                s0_7_2 = pt.fast_exp2(s0_7_2 * sl - base1)
+                s0_7_3 = pt.fast_exp2(s0_7_3 * sl - base1)
+                l0_0 = l0_0 * alpha0 + ((((s0_0_0 + s0_0_1) + (s0_1_0 + s0_1_1)) + ((s0_2_0 + s0_2_1) + (s0_3_0 + s0_3_1))) + (((s0_4_0 + s0_4_1) + (s0_5_0 + s0_5_1)) + ((s0_6_0 + s0_6_1) + (s0_7_0 + s0_7_1))))
+                l0_1 = l0_1 * alpha1 + ((((s0_0_2 + s0_0_3) + (s0_1_2 + s0_1_3)) + ((s0_2_2 + s0_2_3) + (s0_3_2 + s0_3_3))) + (((s0_4_2 + s0_4_3) + (s0_5_2 + s0_5_3)) + ((s0_6_2 + s0_6_3) + (s0_7_2 + s0_7_3))))
+                o0_0_0 = o0_0_0 * alpha0
+                o0_0_1 = o0_0_1 * alpha0
+                o0_0_2 = o0_0_2 * alpha1
+                o0_0_3 = o0_0_3 * alpha1
+                o0_1_0 = o0_1_0 * alpha0
+                o0_1_1 = o0_1_1 * alpha0
+                o0_1_2 = o0_1_2 * alpha1
+                o0_1_3 = o0_1_3 * alpha1
+                o0_2_0 = o0_2_0 * alpha0
+                o0_2_1 = o0_2_1 * alpha0
+                o0_2_2 = o0_2_2 * alpha1
+                o0_2_3 = o0_2_3 * alpha1
+                o0_3_0 = o0_3_0 * alpha0
+                o0_3_1 = o0_3_1 * alpha0
+                o0_3_2 = o0_3_2 * alpha1
+                o0_3_3 = o0_3_3 * alpha1
+                o0_4_0 = o0_4_0 * alpha0
+                o0_4_1 = o0_4_1 * alpha0
+                o0_4_2 = o0_4_2 * alpha1
+                o0_4_3 = o0_4_3 * alpha1
+                o0_5_0 = o0_5_0 * alpha0
+                o0_5_1 = o0_5_1 * alpha0
+                o0_5_2 = o0_5_2 * alpha1
+                o0_5_3 = o0_5_3 * alpha1
+                o0_6_0 = o0_6_0 * alpha0
+                o0_6_1 = o0_6_1 * alpha0
+                o0_6_2 = o0_6_2 * alpha1
+                o0_6_3 = o0_6_3 * alpha1
+                o0_7_0 = o0_7_0 * alpha0
+                o0_7_1 = o0_7_1 * alpha0
+                o0_7_2 = o0_7_2 * alpha1
+                o0_7_3 = o0_7_3 * alpha1
+                o0_8_0 = o0_8_0 * alpha0
+                o0_8_1 = o0_8_1 * alpha0
+                o0_8_2 = o0_8_2 * alpha1
+                o0_8_3 = o0_8_3 * alpha1
+                o0_9_0 = o0_9_0 * alpha0
+                o0_9_1 = o0_9_1 * alpha0
+                o0_9_2 = o0_9_2 * alpha1
+                o0_9_3 = o0_9_3 * alpha1
+                o0_10_0 = o0_10_0 * alpha0
+                o0_10_1 = o0_10_1 * alpha0
+                o0_10_2 = o0_10_2 * alpha1
+                o0_10_3 = o0_10_3 * alpha1
+                o0_11_0 = o0_11_0 * alpha0
+                o0_11_1 = o0_11_1 * alpha0
+                o0_11_2 = o0_11_2 * alpha1
+                o0_11_3 = o0_11_3 * alpha1
+                o0_12_0 = o0_12_0 * alpha0
+                o0_12_1 = o0_12_1 * alpha0
+                o0_12_2 = o0_12_2 * alpha1
+                o0_12_3 = o0_12_3 * alpha1
+                o0_13_0 = o0_13_0 * alpha0
+                o0_13_1 = o0_13_1 * alpha0
+                o0_13_2 = o0_13_2 * alpha1
+                o0_13_3 = o0_13_3 * alpha1
+                o0_14_0 = o0_14_0 * alpha0
+                o0_14_1 = o0_14_1 * alpha0
+                o0_14_2 = o0_14_2 * alpha1
+                o0_14_3 = o0_14_3 * alpha1
+                o0_15_0 = o0_15_0 * alpha0
+                o0_15_1 = o0_15_1 * alpha0
+                o0_15_2 = o0_15_2 * alpha1
+                o0_15_3 = o0_15_3 * alpha1
+                p0_0 = to_t(s0_0_0)
+                p0_1 = to_t(s0_0_1)
+                p0_2 = to_t(s0_0_2)
+                p0_3 = to_t(s0_0_3)
+                p0_4 = to_t(s0_1_0)
+                p0_5 = to_t(s0_1_1)
+                p0_6 = to_t(s0_1_2)
+                p0_7 = to_t(s0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 4096)
+                o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+                o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 4096)
+                o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+                o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 4096)
+                o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+                o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 4096)
+                o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+                o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 4128)
+                o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+                o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 4128)
+                o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+                o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 4128)
+                o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+                o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 4128)
+                o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+                o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+                p0_0 = to_t(s0_2_0)
+                p0_1 = to_t(s0_2_1)
+                p0_2 = to_t(s0_2_2)
+                p0_3 = to_t(s0_2_3)
+                p0_4 = to_t(s0_3_0)
+                p0_5 = to_t(s0_3_1)
+                p0_6 = to_t(s0_3_2)
+                p0_7 = to_t(s0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 5120)
+                o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+                o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 5120)
+                o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+                o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 5120)
+                o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+                o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 5120)
+                o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+                o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 5152)
+                o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+                o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 5152)
+                o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+                o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 5152)
+                o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+                o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 5152)
+                o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+                o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+                p0_0 = to_t(s0_4_0)
+                p0_1 = to_t(s0_4_1)
+                p0_2 = to_t(s0_4_2)
+                p0_3 = to_t(s0_4_3)
+                p0_4 = to_t(s0_5_0)
+                p0_5 = to_t(s0_5_1)
+                p0_6 = to_t(s0_5_2)
+                p0_7 = to_t(s0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 6144)
+                o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+                o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 6144)
+                o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+                o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 6144)
+                o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+                o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 6144)
+                o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+                o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 6176)
+                o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+                o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 6176)
+                o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+                o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 6176)
+                o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+                o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 6176)
+                o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+                o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
+                p0_0 = to_t(s0_6_0)
+                p0_1 = to_t(s0_6_1)
+                p0_2 = to_t(s0_6_2)
+                p0_3 = to_t(s0_6_3)
+                p0_4 = to_t(s0_7_0)
+                p0_5 = to_t(s0_7_1)
+                p0_6 = to_t(s0_7_2)
+                p0_7 = to_t(s0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 7168)
+                o0_0_0, o0_0_1, o0_0_2, o0_0_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_0_0, o0_0_1, o0_0_2, o0_0_3)
+                o0_1_0, o0_1_1, o0_1_2, o0_1_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_1_0, o0_1_1, o0_1_2, o0_1_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 7168)
+                o0_2_0, o0_2_1, o0_2_2, o0_2_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_2_0, o0_2_1, o0_2_2, o0_2_3)
+                o0_3_0, o0_3_1, o0_3_2, o0_3_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_3_0, o0_3_1, o0_3_2, o0_3_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 7168)
+                o0_4_0, o0_4_1, o0_4_2, o0_4_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_4_0, o0_4_1, o0_4_2, o0_4_3)
+                o0_5_0, o0_5_1, o0_5_2, o0_5_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_5_0, o0_5_1, o0_5_2, o0_5_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 7168)
+                o0_6_0, o0_6_1, o0_6_2, o0_6_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_6_0, o0_6_1, o0_6_2, o0_6_3)
+                o0_7_0, o0_7_1, o0_7_2, o0_7_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_7_0, o0_7_1, o0_7_2, o0_7_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo0 + 7200)
+                o0_8_0, o0_8_1, o0_8_2, o0_8_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_8_0, o0_8_1, o0_8_2, o0_8_3)
+                o0_9_0, o0_9_1, o0_9_2, o0_9_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_9_0, o0_9_1, o0_9_2, o0_9_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo1 + 7200)
+                o0_10_0, o0_10_1, o0_10_2, o0_10_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_10_0, o0_10_1, o0_10_2, o0_10_3)
+                o0_11_0, o0_11_1, o0_11_2, o0_11_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_11_0, o0_11_1, o0_11_2, o0_11_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo2 + 7200)
+                o0_12_0, o0_12_1, o0_12_2, o0_12_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_12_0, o0_12_1, o0_12_2, o0_12_3)
+                o0_13_0, o0_13_1, o0_13_2, o0_13_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_13_0, o0_13_1, o0_13_2, o0_13_3)
+                y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, vo3 + 7200)
+                o0_14_0, o0_14_1, o0_14_2, o0_14_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y0), hi(y0), lo(y1), hi(y1), o0_14_0, o0_14_1, o0_14_2, o0_14_3)
+                o0_15_0, o0_15_1, o0_15_2, o0_15_3 = pt.mma_m16n8k16(p0_0, p0_1, p0_2, p0_3, p0_4, p0_5, p0_6, p0_7, lo(y2), hi(y2), lo(y3), hi(y3), o0_15_0, o0_15_1, o0_15_2, o0_15_3)
         pt.copy_async_wait(0)
         inv0 = normalizer(quad_sum(l0_0), zero_empty)
         inv1 = normalizer(quad_sum(l0_1), zero_empty)

@@ -14,6 +14,11 @@ class Tiles:
     mq: int = 1           # m16 query tiles per warp
     bkv: int = 64         # keys per tile (a multiple of 16)
     qregs: int = 1        # 1: Q's fragments stay in registers for the whole row; 0: read again per key tile
+    ring: int = 1         # 1: D = 128's key loop unrolled by the ring's two slots (slot offsets are immediates;
+                          # D = 64 stays rolled: unrolled, it spills at the 168 registers ptxas gives it); 0: rolled
+    lazy: int = 0         # 1: O rescaled only where a row's maximum moved (a branch); 0: always
+    last: int = 1         # 1: workgroup x takes the x-th query block from the end (causal rows' longest first); 0: x-th
+    band: int = 1         # 1: a tile cut by the band alone (no mask, no softcap) gets selects, not the general scores
 
     @property
     def bq(self) -> int:
@@ -24,7 +29,8 @@ class Tiles:
 
     @property
     def label(self) -> str:
-        return f"q{self.bq}_kv{self.bkv}" + ("" if self.qregs else "_qsmem")
+        return (f"q{self.bq}_kv{self.bkv}" + ("" if self.qregs else "_qsmem") + ("" if self.ring else "_rolled")
+                + ("_lazy" if self.lazy else "") + ("" if self.last else "_first") + ("" if self.band else "_scored"))
 
 
 DEFAULT = Tiles()
@@ -32,6 +38,8 @@ DEFAULT = Tiles()
 
 def head(t: Tiles) -> str:
     bq, kib = t.bq, t.shared_kib
+    ring = (""" At D = 128 the key loop is unrolled by the ring's two slots, so that
+every ldmatrix address is one of a few per-thread offsets (computed before the loop) plus an immediate.""" if t.ring else "")
     pad = " " * (14 - len(str(bq)))
     return f'''"""Flash attention prefill on tensor cores (PTX sm_80 and newer), for 16-bit q, k, v with head dims 64 and 128.
 
@@ -44,12 +52,15 @@ keys go BKV = {t.bkv} at a time through a two-slot ring in shared memory, filled
 (the next tile's K and V are in flight while the warps work on this one; rows past the visible keys are
 zero-filled and their scores masked). Per tile, each warp computes its {16 * t.mq} x {t.bkv} scores S = Q K^T with
 m16n8k16 multiply-accumulates (Q's fragments stay in registers for the whole row; K's come by
-`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility (only the scale on a tile every query of
-the workgroup sees whole, without mask or softcap), updates the running row maximum and sum
-(the online softmax; a row is held by the 4 lanes of a quad, which exchange maxima by `pt.shuffle_xor`),
-rounds P = exp(S - m) to the input dtype and accumulates O += P V with V's fragments by
-`pt.ldmatrix_x4_trans`. P never leaves registers: the accumulator layout of S is the A-fragment layout of
-P V (the usual FlashAttention-2 arrangement). No L x L buffer, and no f32 accumulator in shared memory.
+`pt.ldmatrix_x4`), applies scale, softcap, mask and visibility (none of it on a tile every query of the
+workgroup sees whole, without mask or softcap: there the scale rides in the exponentials' multiply-add),
+updates the running row maximum and sum (the online softmax, in log2 units: P = 2 ** (S * scale * log2(e)
+- m), one multiply-add and one ex2 an element; a row is held by the 4 lanes of a quad, which exchange
+maxima by `pt.shuffle_xor`), rounds P to the input dtype (bf16 by adding half an ulp to the bits) and
+accumulates O += P V with V's fragments by `pt.ldmatrix_x4_trans`. P never leaves registers: the
+accumulator layout of S is the A-fragment layout of P V (the usual FlashAttention-2 arrangement). No
+L x L buffer, and no f32 accumulator in shared memory. A key tile whose rows all exist is copied without
+per-row checks.{ring}
 
 Shared memory: Q as [{bq}][D] plus two slots of K and V as [{t.bkv}][D], rows of D / 8 16-byte chunks stored
 XOR-swizzled (chunk c of row r at c ^ (r & 7)) so that each 8-lane phase of an ldmatrix reads 8
@@ -150,6 +161,15 @@ def make(HD, t: Tiles = DEFAULT):
     a("    def hi(w):")
     a("        return pt.bitcast(pt.u16(w >> 16), T)")
     a("")
+    a("    if T is pt.bf16:")
+    a("        @pt.device_fn")
+    a("        def to_t(x):")
+    a('            """An element of P (0 <= x <= 1, or NaN) as bf16: half an ulp added to the bits, then truncated')
+    a('            (round to nearest, ties away from zero): two integer operations, no NaN or tie handling."""')
+    a("            return pt.bitcast(pt.u16((pt.bitcast(x, pt.u32) + 0x8000) >> 16), T)")
+    a("    else:")
+    a("        to_t = T")
+    a("")
     a("    @pt.device_fn")
     a("    def store2(o, row, col, v0, v1, inv):")
     a("        o[row + col] = T(v0 * inv)")
@@ -158,15 +178,23 @@ def make(HD, t: Tiles = DEFAULT):
     a("    @pt.device_fn")
     a("    def issue_kv(sk, sv, k32, v32, slot, k0, hi_, local, kbase):")
     a(f'        """Start the copies of keys k0 .. k0 + {BKV - 1} (K and V) into ring slot `slot` (zeros past hi_)."""')
-    a(f"        for j in range({BKV * CH // 128}):")           # a key tile's chunks over 128 threads
-    a("            at = local + 128 * pt.u32(j)")
-    a(f"            r = at // {CH}")
-    a(f"            c = at % {CH}")
-    a("            ok = k0 + r < hi_")
-    a(f"            src = (kbase + (k0 + r) * {HD} + c * 8) // 2 * pt.u32(ok)")
-    a(f"            dst = slot * {BKV * RW} + r * {RW} + (c ^ (r & 7)) * 4")
-    a("            pt.copy_async(sk, dst, k32, src, ok)")
-    a("            pt.copy_async(sv, dst, v32, src, ok)")
+    # thread `local` copies chunk local % CH of rows local // CH + j * (128 / CH): one swizzle for all of them
+    a(f"        if k0 + {BKV} <= hi_:            # every row a key: no checks, word offsets step by constants")
+    a(f"            src = kbase // 2 + (k0 + local // {CH}) * {RW} + local % {CH} * 4")
+    a(f"            dst = slot * {BKV * RW} + local // {CH} * {RW} + (local % {CH} ^ (local // {CH} & 7)) * 4")
+    a(f"            for j in range({BKV * CH // 128}):")
+    a(f"                pt.copy_async(sk, dst + {128 // CH * RW} * pt.u32(j), k32, src + {128 // CH * RW} * pt.u32(j), True)")
+    a(f"                pt.copy_async(sv, dst + {128 // CH * RW} * pt.u32(j), v32, src + {128 // CH * RW} * pt.u32(j), True)")
+    a("        else:")
+    a(f"            for j in range({BKV * CH // 128}):")           # a key tile's chunks over 128 threads
+    a("                at = local + 128 * pt.u32(j)")
+    a(f"                r = at // {CH}")
+    a(f"                c = at % {CH}")
+    a("                ok = k0 + r < hi_")
+    a(f"                src = (kbase + (k0 + r) * {HD} + c * 8) // 2 * pt.u32(ok)")
+    a(f"                dst = slot * {BKV * RW} + r * {RW} + (c ^ (r & 7)) * 4")
+    a("                pt.copy_async(sk, dst, k32, src, ok)")
+    a("                pt.copy_async(sv, dst, v32, src, ok)")
     a("")
     a(f"    @pt.kernel(workgroup=(128, 1, 1), name=name, checks=False)")
     a("    def attention_tc(q32: pt.In[pt.u32], k32: pt.In[pt.u32], v32: pt.In[pt.u32], mask: pt.In[pt.f32], o: pt.Out[T],")
@@ -184,7 +212,10 @@ def make(HD, t: Tiles = DEFAULT):
     a("        qm = lane // 8")
     a("        r8 = lane % 8")
     a("        bh = pt.group_index_y()")
-    a("        q0 = pt.group_index_x() * BQ")
+    if t.last:
+        a("        q0 = (pt.num_groups_x() - 1 - pt.group_index_x()) * BQ   # the longest causal rows start first")
+    else:
+        a("        q0 = pt.group_index_x() * BQ")
     a("        nq = min(pt.u32(BQ), Lq - q0)")
     a("        b = bh // Hq")
     a("        h = bh % Hq")
@@ -204,9 +235,28 @@ def make(HD, t: Tiles = DEFAULT):
     a("        pt.copy_async_commit()")
     a("        pt.copy_async_wait(0)")
     a("        pt.workgroup_barrier()")
+    # ldmatrix addresses: a lane reads row r8 + 8 * (one bit of qm) of a 16-row block, 16-byte chunk
+    # 2c + (the other bit of qm), swizzled by r8 (every such block starts at a multiple of 8 rows). With
+    # x = that bit ^ r8 (< 8), the chunk is 2c ^ x = 8 * (c // 4) + ((2 * (c % 4)) ^ x): four per-thread
+    # offsets per operand, the rest (c // 4, the block's row, the ring slot) immediates.
+    def offsets(name, row, bit, n):
+        a(f"        {name}x = ({bit}) ^ r8")
+        a(f"        {name}row = ({row}) * {RW}")
+        for i in range(min(4, n)):
+            a(f"        {name}{i} = {name}row + ({2 * i} ^ {name}x) * 4")
+
+    def at(name, c, const, slot):
+        const += 32 * (c // 4)
+        dyn = f"slot + " if slot is None else ""
+        const += 0 if slot is None else slot * BKV * RW
+        return f"{dyn}{name}{c % 4}" + (f" + {const}" if const else "")
+
+    offsets("qo", f"warp * {16 * MQ} + r8 + 8 * (qm % 2)", "qm // 2", KC)
+    offsets("ko", "r8 + 8 * (qm // 2)", "qm % 2", KC)
+    offsets("vo", "r8 + 8 * (qm % 2)", "qm // 2", NT // 2)
+
     def q_fragment(ind, m, c, name):
-        a(f"{ind}qrow = warp * {16 * MQ} + {16 * m} + r8 + 8 * (qm % 2)")
-        a(f"{ind}x0, x1, x2, x3 = pt.ldmatrix_x4(sq, qrow * {RW} + ((2 * {c} + qm // 2) ^ (qrow & 7)) * 4)")
+        a(f"{ind}x0, x1, x2, x3 = pt.ldmatrix_x4(sq, {at('qo', c, 16 * m * RW, 0)})")
         for w in range(4):
             a(f"{ind}{name}_{2*w} = lo(x{w})")
             a(f"{ind}{name}_{2*w+1} = hi(x{w})")
@@ -219,6 +269,7 @@ def make(HD, t: Tiles = DEFAULT):
         for j in range(NT):
             a(f"        o{m}_{j}_0, o{m}_{j}_1, o{m}_{j}_2, o{m}_{j}_3 = zero, zero, zero, zero")
     for m in range(MQ):
+        # the running row maxima are kept in log2 units (the logit times LOG2E)
         a(f"        m{m}_0 = pt.f32(NEG_INF)")
         a(f"        m{m}_1 = pt.f32(NEG_INF)")
         a(f"        l{m}_0 = pt.f32(0.0)")
@@ -227,84 +278,121 @@ def make(HD, t: Tiles = DEFAULT):
         a(f"        qb{m} = qa{m} + 8")
         a(f"        ma{m} = b * msb + h * msh + min(qa{m}, Lq - 1) * msq")
         a(f"        mb{m} = b * msb + h * msh + min(qb{m}, Lq - 1) * msq")
+    a("        plain = has_mask == 0 and softcap <= 0.0 and scale > 0.0")
+    a("        scale2 = scale * LOG2E")
     a("        ntiles = pt.u32(0)")
     a("        if hi_ > lo_:                 # a block whose window ends before it starts sees no key")
     a("            ntiles = (hi_ - lo_ + BKV - 1) // BKV")
-    a("        for kt in range(ntiles):")
-    a("            if kt > 0:")
-    a("                pt.copy_async_wait(0)")
-    a("                pt.workgroup_barrier()")
-    a("            k0 = lo_ + kt * BKV")
-    a("            issue_kv(sk, sv, k32, v32, (kt + 1) % 2, k0 + BKV, hi_, local, kbase)")
-    a("            pt.copy_async_commit()")
-    a(f"            slot = (kt % 2) * {BKV * RW}")
-    # S = Q K^T: SJ n8 tiles (keys), by pairs p (keys 16p .. 16p + 15); one K fragment serves every m-tile
-    for m in range(MQ):
-        for j in range(SJ):
-            a(f"            s{m}_{j}_0, s{m}_{j}_1, s{m}_{j}_2, s{m}_{j}_3 = zero, zero, zero, zero")
-    for c in range(KC):
-        for m in range(MQ if not t.qregs else 0):
-            q_fragment("            ", m, c, f"fq{m}_{c}")
-        for p in range(SJ // 2):
-            a(f"            kr = {16 * p} + r8 + 8 * (qm // 2)")
-            a(f"            y0, y1, y2, y3 = pt.ldmatrix_x4(sk, slot + kr * {RW} + ((2 * {c} + qm % 2) ^ (kr & 7)) * 4)")
-            for m in range(MQ):
-                for (tile, w0) in ((2 * p, 0), (2 * p + 1, 2)):
-                    fa = ", ".join(f"fq{m}_{c}_{e}" for e in range(8))
-                    sv_ = ", ".join(f"s{m}_{tile}_{e}" for e in range(4))
-                    a(f"            {sv_} = pt.mma_m16n8k16({fa}, lo(y{w0}), hi(y{w0}), lo(y{w0+1}), hi(y{w0+1}), {sv_})")
-    # scores -> logits: a tile inside every query's band, without mask or softcap, needs the scale only
-    a("            whole = (has_mask == 0 and softcap <= 0.0 and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left")
-    a("                     and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right)")
-    a("            if whole:")
-    for m in range(MQ):
-        for j in range(SJ):
-            for e in range(4):
-                a(f"                s{m}_{j}_{e} = s{m}_{j}_{e} * scale")
-    a("            else:")
-    for m in range(MQ):
-        for j in range(SJ):
-            for e in range(4):
-                row = f"qa{m}" if e < 2 else f"qb{m}"
-                mrow = f"ma{m}" if e < 2 else f"mb{m}"
-                a(f"                kj = k0 + {8 * j} + 2 * t + {e % 2}")
-                a(f"                s{m}_{j}_{e} = score(s{m}_{j}_{e} * scale, {row}, kj, hi_, left, right, mask, has_mask, {mrow} + kj * msk, softcap)")
 
     def tree(op, xs):
         while len(xs) > 1:
             xs = [op(xs[i], xs[i + 1]) if i + 1 < len(xs) else xs[i] for i in range(0, len(xs), 2)]
         return xs[0]
 
-    for m in range(MQ):
-        for half, (e0, e1) in enumerate(((0, 1), (2, 3))):
-            mx = tree(lambda x, y: f"max({x}, {y})", [f"s{m}_{j}_{e}" for j in range(SJ) for e in (e0, e1)])
-            a(f"            mx{half} = max(quad_max({mx}), m{m}_{half})")
-            a(f"            base{m}_{half} = offset(mx{half}) * LOG2E")
-            a(f"            alpha{half} = pt.fast_exp2(m{m}_{half} * LOG2E - base{m}_{half})")
-            a(f"            m{m}_{half} = mx{half}")
-        for j in range(SJ):
-            for e in range(4):
-                a(f"            s{m}_{j}_{e} = pt.fast_exp2(s{m}_{j}_{e} * LOG2E - base{m}_{e // 2})")
-        for half, (e0, e1) in enumerate(((0, 1), (2, 3))):
-            total = tree(lambda x, y: f"({x} + {y})", [f"s{m}_{j}_{e}" for j in range(SJ) for e in (e0, e1)])
-            a(f"            l{m}_{half} = l{m}_{half} * alpha{half} + {total}")
-        for j in range(NT):
-            a(f"            o{m}_{j}_0 = o{m}_{j}_0 * alpha0")
-            a(f"            o{m}_{j}_1 = o{m}_{j}_1 * alpha0")
-            a(f"            o{m}_{j}_2 = o{m}_{j}_2 * alpha1")
-            a(f"            o{m}_{j}_3 = o{m}_{j}_3 * alpha1")
-    # O += P V: k16 chunks kc (keys 16kc ..), P of m-tile m from its s tiles 2kc, 2kc + 1; one V fragment
-    # serves every m-tile
-    for kc in range(BKV // 16):
-        a(f"            vr = {16 * kc} + r8 + 8 * (qm % 2)")
-        for p in range(NT // 2):
-            a(f"            y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, slot + vr * {RW} + ((2 * {p} + qm // 2) ^ (vr & 7)) * 4)")
+    def body(ind, kt, slot, first):
+        """One key tile, kt its index; slot: its ring slot (0, 1), or None where it is the variable `slot`."""
+        if first:
+            a(f"{ind}if {kt} > 0:")
+            a(f"{ind}    pt.copy_async_wait(0)")
+            a(f"{ind}    pt.workgroup_barrier()")
+        else:
+            a(f"{ind}pt.copy_async_wait(0)")
+            a(f"{ind}pt.workgroup_barrier()")
+        a(f"{ind}k0 = lo_ + {kt} * BKV")
+        nxt = f"({kt} + 1) % 2" if slot is None else str(1 - slot)
+        a(f"{ind}issue_kv(sk, sv, k32, v32, {nxt}, k0 + BKV, hi_, local, kbase)")
+        a(f"{ind}pt.copy_async_commit()")
+        if slot is None:
+            a(f"{ind}slot = ({kt} % 2) * {BKV * RW}")
+        # S = Q K^T: SJ n8 tiles (keys), by pairs p (keys 16p .. 16p + 15); one K fragment serves every m-tile
+        for m in range(MQ):
+            for j in range(SJ):
+                a(f"{ind}s{m}_{j}_0, s{m}_{j}_1, s{m}_{j}_2, s{m}_{j}_3 = zero, zero, zero, zero")
+        for c in range(KC):
+            for m in range(MQ if not t.qregs else 0):
+                q_fragment(ind, m, c, f"fq{m}_{c}")
+            for p in range(SJ // 2):
+                a(f"{ind}y0, y1, y2, y3 = pt.ldmatrix_x4(sk, {at('ko', c, 16 * p * RW, slot)})")
+                for m in range(MQ):
+                    for (tile, w0) in ((2 * p, 0), (2 * p + 1, 2)):
+                        fa = ", ".join(f"fq{m}_{c}_{e}" for e in range(8))
+                        sv_ = ", ".join(f"s{m}_{tile}_{e}" for e in range(4))
+                        a(f"{ind}{sv_} = pt.mma_m16n8k16({fa}, lo(y{w0}), hi(y{w0}), lo(y{w0+1}), hi(y{w0+1}), {sv_})")
+        # scores -> log2 logits. A tile inside every query's band, without mask or softcap, needs the scale
+        # only, which the exponentials' multiply-add takes (sl); the others get theirs here (sl = LOG2E).
+        a(f"{ind}sl = scale2")
+        a(f"{ind}if not (plain and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left")
+        a(f"{ind}        and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right):")
+        if t.band:
+            # without mask or softcap (a causal row's diagonal tile, say) only visibility: key kj of row qi
+            # is seen where -left <= kj - qi <= right and kj < hi_, i.e. where the element's offset
+            # 8j + e % 2 from the lane's first key k0 + 2t lies in [lo, up] (per row, two selects an element)
+            a(f"{ind}    if plain:")
             for m in range(MQ):
-                A = (f"T(s{m}_{2*kc}_0), T(s{m}_{2*kc}_1), T(s{m}_{2*kc}_2), T(s{m}_{2*kc}_3), "
-                     f"T(s{m}_{2*kc+1}_0), T(s{m}_{2*kc+1}_1), T(s{m}_{2*kc+1}_2), T(s{m}_{2*kc+1}_3)")
-                for (tile, w0) in ((2 * p, 0), (2 * p + 1, 2)):
-                    ov = ", ".join(f"o{m}_{tile}_{e}" for e in range(4))
-                    a(f"            {ov} = pt.mma_m16n8k16({A}, lo(y{w0}), hi(y{w0}), lo(y{w0+1}), hi(y{w0+1}), {ov})")
+                for r, row in (("a", f"qa{m}"), ("b", f"qb{m}")):
+                    a(f"{ind}        d{r} = pt.i32(k0 + 2 * t) - pt.i32({row})")
+                    a(f"{ind}        lo{r} = -left - d{r}")
+                    a(f"{ind}        up{r} = min(right, pt.i32(hi_) - 1 - pt.i32({row})) - d{r}")
+                for j in range(SJ):
+                    for e in range(4):
+                        r, c = ("a" if e < 2 else "b"), 8 * j + e % 2
+                        v = f"s{m}_{j}_{e}"
+                        a(f"{ind}        {v} = {v} if pt.i32({c}) <= up{r} else NEG_INF")
+                        a(f"{ind}        {v} = {v} if pt.i32({c}) >= lo{r} else NEG_INF")
+            a(f"{ind}    else:")
+        i2 = ind + ("        " if t.band else "    ")
+        a(f"{i2}sl = pt.f32(LOG2E)")
+        for m in range(MQ):
+            for j in range(SJ):
+                for e in range(4):
+                    row = f"qa{m}" if e < 2 else f"qb{m}"
+                    mrow = f"ma{m}" if e < 2 else f"mb{m}"
+                    a(f"{i2}kj = k0 + {8 * j} + 2 * t + {e % 2}")
+                    a(f"{i2}s{m}_{j}_{e} = score(s{m}_{j}_{e} * scale, {row}, kj, hi_, left, right, mask, has_mask, {mrow} + kj * msk, softcap)")
+        for m in range(MQ):
+            for half, (e0, e1) in enumerate(((0, 1), (2, 3))):
+                mx = tree(lambda x, y: f"max({x}, {y})", [f"s{m}_{j}_{e}" for j in range(SJ) for e in (e0, e1)])
+                a(f"{ind}mx{half} = max(quad_max({mx}) * sl, m{m}_{half})")
+                a(f"{ind}base{half} = offset(mx{half})")
+                a(f"{ind}alpha{half} = pt.fast_exp2(m{m}_{half} - base{half})")
+                a(f"{ind}m{m}_{half} = mx{half}")
+            for j in range(SJ):
+                for e in range(4):
+                    a(f"{ind}s{m}_{j}_{e} = pt.fast_exp2(s{m}_{j}_{e} * sl - base{e // 2})")
+            for half, (e0, e1) in enumerate(((0, 1), (2, 3))):
+                total = tree(lambda x, y: f"({x} + {y})", [f"s{m}_{j}_{e}" for j in range(SJ) for e in (e0, e1)])
+                a(f"{ind}l{m}_{half} = l{m}_{half} * alpha{half} + {total}")
+            ind2 = ind
+            if t.lazy:
+                a(f"{ind}if alpha0 != 1.0 or alpha1 != 1.0:")
+                ind2 = ind + "    "
+            for j in range(NT):
+                a(f"{ind2}o{m}_{j}_0 = o{m}_{j}_0 * alpha0")
+                a(f"{ind2}o{m}_{j}_1 = o{m}_{j}_1 * alpha0")
+                a(f"{ind2}o{m}_{j}_2 = o{m}_{j}_2 * alpha1")
+                a(f"{ind2}o{m}_{j}_3 = o{m}_{j}_3 * alpha1")
+        # O += P V: k16 chunks kc (keys 16kc ..), P of m-tile m from its s tiles 2kc, 2kc + 1; one V fragment
+        # serves every m-tile
+        for kc in range(BKV // 16):
+            for m in range(MQ):
+                for e in range(8):
+                    a(f"{ind}p{m}_{e} = to_t(s{m}_{2 * kc + e // 4}_{e % 4})")
+            for p in range(NT // 2):
+                a(f"{ind}y0, y1, y2, y3 = pt.ldmatrix_x4_trans(sv, {at('vo', p, 16 * kc * RW, slot)})")
+                for m in range(MQ):
+                    A = ", ".join(f"p{m}_{e}" for e in range(8))
+                    for (tile, w0) in ((2 * p, 0), (2 * p + 1, 2)):
+                        ov = ", ".join(f"o{m}_{tile}_{e}" for e in range(4))
+                        a(f"{ind}{ov} = pt.mma_m16n8k16({A}, lo(y{w0}), hi(y{w0}), lo(y{w0+1}), hi(y{w0+1}), {ov})")
+
+    if t.ring and HD >= 128:
+        a("        for kt in range(pt.u32(0), ntiles, 2):     # the ring's two slots in turn: slot offsets are constants")
+        body("            ", "kt", 0, True)
+        a("            if kt + 1 < ntiles:")
+        body("                ", "(kt + 1)", 1, False)
+    else:
+        a("        for kt in range(ntiles):")
+        body("            ", "kt", None, True)
     a("        pt.copy_async_wait(0)")
     for m in range(MQ):
         a(f"        inv0 = normalizer(quad_sum(l{m}_0), zero_empty)")
@@ -411,8 +499,9 @@ def outputs() -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tiles", help="mq,bkv[,qregs]: m16 query tiles per warp, keys per tile, Q kept in registers "
-                    "(default: the committed shape)")
+    ap.add_argument("--tiles", help="mq,bkv[,qregs[,ring[,lazy[,last[,band]]]]]: m16 query tiles per warp, keys per "
+                    "tile, Q kept in registers, key loop unrolled by the ring's slots, O rescaled only where a maximum "
+                    "moved, query blocks from the last, band-only tiles by selects (default: the committed shape)")
     ap.add_argument("--out", type=Path, help="write flash_tc_<shape>.py into this folder instead")
     args = ap.parse_args(argv)
     tiles = Tiles(*map(int, args.tiles.split(","))) if args.tiles else DEFAULT
