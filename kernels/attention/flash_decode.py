@@ -38,6 +38,7 @@ from poot.kernel.examples import Example
 WARPS = 4                     # warps per workgroup
 THREADS = 32 * WARPS
 KEYS = 4                      # keys in flight per warp per step
+VEC = 1                       # 32-bit words a lane loads at once from a 16-bit row (4: pt.load_x4)
 STEP = WARPS * KEYS           # keys per workgroup step
 NEG_INF = float("-inf")
 UNBOUNDED = 1 << 30

@@ -40,9 +40,12 @@ DECODE_HEAD_DIMS = (128, 256)  # flash_decode's variants: the largest head dim e
 DECODE_ROWS = 4                # flash_decode.ROWS: query rows (sharing a KV head) a workgroup
 DECODE_WARPS = 4               # flash_decode.WARPS: warps a workgroup
 DECODE_STEP = 16               # flash_decode.STEP: keys a workgroup takes per step (4 a warp)
+DECODE_VEC = 1                 # flash_decode.VEC: words a lane loads at once (4: 16-bit D, Dv multiples of 8)
 DECODE_MIN_CHUNK = 4 * DECODE_STEP   # keys a split at least: 4 steps a warp amortise its setup and merge
-# decode warps aimed at per core (SM): two waves of a d128 kernel's 4 resident workgroups (128 registers)
-DECODE_WARPS_PER_CORE = 32
+# decode warps aimed at per core (SM): one wave of a d128 kernel's 4 resident workgroups (128 registers).
+# On an H100 (B1, Hq 32, Hk 8) one wave beat two: 60 against 64 us at 32k keys, 35 against 38 at 16k
+# (decode and combine); a kernel of 3 resident workgroups wants 12
+DECODE_WARPS_PER_CORE = 16
 SIMT_MIN_CHUNK = 256           # flash_simt: keys a split at least (two steps of its 128 threads)
 SIMT_HEAD_DIM = 256            # flash_simt.DMAX
 SIMT_LOOP_LIMIT = 16384        # (key tile, dim) steps a prefill thread may loop over on SPIR-V targets
@@ -97,8 +100,8 @@ def generate_attention(step, plan, caps) -> StepCode:
         raise CompileLimitError(f"attention: operands of {q.aval}, {k.aval}, {v.aval} exceed the GPU flash "
                                 f"kernels' 32-bit indexing ({MAX_ELEMENTS} elements); split the batch")
     wide = next((n for n in DECODE_HEAD_DIMS if max(d, dv) <= n), None)
-    if name != "f32" and (d % 2 or dv % 2):
-        wide = None                             # 16-bit decode reads 32-bit words: two elements of one row
+    if name != "f32" and (d % (2 * DECODE_VEC) or dv % (2 * DECODE_VEC)):
+        wide = None                             # 16-bit decode reads 32-bit words (VEC at once) of one row
     decode = f"attention_decode_{name}_d{wide}"
     if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and asset_builds_for(decode, caps.target):
         return _decode(code, operands, out, common, p, name, decode, (b * hk, hq // hk * lq), lk, dv, caps)
@@ -149,16 +152,24 @@ def _temp(code: StepCode, nbytes: int) -> int:
     return len(code.temps) - 1
 
 
+def decode_splits(cores: int, blocks: int, lk: int, step: int = DECODE_STEP, warps: int = DECODE_WARPS):
+    """(splits, chunk) of a decode launch with `blocks` row blocks over lk keys: enough workgroups of
+    `warps` warps for DECODE_WARPS_PER_CORE warps a core (H100, B1 Hq32/Hk8: 8 blocks, 64 splits, 512
+    workgroups at 4k, 16k and 32k keys: about 4 a core, one wave at 4 resident), no split under
+    DECODE_MIN_CHUNK keys, chunks a multiple of the kernel's `step` keys."""
+    wanted = ceil_div(max(int(cores), 1) * DECODE_WARPS_PER_CORE, warps)
+    splits = max(1, min(ceil_div(wanted, blocks), ceil_div(lk, DECODE_MIN_CHUNK), COMBINE_MAX_SPLITS))
+    chunk = ceil_div(ceil_div(lk, splits), step) * step
+    return ceil_div(lk, chunk), chunk
+
+
 def _decode(code, operands, out, common, p, name, decode, groups, lk, dv, caps) -> StepCode:
     """Split-K decode: workgroups of DECODE_ROWS query rows on one KV head, `splits` of them per row block,
     each over `chunk` keys, then the combine. The split count fills the GPU (DECODE_WARPS_PER_CORE warps
     a core) without cutting a split below DECODE_MIN_CHUNK keys: more splits only grow the combine."""
     kv_rows, grows = groups
     blocks = kv_rows * ceil_div(grows, DECODE_ROWS)
-    wanted = ceil_div(max(int(caps.cores), 1) * DECODE_WARPS_PER_CORE, DECODE_WARPS)
-    splits = max(1, min(ceil_div(wanted, blocks), ceil_div(lk, DECODE_MIN_CHUNK), COMBINE_MAX_SPLITS))
-    chunk = ceil_div(ceil_div(lk, splits), DECODE_STEP) * DECODE_STEP
-    splits = ceil_div(lk, chunk)
+    splits, chunk = decode_splits(caps.cores, blocks, lk)
     if blocks > caps.max_workgroups[1]:
         raise CompileLimitError(f"attention: {blocks} decode row blocks exceed the device's "
                                 f"{caps.max_workgroups[1]} workgroups along y; split the batch")
