@@ -81,8 +81,14 @@ class _HipDriver:
     def cuMemPoolTrimTo(self, pool, keep):
         return self.hip.hipMemPoolTrimTo(pool, keep)
 
-    def cuMemHostAlloc(self, nbytes, flags):
+    def cuMemHostAlloc(self, nbytes, flags):       # CUDA's DEVICEMAP flag is hipHostMallocMapped (2)
         return self.hip.hipHostMalloc(nbytes, flags)
+
+    def cuMemFreeHost(self, ptr):
+        return self.hip.hipHostFree(ptr)
+
+    def cuMemHostGetDevicePointer(self, host, flags):
+        return self.hip.hipHostGetDevicePointer(host, flags)
 
     def cuMemcpyHtoDAsync(self, dst, src, nbytes, stream):
         return self.hip.hipMemcpyHtoDAsync(dst, src, nbytes, stream)
