@@ -20,6 +20,11 @@ A grid past the device's workgroups per dimension is folded (poot's SPIR-V rebui
 Traps: poot's kernels write the trap word and return; poot.jit reads it back and raises
 poot.KernelTrap. A lost device (VK_ERROR_DEVICE_LOST) is sticky: every later call says so.
 
+Host time: the per-command calls (submit, fence status, wait and reset, command buffer begin/end, copy
+regions) go straight to the cffi library with structs built once, not through the bindings' Python
+wrappers (a struct per call, handle casts per argument); their VkResults become poot errors
+(`_result_error`).
+
 Record/replay (vulkan_replay.py): a recording becomes command buffers recorded once and resubmitted.
 POOT_DEBUG >= 1: each dispatch is bracketed by timestamp queries, and the GPU time of every kernel is
 printed at the next wait (and kept in `kernel_times`).
@@ -119,6 +124,17 @@ class VulkanDevice(VulkanMemory, Device):
                                                      "dstAccessMask": vk.VK_ACCESS_MEMORY_READ_BIT
                                                      | vk.VK_ACCESS_MEMORY_WRITE_BIT | vk.VK_ACCESS_HOST_READ_BIT})
         self._barrier = barrier
+        # one VkSubmitInfo for every submission (under the lock): its command buffer slot is set per submit
+        self._submit_cmds = self._ffi.new("VkCommandBuffer[1]")
+        self._submit_info = self._ffi.new("VkSubmitInfo*", {"sType": vk.VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                                            "commandBufferCount": 1,
+                                                            "pCommandBuffers": self._submit_cmds})
+        self._fence_slot = self._ffi.new("VkFence[1]")
+        self._begin_info = self._ffi.new("VkCommandBufferBeginInfo*", {
+            "sType": vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+            "flags": vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT})
+        self._region = self._ffi.new("VkBufferCopy*")      # the region of the copy being recorded
+        self._set_slot = self._ffi.new("VkDescriptorSet[1]")
         self._all_stages = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
         self._pools: dict[int, list[_Allocation]] = {}        # size class -> free allocations
         self._finalizers: dict[int, weakref.finalize] = {}
@@ -186,6 +202,13 @@ class VulkanDevice(VulkanMemory, Device):
             return DeviceError(self._broken)
         return DeviceError(f"vulkan: {what} failed ({kind})")
 
+    def _result_error(self, result: int, what: str) -> DeviceError:
+        """poot's error for a VkResult a direct call through the cffi library returned."""
+        exc = getattr(self._vk, "exception_codes", {}).get(result)
+        if isinstance(exc, type) and issubclass(exc, self._vk.VkError):
+            return self._error(exc(), what)
+        return DeviceError(f"vulkan: {what} failed (VkResult {result})")
+
     def _memory_type(self, flags: int, fallback: int | None = None) -> list[int]:
         """Memory type indices having `flags` (else `fallback`), best first."""
         types = self.info["memory_types"]
@@ -201,15 +224,21 @@ class VulkanDevice(VulkanMemory, Device):
         """The pending command buffer, started on first use."""
         if self._cmd is None:
             vk = self._vk
+            if self._broken is not None:
+                raise DeviceError(self._broken)
             if self._spare_cmds:
                 cmd = self._spare_cmds.pop()
-                vk.vkResetCommandBuffer(cmd, 0)
+                result = self._lib.vkResetCommandBuffer(cmd, 0)
+                if result != 0:
+                    raise self._result_error(result, "resetting a command buffer")
             else:
                 cmd = self._call("allocating a command buffer", vk.vkAllocateCommandBuffers, self._dev,
                                  vk.VkCommandBufferAllocateInfo(commandPool=self._command_pool, commandBufferCount=1,
                                                                 level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY))[0]
-            vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(
-                flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+            result = self._lib.vkBeginCommandBuffer(cmd, self._begin_info)
+            if result != 0:
+                self._spare_cmds.append(cmd)
+                raise self._result_error(result, "beginning a command buffer")
             self._cmd = cmd
         return self._cmd
 
@@ -225,22 +254,36 @@ class VulkanDevice(VulkanMemory, Device):
         return self._call("creating a fence", self._vk.vkCreateFence, self._dev, self._vk.VkFenceCreateInfo(), None)
 
     def submit(self, cmd, chunks=(), timings=(), spare: bool = False) -> None:
-        """Submit the ended command buffer `cmd` with a fence; `spare` returns it to the pool when done."""
-        in_flight = self._in_flight
+        """Submit the ended command buffer `cmd` with a fence; `spare` returns it to the pool when done.
+        (Straight through the cffi library, with a VkSubmitInfo built once: this runs once per replay.)"""
+        in_flight, lib, dev = self._in_flight, self._lib, self._dev
         while in_flight and (len(in_flight) >= MAX_IN_FLIGHT
-                             or self._lib.vkGetFenceStatus(self._dev, in_flight[0][0]) == 0):   # VK_SUCCESS
+                             or lib.vkGetFenceStatus(dev, in_flight[0][0]) == 0):   # VK_SUCCESS
             self._retire_oldest()
+        if self._broken is not None:
+            raise DeviceError(self._broken)
         fence = self._fence()
-        info = self._vk.VkSubmitInfo(pCommandBuffers=[cmd])
-        self._call("submitting work", self._vk.vkQueueSubmit, self._queue, 1, [info], fence)
-        self._in_flight.append((fence, cmd if spare else None, list(chunks), list(timings)))
+        self._submit_cmds[0] = cmd
+        result = lib.vkQueueSubmit(self._queue, 1, self._submit_info, fence)
+        if result != 0:                   # a failed submit leaves what it names untouched: reuse it all
+            self._spare_fences.append(fence)
+            if spare:
+                self._spare_cmds.append(cmd)
+            for c in chunks:
+                c.used = 0
+                self._free_chunks[c.download].append(c)
+            raise self._result_error(result, "submitting work")
+        in_flight.append((fence, cmd if spare else None, list(chunks) if chunks else (),
+                          list(timings) if timings else ()))
 
     def _flush(self) -> None:
         if self._cmd is None:
             return
         cmd, self._cmd = self._cmd, None
         self.order(cmd)
-        self._call("ending a command buffer", self._vk.vkEndCommandBuffer, cmd)
+        result = self._lib.vkEndCommandBuffer(cmd)
+        if result != 0:
+            raise self._result_error(result, "ending a command buffer")
         chunks, timings = self._cmd_chunks, self._cmd_timings
         self._cmd_chunks, self._cmd_timings, self._cmd_count, self._upload_chunk = [], [], 0, None
         self.submit(cmd, chunks, timings, spare=True)
@@ -248,15 +291,18 @@ class VulkanDevice(VulkanMemory, Device):
             self._wait_all()
 
     def _retire_oldest(self) -> None:
-        fence, cmd, chunks, timings = self._in_flight.popleft()
-        vk = self._vk
-        try:
-            self._call("waiting for the GPU", vk.vkWaitForFences, self._dev, 1, [fence], vk.VK_TRUE, 2**63 - 1)
-        except DeviceError:
-            self._in_flight.appendleft((fence, cmd, chunks, timings))
-            raise
-        vk.vkResetFences(self._dev, 1, [fence])
-        self._spare_fences.append(fence)
+        if self._broken is not None:
+            raise DeviceError(self._broken)
+        fence, cmd, chunks, timings = self._in_flight[0]
+        lib, slot = self._lib, self._fence_slot
+        slot[0] = fence
+        result = lib.vkWaitForFences(self._dev, 1, slot, 1, 2**63 - 1)      # VK_TRUE, no timeout
+        if result != 0:
+            raise self._result_error(result, "waiting for the GPU")
+        self._in_flight.popleft()
+        reset = lib.vkResetFences(self._dev, 1, slot)
+        if reset == 0:                    # else (out of memory) the fence is dropped, not reused
+            self._spare_fences.append(fence)
         if cmd is not None:
             self._spare_cmds.append(cmd)
         for c in chunks:
@@ -264,6 +310,8 @@ class VulkanDevice(VulkanMemory, Device):
             self._free_chunks[c.download].append(c)
         if timings:
             self._read_timings(timings)
+        if reset != 0:
+            raise self._result_error(reset, "resetting a fence")
 
     def _wait_all(self, destroy: bool = True) -> None:
         self._flush()
@@ -434,8 +482,9 @@ class VulkanDevice(VulkanMemory, Device):
         lib, vk = self._lib, self._vk
         self.order(cmd)
         lib.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline)
+        self._set_slot[0] = ds
         lib.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, 1,
-                                    self._ffi.new("VkDescriptorSet[1]", [ds]), 0, self._ffi.NULL)
+                                    self._set_slot, 0, self._ffi.NULL)
         lib.vkCmdDispatch(cmd, *grid)
 
     # --- timestamps (POOT_DEBUG >= 1) --------------------------------------------------------------

@@ -164,8 +164,9 @@ class VulkanMemory:
 
     def _copy_region(self, cmd, src, src_offset: int, dst, dst_offset: int, n: int) -> None:
         self.order(cmd)
-        region = self._vk.VkBufferCopy(srcOffset=src_offset, dstOffset=dst_offset, size=n)
-        self._vk.vkCmdCopyBuffer(cmd, src, dst, 1, [region])
+        region = self._region                # recorded by the call: one struct serves every copy
+        region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, n
+        self._lib.vkCmdCopyBuffer(cmd, src, dst, 1, region)
 
     @_locked
     def write(self, buf: Buffer, data) -> None:

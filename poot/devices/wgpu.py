@@ -27,6 +27,13 @@ encoding itself; buffer contents are read at replay time, so rewriting a metadat
 replays changes what the next replay computes. `replay(rec, {recorded: replacement})` swaps buffers for
 one replay (as the CUDA device's does): the dispatches that use them get the (cached) bind group of
 the new buffer set. Host transfers and synchronize are refused while recording.
+
+Host time: the command stream (eager dispatches and copies, flush, and replays) calls wgpu-native's C
+functions directly (wgpu_native.py) instead of through wgpu-py's per-call wrappers, falling back to
+wgpu-py's public API where its backend is laid out differently. A replay runs a plan of raw handles kept
+on the recording per set of replacement buffers (a steady loop's pooled buffers repeat, so it settles on
+a few), dropped when trim() destroys pooled buffers. Small reads reuse one staging buffer, mapped
+by polling the device on the reading thread.
 """
 from __future__ import annotations
 
@@ -42,11 +49,14 @@ from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, OutOfMe
 from poot.devices import base
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.grid import dispatch_grid
+from poot.devices.wgpu_native import COPY, DISPATCH, NativeQueue
 from poot.devices.wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
                            spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
 
+MAX_PLANS = 16                       # native replay plans kept per recording (sets of replacement buffers)
+READ_STAGING_BYTES = 1 << 20          # reads up to this size reuse one staging buffer
 MAX_PENDING = 64                     # dispatches encoded before the pending encoder is submitted
 TRAP_WORDS = 4                       # the trap buffer: word 0 holds the first nonzero trap code
 
@@ -79,6 +89,11 @@ class Recording(base.Recording):
         super().__init__(device)               # commands: ("dispatch", pipeline, bind group, grid) | ("copy", ...)
         self.buffers: list[Buffer] = []        # kept alive and checked at replay
         self.trap_programs: list[WgpuProgram] = []
+        self.plans: dict[tuple, list] = {}     # the native steps per set of replacement buffers
+        self.epoch = -1                        # the device's trim epoch the plans belong to
+
+    def finish(self) -> None:
+        self.buffers = list(dict.fromkeys(self.buffers))     # each once: replay checks them
 
 
 class WgpuDevice(Device):
@@ -99,6 +114,9 @@ class WgpuDevice(Device):
         self.limits = {k: int(v) for k, v in self._dev.limits.items() if isinstance(v, int)}
         self.features = frozenset(self._dev.features)
         self._queue = self._dev.queue
+        self._native = NativeQueue.open(self._dev, self._queue)   # None: encode through wgpu-py's API
+        self._epoch = 0                              # bumped when trim() destroys pooled wgpu buffers
+        self._read_staging = None                    # the MAP_READ buffer small reads reuse
         self._lock = threading.RLock()   # the open encoder, pass and caches are shared: one caller at a time
         self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self._programs: dict[tuple, WgpuProgram] = {}
@@ -203,6 +221,7 @@ class WgpuDevice(Device):
             for h in handles:
                 h.destroy()
         self._free.clear()
+        self._epoch += 1
         for key in [k for k in self._bind_groups if any(i in dropped for i in k)]:
             del self._bind_groups[key]
 
@@ -229,7 +248,7 @@ class WgpuDevice(Device):
                                           | self._wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         staging.write_mapped(src)
         staging.unmap()
-        self._copy_commands().copy_buffer_to_buffer(staging, 0, buf.handle, 0, padded)
+        self._copy_buffer(staging, 0, buf.handle, 0, padded)
         self._keepalive.append(staging)
 
     def read(self, buf: Buffer):
@@ -243,17 +262,44 @@ class WgpuDevice(Device):
         if nbytes == 0:
             return np.zeros(0, np.uint8)
         start, size = offset & ~3, _round4(offset + nbytes) - (offset & ~3)
-        U = self._wgpu.BufferUsage
-        staging = self._dev.create_buffer(size=size, usage=U.MAP_READ | U.COPY_DST)
-        self._copy_commands().copy_buffer_to_buffer(buf.handle, start, staging, 0, size)
+        staging, kept = self._read_staging_for(size)
+        self._copy_buffer(buf.handle, start, staging, 0, size)
         self._flush()
-        staging.map_sync(self._wgpu.MapMode.READ)
         try:
-            raw = np.frombuffer(staging.read_mapped(copy=True), dtype=np.uint8)
-        finally:
-            staging.unmap()
+            if self._native is not None:
+                raw = np.empty(size, np.uint8)
+                self._native.read(self._native.handle(staging), size, raw)
+            else:
+                staging.map_sync(self._wgpu.MapMode.READ, 0, size)
+                try:
+                    raw = np.frombuffer(staging.read_mapped(0, size, copy=True), dtype=np.uint8)
+                finally:
+                    staging.unmap()
+        except BaseException:
+            if kept:                         # its map state is unknown: the next read makes another
+                self._read_staging = None
+            staging.destroy()
+            raise
+        if not kept:
             staging.destroy()
         return raw[offset - start: offset - start + nbytes]
+
+    def _read_staging_for(self, size: int):
+        """(a MAP_READ staging buffer of at least `size` bytes, whether it is the kept one): reads up to
+        READ_STAGING_BYTES reuse one buffer (reads are synchronous, under the lock), larger ones get
+        their own."""
+        U = self._wgpu.BufferUsage
+        if size > READ_STAGING_BYTES:
+            return self._dev.create_buffer(size=size, usage=U.MAP_READ | U.COPY_DST), False
+        staging = self._read_staging
+        if staging is None or staging.size < size:
+            if staging is not None:
+                staging.destroy()
+            self._read_staging = None
+            staging = self._dev.create_buffer(size=max(256, 1 << (size - 1).bit_length()),
+                                              usage=U.MAP_READ | U.COPY_DST)
+            self._read_staging = staging
+        return staging, True
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         nbytes = self._copy_bytes(dst, src, nbytes)
@@ -266,7 +312,7 @@ class WgpuDevice(Device):
             self._recording.buffers += [src, dst]
             return
         if whole:
-            self._copy_commands().copy_buffer_to_buffer(src.handle, 0, dst.handle, 0, whole)
+            self._copy_buffer(src.handle, 0, dst.handle, 0, whole)
         if whole < nbytes:                   # 1-3 trailing bytes of a word dst keeps the rest of
             self._write_tail(dst, whole, self._read_range(src, whole, nbytes - whole))
 
@@ -277,7 +323,7 @@ class WgpuDevice(Device):
                                           | self._wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         staging.write_mapped(word)
         staging.unmap()
-        self._copy_commands().copy_buffer_to_buffer(staging, 0, buf.handle, offset, 4)
+        self._copy_buffer(staging, 0, buf.handle, offset, 4)
         self._keepalive.append(staging)
 
     # --- programs ----------------------------------------------------------------------------------
@@ -370,11 +416,15 @@ class WgpuDevice(Device):
             return
         if math.prod(physical) == 0:
             return
-        if self._pass is None:
-            self._pass = self._encoder_now().begin_compute_pass()
-        self._pass.set_pipeline(pipeline)
-        self._pass.set_bind_group(0, group)
-        self._pass.dispatch_workgroups(*physical)
+        if self._native is not None:
+            handle = self._native.handle
+            self._native.dispatch(handle(pipeline), handle(group), *physical)
+        else:
+            if self._pass is None:
+                self._pass = self._encoder_now().begin_compute_pass()
+            self._pass.set_pipeline(pipeline)
+            self._pass.set_bind_group(0, group)
+            self._pass.dispatch_workgroups(*physical)
         if traps:
             self._trap_programs.append(program)
         self._pending_dispatches += 1
@@ -386,6 +436,14 @@ class WgpuDevice(Device):
         if self._encoder is None:
             self._encoder = self._dev.create_command_encoder()
         return self._encoder
+
+    def _copy_buffer(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+        """Append a copy between wgpu buffers to the pending encoder."""
+        if self._native is not None:
+            handle = self._native.handle
+            self._native.copy(handle(src), src_offset, handle(dst), dst_offset, nbytes)
+        else:
+            self._copy_commands().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, nbytes)
 
     def _copy_commands(self):
         """The pending encoder, outside any compute pass (copies cannot go inside one)."""
@@ -399,6 +457,15 @@ class WgpuDevice(Device):
         self._flush()
 
     def _flush(self) -> None:
+        native = self._native
+        if native is not None:
+            if native.encoder is not None:
+                try:
+                    native.submit_pending()
+                finally:
+                    self._pending_dispatches = 0
+                    self._keepalive.clear()
+            return
         if self._encoder is None:
             return
         if self._pass is not None:
@@ -469,13 +536,52 @@ class WgpuDevice(Device):
         self._no_recording("a replay")
         rebind = rebind or {}
         for old, new in rebind.items():
-            self._check(new)
-            if _capacity(new.nbytes) < _capacity(old.nbytes):    # what each binds (allocate pads)
+            if type(new) is not Buffer or new.device is not self or new.handle is None:
+                self._check(new)
+            if new.nbytes < old.nbytes and _capacity(new.nbytes) < _capacity(old.nbytes):  # allocate pads
                 raise DeviceError(f"wgpu: replay rebinds {old!r} to the smaller {new!r}")
         for b in recording.buffers:
             if b.handle is None and b not in rebind:
                 raise DeviceError(f"wgpu: the recording uses {b!r}, which was freed")
         self._flush()
+        if self._native is not None:
+            self._native.run(self._steps(recording, rebind))
+        else:
+            self._encode_replay(recording, rebind)
+        if recording.trap_programs:
+            self._trap_programs += recording.trap_programs
+
+    def _steps(self, recording: Recording, rebind: dict) -> list:
+        """The native steps of `recording` with `rebind`'s buffers (wgpu_native.py), cached on the recording
+        by the identity of the replacements' wgpu buffers. A wgpu buffer lives (in a Buffer or in the pool)
+        until trim() destroys it, which starts a new epoch: until then its id names it alone."""
+        if recording.epoch != self._epoch:
+            recording.plans.clear()
+            recording.epoch = self._epoch
+        key = (tuple(map(id, rebind)), tuple([id(b.handle) for b in rebind.values()])) if rebind else ()
+        steps = recording.plans.get(key)
+        if steps is None:
+            handle = self._native.handle
+            steps = []
+            for cmd in recording.commands:
+                if cmd[0] == "dispatch":
+                    _, pipeline, group, grid, bufs = cmd
+                    if math.prod(grid) == 0:
+                        continue
+                    if rebind and any(b in rebind for b in bufs):
+                        group = self._bind_group([rebind.get(b, b) for b in bufs])
+                    steps.append((DISPATCH, handle(pipeline), handle(group), *grid, (pipeline, group)))
+                else:
+                    _, src, dst, n = cmd
+                    s, d = rebind.get(src, src).handle, rebind.get(dst, dst).handle
+                    steps.append((COPY, handle(s), handle(d), n, (s, d)))
+            if len(recording.plans) >= MAX_PLANS:
+                recording.plans.clear()
+            recording.plans[key] = steps
+        return steps
+
+    def _encode_replay(self, recording: Recording, rebind: dict) -> None:
+        """The replay through wgpu-py's public API (where the native calls are unavailable)."""
         encoder, cpass = self._dev.create_command_encoder(), None
         for cmd in recording.commands:
             if cmd[0] == "dispatch":
@@ -497,8 +603,10 @@ class WgpuDevice(Device):
                 encoder.copy_buffer_to_buffer(rebind.get(src, src).handle, 0, rebind.get(dst, dst).handle, 0, n)
         if cpass is not None:
             cpass.end()
-        self._queue.submit([encoder.finish()])
-        self._trap_programs += recording.trap_programs
+        try:
+            self._queue.submit([encoder.finish()])
+        except self._wgpu.GPUError as e:
+            raise DeviceError(f"wgpu: submitting a replay failed: {e}") from None
 
 
 def _serialized(method):

@@ -289,7 +289,8 @@ def test_trap_word_raises_kernel_trap_at_synchronize_then_clears(dev):
 def test_record_replay_runs_prebuilt_dispatches_on_current_buffer_contents(dev, add_program):
     n = 256
     a, b = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
-    ba, bb, bc, bd = upload(dev, a), upload(dev, b), dev.allocate(4 * n), dev.allocate(4 * n)
+    zeros = np.zeros(n, np.float32)          # allocate may hand back a pooled buffer's old bytes
+    ba, bb, bc, bd = upload(dev, a), upload(dev, b), upload(dev, zeros), upload(dev, zeros)
     meta = upload(dev, np.array([n], np.uint32))
     with dev.record() as rec:
         dev.dispatch(add_program, [ba, bb, bc, meta], (4, 1, 1))      # c = a + b
