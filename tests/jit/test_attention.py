@@ -3,6 +3,7 @@ test device (masks, GQA, windows, softcap, causal with Lq != Lk, three dtypes), 
 allocated, and hand-written attention claimed by the planner as the attention kernel."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import subprocess
@@ -352,10 +353,12 @@ def test_decode_routing_and_splits():
 
 
 def test_combine_merges_the_planned_splits_of_a_long_cache():
-    """The combine of a 32768-key decode (128 splits: more than one round of each warp's pairs) runs one
-    1024-thread workgroup a query row and matches the merge in float64, a row with every split empty NaN."""
+    """The combine of a 32768-key decode on a GPU of twice the SMs (128 splits: more than one round of each
+    warp's pairs) runs one 1024-thread workgroup a query row and matches the merge in float64, a row with
+    every split empty NaN."""
     shapes = [(1, 32, 1, 128), (1, 8, 32768, 128), (1, 8, 32768, 128)]
-    code, *_ = _plan(shapes, np.float32, zero_empty=False)
+    big = dataclasses.replace(CUDA_CAPS, cores=2 * CUDA_CAPS.cores)
+    code, *_ = _plan(shapes, np.float32, caps=big, zero_empty=False)
     decode, combine = code.launches
     rows, dv, splits, zero_empty = combine.scalars
     assert (rows, dv, splits, zero_empty) == (32, 128, decode.groups[0], 0) and splits > 64
