@@ -114,43 +114,34 @@ class _PtxLowering(Lowering):
         return self.intr("llvm.nvvm.shfl.sync.idx.i32", "i32",
                          [("i32", "-1"), ("i32", w), ("i32", lane), ("i32", "31")])
 
-    # -- bf16 rounding: cvt.rn.bf16.f32 (sm_80+) instead of the shared lowering's integer sequence -------
-    def _bf16_hw(self, v: str) -> str:
-        """float -> i16 bf16 bits, rounded to nearest even by one cvt.rn.bf16.f32. The instruction
-        returns the canonical NaN for every NaN; NumPy (ml_dtypes) keeps a NaN's sign and leading payload
-        bits and sets the quiet bit, which the select restores (about 4 instructions against 9)."""
-        h = self.op(f"bitcast bfloat {self.op(f'fptrunc float {v} to bfloat')} to i16")
-        quiet = self.op(f"or i32 {self.op(f'bitcast float {v} to i32')}, 4194304")
-        q = self.op(f"trunc i32 {self.op(f'lshr i32 {quiet}, 16')} to i16")
-        nan = self.op(f"fcmp uno float {v}, {v}")
-        return self.op(f"select i1 {nan}, i16 {q}, i16 {h}")
-
-    def _f16_hw(self, v: str) -> str:
-        """float -> half by cvt.rn.f16.f32, whose NaN is canonical (positive); the select gives NumPy's NaN
-        instead: the sign, then 0x7C00 plus the mantissa's top 10 bits (at least 1, to stay a NaN)."""
-        h = self.op(f"fptrunc float {v} to half")
-        i = self.op(f"bitcast float {v} to i32")
-        top = self.op(f"and i32 {self.op(f'lshr i32 {i}, 13')}, 1023")
-        payload = self.intr("llvm.umax.i32", "i32", [("i32", top), ("i32", "1")])
-        sign = self.op(f"and i32 {self.op(f'lshr i32 {i}, 16')}, 32768")
-        bits = self.op(f"or i32 {self.op(f'or i32 {sign}, {payload}')}, 31744")          # | 0x7C00
-        q = self.op(f"trunc i32 {bits} to i16")
-        nan = self.op(f"fcmp uno float {v}, {v}")
-        return self.op(f"select i1 {nan}, half {self.op(f'bitcast i16 {q} to half')}, half {h}")
+    # -- narrow-float rounding: one cvt instruction (sm_80+ for bf16) instead of integer sequences ---------
+    def _narrow_hw(self, v: str, ty: str) -> str:
+        """float -> i16 bits of `ty` (bfloat or half), rounded to nearest even by one cvt.rn of |v|, the sign
+        put back with an OR: round to nearest is symmetric, so that is the cvt of v, except that cvt makes
+        every NaN the positive canonical NaN where NumPy keeps a NaN's sign (its payload bits stay the
+        canonical ones here). No compare and select: the GEMM epilogues convert 64 values at full
+        register pressure (about 3 instructions a value against 9 for bf16's integer rounding)."""
+        mag = self.intr("llvm.fabs.f32", "float", [("float", v)])
+        h = self.op(f"bitcast {ty} {self.op(f'fptrunc float {mag} to {ty}')} to i16")
+        high = self.op(f"lshr i32 {self.op(f'bitcast float {v} to i32')}, 16")
+        sign = self.op(f"and i16 {self.op(f'trunc i32 {high} to i16')}, -32768")
+        return self.op(f"or i16 {h}, {sign}")
 
     def round_to(self, v: str, dtype) -> str:
         if dtype is dt.bfloat16 and _sm(self.arch) >= 80:
-            w = self.op(f"shl i32 {self.op(f'zext i16 {self._bf16_hw(v)} to i32')}, 16")
+            bits = self._narrow_hw(v, "bfloat")
+            w = self.op(f"shl i32 {self.op(f'zext i16 {bits} to i32')}, 16")
             return self.op(f"bitcast i32 {w} to float")
         if dtype is dt.float16:
-            return self.op(f"fpext half {self._f16_hw(v)} to float")
+            h = self.op(f"bitcast i16 {self._narrow_hw(v, 'half')} to half")
+            return self.op(f"fpext half {h} to float")
         return super().round_to(v, dtype)
 
     def to_mem(self, v: str, dtype) -> str:
         if dtype is dt.bfloat16 and _sm(self.arch) >= 80:
-            return self._bf16_hw(v)
+            return self._narrow_hw(v, "bfloat")
         if dtype is dt.float16:
-            return self._f16_hw(v)
+            return self.op(f"bitcast i16 {self._narrow_hw(v, 'half')} to half")
         return super().to_mem(v, dtype)
 
     def fast_exp2(self, x: str, ty: str) -> str:
