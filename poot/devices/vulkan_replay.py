@@ -22,7 +22,6 @@ import collections
 
 from poot.errors import DeviceError
 from poot.devices import base
-from poot.devices.base import Buffer
 from poot.devices.vulkan_memory import size_class
 
 MAX_VARIANTS = 8
@@ -113,8 +112,7 @@ class VulkanRecording(base.Recording):
         for old, new in rebind.items():
             if id(old) not in self._seen:
                 raise DeviceError(f"vulkan: {old!r} is not a buffer of this recording")
-            if type(new) is not Buffer or new.device is not dev or new.handle is None:
-                dev._check(new)
+            dev._check(new)
             if new.nbytes < old.nbytes and size_class(new.nbytes) < size_class(old.nbytes):   # pooled sizes
                 raise DeviceError(f"vulkan: a replay replaces a buffer of {old.nbytes:,} bytes by one of "
                                   f"{new.nbytes:,}; the recorded kernels need at least the recorded size")

@@ -111,14 +111,10 @@ class NativeQueue:
                     lib.wgpuComputePassEncoderDispatchWorkgroups(cpass, step[3], step[4], step[5])
                 else:
                     if cpass is not None:
-                        cpass, ended = None, cpass
-                        lib.wgpuComputePassEncoderEnd(ended)
-                        lib.wgpuComputePassEncoderRelease(ended)
+                        cpass = self._end_pass(cpass)
                     lib.wgpuCommandEncoderCopyBufferToBuffer(encoder, step[1], 0, step[2], 0, step[3])
             if cpass is not None:
-                cpass, ended = None, cpass
-                lib.wgpuComputePassEncoderEnd(ended)
-                lib.wgpuComputePassEncoderRelease(ended)
+                cpass = self._end_pass(cpass)
             commands = lib.wgpuCommandEncoderFinish(encoder, null)
         finally:
             commands = self._close(encoder, cpass, commands, "encoding a replay")
@@ -153,9 +149,7 @@ class NativeQueue:
             if self.encoder is None:
                 self._open()
             if self.cpass is not None:
-                cpass, self.cpass = self.cpass, None
-                lib.wgpuComputePassEncoderEnd(cpass)
-                lib.wgpuComputePassEncoderRelease(cpass)
+                self.cpass = self._end_pass(self.cpass)
             lib.wgpuCommandEncoderCopyBufferToBuffer(self.encoder, src, src_offset, dst, dst_offset, nbytes)
         finally:
             _raise(errors.release(_CAPTURE), "recording a buffer copy")
@@ -171,9 +165,7 @@ class NativeQueue:
         commands = None
         try:
             if cpass is not None:
-                cpass, ended = None, cpass
-                lib.wgpuComputePassEncoderEnd(ended)
-                lib.wgpuComputePassEncoderRelease(ended)
+                cpass = self._end_pass(cpass)
             commands = lib.wgpuCommandEncoderFinish(encoder, self._null)
         finally:
             commands = self._close(encoder, cpass, commands, "submitting work")
@@ -226,6 +218,12 @@ class NativeQueue:
         if not encoder:
             raise DeviceError("wgpu: creating a command encoder failed")
         self.encoder = encoder
+
+    def _end_pass(self, cpass) -> None:
+        """End and release the compute pass `cpass`; None, for the caller's variable (so that `_close`
+        does not release it again)."""
+        self._lib.wgpuComputePassEncoderEnd(cpass)
+        self._lib.wgpuComputePassEncoderRelease(cpass)
 
     def _close(self, encoder, cpass, commands, what: str):
         """Release `encoder` (and `cpass`, left open by an exception) and end the error capture begun
