@@ -19,21 +19,12 @@ Limits, honestly:
 - float16, float64, int64 and int16 arithmetic need the adapter features shader-f16, shader-f64,
   shader-int64 and shader-i16; a program using one the adapter lacks is refused at load, by name.
 
-Record/replay: a WebGPU command buffer can be submitted once, so a recording is not a command buffer.
-Recording validates every dispatch and copy, builds its pipelines and bind groups and keeps them with
-the physical grids, running nothing; a replay encodes all of it into one new encoder (one compute pass
-per run of dispatches) and submits once. What is saved is every per-launch Python-side cost except the
-encoding itself; buffer contents are read at replay time, so rewriting a metadata buffer between
-replays changes what the next replay computes. `replay(rec, {recorded: replacement})` swaps buffers for
-one replay (as the CUDA device's does): the dispatches that use them get the (cached) bind group of
-the new buffer set. Host transfers and synchronize are refused while recording.
+Record/replay (wgpu_replay.py): recordings validated and built once, encoded and submitted per replay.
 
 Host time: the command stream (eager dispatches and copies, flush, and replays) calls wgpu-native's C
 functions directly (wgpu_native.py) instead of through wgpu-py's per-call wrappers, falling back to
-wgpu-py's public API where its backend is laid out differently. A replay runs a plan of raw handles kept
-on the recording per set of replacement buffers (a steady loop's pooled buffers repeat, so it settles on
-a few), dropped when trim() destroys pooled buffers. Small reads reuse one staging buffer, mapped
-by polling the device on the reading thread.
+wgpu-py's public API where its backend is laid out differently. Small reads reuse one staging buffer,
+mapped by polling the device on the reading thread.
 """
 from __future__ import annotations
 
@@ -46,16 +37,15 @@ import weakref
 import numpy as np
 
 from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, OutOfMemoryError, kernel_trap
-from poot.devices import base
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.grid import dispatch_grid
-from poot.devices.wgpu_native import COPY, DISPATCH, NativeQueue
+from poot.devices.wgpu_native import NativeQueue
+from poot.devices.wgpu_replay import Recording, encode_replay, native_steps
 from poot.devices.wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
                            spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
 
-MAX_PLANS = 16                       # native replay plans kept per recording (sets of replacement buffers)
 READ_STAGING_BYTES = 1 << 20          # reads up to this size reuse one staging buffer
 MAX_PENDING = 64                     # dispatches encoded before the pending encoder is submitted
 TRAP_WORDS = 4                       # the trap buffer: word 0 holds the first nonzero trap code
@@ -80,20 +70,6 @@ class WgpuProgram:
 
     def __repr__(self) -> str:
         return f"<wgpu program {self.name}>"
-
-
-class Recording(base.Recording):
-    """Dispatches and copies captured by `WgpuDevice.record()`, replayed by `WgpuDevice.replay()`."""
-
-    def __init__(self, device: "WgpuDevice"):
-        super().__init__(device)               # commands: ("dispatch", pipeline, bind group, grid) | ("copy", ...)
-        self.buffers: list[Buffer] = []        # kept alive and checked at replay
-        self.trap_programs: list[WgpuProgram] = []
-        self.plans: dict[tuple, list] = {}     # the native steps per set of replacement buffers
-        self.epoch = -1                        # the device's trim epoch the plans belong to
-
-    def finish(self) -> None:
-        self.buffers = list(dict.fromkeys(self.buffers))     # each once: replay checks them
 
 
 class WgpuDevice(Device):
@@ -536,8 +512,7 @@ class WgpuDevice(Device):
         self._no_recording("a replay")
         rebind = rebind or {}
         for old, new in rebind.items():
-            if type(new) is not Buffer or new.device is not self or new.handle is None:
-                self._check(new)
+            self._check(new)
             if new.nbytes < old.nbytes and _capacity(new.nbytes) < _capacity(old.nbytes):  # allocate pads
                 raise DeviceError(f"wgpu: replay rebinds {old!r} to the smaller {new!r}")
         for b in recording.buffers:
@@ -545,69 +520,11 @@ class WgpuDevice(Device):
                 raise DeviceError(f"wgpu: the recording uses {b!r}, which was freed")
         self._flush()
         if self._native is not None:
-            self._native.run(self._steps(recording, rebind))
+            self._native.run(native_steps(self, recording, rebind))
         else:
-            self._encode_replay(recording, rebind)
+            encode_replay(self, recording, rebind)
         if recording.trap_programs:
             self._trap_programs += recording.trap_programs
-
-    def _steps(self, recording: Recording, rebind: dict) -> list:
-        """The native steps of `recording` with `rebind`'s buffers (wgpu_native.py), cached on the recording
-        by the identity of the replacements' wgpu buffers. A wgpu buffer lives (in a Buffer or in the pool)
-        until trim() destroys it, which starts a new epoch: until then its id names it alone."""
-        if recording.epoch != self._epoch:
-            recording.plans.clear()
-            recording.epoch = self._epoch
-        key = (tuple(map(id, rebind)), tuple([id(b.handle) for b in rebind.values()])) if rebind else ()
-        steps = recording.plans.get(key)
-        if steps is None:
-            handle = self._native.handle
-            steps = []
-            for cmd in recording.commands:
-                if cmd[0] == "dispatch":
-                    _, pipeline, group, grid, bufs = cmd
-                    if math.prod(grid) == 0:
-                        continue
-                    if rebind and any(b in rebind for b in bufs):
-                        group = self._bind_group([rebind.get(b, b) for b in bufs])
-                    steps.append((DISPATCH, handle(pipeline), handle(group), *grid, (pipeline, group)))
-                else:
-                    _, src, dst, n = cmd
-                    s, d = rebind.get(src, src).handle, rebind.get(dst, dst).handle
-                    steps.append((COPY, handle(s), handle(d), n, (s, d)))
-            if len(recording.plans) >= MAX_PLANS:
-                recording.plans.clear()
-            recording.plans[key] = steps
-        return steps
-
-    def _encode_replay(self, recording: Recording, rebind: dict) -> None:
-        """The replay through wgpu-py's public API (where the native calls are unavailable)."""
-        encoder, cpass = self._dev.create_command_encoder(), None
-        for cmd in recording.commands:
-            if cmd[0] == "dispatch":
-                _, pipeline, group, grid, bufs = cmd
-                if math.prod(grid) == 0:
-                    continue
-                if rebind and any(b in rebind for b in bufs):
-                    group = self._bind_group([rebind.get(b, b) for b in bufs])
-                if cpass is None:
-                    cpass = encoder.begin_compute_pass()
-                cpass.set_pipeline(pipeline)
-                cpass.set_bind_group(0, group)
-                cpass.dispatch_workgroups(*grid)
-            else:
-                if cpass is not None:
-                    cpass.end()
-                    cpass = None
-                _, src, dst, n = cmd
-                encoder.copy_buffer_to_buffer(rebind.get(src, src).handle, 0, rebind.get(dst, dst).handle, 0, n)
-        if cpass is not None:
-            cpass.end()
-        try:
-            self._queue.submit([encoder.finish()])
-        except self._wgpu.GPUError as e:
-            raise DeviceError(f"wgpu: submitting a replay failed: {e}") from None
-
 
 def _serialized(method):
     @functools.wraps(method)
