@@ -89,10 +89,8 @@ def host_join(nodes, axis: int, new_axis: bool):
         tb = type(b)
         if tb is CpuBuffer:
             parts.append(b.handle[:nbytes])
-        elif tb is HostScalar and b._buf is None:
-            parts.append(b.fmt.pack(b.value))
         elif tb is HostScalar:
-            parts.append(b.handle[:nbytes])
+            parts.append(b.fmt.pack(b.host_value()))
         else:
             return None
     shape = nodes[0].aval.shape
