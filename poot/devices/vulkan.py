@@ -23,7 +23,8 @@ poot.KernelTrap. A lost device (VK_ERROR_DEVICE_LOST) is sticky: every later cal
 Host time: the per-command calls (submit, fence status, wait and reset, command buffer begin/end, copy
 regions) go straight to the cffi library with structs built once, not through the bindings' Python
 wrappers (a struct per call, handle casts per argument); their VkResults become poot errors
-(`_result_error`).
+(`_result_error`). A wait on a GPU polls its fence (up to SPIN_WAIT_S) before the driver's blocking wait,
+which wakes late: on an H100, a realize read back cost 0.239 ms blocking and 0.182 ms polling.
 
 Record/replay (vulkan_replay.py): a recording becomes command buffers recorded once and resubmitted.
 POOT_DEBUG >= 1: each dispatch is bracketed by timestamp queries, and the GPU time of every kernel is
@@ -39,6 +40,7 @@ import math
 import os
 import sys
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -56,6 +58,7 @@ log = logging.getLogger("poot.devices.vulkan")
 MAX_PENDING = 128                 # commands recorded before the pending command buffer is submitted
 MAX_IN_FLIGHT = 16                # submissions queued before a submit waits for the oldest
 SETS_PER_POOL = 1024              # descriptor sets per pool of the cache
+SPIN_WAIT_S = 0.02                # a wait on a GPU polls its fence this long before the driver's blocking wait
 MAX_CACHED_SETS = 16384
 # VK_ERROR_OUT_OF_POOL_MEMORY and VK_ERROR_FRAGMENTATION: the `vulkan` bindings (1.3.275) spell these two
 # constants without their minus sign, so the codes a driver returns raise a bare KeyError (NVIDIA's does
@@ -136,6 +139,9 @@ class VulkanDevice(VulkanMemory, Device):
         self._region = self._ffi.new("VkBufferCopy*")      # the region of the copy being recorded
         self._set_slot = self._ffi.new("VkDescriptorSet[1]")
         self._all_stages = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+        # a GPU's blocking fence wait sleeps and wakes late (hundreds of microseconds on NVIDIA's driver);
+        # polling the fence sees the end at once. Not on a CPU driver (lavapipe): its threads need the cores
+        self._spin_wait = info["type"] != "CPU"
         self._pools: dict[int, list[_Allocation]] = {}        # size class -> free allocations
         self._finalizers: dict[int, weakref.finalize] = {}
         self._pooled = 0
@@ -296,6 +302,8 @@ class VulkanDevice(VulkanMemory, Device):
         fence, cmd, chunks, timings = self._in_flight[0]
         lib, slot = self._lib, self._fence_slot
         slot[0] = fence
+        if self._spin_wait and lib.vkGetFenceStatus(self._dev, fence) == 1:       # VK_NOT_READY
+            self._poll(fence)
         result = lib.vkWaitForFences(self._dev, 1, slot, 1, 2**63 - 1)      # VK_TRUE, no timeout
         if result != 0:
             raise self._result_error(result, "waiting for the GPU")
@@ -312,6 +320,14 @@ class VulkanDevice(VulkanMemory, Device):
             self._read_timings(timings)
         if reset != 0:
             raise self._result_error(reset, "resetting a fence")
+
+    def _poll(self, fence) -> None:
+        """Poll `fence` until it signals or SPIN_WAIT_S pass (the blocking wait that follows returns at
+        once, or takes over a long wait)."""
+        lib, dev = self._lib, self._dev
+        deadline = time.perf_counter() + SPIN_WAIT_S
+        while lib.vkGetFenceStatus(dev, fence) == 1 and time.perf_counter() < deadline:
+            pass
 
     def _wait_all(self, destroy: bool = True) -> None:
         self._flush()

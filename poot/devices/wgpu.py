@@ -91,6 +91,8 @@ class WgpuDevice(Device):
         self.features = frozenset(self._dev.features)
         self._queue = self._dev.queue
         self._native = NativeQueue.open(self._dev, self._queue)   # None: encode through wgpu-py's API
+        if self._native is not None:
+            self._native.spin = self.info.get("adapter_type") != "CPU"
         self._epoch = 0                              # bumped when trim() destroys pooled wgpu buffers
         self._read_staging = None                    # the MAP_READ buffer small reads reuse
         self._lock = threading.RLock()   # the open encoder, pass and caches are shared: one caller at a time

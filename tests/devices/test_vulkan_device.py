@@ -337,3 +337,13 @@ def test_threads_opening_the_device_at_once_share_it_and_each_gets_its_own_resul
     """)
     assert out.returncode == 0 and "errors: 0" in out.stdout and "ok" in out.stdout, \
         out.stdout[-3000:] + out.stderr[-3000:]
+
+
+def test_waits_poll_the_fence_on_a_gpu_and_block_on_a_cpu_driver(dev, monkeypatch):
+    """A GPU's fence is polled before the blocking wait (its driver wakes a blocked waiter late); a CPU
+    driver's threads need the cores, so there the wait blocks at once. Either way a read sees the work."""
+    assert dev._spin_wait == (dev.info["type"] != "CPU")
+    monkeypatch.setattr(dev, "_spin_wait", True)
+    with pt.device("vulkan"):
+        x = pt.asarray(np.arange(1 << 16, dtype=np.float32))
+        np.testing.assert_array_equal((pt.sin(x) * 0 + x * 2).numpy(), np.arange(1 << 16, dtype=np.float32) * 2)

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import poot as pt
 from poot import devices
 from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, KernelTrap
 
@@ -376,3 +377,15 @@ def test_no_matching_adapter_is_reported(monkeypatch):
     monkeypatch.setenv("POOT_WGPU_ADAPTER", "no-such-gpu-anywhere")
     with pytest.raises(DeviceUnavailableError, match="no adapter matches"):
         wgpu_device.WgpuDevice()
+
+
+def test_reads_poll_without_blocking_on_a_gpu_only(dev, monkeypatch):
+    """On a GPU a read polls the device without blocking first (a blocked wait wakes late); on a CPU adapter
+    its threads need the cores, so it blocks at once. Either way the read sees the work queued before it."""
+    if dev._native is None:
+        pytest.skip("wgpu-py's backend has no native command path here")
+    assert dev._native.spin == (dev.info.get("adapter_type") != "CPU")
+    monkeypatch.setattr(dev._native, "spin", True)
+    with pt.device("wgpu"):
+        x = pt.asarray(np.arange(1 << 16, dtype=np.float32))
+        np.testing.assert_array_equal((pt.sin(x) * 0 + x * 2).numpy(), np.arange(1 << 16, dtype=np.float32) * 2)
