@@ -13,6 +13,7 @@ for --cases):
 
     small    B1 H8 L1024 D64 float32                     (prefill; the CPU target)
     prefill  B4 H32 L4096 D128 bfloat16 causal
+    full     B4 H32 L4096 D128 bfloat16                   (prefill without the causal mask)
     gqa      B4 H32/8 L4096 D128 bfloat16 causal          (32 query heads over 8 key/value heads)
     decode4k, decode16k, decode32k: B1 H32/8, 1 query over a 4k/16k/32k cache, D128 bfloat16
     tiny     B1 H4 L256 D64 float32                      (lavapipe-sized)
@@ -31,6 +32,7 @@ from benchmarks import gpu_timing
 CASES = {
     "small": (1, 8, 8, 1024, 1024, 64, "float32", False),
     "prefill": (4, 32, 32, 4096, 4096, 128, "bfloat16", True),
+    "full": (4, 32, 32, 4096, 4096, 128, "bfloat16", False),
     "gqa": (4, 32, 8, 4096, 4096, 128, "bfloat16", True),
     "decode4k": (1, 32, 8, 1, 4096, 128, "bfloat16", False),
     "decode16k": (1, 32, 8, 1, 16384, 128, "bfloat16", False),

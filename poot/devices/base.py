@@ -130,6 +130,10 @@ class Device:
     # whether the device's buffers are host memory (a Buffer's handle a NumPy uint8 array): the runtime
     # then reads trap words, runs host steps and matmuls on views in place instead of copying
     shares_host_memory = False
+    # whether a recording holds its buffers by address alone (a CUDA graph's kernel nodes, the CPU's
+    # pointer slots), so that a replay may swap in a buffer of any size: the runtime then records with
+    # 4-byte stand-ins for the buffers every replay replaces (inputs, results) instead of full-size ones
+    records_addresses = False
     _recording = PerThread()      # the Recording open on this thread (`record()`), None outside one
 
     # memory

@@ -255,6 +255,7 @@ class ResultArena:
 class CpuDevice(Device):
     name = "cpu"
     shares_host_memory = True         # a buffer's handle is a NumPy uint8 array of host memory
+    records_addresses = True          # a recording's calls read their pointer slots (cpu_replay.py)
 
     def __init__(self):
         self.caps = Capabilities(name="cpu", target="cpu", max_workgroup_size=1,

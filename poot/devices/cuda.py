@@ -90,6 +90,7 @@ class CudaDevice(DriverApiDevice):
     """An NVIDIA GPU; memory, transfers and launches are DriverApiDevice's (poot/devices/driver_api.py)."""
 
     params_by_address = True
+    records_addresses = True          # a CUDA graph's kernel nodes hold addresses (cuda_graph.py)
 
     def __init__(self, index: int = 0):
         drv = self._drv = _driver()

@@ -7,6 +7,7 @@ debugging); otherwise it is planned, compiled and launched (poot.fuse + kernelge
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 
@@ -165,18 +166,22 @@ def _wheres(graph: Graph, prog, same=None):
     return None if wheres == same else wheres
 
 
-# programs whose buffers take at most this at their peak replay a recording (CPU); a recording holds
-# its buffers (intermediates share memory as their lifetimes allow), so the MAX_PROGRAMS cached
-# programs hold at most 256 MiB that way
+# A cached program realized a second time replays a recording of its launches from then on (see
+# run_program). The recording holds its intermediates for the program's life (they share memory as
+# their lifetimes allow), and full-size stand-ins for its inputs and results on a device that sizes its
+# bindings at record time: a CPU program's replay holds at most REPLAY_MAX_BYTES of that (the
+# MAX_PROGRAMS cached programs at most 256 MiB), a GPU's replays GPU_REPLAY_BUDGET in all per device.
 REPLAY_MAX_BYTES = 1 << 18
+GPU_REPLAY_BUDGET = 1 << 28
+_gpu_replay_bytes: dict = {}     # device name -> bytes the eager replays of its cached programs hold
 
 
 def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
-    """Run a cached Program; from its second call on, a small CPU program replays a recording of its
-    launches (poot/jit/runtime/replay.py: pointer slots rewritten, calls made) instead of walking its steps,
-    which halves the per-realize cost of a tiny graph. The recording keeps its stand-in buffers (as
-    large as the program's), hence the size limit; POOT_DEBUG >= 1 always walks the steps (it times
-    each launch)."""
+    """Run a cached Program; from its second call on, it replays a recording of its launches
+    (poot/jit/runtime/replay.py) instead of walking its steps: on the CPU pointer slots rewritten and
+    the calls made (half the per-realize cost of a tiny graph), on CUDA one graph launch, on wgpu and
+    Vulkan one recorded command buffer (an eager decode step's host time went from 51 to about 20 us).
+    POOT_DEBUG >= 1 always walks the steps (it times each launch)."""
     replay = prog.eager_replay
     if replay is None:
         if prog.eager_calls < 2:
@@ -184,26 +189,46 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
             if prog.eager_calls == 2:    # a graph realized once never pays for a recording
                 prog.eager_replay = _replay_for(prog)
     elif env.debug_level() < 1:
-        out = replay.run(inputs)
+        out = replay.run(inputs, wheres)
         if out is not None:              # None: another thread holds the recording
             return out
     return prog.run(inputs, wheres=wheres)
 
 
-def _peak_bytes(prog) -> int:
-    """The most memory a recording of `prog` holds at once: its inputs, plus each step's buffers
-    from the step that makes them to the step after their last use."""
-    live = peak = sum(prog.nbytes[v] for v in prog.input_ids)
+def _held_bytes(prog) -> int:
+    """The most memory a recording of `prog` holds at once: its intermediates, from the step that
+    makes them to the step after their last use, plus its stand-ins for the inputs and results where
+    the device records full-size ones."""
+    full = not prog.device.records_addresses
+    outs = set(prog.output_ids)
+    live = peak = sum(prog.nbytes[v] for v in prog.input_ids) if full else 0
     for allocs, _, frees in prog.steps:
-        live += sum(prog.nbytes[v] for v in allocs)
+        live += sum(prog.nbytes[v] for v in allocs if full or v not in outs)
         peak = max(peak, live)
-        live -= sum(prog.nbytes[v] for v in frees if v not in prog.input_ids)
+        live -= sum(prog.nbytes[v] for v in frees if v not in prog.input_ids and (full or v not in outs))
     return peak
 
 
 def _replay_for(prog):
-    if not target_of(prog.device.caps).is_host or _peak_bytes(prog) > REPLAY_MAX_BYTES:
+    dev = prog.device
+    if not hasattr(dev, "record"):
         return None
+    held = _held_bytes(prog)
+    host = target_of(dev.caps).is_host
+    if host and held > REPLAY_MAX_BYTES:
+        return None
+    if not host:          # one launch replays no faster than it dispatches
+        total = _gpu_replay_bytes.get(dev.name, 0) + held
+        if total > GPU_REPLAY_BUDGET or len(prog.launches) < 2:
+            return None
     from poot.jit.runtime.replay import Replay
 
-    return Replay.build(prog)
+    replay = Replay.build(prog)
+    if replay is not None and not host:
+        _gpu_replay_bytes[dev.name] = total
+        weakref.finalize(replay, _release_replay_bytes, dev.name, held).atexit = False
+    return replay
+
+
+def _release_replay_bytes(device: str, nbytes: int) -> None:
+    _gpu_replay_bytes[device] = _gpu_replay_bytes.get(device, 0) - nbytes

@@ -1,7 +1,9 @@
-"""A Program recorded once on its device and replayed per call (what a jitted function runs).
+"""A Program recorded once on its device and replayed per call (what a jitted function runs, and an
+eager realize of a cached program from its third call on: execute.run_program).
 
-Recording walks the program's steps once, as `Program.run` would, with stand-in buffers (of the
-same sizes) for the inputs and results and real buffers for the intermediates (allocated once,
+Recording walks the program's steps once, as `Program.run` would, with stand-in buffers for the inputs
+and results (of the same sizes, or 4 bytes where the recording holds addresses alone:
+`_stand_in_bytes`) and real buffers for the intermediates (allocated once,
 shared between steps as the plan's lifetimes allow, kept for the program's life). The device
 captures the dispatches (`device.record()`: ready ctypes calls on the CPU, a CUDA graph on CUDA, one
 command buffer on wgpu). Host steps (a control-flow construct, NumPy's matmul) cannot be captured:
@@ -24,10 +26,12 @@ from poot.jit.llvm import abi
 from poot.jit.llvm.targets import target_of
 
 
-def _stand_in_bytes(nbytes: int) -> int:
-    """Stand-ins have the size of what replaces them: a device may size its bindings (wgpu's bind
-    groups) at record time."""
-    return max(nbytes, 4)
+def _stand_in_bytes(nbytes: int, dev, donate) -> int:
+    """Stand-ins have the size of what replaces them where a device sizes its bindings at record time
+    (wgpu's bind groups, Vulkan's descriptor sets) or a donating replay places results in them; 4 bytes
+    where the recording holds addresses alone (Device.records_addresses): a jitted GEMV over a 117 MB
+    matrix does not keep a second 117 MB buffer for its recording."""
+    return 4 if dev.records_addresses and not donate else max(nbytes, 4)
 
 
 def _native_gemm(action, dev):
@@ -65,7 +69,7 @@ class Replay:
                     alias_root[rest[0]] = alias_root.get(rest[1], rest[1])
         input_pos = {vid: k for k, vid in enumerate(program.input_ids)}
         out_roots = {alias_root.get(v, v) for v in program.output_ids}
-        bufs = {vid: dev.allocate(_stand_in_bytes(program.nbytes[vid])) for vid in program.input_ids}
+        bufs = {vid: dev.allocate(_stand_in_bytes(program.nbytes[vid], dev, donate)) for vid in program.input_ids}
         inputs = [bufs[vid] for vid in program.input_ids]
         stand_ins = {id(b) for b in inputs}
         fresh_index: dict[int, int] = {}
@@ -89,7 +93,7 @@ class Replay:
                     pool[nb].remove(b)
                     donated_out[slot] = donated_pos[id(b)]
                 elif slot in out_roots:
-                    b = dev.allocate(_stand_in_bytes(nb))
+                    b = dev.allocate(_stand_in_bytes(nb, dev, donate))
                     stand_ins.add(id(b))
                     fresh_index[slot] = len(fresh)
                     fresh.append((b, nb))
