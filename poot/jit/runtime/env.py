@@ -51,3 +51,13 @@ def _debug_from_env(value) -> int:
 
 # POOT_DEBUG for the runtime, which asks on every realize, every program run and every kernel launch
 debug_level = reader("POOT_DEBUG", _debug_from_env)
+
+
+def _on_unless_zero(value) -> bool:
+    return (value or "1").strip() != "0"
+
+
+# POOT_EAGER_REPLAY=0: every eager realize walks its program's steps, launch by launch, instead of
+# replaying a recording from the program's third realize on (what a launch counter or a profiler that
+# hooks dispatches wants to see)
+eager_replay = reader("POOT_EAGER_REPLAY", _on_unless_zero)

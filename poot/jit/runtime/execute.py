@@ -181,17 +181,18 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     (poot/jit/runtime/replay.py) instead of walking its steps: on the CPU pointer slots rewritten and
     the calls made (half the per-realize cost of a tiny graph), on CUDA one graph launch, on wgpu and
     Vulkan one recorded command buffer (an eager decode step's host time went from 51 to about 20 us).
-    POOT_DEBUG >= 1 always walks the steps (it times each launch)."""
-    replay = prog.eager_replay
-    if replay is None:
-        if prog.eager_calls < 2:
-            prog.eager_calls += 1
-            if prog.eager_calls == 2:    # a graph realized once never pays for a recording
-                prog.eager_replay = _replay_for(prog)
-    elif env.debug_level() < 1:
-        out = replay.run(inputs, wheres)
-        if out is not None:              # None: another thread holds the recording
-            return out
+    POOT_DEBUG >= 1 (which times each launch) and POOT_EAGER_REPLAY=0 walk the steps."""
+    if env.eager_replay():
+        replay = prog.eager_replay
+        if replay is None:
+            if prog.eager_calls < 2:
+                prog.eager_calls += 1
+                if prog.eager_calls == 2:    # a graph realized once never pays for a recording
+                    prog.eager_replay = _replay_for(prog)
+        elif env.debug_level() < 1:
+            out = replay.run(inputs, wheres)
+            if out is not None:              # None: another thread holds the recording
+                return out
     return prog.run(inputs, wheres=wheres)
 
 
