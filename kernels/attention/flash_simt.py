@@ -177,9 +177,25 @@ def _make_decode(T, name):
             l = l * alpha + tree_sum(s_red, t, p)   # its barriers also publish s_p
             a0 *= alpha
             a1 *= alpha
-            for j in range(nk):
-                # the clamp never acts (j < nk <= THREADS); it keeps LLVM from merging the loop's reads of
-                # s_p into vector loads, which its SPIR-V backend cannot legalize ("Unsupported ptrcast user")
+            quads = nk - nk % 4
+            for j in range(0, quads, 4):
+                # four keys' V loads issued before their sums (one at a time, each waited for its load);
+                # the clamps never act (j + 3 < nk <= THREADS): they keep LLVM from merging the reads of s_p
+                # into vector loads, which its SPIR-V backend cannot legalize ("Unsupported ptrcast user")
+                at = vbase + (k0 + j) * Dv
+                w0 = pt.f32(v[at + d0])
+                w1 = pt.f32(v[at + Dv + d0])
+                w2 = pt.f32(v[at + 2 * Dv + d0])
+                w3 = pt.f32(v[at + 3 * Dv + d0])
+                p0 = s_p[min(j, pt.u32(THREADS - 1))]
+                p1 = s_p[min(j + 1, pt.u32(THREADS - 1))]
+                p2 = s_p[min(j + 2, pt.u32(THREADS - 1))]
+                p3 = s_p[min(j + 3, pt.u32(THREADS - 1))]
+                a0 += (p0 * w0 + p1 * w1) + (p2 * w2 + p3 * w3)
+                if Dv > THREADS:
+                    a1 += (p0 * pt.f32(v[at + d1]) + p1 * pt.f32(v[at + Dv + d1])) \
+                        + (p2 * pt.f32(v[at + 2 * Dv + d1]) + p3 * pt.f32(v[at + 3 * Dv + d1]))
+            for j in range(quads, nk):
                 pj = s_p[min(j, pt.u32(THREADS - 1))]
                 at = vbase + (k0 + j) * Dv
                 a0 += pj * pt.f32(v[at + d0])
