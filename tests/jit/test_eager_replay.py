@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 import poot as pt
+from poot import devices
 from poot.jit.runtime import execute
+
+
+@pytest.fixture
+def compiled(device):
+    """The device under test where it runs compiled programs (the oracle evaluates graphs in NumPy)."""
+    if device == "oracle":
+        pytest.skip("the oracle evaluates graphs in NumPy: it has no programs to record")
+    return device
 
 
 def _new_programs(before: set) -> list:
@@ -20,7 +29,7 @@ def _softmax_sums(x, y):
     return pt.exp(x - x.max(axis=1, keepdims=True)).sum(axis=0) + y[0]
 
 
-def test_each_realize_of_a_replayed_program_computes_its_own_inputs(device):
+def test_each_realize_of_a_replayed_program_computes_its_own_inputs(compiled):
     rng = np.random.default_rng(7)
     before = {id(p) for p in execute._PROGRAMS.values()}
     kept = []
@@ -32,14 +41,11 @@ def test_each_realize_of_a_replayed_program_computes_its_own_inputs(device):
         kept.append((r, np.exp(xn - xn.max(axis=1, keepdims=True)).sum(axis=0) + yn[0]))
     for r, want in kept:        # results read after later realizes reused the recording's intermediates
         np.testing.assert_allclose(r.numpy(), want, rtol=2e-5, atol=1e-5)
-    progs = _new_programs(before)
-    assert len(progs) == 1 and len(progs[0].launches) >= 1
-    prog, = progs
+    prog, = _new_programs(before)
     assert prog.eager_calls == 2 and prog.eager_replay is not None
 
 
-def test_address_recordings_keep_no_full_size_copy_of_their_inputs(device):
-    dev = pt.device(device)
+def test_address_recordings_keep_no_full_size_copy_of_their_inputs(compiled):
     rng = np.random.default_rng(8)
     before = {id(p) for p in execute._PROGRAMS.values()}
     for _ in range(3):
@@ -48,14 +54,13 @@ def test_address_recordings_keep_no_full_size_copy_of_their_inputs(device):
     prog, = _new_programs(before)
     replay = prog.eager_replay
     assert replay is not None
-    from poot import devices
-    if devices.get(dev.name).records_addresses:
+    if devices.get(compiled).records_addresses:
         assert all(b.nbytes == 4 for b in replay.inputs) and all(b.nbytes == 4 for b, _ in replay.fresh)
     else:
         assert [b.nbytes for b in replay.inputs] == [prog.nbytes[v] for v in prog.input_ids]
 
 
-def test_an_index_trap_in_a_replayed_program_names_its_line(device):
+def test_an_index_trap_in_a_replayed_program_names_its_line(compiled):
     xn = np.arange(12, dtype=np.float32).reshape(4, 3) / 12
     x = pt.asarray(xn)
     idx_ok = pt.asarray(np.array([0, 2, 1], np.int32))
