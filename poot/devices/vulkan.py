@@ -147,6 +147,7 @@ class VulkanDevice(VulkanMemory, Device):
         self._pooled = 0
         self.fresh_allocations = 0                            # buffers created for allocations (pool misses)
         self._graveyard: list[_Allocation] = []               # destroyed once the queue is idle
+        self._retired: list = []                              # (recording, variant) freed once the queue is idle
         self._cmd = None                                      # the pending command buffer
         self._cmd_count = 0
         self._cmd_chunks: list[_Chunk] = []
@@ -333,6 +334,10 @@ class VulkanDevice(VulkanMemory, Device):
         self._flush()
         while self._in_flight:
             self._retire_oldest()
+        if self._retired:                    # replay variants evicted while they could still be queued
+            for rec, variant in self._retired:
+                rec._drop(variant)
+            self._retired.clear()
         if destroy and self._graveyard:      # cached sets and recorded variants may name what goes
             self._reset_sets()
             keys = {a.key for a in self._graveyard}

@@ -9,9 +9,12 @@ A Vulkan command buffer names its buffers through descriptor sets, and a set bou
 command buffer cannot be rewritten (on lavapipe: no update-after-bind). So a recording keeps one
 command buffer per set of buffers it has run with -- a variant, with its own descriptor sets -- and a
 replay with buffers it has seen before resubmits that command buffer as it is (recorded with
-SIMULTANEOUS_USE: it may be queued again while it runs). A program that hands each call fresh buffers
-from the device's pool cycles through a few handles, so a loop settles on a few variants; at most
-MAX_VARIANTS are kept (least recently used goes). Commands inside a variant are separated by the
+SIMULTANEOUS_USE: it may be queued again while it runs). A set met for the first time is not recorded:
+its commands join the device's pending command buffer as eager dispatches do (a loop that keeps every
+call's fresh results meets a new set each call, and recording a variant costs more than dispatching);
+it gets a variant when it comes back. A program that hands each call fresh buffers from the device's
+pool and drops them cycles through a few handles, so a loop settles on a few variants; at most
+MAX_VARIANTS are kept (least recently used goes, freed at the device's next wait). Commands inside a variant are separated by the
 device's full memory barrier, and a variant starts with one, so it is ordered with everything queued
 before it. Host transfers and synchronize are refused while recording; a recording keeps its buffers
 alive, and replaying one whose buffer was freed is refused.
@@ -25,6 +28,7 @@ from poot.devices import base
 from poot.devices.vulkan_memory import size_class
 
 MAX_VARIANTS = 8
+MAX_RETIRED = 64      # evicted variants a device keeps until its next wait before it waits for them
 
 
 class _Variant:
@@ -40,6 +44,7 @@ class VulkanRecording(base.Recording):
         self.buffers: list = []                 # every buffer used, once, in first-use order
         self._seen: set[int] = set()
         self.variants: collections.OrderedDict = collections.OrderedDict()
+        self._sighted: collections.OrderedDict = collections.OrderedDict()   # buffer sets met once, no variant
 
     def add(self, program, buffers, grid) -> None:
         for b in buffers:
@@ -63,8 +68,12 @@ class VulkanRecording(base.Recording):
             return hit
         dev = self.device
         if len(self.variants) >= MAX_VARIANTS:
-            dev._wait_all()                     # the oldest variant may still be queued
-            self._drop(self.variants.popitem(last=False)[1])
+            # the oldest variant may still be queued: it is freed at the device's next wait, which comes
+            # at once only when MAX_RETIRED wait already (a loop keeping each call's fresh results makes
+            # a variant a call; waiting here made every such call wait for the GPU)
+            dev._retired.append((self, self.variants.popitem(last=False)[1]))
+            if len(dev._retired) > MAX_RETIRED:
+                dev._wait_all()
         vk = dev._vk
         dispatches = [c for c in self.commands if c[0] is not None]
         pool = dev.descriptor_pool(max(1, len(dispatches)), sum(len(c[1]) for c in dispatches) or 1)
@@ -119,6 +128,22 @@ class VulkanRecording(base.Recording):
         for b in self.buffers:
             if b.handle is None and b not in rebind:
                 raise DeviceError(f"vulkan: the recording uses {b!r}, which was freed")
+        key = tuple((rebind.get(b) or b).handle.key for b in self.buffers)
+        if key not in self.variants and key not in self._sighted:
+            # a set of buffers met for the first time (a call's fresh results, kept by the caller, are
+            # new each call): its commands join the device's pending command buffer as eager dispatches
+            # do; recording a variant for it (a command buffer and its descriptor sets) costs more than
+            # that, and pays off only when the set comes back
+            self._sighted[key] = None
+            if len(self._sighted) > MAX_VARIANTS:
+                self._sighted.popitem(last=False)
+            for program, buffers, grid in self.commands:
+                bufs = [rebind.get(b) or b for b in buffers]
+                if program is None:
+                    dev.copy(bufs[1], bufs[0], grid[0])
+                else:
+                    dev.dispatch(program, bufs, grid)
+            return
         variant = self._variant(rebind)
         dev._flush()                            # work queued before the replay runs before it
         dev.submit(variant.cmd)
