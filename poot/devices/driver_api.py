@@ -110,10 +110,14 @@ class DriverProgram:
         if hit is None:
             if len(self._packed) >= PACKED_PARAMS:
                 self._packed.clear()
-            values = (ctypes.c_void_p * len(ptrs))(*ptrs)
-            slots = (ctypes.c_void_p * len(ptrs))(*[ctypes.addressof(values) + k * ctypes.sizeof(ctypes.c_void_p)
-                                                   for k in range(len(ptrs))])
-            hit = self._packed[ptrs] = (ctypes.addressof(slots), values, slots)
+            # one array: the values, then a pointer to each (a third of the time of two arrays built
+            # from Python lists, which an eager call keeping its fresh results pays on every launch)
+            n = len(ptrs)
+            words = (ctypes.c_uint64 * (2 * n))()
+            base = ctypes.addressof(words)
+            words[:n] = ptrs
+            words[n:] = range(base, base + 8 * n, 8)
+            hit = self._packed[ptrs] = (base + 8 * n, words)
         return hit[0]
 
     def __repr__(self) -> str:
