@@ -40,6 +40,24 @@ class Recording(base.Recording):
         self.buffers = list(dict.fromkeys(self.buffers))     # each once: replay checks them
 
 
+def _commands(dev, recording: Recording, rebind: dict):
+    """The recording's commands with `rebind`'s buffers in place, as both replays encode them:
+    ("dispatch", pipeline, bind group, grid) -- empty grids left out, a dispatch using a replaced buffer
+    given the (cached) bind group of its new buffers -- and ("copy", source, destination, bytes) with
+    wgpu buffers."""
+    for cmd in recording.commands:
+        if cmd[0] == "dispatch":
+            _, pipeline, group, grid, bufs = cmd
+            if math.prod(grid) == 0:
+                continue
+            if rebind and any(b in rebind for b in bufs):
+                group = dev._bind_group([rebind.get(b, b) for b in bufs])
+            yield "dispatch", pipeline, group, grid
+        else:
+            _, src, dst, n = cmd
+            yield "copy", rebind.get(src, src).handle, rebind.get(dst, dst).handle, n
+
+
 def native_steps(dev, recording: Recording, rebind: dict) -> list:
     """The native steps of `recording` with `rebind`'s buffers (wgpu_native.py), cached on the recording
     by the identity of the replacements' wgpu buffers. A wgpu buffer lives (in a Buffer or in the pool)
@@ -52,44 +70,32 @@ def native_steps(dev, recording: Recording, rebind: dict) -> list:
     if steps is None:
         handle = dev._native.handle
         steps = []
-        for cmd in recording.commands:
-            if cmd[0] == "dispatch":
-                _, pipeline, group, grid, bufs = cmd
-                if math.prod(grid) == 0:
-                    continue
-                if rebind and any(b in rebind for b in bufs):
-                    group = dev._bind_group([rebind.get(b, b) for b in bufs])
-                steps.append((DISPATCH, handle(pipeline), handle(group), *grid, (pipeline, group)))
+        for kind, a, b, c in _commands(dev, recording, rebind):
+            if kind == "dispatch":
+                steps.append((DISPATCH, handle(a), handle(b), *c, (a, b)))
             else:
-                _, src, dst, n = cmd
-                s, d = rebind.get(src, src).handle, rebind.get(dst, dst).handle
-                steps.append((COPY, handle(s), handle(d), n, (s, d)))
+                steps.append((COPY, handle(a), handle(b), c, (a, b)))
         if len(recording.plans) >= MAX_PLANS:
             recording.plans.clear()
         recording.plans[key] = steps
     return steps
 
+
 def encode_replay(dev, recording: Recording, rebind: dict) -> None:
     """The replay through wgpu-py's public API (where the native calls are unavailable)."""
     encoder, cpass = dev._dev.create_command_encoder(), None
-    for cmd in recording.commands:
-        if cmd[0] == "dispatch":
-            _, pipeline, group, grid, bufs = cmd
-            if math.prod(grid) == 0:
-                continue
-            if rebind and any(b in rebind for b in bufs):
-                group = dev._bind_group([rebind.get(b, b) for b in bufs])
+    for kind, a, b, c in _commands(dev, recording, rebind):
+        if kind == "dispatch":
             if cpass is None:
                 cpass = encoder.begin_compute_pass()
-            cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, group)
-            cpass.dispatch_workgroups(*grid)
+            cpass.set_pipeline(a)
+            cpass.set_bind_group(0, b)
+            cpass.dispatch_workgroups(*c)
         else:
             if cpass is not None:
                 cpass.end()
                 cpass = None
-            _, src, dst, n = cmd
-            encoder.copy_buffer_to_buffer(rebind.get(src, src).handle, 0, rebind.get(dst, dst).handle, 0, n)
+            encoder.copy_buffer_to_buffer(a, 0, b, 0, c)
     if cpass is not None:
         cpass.end()
     try:
