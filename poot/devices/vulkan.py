@@ -303,7 +303,7 @@ class VulkanDevice(VulkanMemory, Device):
         fence, cmd, chunks, timings = self._in_flight[0]
         lib, slot = self._lib, self._fence_slot
         slot[0] = fence
-        if self._spin_wait and lib.vkGetFenceStatus(self._dev, fence) == 1:       # VK_NOT_READY
+        if self._spin_wait:
             self._poll(fence)
         result = lib.vkWaitForFences(self._dev, 1, slot, 1, 2**63 - 1)      # VK_TRUE, no timeout
         if result != 0:
@@ -327,7 +327,7 @@ class VulkanDevice(VulkanMemory, Device):
         once, or takes over a long wait)."""
         lib, dev = self._lib, self._dev
         deadline = time.perf_counter() + SPIN_WAIT_S
-        while lib.vkGetFenceStatus(dev, fence) == 1 and time.perf_counter() < deadline:
+        while lib.vkGetFenceStatus(dev, fence) == 1 and time.perf_counter() < deadline:     # VK_NOT_READY
             pass
 
     def _wait_all(self, destroy: bool = True) -> None:

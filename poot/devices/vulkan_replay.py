@@ -55,13 +55,16 @@ class VulkanRecording(base.Recording):
 
     def finish(self) -> None:
         with self.device._lock:
-            self._variant({})                   # recorded now, once: the first replay only submits it
+            self._variant({}, self._key({}))    # recorded now, once: the first replay only submits it
 
     def __repr__(self) -> str:
         return f"<vulkan recording of {len(self.commands)} commands, {len(self.variants)} variants>"
 
-    def _variant(self, rebind: dict) -> _Variant:
-        key = tuple((rebind.get(b) or b).handle.key for b in self.buffers)
+    def _key(self, rebind: dict) -> tuple:
+        """The allocations a replay with `rebind` names, in the order of `buffers`: its variant's key."""
+        return tuple((rebind.get(b) or b).handle.key for b in self.buffers)
+
+    def _variant(self, rebind: dict, key: tuple) -> _Variant:
         hit = self.variants.get(key)
         if hit is not None:
             self.variants.move_to_end(key)
@@ -128,7 +131,7 @@ class VulkanRecording(base.Recording):
         for b in self.buffers:
             if b.handle is None and b not in rebind:
                 raise DeviceError(f"vulkan: the recording uses {b!r}, which was freed")
-        key = tuple((rebind.get(b) or b).handle.key for b in self.buffers)
+        key = self._key(rebind)
         if key not in self.variants and key not in self._sighted:
             # a set of buffers met for the first time (a call's fresh results, kept by the caller, are
             # new each call): its commands join the device's pending command buffer as eager dispatches
@@ -144,6 +147,6 @@ class VulkanRecording(base.Recording):
                 else:
                     dev.dispatch(program, bufs, grid)
             return
-        variant = self._variant(rebind)
+        variant = self._variant(rebind, key)
         dev._flush()                            # work queued before the replay runs before it
         dev.submit(variant.cmd)
