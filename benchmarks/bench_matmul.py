@@ -9,9 +9,9 @@ generated kernel, the host path that widens 16-bit matrices for BLAS), each a ji
 with the others and with `rowsum`, a poot row reduction reading the same bytes.
 
 GPU options: `--gemv-path asset|generated` forces poot's GPU GEMV path (POOT_GPU_GEMV);
-`--gemv-schedules auto,256,1,2,...` sweeps the generated GEMV's schedules (POOT_GPU_GEMV_SCHEDULE, one
-row per schedule); `--jit-batch 5` adds a row for a jitted function of that many GEMVs with one weight
-matrix (one replayed program per call, timed per GEMV). `kernel_s`: GPU time of the call's kernels
+`--gemv-schedules "auto;256,1,2;32,8,1,4"` sweeps the generated GEMV's schedules (POOT_GPU_GEMV_SCHEDULE
+values separated by semicolons, one row per schedule); `--jit-batch 5` adds a row for a jitted function
+of that many GEMVs with one weight matrix (one replayed program per call, timed per GEMV). `kernel_s`: GPU time of the call's kernels
 (on CUDA, captured `--graph-reps` times in one CUDA graph). Bytes: each operand read once, the result
 written once; flops 2*m*n*k per product. On the CPU, bfloat16 baselines run NumPy on float32 copies.
 
@@ -199,8 +199,9 @@ def main(argv=None) -> dict:
                     + "; ".join(f"{k}: {v}" for k, v in DEFAULT_BASELINES.items()) + "; other GPUs: numpy on the host)")
     ap.add_argument("--gemv-path", choices=["auto", "asset", "generated"], default="auto",
                     help="force poot's GPU GEMV path (POOT_GPU_GEMV)")
-    ap.add_argument("--gemv-schedules", type=C.comma_list, default=[],
-                    help="GPU GEMV schedules to sweep (POOT_GPU_GEMV_SCHEDULE values), one row each")
+    ap.add_argument("--gemv-schedules", type=lambda t: [s.strip() for s in t.split(";") if s.strip()], default=[],
+                    help="GPU GEMV schedules to sweep, separated by semicolons (POOT_GPU_GEMV_SCHEDULE values "
+                         "such as 256,1,2), one row each")
     ap.add_argument("--jit-batch", type=int, default=0, help="GEMVs per jitted call for the -jit rows (0: none)")
     ap.add_argument("--graph-reps", type=int, default=20, help="launches per CUDA graph for kernel_s on CUDA")
     ap.add_argument("--no-kernel-time", action="store_true", help="skip the GPU kernel_s column")
