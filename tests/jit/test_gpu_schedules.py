@@ -66,6 +66,18 @@ def test_a_long_matrix_vector_product_gets_lanes_per_output():
     assert naive.groups[0] * 256 >= 512 and not naive.kernel.shared
 
 
+def test_long_rows_get_a_warp_each_where_lanes_combine_through_shared_memory():
+    """SPIR-V combines a row's lanes by a shared-memory tree of barrier rounds: a warp a row, 8 rows a
+    workgroup (a 256-lane row would take 8 rounds)."""
+    import dataclasses
+
+    spirv = dataclasses.replace(CUDA_CAPS, name="vulkan", target="spirv")
+    for case in ("gemv_long", "gemv_bf16_long"):
+        plan = plan_fusion(CASES[case])
+        (gemv,) = [launch for step in plan.kernel_steps for launch in generate(step, plan, spirv).launches]
+        assert gemv.groups[0] == 512 // 8 and gemv.kernel.workgroup[0] == 256, case
+
+
 @pytest.mark.parametrize("n, k, groups", [(1152, 896, 1152 // 2),        # few short rows: 128 lanes each
                                            (9728, 896, 9728 // 32)])      # many: warps of 4 rows
 def test_short_bf16_rows_get_lanes_by_how_many_rows_there_are(n, k, groups):

@@ -19,6 +19,10 @@ sweep of POOT_GPU_GEMV_SCHEDULE over the shapes of Qwen2.5-0.5B and Llama-3-8B):
 - shorter 16-bit rows: warps carrying 4 rows each, one block per step, where that makes at least
   MANY_GROUPS workgroups (the LM head 151936 x 896: 2.9 TB/s, against 2.4 with 128 lanes); else 128
   lanes per row (1152 x 896: 0.80 TB/s, against 0.57: a few rows leave most of the GPU idle).
+Where the lanes combine through a shared-memory tree (SPIR-V: wgpu, Vulkan), its barrier rounds cost more
+than a wide team gains: rows of at least LONG_ROW get a warp-sized team each, 8 a workgroup, two blocks per
+step (an H100 through Vulkan, kernel time: bf16 14336 x 4096 71.5 us against 89 with a workgroup a row,
+4096 x 4096 26.0 against 31.7; 64- and 128-lane teams measured between the two).
 POOT_GPU_GEMV_SCHEDULE forces any other.
 
 The imported GEMV assets (kernels/contraction/gemv_{f32,bf16}.py: 64 lanes x 4 rows per workgroup,
@@ -80,9 +84,10 @@ def applies(step) -> bool:
     return out.shape[-1] == 1 and a.aval.shape[-1] >= MIN_K and out.size > 0 and dt.is_float(out.dtype)
 
 
-def schedule(n: int, K: int, vec: int, narrow: bool) -> tuple[int, int, int, int]:
+def schedule(n: int, K: int, vec: int, narrow: bool, tree: bool = False) -> tuple[int, int, int, int]:
     """(lanes per row, teams per workgroup, blocks per loop step, rows per team) for an n-row GEMV over
-    rows of K (`narrow`: 16-bit weights; see the module docstring). POOT_GPU_GEMV_SCHEDULE=
+    rows of K (`narrow`: 16-bit weights; `tree`: lanes combine through a shared-memory tree, not shuffles;
+    see the module docstring). POOT_GPU_GEMV_SCHEDULE=
     "lanes,teams,unroll[,rows]" forces one, to measure variants in one run (set it before a shape's
     first call: programs are cached by graph)."""
     forced = os.environ.get(SCHEDULE_ENV, "").strip().lower()
@@ -97,6 +102,8 @@ def schedule(n: int, K: int, vec: int, narrow: bool) -> tuple[int, int, int, int
             raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,teams,unroll[,rows]': lanes a power of two "
                             ">= 32, lanes * teams <= 1024 threads, unroll 1..8, rows per team 1..8 (or auto)")
         return lanes, teams, unroll, per
+    if tree and K >= LONG_ROW:
+        return WARP, GPU_WORKGROUP // WARP, UNROLL, 1
     short = K < LONG_ROW and K >= WARP * vec
     if narrow and short and ceil_div(n, 4 * (GPU_WORKGROUP // WARP)) >= MANY_GROUPS:
         return WARP, GPU_WORKGROUP // WARP, 1, 4
@@ -118,7 +125,7 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     n, K = out.size, a.aval.shape[-1]
     acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
     vec = vector_width([a.aval.dtype, b.aval.dtype])
-    lanes, teams, unroll, per = schedule(n, K, vec, a.aval.dtype.itemsize == 2)
+    lanes, teams, unroll, per = schedule(n, K, vec, a.aval.dtype.itemsize == 2, tree=not shuffles(caps))
     threads, rows = lanes * teams, teams * per
     ctx = KernelContext(step, plan, KernelStyle.GPU, workgroup=(threads, 1, 1))
     kb, gen = ctx.kb, ctx.gen
