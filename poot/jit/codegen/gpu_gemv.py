@@ -22,11 +22,9 @@ sweep of POOT_GPU_GEMV_SCHEDULE over the shapes of Qwen2.5-0.5B and Llama-3-8B):
 Where the lanes combine through a shared-memory tree (SPIR-V: wgpu, Vulkan), its barrier rounds cost more
 than a wide team gains: rows of at least LONG_ROW get a warp-sized team each, 8 a workgroup, two blocks per
 step (an H100 through Vulkan, kernel time: bf16 14336 x 4096 71.5 us against 89 with a workgroup a row,
-4096 x 4096 26.0 against 31.7; 64- and 128-lane teams measured between the two). SPIR-V also reads a 16-bit
-element as the 32-bit word holding it (a load and a shift; its loads are not merged into 16-byte ones), so
-there a lane takes one word (two elements) of the row per block instead of eight elements: a warp's load is
-then 128 contiguous bytes, not 4 bytes at a 16-byte stride per lane (bf16 14336 x 4096 56.0 us against
-71.1, 4096 x 4096 19.4 against 25.9; float32 rows, whose 16-byte blocks the driver merges, stay as they are).
+4096 x 4096 26.0 against 31.7; 64- and 128-lane teams measured between the two). On SPIR-V a lane takes
+one 32-bit word (two elements) of a 16-bit row per block, not eight elements (gpu_lanes.access_bytes: bf16
+14336 x 4096 56.0 us against 71.1, 4096 x 4096 19.4 against 25.9).
 POOT_GPU_GEMV_SCHEDULE forces any other.
 
 The imported GEMV assets (kernels/contraction/gemv_{f32,bf16}.py: 64 lanes x 4 rows per workgroup,
@@ -46,8 +44,8 @@ from poot.jit.kir.builder import binary, cast, const
 from poot.jit.kir.model import Index
 from poot.jit.codegen.common import (GPU_WORKGROUP, KernelContext, Launch, StepCode, asset, ceil_div, env_choice,
                                      groups_for)
-from poot.jit.codegen.gpu_lanes import (UNROLL, VECTOR_BYTES, WARP, butterfly, fold_pairwise, lane_loop, shuffles,
-                                       vector_width)
+from poot.jit.codegen.gpu_lanes import (UNROLL, VECTOR_BYTES, WARP, access_bytes, butterfly, fold_pairwise,
+                                       lane_loop, shuffles, vector_width)
 from poot.jit.codegen.opaque import _batch
 from poot.jit.llvm.targets import KernelStyle
 
@@ -59,7 +57,6 @@ SHORT_LANES = 128            # lanes per row for few short rows
 ASSETS = {dt.float32: "gemv_f32", dt.bfloat16: "gemv_bf16"}
 AUTO_PATH = "generated"
 SCHEDULE_ENV = "POOT_GPU_GEMV_SCHEDULE"
-WORD_BYTES = 4               # a SPIR-V lane's block of 16-bit elements: the word that holds two
 
 
 def gemv_path() -> str:
@@ -130,9 +127,9 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     out = e.out.aval
     n, K = out.size, a.aval.shape[-1]
     acc_t = dt.float32 if out.dtype in (dt.float16, dt.bfloat16) else out.dtype
-    narrow = a.aval.dtype.itemsize == 2
-    vec = vector_width([a.aval.dtype, b.aval.dtype], WORD_BYTES if narrow and caps.target == "spirv" else VECTOR_BYTES)
-    lanes, teams, unroll, per = schedule(n, K, vec, narrow, tree=not shuffles(caps))
+    dtypes = [a.aval.dtype, b.aval.dtype]
+    vec = vector_width(dtypes, access_bytes(caps, dtypes, VECTOR_BYTES))
+    lanes, teams, unroll, per = schedule(n, K, vec, a.aval.dtype.itemsize == 2, tree=not shuffles(caps))
     threads, rows = lanes * teams, teams * per
     ctx = KernelContext(step, plan, KernelStyle.GPU, workgroup=(threads, 1, 1))
     kb, gen = ctx.kb, ctx.gen

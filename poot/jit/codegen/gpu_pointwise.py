@@ -5,11 +5,11 @@ bounds) than on a short chain, and a grid of a million 256-thread workgroups kep
 busy. Here the grid is a fixed number of workgroups per multiprocessor and each thread walks the flat
 positions by the grid's size. Where every load index is affine in the flat position, a thread takes
 `vector_width` consecutive elements per step (16-byte loads and stores, gpu_lanes.py; 4-byte on wgpu,
-whose Capabilities.vector_store_bytes says why) and the elements past the last whole vector are a scalar
-tail; otherwise (broadcasts through div/mod, transposes) one element per step. Indices are int32 unless
-an array needs int64 (KernelContext). A chain holding a loop of its own (an integer power) keeps one
-thread per element: wgpu's SPIR-V translator (naga) rejected that loop over 8- and 16-bit integers
-nested in the grid-stride loop.
+whose Capabilities.vector_store_bytes says why, and for 8- and 16-bit elements on SPIR-V: access_bytes)
+and the elements past the last whole vector are a scalar tail; otherwise (broadcasts through div/mod,
+transposes) one element per step. Indices are int32 unless an array needs int64 (KernelContext). A chain
+holding a loop of its own (an integer power) keeps one thread per element: wgpu's SPIR-V translator (naga)
+rejected that loop over 8- and 16-bit integers nested in the grid-stride loop.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from poot.fuse.access import leaf_forms
 from poot.fuse.indexing import Coord, Form, ravel, unravel
 from poot.jit.kir.builder import binary, const
 from poot.jit.codegen.common import KernelContext, Launch, StepCode, ceil_div, groups_for
-from poot.jit.codegen.gpu_lanes import multiprocessors, store_bytes, vector_width
+from poot.jit.codegen.gpu_lanes import access_bytes, multiprocessors, store_bytes, vector_width
 from poot.jit.codegen.pointwise import _affine, _members
 from poot.jit.llvm.targets import KernelStyle
 
@@ -38,7 +38,8 @@ def generate_gpu_pointwise(step, plan, caps) -> StepCode:
     members = _members(step, plan)
     probe = unravel(Form.of(Coord("i", total)), shape)
     flat = _affine(leaf_forms(plan.producer, members, [(r, probe) for r in step.outputs]))
-    vec = vector_width([v.aval.dtype for v in step.inputs + step.outputs], store_bytes(caps)) if flat else 1
+    dtypes = [v.aval.dtype for v in step.inputs + step.outputs]
+    vec = vector_width(dtypes, access_bytes(caps, dtypes, store_bytes(caps))) if flat else 1
     while vec > 1 and vec * len(members) > MAX_UNROLLED_OPS:
         vec //= 2
     units = total // vec
