@@ -222,17 +222,49 @@ def _argument_error(fn, e: TypeError) -> ArgumentError:
 
 def fast_boundary(fast, slow):
     """`slow` (a function wrapped by api_boundary) with `fast` tried first: `fast` returns None where
-    it does not apply. A PootError from either shows the user's call, not poot's insides."""
+    it does not apply. A PootError from either shows the user's call, not poot's insides. The wrapper
+    takes `fast`'s positional parameters one by one (an operator's one, two or three), not as *args:
+    Python runs `fast(*args)` as a call from C into a fresh interpreter loop, `fast(x, y)` inline, and
+    an element loop calls the wrapper a few times a step."""
+    wrapper = _FAST_BOUNDARIES[fast.__code__.co_argcount](fast, slow)
+    functools.update_wrapper(wrapper, slow)
+    return wrapper
 
-    def wrapper(*args):
+
+def _fast_boundary1(fast, slow):
+    def wrapper(x):
         try:
-            r = fast(*args)
-            return slow(*args) if r is None else r
+            r = fast(x)
+            return slow(x) if r is None else r
         except PootError as e:
             raise e.with_traceback(None) from None
 
-    functools.update_wrapper(wrapper, slow)
     return wrapper
+
+
+def _fast_boundary2(fast, slow):
+    def wrapper(x, y):
+        try:
+            r = fast(x, y)
+            return slow(x, y) if r is None else r
+        except PootError as e:
+            raise e.with_traceback(None) from None
+
+    return wrapper
+
+
+def _fast_boundary3(fast, slow):
+    def wrapper(x, y, z):
+        try:
+            r = fast(x, y, z)
+            return slow(x, y, z) if r is None else r
+        except PootError as e:
+            raise e.with_traceback(None) from None
+
+    return wrapper
+
+
+_FAST_BOUNDARIES = {1: _fast_boundary1, 2: _fast_boundary2, 3: _fast_boundary3}
 
 
 def exporter(namespace: dict, names: list):

@@ -37,10 +37,11 @@ from poot.errors import api_boundary, fast_boundary
 from poot.graph import Aval
 from poot.trace.array import Array
 from poot.trace.lazy import (_EMPTY, MAX_PENDING_DEPTH, HostScalar, Node, _internal_code, _shared, _state,
-                   caller_where, is_internal, realize_nodes, shared_constant)
+                   caller_where, host_leaf, is_internal, realize_nodes, shared_constant)
 
 _getframe = sys._getframe
 _getrefcount = sys.getrefcount
+_new = object.__new__
 
 _FORMATS = {dt.float64: "d", dt.float32: "f", dt.float16: "e", dt.int64: "q", dt.int32: "i",
             dt.int16: "h", dt.int8: "b", dt.uint64: "Q", dt.uint32: "I", dt.uint16: "H",
@@ -50,6 +51,7 @@ _STRUCT = {d.name: struct.Struct("=" + f) for d, f in _FORMATS.items()}
 _AVAL0 = {d.name: Aval((), d) for d in _FORMATS}
 _BOUNDS = {d.name: (int(dt.iinfo(d).min), int(dt.iinfo(d).max)) for d in _FORMATS if d.kind in "iu"}
 _NO = object()
+_F64 = dt.float64
 
 
 def host_value(n: Node):
@@ -128,14 +130,22 @@ def _pow(x, y):
     return math.pow(x, y)
 
 
-def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
+def _host_array(value, fmt, aval: Aval, device: str, backend) -> Array:
+    """An Array on a new host_leaf, made without Array.__init__'s frame."""
+    x = _new(Array)
+    x._node = host_leaf(value, fmt, aval, device, backend)
+    return x
+
+
+def _fast_binary(prim: str, pyop, reflected: bool, kinds: str, up: int = 2):
     """The fast path of the dunder for `prim`, on dtypes of `kinds` ('f' or 'fiu'): the result, or None
     where the general code must decide. `up` is how many frames above it the user's line is."""
 
-    def op(self, other, up=2):
+    def op(self, other):
         na = self._node
         a = na.aval
         d = a.dtype
+        kind = d.kind
         t = type(other)
         if t is Array:
             nb = other._node
@@ -143,25 +153,25 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
             if (b is not a and (b.dtype is not d or b.shape != a.shape)) or nb.device != na.device:
                 return None
         elif t is float:
-            if d.kind != "f":
+            if kind != "f":
                 return None
             nb = None
         elif t is int:
-            if d.kind != "f":
+            if kind != "f":
                 bounds = _BOUNDS.get(d.name)
                 if bounds is None or not bounds[0] <= other <= bounds[1]:
                     return None
             nb = None
         else:
             return None
-        if d.kind not in kinds or _state.tracing:
+        if kind not in kinds or _state.tracing:
             return None
         if na.op is None and a.shape == ():         # eager arithmetic on host values
             x = na.buf
             x = x.value if type(x) is HostScalar and x._buf is None else host_value(na)
             if x is not _NO:
                 if nb is None:      # a Python scalar is weak: it takes x's dtype first, as in NumPy 2
-                    y = _round(float(other), d) if d.kind == "f" else other
+                    y = _round(float(other), d) if kind == "f" else other
                 else:
                     y = nb.buf
                     y = y.value if type(y) is HostScalar and y._buf is None else host_value(nb)
@@ -170,11 +180,10 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
                         v = pyop(y, x) if reflected else pyop(x, y)
                     except (ZeroDivisionError, OverflowError, ValueError):
                         v = _NO
-                    if v is not _NO:
+                    if v is not _NO and d is not _F64:
                         v = _round(v, d)
                     if v is not _NO:
-                        return Array(Node(None, (), None, a, na.device, None, 0,
-                                          HostScalar(na.buf.device, v, _STRUCT[d.name])))
+                        return _host_array(v, _STRUCT[d.name], a, na.device, na.buf.device)
         if nb is None:
             nb = _shared.get((other, t, d.name, na.device))
             if nb is None:
@@ -188,7 +197,9 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
         if inside is None:
             inside = is_internal(code)
         where = caller_where() if inside else (code.co_filename, f.f_lineno)
-        return Array(Node(prim, (nb, na) if reflected else (na, nb), _EMPTY, a, na.device, where, depth + 1))
+        r = _new(Array)
+        r._node = Node(prim, (nb, na) if reflected else (na, nb), _EMPTY, a, na.device, where, depth + 1)
+        return r
 
     return op
 
@@ -229,8 +240,7 @@ def _make_compare(pyop, generic):
         x = x.value if type(x) is HostScalar and x._buf is None else host_value(na)
         if x is _NO or y is _NO:
             return None
-        return Array(Node(None, (), None, _AVAL0["bool"], na.device, None, 0,
-                          HostScalar(na.buf.device, bool(pyop(x, y)), _STRUCT["bool"])))
+        return _host_array(bool(pyop(x, y)), _STRUCT["bool"], _AVAL0["bool"], na.device, na.buf.device)
 
     return fast_boundary(cmp, generic)
 
@@ -250,7 +260,7 @@ def _make_unary(pyop, generic):
         v = _round(pyop(x), a.dtype)
         if v is _NO:
             return None
-        return Array(Node(None, (), None, a, n.device, None, 0, HostScalar(n.buf.device, v, _STRUCT[a.dtype.name])))
+        return _host_array(v, _STRUCT[a.dtype.name], a, n.device, n.buf.device)
 
     return fast_boundary(un, generic)
 
@@ -264,10 +274,10 @@ def _make_inplace(prim: str, pyop, generic, kinds: str):
     """`x op= y` where the fast path of `x op y` applies: its result has x's shape and dtype, so the
     array object takes it at once (as the general in-place operator does). An element loop's
     accumulator (`s += L[i, j] * U[j, k]`) thus stays a host value."""
-    fast = _fast_binary(prim, pyop, False, kinds)
+    fast = _fast_binary(prim, pyop, False, kinds, 3)
 
     def iop(self, other):
-        r = fast(self, other, 3)
+        r = fast(self, other)
         if r is None:
             return None
         self._node = r._node
@@ -279,6 +289,16 @@ def _make_inplace(prim: str, pyop, generic, kinds: str):
 def _flat_index(idx, shape):
     """The flat position of an index of one int per axis (negative ones from the end), or -1."""
     if type(idx) is tuple:
+        if len(idx) == 2 == len(shape):      # the commonest: A[i, j]
+            i, j = idx
+            if type(i) is not int or type(j) is not int:
+                return -1
+            s0, s1 = shape
+            if i < 0:
+                i += s0
+            if j < 0:
+                j += s1
+            return i * s1 + j if 0 <= i < s0 and 0 <= j < s1 else -1
         if len(idx) != len(shape):
             return -1
         flat = 0
@@ -305,25 +325,13 @@ def _make_getitem(generic):
         if type(b) is CpuBuffer and n.params is None and not _state.tracing:
             a = n.aval
             shape = a.shape
-            if type(idx) is tuple and len(idx) == 2 == len(shape):     # the commonest: A[i, j]
-                i, j = idx
-                if type(i) is int and type(j) is int:
-                    s0, s1 = shape
-                    if i < 0:
-                        i += s0
-                    if j < 0:
-                        j += s1
-                    flat = i * s1 + j if 0 <= i < s0 and 0 <= j < s1 else -1
-                else:
-                    flat = -1
-            else:
-                flat = _flat_index(idx, shape)
+            flat = _flat_index(idx, shape)
             if flat >= 0:
                 name = a.dtype.name
                 st = _STRUCT.get(name)
                 if st is not None:
-                    return Array(Node(None, (), None, _AVAL0[name], n.device, None, 0,
-                                      HostScalar(b.device, st.unpack_from(b.handle, flat * st.size)[0], st)))
+                    return _host_array(st.unpack_from(b.handle, flat * st.size)[0], st, _AVAL0[name], n.device,
+                                       b.device)
         return None
 
     return fast_boundary(__getitem__, generic)
@@ -337,32 +345,26 @@ def _counts(x: Array) -> tuple:
     return _getrefcount(n), _getrefcount(b), _getrefcount(raw)
 
 
-_alone: list = []      # [the counts of an array nothing else refers to], measured on first use
+_alone = None      # the counts of an array nothing else refers to, measured on first use
 
 
-def _calibrate(device) -> None:
-    probe = Array(Node(None, (), None, Aval((8,), dt.uint8), "cpu", None, 0, device.allocate(8)))
-    _alone.append(_counts(probe))
-
-
-def _held_alone(x: Array) -> bool:
-    """True when only `x` can see its node's memory: no other Array or pending node refers to the
-    node, no other node to the buffer, no NumPy view (.numpy(), DLPack) to the memory. The caller
-    holds no reference to the node or its buffer."""
-    counts = _counts(x)
-    if not _alone:
-        _calibrate(x._node.buf.device)
-    expect = _alone[0]
-    if counts[0] != expect[0] or counts[1] != expect[1]:
-        return False
-    if counts[2] == expect[2]:
-        return True
-    # a large allocation is also listed by the CPU device's pool of reusable memory (cpu_pool.py)
+def _alone_after_all(x: Array, counts: tuple) -> bool:
+    """True when `x`, whose counts are not `_alone`, is still the only one that can see its memory:
+    `_alone` was not measured yet, or the one more reference to the memory is the CPU device's pool
+    of reusable large allocations (cpu_pool.py) listing it."""
+    global _alone
     b = x._node.buf
+    if _alone is None:
+        probe = Array(Node(None, (), None, Aval((8,), dt.uint8), "cpu", None, 0, b.device.allocate(8)))
+        _alone = _counts(probe)
+        if counts == _alone:
+            return True
+    if counts[0] != _alone[0] or counts[1] != _alone[1] or counts[2] != _alone[2] + 1:
+        return False
     raw = b.handle.base
     pool = getattr(b.device, "_host_pool", None)
     bucket = pool._by_size.get(raw.nbytes, ()) if pool is not None else ()
-    return counts[2] == expect[2] + 1 and any(r is raw for r in bucket)
+    return any(r is raw for r in bucket)
 
 
 _realize_value = api_boundary(realize_nodes)
@@ -397,6 +399,16 @@ def _scalar_for(value, d: dt.DType, device: str):
     """`value` as the number `x[i] = value` stores in an array of dtype `d`, or _NO (the general
     path decides: conversions, errors)."""
     t = type(value)
+    if t is Array:
+        vn = value._node
+        if vn.aval.shape != () or vn.aval.dtype is not d or vn.device != device:
+            return _NO
+        if vn.buf is None:
+            if vn.op is None or _state.tracing:
+                return _NO
+            _realize_value([vn], "x[i] = v")
+        b = vn.buf
+        return b.value if type(b) is HostScalar and b._buf is None else host_value(vn)
     if t is float:
         if d.kind != "f":
             return _NO
@@ -409,28 +421,22 @@ def _scalar_for(value, d: dt.DType, device: str):
                 return _NO
         bounds = _BOUNDS.get(d.name)
         return value if bounds is not None and bounds[0] <= value <= bounds[1] else _NO
-    if t is Array:
-        vn = value._node
-        if vn.aval.shape != () or vn.aval.dtype is not d or vn.device != device:
-            return _NO
-        if vn.buf is None:
-            if vn.op is None or _state.tracing:
-                return _NO
-            _realize_value([vn], "x[i] = v")
-        return host_value(vn)
     return _NO
 
 
 def _write(x: Array, offset: int, st, v) -> None:
-    if _held_alone(x):
-        st.pack_into(x._node.buf.handle, offset, v)
-        return
-    n = x._node
-    b = n.buf
-    new = b.device.allocate(b.nbytes)
-    new.handle[:] = b.handle
-    x._node = Node(None, (), None, n.aval, n.device, None, 0, new)
-    st.pack_into(new.handle, offset, v)
+    """Store `v` at byte `offset` of x's memory: in place when only `x` can see it (no other Array or
+    pending node refers to x's node, no other node to its buffer, no NumPy view (.numpy(), DLPack) to
+    the memory), else into a copy that x then holds alone. The caller holds no reference to x's node
+    or its buffer."""
+    counts = _counts(x)
+    if counts != _alone and not _alone_after_all(x, counts):
+        n = x._node
+        b = n.buf
+        new = b.device.allocate(b.nbytes)
+        new.handle[:] = b.handle
+        x._node = Node(None, (), None, n.aval, n.device, None, 0, new)
+    st.pack_into(x._node.buf.handle, offset, v)
 
 
 _ARITH = (("add", "add", operator.add, "fiu"), ("sub", "sub", operator.sub, "fiu"),

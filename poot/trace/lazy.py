@@ -37,12 +37,14 @@ class HostScalar(Buffer):
     integer indices, or eager arithmetic on such values (poot/trace/fastpath.py). It keeps the number
     (`value`, packed with the `struct.Struct` `fmt`) and allocates device memory only when something
     asks for `handle` (a kernel taking it as an input, `.numpy()`); from then on that memory holds the
-    value, and `host_value` reads it there."""
+    value, and `host_value` reads it there. Made by `host_leaf`."""
 
     __slots__ = ("value", "fmt", "_buf")
+    __init__ = object.__init__      # `HostScalar()`: an empty one for host_leaf to fill, with no Python frame
 
-    def __init__(self, device, value, fmt):
-        self.device, self.nbytes, self.value, self.fmt, self._buf = device, fmt.size, value, fmt, None
+    @property
+    def nbytes(self) -> int:
+        return self.fmt.size
 
     @property
     def handle(self):
@@ -70,6 +72,32 @@ class Node:
     def __repr__(self) -> str:
         state = self.op or ("realized" if self.buf is not None else "placeholder")
         return f"<Node {state} {self.aval} on {self.device}>"
+
+
+_new = object.__new__
+
+
+def host_leaf(value, fmt, aval: Aval, device: str, backend) -> Node:
+    """A realized 0-d leaf on `device` (whose Device is `backend`) holding `value` in a HostScalar
+    packed with `fmt`. Every element read and host operation of an element loop makes one, so the
+    node is filled by direct slot stores: Node() runs a Python __init__ frame, which costs as much
+    again."""
+    b = HostScalar()
+    b.device = backend
+    b.value = value
+    b.fmt = fmt
+    b._buf = None
+    n = _new(Node)
+    n.op = None
+    n.inputs = ()
+    n.params = None
+    n.aval = aval
+    n.device = device
+    n.where = None
+    n.depth = 0
+    n.buf = b
+    n.weak = 0
+    return n
 
 
 # --- where the user is --------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 in-place operators, comparisons, -x and abs(x) on them run on the host and must give NumPy's results
 bit for bit, with Python scalars taking the array's dtype first (NumPy 2's weak scalars)."""
 import operator
+import os
+import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -19,7 +22,7 @@ COMPARE = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, oper
 def _same(got, want):
     got = np.asarray(got)
     assert got.dtype == np.asarray(want).dtype
-    assert np.array_equal(got, want, equal_nan=True) and np.signbit(got) == np.signbit(want)
+    assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @settings(max_examples=200, deadline=None)
@@ -87,3 +90,76 @@ def test_pivoting_element_loop_stays_on_the_host():
     want, want_perm = _lu_pivoting(np, m)
     assert perm == want_perm
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def _mixed_loop(a):
+    """Reads, host arithmetic (with arrays, weak Python scalars, reflected and in-place) and writes,
+    element by element: every step rounds to a's dtype."""
+    n = a.shape[0]
+    for k in range(n):
+        for i in range(n):
+            s = a[i, k] * 0.1
+            s += a[k, i] / 3
+            s -= 1.7 - a[i, i]
+            a[i, k] = s * a[k, k] - a[i, k] if i != k else 2 * s
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_element_loop_rounds_every_step_like_numpy(dtype):
+    m = np.random.default_rng(5).uniform(-1.5, 1.5, (6, 6)).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = _mixed_loop(m.copy())
+        wide = _mixed_loop(m.astype(np.float64)).astype(dtype)
+    _same(_mixed_loop(pt.asarray(m)).numpy(), want)
+    if dtype is not np.float64:
+        assert not np.array_equal(want, wide)      # rounding each step to dtype shows in the result
+
+
+def test_integer_element_loop_wraps_like_numpy():
+    m = np.arange(-8, 8, dtype=np.int8).reshape(4, 4) * 9
+    a, want = pt.asarray(m), m.copy()
+    with np.errstate(over="ignore"):
+        for i in range(4):
+            for j in range(4):
+                a[i, j] = a[i, j] * a[j, i] + 100
+                want[i, j] = want[i, j] * want[j, i] + np.int8(100)
+    _same(a.numpy(), want)
+
+
+@pytest.mark.parametrize("n", [4, 512])      # 512 x 512 float64 lives in the CPU pool's large memory
+def test_element_write_leaves_every_other_view_of_the_value_unchanged(n):
+    m = np.random.default_rng(6).standard_normal((n, n))
+    a = pt.realize(pt.asarray(m))
+    same_value = a.copy()                 # another handle on the same node
+    pending = a * 2.0                     # a recorded equation reading it
+    seen = a.numpy()                      # a NumPy view of its memory
+    before = a[0, 1]                      # a host value read from it
+    a[0, 1] = 7.0
+    a[n - 1, 0] = before * 3.0
+    want = m.copy()
+    want[0, 1], want[n - 1, 0] = 7.0, m[0, 1] * 3.0
+    np.testing.assert_array_equal(a.numpy(), want)
+    np.testing.assert_array_equal(same_value.numpy(), m)
+    np.testing.assert_array_equal(pending.numpy(), m * 2.0)
+    np.testing.assert_array_equal(seen, m)
+    assert float(before) == m[0, 1]
+    del same_value, pending, seen
+    buf = weakref.ref(a._node.buf)
+    a[1, 1] = -1.0                        # nothing else sees a's memory now: written in place
+    assert a._node.buf is buf() and a.numpy()[1, 1] == -1.0
+
+
+def test_element_operators_name_the_users_line():
+    """A PootError raised behind a fast path shows the user's call, and an equation a fast path
+    records names the user's line."""
+    x = pt.asarray(np.zeros((2, 3)))
+    line = sys._getframe().f_lineno + 2
+    with pytest.raises(pt.PootIndexError) as info:
+        x[0, 7] = 1.0
+    assert f"{__file__}:{line}" in str(info.value)
+    assert not any(os.sep + os.path.join("poot", "trace") in str(t.path) for t in info.traceback)
+    y = x * 2.0; line = sys._getframe().f_lineno                         # noqa: E702
+    assert y._node.where == (__file__, line)
+    y *= 3.0; line = sys._getframe().f_lineno                            # noqa: E702
+    assert y._node.where == (__file__, line)
