@@ -1,4 +1,4 @@
-"""Reductions and row-wise normalizations over float32: sum / mean / max of a flat array, sum and max along
+"""Reductions and row-wise normalizations over float32 (or bfloat16: `--dtypes f32,bf16`): sum / mean / max of a flat array, sum and max along
 each axis of a matrix, softmax and layer_norm (no affine parameters, eps 1e-5) over its rows. poot's call
 beside NumPy, plain C loops on every core (`c`: benchmarks/ceiling.c, what the memory gives: a reduction
 reads each element once and computes almost nothing) and Numba row loops on the CPU; PyTorch eager and
@@ -10,12 +10,17 @@ retune it. Bytes: the input read once, the output written once.
 
     python -m benchmarks.bench_reductions --sizes 1e8 --shapes 4096x4096 --json out.json
     python -m benchmarks.bench_reductions --devices cuda --sizes 256M --shapes 16384x16384,8192x8192
+    python -m benchmarks.bench_reductions --devices vulkan --dtypes f32,bf16 --ops sum-axis1,softmax
+(numba and the C loops run float32 only.)
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from benchmarks import common as C
+
+DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}
 
 FLAT = ("sum", "mean", "max")
 AXIS = ("sum-axis0", "sum-axis1", "max-axis0", "max-axis1")
@@ -79,6 +84,8 @@ def baseline_call(name: str, op: str, x: np.ndarray):
     if name == "numpy":
         f = numpy_fn(op)
         return (lambda: f(x)), None
+    if x.dtype != np.float32 and name in ("c", "numba"):
+        return None
     if name == "c":
         lib = C.c_ceiling()
         if lib is None or op in ROWS:
@@ -100,7 +107,8 @@ def baseline_call(name: str, op: str, x: np.ndarray):
         torch = C.torch_cuda()
         if torch is None:
             return None
-        tx = torch.from_numpy(x).cuda()
+        tx = torch.from_numpy(x.astype(np.float32)).cuda().to(
+            torch.bfloat16 if x.dtype == ml_dtypes.bfloat16 else torch.float32)
         base, axis = split_op(op)
         f = {"softmax": lambda t: torch.softmax(t, dim=-1),
              "layer_norm": lambda t: torch.nn.functional.layer_norm(t, (t.shape[-1],), eps=1e-5)}.get(
@@ -115,12 +123,12 @@ def reference(op: str, x: np.ndarray):
     return numpy_fn(op)(x.astype(np.float64))
 
 
-def run_case(args, kind: str, op: str, shape: tuple, pieces=None) -> list[dict]:
+def run_case(args, kind: str, op: str, shape: tuple, pieces=None, dtype: str = "f32") -> list[dict]:
     import poot as pt
 
     from benchmarks import gpu_timing
 
-    x = np.random.default_rng(1).random(shape, dtype=np.float32)
+    x = np.random.default_rng(1).random(shape, dtype=np.float32).astype(DTYPES[dtype])
     dev, _ = C.device_or_none(kind)
     fn = poot_fn(op, pt)
     with pt.device(kind):
@@ -128,12 +136,15 @@ def run_case(args, kind: str, op: str, shape: tuple, pieces=None) -> list[dict]:
         call = (lambda: fn(px).numpy()) if kind == "cpu" else (lambda: pt.realize(fn(px)))
         got = np.asarray(call() if kind == "cpu" else call().numpy())
         per = x.size // max(got.size, 1)
-        C.check_close(f"{op} {shape} on {kind}", got, reference(op, x), rtol=1e-4,
-                      atol=1e-6 if op in ROWS else 4 * np.finfo(np.float32).eps * per ** 0.5)
+        if dtype == "f32":
+            rtol, atol = 1e-4, 1e-6 if op in ROWS else 4 * np.finfo(np.float32).eps * per ** 0.5
+        else:       # one rounding of the result to 8 bits (f32 accumulation)
+            rtol, atol = 1e-2, 1e-2
+        C.check_close(f"{op} {shape} {dtype} on {kind}", got.astype(np.float64), reference(op, x), rtol=rtol, atol=atol)
         sync = C.poot_sync(kind)
         poot_s = C.median_s(args, call, sync)
         ks = gpu_timing.kernel_s(kind, dev, call) if kind != "cpu" and not args.no_kernel_time else None
-    nbytes = x.nbytes + 4 * got.size
+    nbytes = x.nbytes + got.itemsize * got.size
     baselines = {}
     names = C.comma_list(args.baselines or DEFAULT_BASELINES.get(kind, "copy"))
     for name in names if pieces is None else [n for n in names if n == "copy"]:   # retuning: the ceiling only
@@ -146,7 +157,7 @@ def run_case(args, kind: str, op: str, shape: tuple, pieces=None) -> list[dict]:
             continue
         bcall, bsync = made
         baselines[name] = C.median_s(args, bcall, bsync)
-    params = {"op": op, "shape": "x".join(map(str, shape)), "dtype": "float32"}
+    params = {"op": op, "shape": "x".join(map(str, shape)), "dtype": np.dtype(DTYPES[dtype]).name}
     if pieces is not None:
         params["split_pieces"] = pieces
     return C.rows_against(f"reduce-{op}", params, kind, poot_s, baselines, kernel_s=ks, bytes=nbytes)
@@ -168,7 +179,7 @@ def with_split_pieces(kind: str, pieces: int, run):
 
 
 def main(argv=None) -> dict:
-    ap = C.parser(__doc__, sizes="1e8")
+    ap = C.parser(__doc__, sizes="1e8", dtypes="f32")
     ap.add_argument("--shapes", type=C.parse_sizes, default=C.parse_sizes("4096x4096"),
                     help="matrices for the axis and row cases; default 4096x4096")
     ap.add_argument("--ops", type=C.comma_list, default=list(FLAT + AXIS + ROWS),
@@ -182,14 +193,17 @@ def main(argv=None) -> dict:
     unknown = [o for o in args.ops if o not in FLAT + AXIS + ROWS]
     if unknown:
         ap.error(f"unknown ops {unknown}; known: {', '.join(FLAT + AXIS + ROWS)}")
+    unknown = [d for d in args.dtypes if d not in DTYPES]
+    if unknown:
+        ap.error(f"unknown dtypes {unknown}; known: {', '.join(DTYPES)}")
     rows = []
     for kind in C.available(args.devices):
         for op in args.ops:
             shapes = [(int(np.prod(s)),) for s in args.sizes] if op in FLAT else \
                 [s for s in args.shapes if isinstance(s, tuple) and len(s) == 2]
-            for shape in shapes:
-                rows += run_case(args, kind, op, shape)
-                if op not in ROWS:
+            for shape, dtype in ((s, d) for s in shapes for d in args.dtypes):
+                rows += run_case(args, kind, op, shape, dtype=dtype)
+                if op not in ROWS and dtype == "f32":
                     for p in args.split_pieces:
                         rows += with_split_pieces(kind, int(p), lambda: run_case(args, kind, op, shape, int(p)))
     return C.finish(args, "bench_reductions", rows)
