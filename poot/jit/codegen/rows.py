@@ -19,7 +19,8 @@ from poot.graph.ops import OPS
 from poot.jit.kir.builder import binary, cast, const, select, unary
 from poot.jit.kir.model import Access, Index, Load
 from poot.jit.codegen.common import GPU_WORKGROUP, KernelContext, Launch, StepCode, acc_dtype, ceil_div, groups_for
-from poot.jit.codegen.gpu_lanes import WARP, butterfly, fold_pairwise, lane_loop, shuffles, vector_width
+from poot.jit.codegen.gpu_lanes import (VECTOR_BYTES, WARP, access_bytes, butterfly, fold_pairwise, lane_loop, shuffles,
+                                       vector_width)
 from poot.jit.llvm.targets import KernelStyle
 
 
@@ -199,8 +200,9 @@ def generate_row(step, plan, style: KernelStyle, caps=None) -> StepCode:
     if cooperative:
         ctx = KernelContext(step, plan, style)
         row = ctx.kb.let("row", cast(Index("group", 0), ctx.idt))
+        dtypes = [v.aval.dtype for v in step.inputs + step.outputs]
         _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes=GPU_WORKGROUP,
-                  shuffle=shuffles(caps))
+                  shuffle=shuffles(caps), access=access_bytes(caps, dtypes, VECTOR_BYTES))
         return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(nrows))])
     ctx = KernelContext(step, plan, style)
     row = ctx.thread()
@@ -209,9 +211,11 @@ def generate_row(step, plan, style: KernelStyle, caps=None) -> StepCode:
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(nrows, GPU_WORKGROUP)))])
 
 
-def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes, stash=None, shuffle=False):
+def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lanes, stash=None, shuffle=False,
+              access=VECTOR_BYTES):
     """Emit one row's work. `lanes`: None for one thread per row, else the workgroup's threads
-    cooperate over the row (GPU; `shuffle`: combine with warp shuffles). `stash`: see `stashes`."""
+    cooperate over the row (GPU; `shuffle`: combine with warp shuffles; `access`: bytes a lane takes
+    per block, gpu_lanes.access_bytes). `stash`: see `stashes`."""
     stash = stash or {}
     kb, gen = ctx.kb, ctx.gen
     row_form = ctx.coord("row", nrows, row)
@@ -220,7 +224,7 @@ def _row_body(ctx, row, nrows, K, shape, axes, kept, kept_shape, red_shape, lane
     lane = kb.let("lane", cast(Index("local", 0), ctx.idt)) if lanes else None
 
     # cooperating lanes take `vec` consecutive positions per step (16-byte accesses, gpu_lanes.lane_loop)
-    vec = vector_width([v.aval.dtype for v in ctx.step.inputs + ctx.step.outputs]) if lanes else 1
+    vec = vector_width([v.aval.dtype for v in ctx.step.inputs + ctx.step.outputs], access) if lanes else 1
     for e in ctx.step.reductions:
         red = Reduction(e, ctx, reassoc)
         start = lane if lanes else const(0, ctx.idt)
