@@ -74,7 +74,7 @@ def access_bytes(caps, dtypes, widest: int) -> int:
     blocks. Row reductions (rows.py) take words too: bf16 softmax over 16384 x 4096, 0.660 -> 0.337 ms,
     layer_norm 0.660 -> 0.219 ms; the flat split sums (gpu_split.py) keep 16-byte blocks, as fast or faster."""
     narrowest = min((d.itemsize for d in dtypes), default=WORD_BYTES)
-    if caps is not None and caps.target == "spirv" and narrowest < WORD_BYTES:
+    if caps is not None and narrowest < WORD_BYTES and target_of(caps).packs_narrow:
         return min(widest, WORD_BYTES)
     return widest
 

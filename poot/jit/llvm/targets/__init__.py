@@ -53,6 +53,8 @@ class Target:
     folds_grid: bool = False        # its kernels rebuild a logical grid from a folded physical one (meta words)
     vector_store_bytes: int = 0     # widest store a thread's consecutive elements merge into (0: CPU loops
                                     # vectorize instead); a device may narrow it (Capabilities.vector_store_bytes)
+    packs_narrow: bool = False      # keeps 8- and 16-bit buffer elements in 32-bit words (a load and a shift;
+                                    # a store an atomic) and merges no accesses (gpu_lanes.access_bytes)
     max_workgroup_size: int = 1024  # work items per workgroup the lowering accepts (the KIR verifier's limit)
     static_shared_limit: int = 0    # bytes of shared arrays a kernel may declare statically; past it they are
                                     # one dynamic block sized at launch (0: no such limit)
@@ -96,7 +98,7 @@ REGISTRY: dict[str, Target] = {t.name: t for t in (
            has_shuffles=True, has_mma=True, runs_gemm_assets=True, folds_grid=True, vector_store_bytes=16,
            static_shared_limit=48 * 1024, default_arch="sm_80", validator=f"{_TARGETS}.validate:check_ptx"),
     Target("spirv", BinaryFormat.SPIRV_WORDS, KernelStyle.GPU, f"{_TARGETS}.spirv.target:SpirvTarget", ".spv",
-           folds_grid=True, vector_store_bytes=16, validator=f"{_TARGETS}.validate:check_spirv"),
+           folds_grid=True, vector_store_bytes=16, packs_narrow=True, validator=f"{_TARGETS}.validate:check_spirv"),
     Target("amdgcn", BinaryFormat.HSACO, KernelStyle.GPU, f"{_TARGETS}.amdgcn.target:AmdgcnTarget", ".hsaco",
            has_shuffles=True, runs_gemm_assets=True, folds_grid=True, vector_store_bytes=16,
            default_arch="gfx90a", validator=f"{_TARGETS}.validate:check_hsaco"),
