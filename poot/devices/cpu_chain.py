@@ -38,6 +38,13 @@ def _address(obj) -> int:
     return obj if isinstance(obj, int) else ctypes.addressof(obj)
 
 
+def _splits(call, pool_run: int, inline_ns: int, threads: int) -> bool:
+    """Whether the chain runs kernel launch `call` split over the native pool (else inline)."""
+    est = call.program.group_ns
+    return bool(pool_run) and threads > 1 and call.total > 1 and est is not None \
+        and est * call.total >= inline_ns
+
+
 def chain_ir(name: str, calls: list, pool_run: int, inline_ns: int, threads: int, per_thread: int) -> str:
     """LLVM IR of `void name()`: each call of `calls` (cpu_replay._Call: a kernel launch, inline or
     split; cpu_replay._GemmCall: a BLAS matmul) in order."""
@@ -50,8 +57,7 @@ def chain_ir(name: str, calls: list, pool_run: int, inline_ns: int, threads: int
         fn, ptrs, meta, trap = (c.program.address, _address(c.ptrs), _address(c.meta), c.trap)
         args = (f"ptr inttoptr (i64 {ptrs} to ptr), ptr inttoptr (i64 {meta} to ptr), "
                 f"ptr inttoptr (i64 {trap} to ptr)")
-        est = c.program.group_ns
-        if pool_run and threads > 1 and c.total > 1 and est is not None and est * c.total >= inline_ns:
+        if _splits(c, pool_run, inline_ns, threads):
             chunk = max(1, c.total // (threads * per_thread))
             body.append(f"  call void inttoptr (i64 {pool_run} to ptr)(ptr inttoptr (i64 {fn} to ptr), {args}, "
                         f"i64 {c.total}, i64 {chunk}, i64 0)")
@@ -62,22 +68,27 @@ def chain_ir(name: str, calls: list, pool_run: int, inline_ns: int, threads: int
 
 class Chain:
     """The compiled chain of one recording; `run()` is False when the pool is busy with another
-    thread's launch (the caller then takes the Python path, which runs inline)."""
+    thread's launch (the caller then takes the Python path, which runs inline). `pool` is the native
+    pool where the chain splits a launch over it, else None: a chain of inline launches alone runs
+    without taking the pool's lock (a small program's replay then pays for no lock round trip)."""
 
     def __init__(self, fn, pool):
         self._fn, self._pool = fn, pool
         self.calls = 0          # native calls made (tests: one per replayed segment)
 
     def run(self) -> bool:
-        lock = self._pool.lock if self._pool is not None else None
-        if lock is not None and not lock.acquire(blocking=False):
+        if self._pool is None:
+            self._fn()
+            self.calls += 1
+            return True
+        lock = self._pool.lock
+        if not lock.acquire(blocking=False):
             return False
         try:
             self._fn()
             self.calls += 1
         finally:
-            if lock is not None:
-                lock.release()
+            lock.release()
         return True
 
 
@@ -92,8 +103,8 @@ def build(device, calls: list) -> Chain | None:
         return None          # Python-thread splitting: keep the per-launch path
     threads = min(device.caps.cores, native.workers + 1) if native is not None else 1
     name = f"poot_chain_{next(_names)}"
-    ir = chain_ir(name, calls, native.run_address if native is not None else 0, INLINE_NS, threads,
-                  NATIVE_CHUNKS_PER_THREAD)
+    pool_run = native.run_address if native is not None else 0
+    ir = chain_ir(name, calls, pool_run, INLINE_NS, threads, NATIVE_CHUNKS_PER_THREAD)
     try:
         import llvmlite.binding as llvm
 
@@ -107,4 +118,5 @@ def build(device, calls: list) -> Chain | None:
     except RuntimeError as e:       # an LLVM that refuses the module: the per-launch path still works
         log.warning("poot: cannot chain a CPU recording (%s); its launches run one call each", e)
         return None
-    return Chain(_CHAIN(addr), native)
+    splits = any(not hasattr(c, "gemm") and _splits(c, pool_run, INLINE_NS, threads) for c in calls)
+    return Chain(_CHAIN(addr), native if splits else None)

@@ -4,7 +4,9 @@ The signature of a call is the structure of its arguments (pytrees), each array 
 and device, each Python scalar's type (not its value: scalars are weakly typed inputs), the values of
 the static arguments, and the current device. A new signature traces the function with abstract
 arrays (`lazy.placeholder`) into one Graph, which is planned and compiled into a Program; a known one
-binds the argument buffers and replays that Program: no tracing, planning or per-op Python work.
+binds the argument buffers and replays that Program: no tracing, planning or per-op Python work. A
+call is first checked against the guard of the signature used last (`_Guard`: the arguments' kinds,
+avals and static objects, precomputed), which costs a fraction of building and hashing its key.
 Calls inside another trace (a jitted function called from a jitted function or a loop body) inline.
 """
 from __future__ import annotations
@@ -76,6 +78,7 @@ class Jitted:
         self.trace_count = 0
         self._changes: dict[str, int] = {}
         self._last_key = None
+        self._hot: JitProgram | None = None   # the most recently used program, where it has a guard
 
     def __repr__(self) -> str:
         return f"<poot.jit {getattr(self.fn, '__qualname__', self.fn)}>"
@@ -87,15 +90,27 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if lazy._state.tracing:     # lazy.is_tracing(), inline: this runs on every call
             return self.fn(*args, **kwargs)
+        hot = self._hot
+        if hot is not None and not kwargs:
+            guard = hot.guard
+            if guard.matches(args):
+                if guard.binds is not None:
+                    return hot.call_args(args, guard.binds, guard.picks)
+                return hot.call([args[i] for i in guard.picks])
         key, leaves = self._signature(args, kwargs)
         prog = self._cache.get(key)
         if prog is None:
+            self._hot = None
             prog = self._compile(key, args, kwargs, leaves)
-        elif len(self._cache) > 1:
-            self._cache.move_to_end(key)
+        else:
+            if len(self._cache) > 1:
+                self._cache.move_to_end(key)
+            # the entry just moved last: no other is more recent
+            self._hot = prog if prog.guard is not None else None
         return prog.call(leaves)
 
     def clear_cache(self) -> None:
+        self._hot = None
         self._cache.clear()
 
     # -- signatures ------------------------------------------------------------------------------
@@ -170,6 +185,7 @@ class Jitted:
                           f"shape and dtype, or make it a static argument only if it takes few values",
                           RetraceWarning, stacklevel=3)
         prog = self._trace(args, kwargs, leaves, key[-1])
+        prog.guard = _Guard.of(self, args, kwargs, key[-1], prog)
         self._cache[key] = prog
         self._last_key = key
         if len(self._cache) > self.cache_size:
@@ -280,6 +296,66 @@ class Jitted:
         key, leaves = self._signature(args, kwargs)
         prog = self._cache.get(key) or self._trace(args, kwargs, leaves, key[-1])
         return Lowered(prog)
+
+
+class _Guard:
+    """What a call must match to have a cached signature, for the common call: positional arguments
+    alone, each a static value, an Array or a Python scalar. A matching call has that signature, so it
+    skips building its key (`_signature`) and hashing it: each static argument is the very object
+    traced with (an equal one takes the full lookup), each Array has the shape, dtype and device
+    traced with, each scalar the type, and the current device is the same. It holds no reference to
+    its program (which holds it): a program dropped from the cache is freed at once."""
+
+    __slots__ = ("nargs", "statics", "arrays", "scalars", "device", "picks", "binds")
+
+    def __init__(self, prog: JitProgram, nargs: int, statics, arrays, scalars, device: str, picks):
+        self.nargs, self.device = nargs, device
+        self.statics = tuple(statics)      # (position, value)
+        self.arrays = tuple(arrays)        # (position, aval, device)
+        self.scalars = tuple(scalars)      # (position, type)
+        self.picks = tuple(picks)          # per dynamic leaf: its argument's position
+        self.binds = prog.bound(self.picks)  # where each graph input's buffer is, or None
+
+    @classmethod
+    def of(cls, jitted: Jitted, args, kwargs, device: str, prog: JitProgram) -> "_Guard | None":
+        """The guard of `prog`, traced for these arguments; None where they are not all plain
+        positional ones."""
+        if kwargs:
+            return None
+        statics, arrays, scalars, picks = [], [], [], []
+        for i, a in enumerate(args):
+            if i in jitted.static_argnums:
+                statics.append((i, a))
+                continue
+            if type(a) is Array:
+                arrays.append((i, a._node.aval, a._node.device))
+            elif type(a) in _SCALARS:
+                scalars.append((i, type(a)))
+            else:
+                return None
+            picks.append(i)
+        return cls(prog, len(args), statics, arrays, scalars, device, picks)
+
+    def matches(self, args: tuple) -> bool:
+        if len(args) != self.nargs:
+            return False
+        for i, v in self.statics:
+            if args[i] is not v:
+                return False
+        for i, aval, device in self.arrays:
+            a = args[i]
+            if type(a) is not Array:
+                return False
+            n = a._node
+            if n.aval != aval or n.device != device:
+                return False
+        for i, t in self.scalars:
+            if type(args[i]) is not t:
+                return False
+        # context.current(), inline: getattr on the thread-local raises inside where no
+        # `pt.device` block ever ran on this thread, which costs more than the rest of the check
+        stack = _dev._local.__dict__.get("stack")
+        return (stack[-1] if stack else _dev.default()) == self.device
 
 
 def _is_dynamic(x) -> bool:

@@ -19,11 +19,22 @@ from poot.jit.runtime.replay import Replay
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
-from poot.trace.lazy import Node
+from poot.trace.lazy import Node, leaf_node
 
 _SCALAR_BUFFERS: dict = {}   # (backend, dtype, type, value) -> the buffer of a scalar argument
 
 SCALARS = (bool, int, float)   # Python scalar arguments: weakly typed inputs
+
+
+class _ScalarArgument:
+    """A graph input bound to a Python scalar argument (JitProgram.bound): the argument's position, the
+    input's dtype, and the value of the last call with its buffer. A loop passes the same scalar
+    object (a learning rate) every step: the very object (so the very bits) needs no lookup."""
+
+    __slots__ = ("position", "dtype", "last")
+
+    def __init__(self, position: int, dtype: dt.DType):
+        self.position, self.dtype, self.last = position, dtype, (None, None)
 
 
 def _plain_builder(out_tree, out_slots: list):
@@ -41,6 +52,9 @@ def _plain_builder(out_tree, out_slots: list):
 
 def _first(values: list):
     return values[0]
+
+
+_new = object.__new__
 
 
 class JitProgram:
@@ -93,6 +107,7 @@ class JitProgram:
         self.array_binds = self.binds if all(type(b) is int and isinstance(leaves[b], Array)
                                              for b in self.binds) else None
         self.plain_outs = _plain_builder(self.out_tree, self.out_slots)
+        self.guard = None              # what jit.py checks a call against to skip its signature
         self.backend = _dev.backend(self.device)
         executor = _dev.executor(self.device)
         self.replay = None
@@ -112,23 +127,78 @@ class JitProgram:
         bufs = self._array_buffers(leaves) if self.array_binds is not None else None
         if bufs is None:
             bufs = self._buffers(leaves)
-        donate = None
-        if self.program is not None:
-            donate = self._take_donations(leaves, bufs) if self.donated else None
-            try:
-                wheres = self.wheres
-                replay = self._replay_for(donate) if donate else self.replay
-                outs = replay.run(bufs, wheres) if replay is not None else None
-                if outs is None:
-                    outs = self.program.run(bufs, donate, wheres)
-            except KernelIndexError as e:      # name this function's line (a cached program's may differ)
-                raise located(e, self.program, self.graph) from None
+        if self.program is None:
+            donate, outs = None, execute(self.graph, bufs, self._executor)
         else:
-            outs = execute(self.graph, bufs, self._executor)
-        dev = self.device
-        arrays = [Array(Node(None, (), None, a, dev, None, 0, o)) for o, a in zip(outs, self.out_avals)]
+            donate = self._take_donations(leaves, bufs) if self.donated else None
+            outs = self._run(bufs, donate)
         if self.donated:
             self._invalidate_donated(leaves, donate or ())
+        return self._results(outs)
+
+    def bound(self, picks: tuple):
+        """Where each graph input's buffer is for a call whose dynamic leaf k is argument `picks[k]`
+        (jit.py's guard knows which): an array argument's position, a captured Node or a
+        _ScalarArgument. None where a call needs the general path (NumPy arguments, donation, no
+        compiled program)."""
+        if self.program is None or self.donated or self.host_dtypes:
+            return None
+        out = []
+        for b in self.binds:
+            if type(b) is not int:
+                out.append(b)
+            elif b in self.scalar_dtypes:
+                out.append(_ScalarArgument(picks[b], self.scalar_dtypes[b]))
+            else:
+                out.append(picks[b])
+        return tuple(out)
+
+    def call_args(self, args: tuple, binds: tuple, picks: tuple):
+        """A call whose arguments matched the guard of this program's signature (jit.py), its graph
+        inputs' buffers found through `binds` (`bound`); an array argument not realized yet (or a
+        captured one donated since) takes the general path, which realizes it (or says why not)."""
+        bufs = []
+        for b in binds:
+            if type(b) is int:
+                buf = args[b]._node.buf
+            elif type(b) is Node:
+                buf = b.buf
+            else:
+                x = args[b.position]
+                last = b.last
+                buf = last[1] if last[0] is x else self._scalar_argument(b, x)
+            if buf is None:
+                return self.call([args[i] for i in picks])
+            bufs.append(buf)
+        return self._results(self._run(bufs, None))
+
+    def _scalar_argument(self, arg: _ScalarArgument, value):
+        """The buffer of scalar argument `value`, kept as `arg`'s last."""
+        buf = self._scalar_buffer(value, arg.dtype)
+        arg.last = (value, buf)
+        return buf
+
+    def _run(self, bufs: list, donate):
+        try:
+            wheres = self.wheres
+            replay = self._replay_for(donate) if donate else self.replay
+            outs = replay.run(bufs, wheres) if replay is not None else None
+            if outs is None:
+                outs = self.program.run(bufs, donate, wheres)
+        except KernelIndexError as e:      # name this function's line (a cached program's may differ)
+            raise located(e, self.program, self.graph) from None
+        return outs
+
+    def _results(self, outs: list):
+        """The call's result from its result buffers. Every call makes an Array and a Node per result,
+        so they are filled by direct slot stores (lazy.leaf_node): calling Array() and Node() runs a
+        Python __init__ frame each, which costs as much again."""
+        dev = self.device
+        arrays = []
+        for buf, aval in zip(outs, self.out_avals):
+            x = _new(Array)
+            x._node = leaf_node(aval, dev, buf)
+            arrays.append(x)
         if self.plain_outs is not None:
             return self.plain_outs(arrays)
         values = [arrays[s] if type(s) is int else s[0] for s in self.out_slots]

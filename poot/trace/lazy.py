@@ -77,16 +77,10 @@ class Node:
 _new = object.__new__
 
 
-def host_leaf(value, fmt, aval: Aval, device: str, backend) -> Node:
-    """A realized 0-d leaf on `device` (whose Device is `backend`) holding `value` in a HostScalar
-    packed with `fmt`. Every element read and host operation of an element loop makes one, so the
-    node is filled by direct slot stores: Node() runs a Python __init__ frame, which costs as much
-    again."""
-    b = HostScalar()
-    b.device = backend
-    b.value = value
-    b.fmt = fmt
-    b._buf = None
+def leaf_node(aval: Aval, device: str, buf) -> Node:
+    """A realized leaf holding `buf`, filled by direct slot stores: Node() runs a Python __init__ frame,
+    which costs as much again, and every element read of an element loop (host_leaf) and every result
+    of a jitted call (jit_program.py) makes one."""
     n = _new(Node)
     n.op = None
     n.inputs = ()
@@ -95,9 +89,20 @@ def host_leaf(value, fmt, aval: Aval, device: str, backend) -> Node:
     n.device = device
     n.where = None
     n.depth = 0
-    n.buf = b
+    n.buf = buf
     n.weak = 0
     return n
+
+
+def host_leaf(value, fmt, aval: Aval, device: str, backend) -> Node:
+    """A realized 0-d leaf on `device` (whose Device is `backend`) holding `value` in a HostScalar
+    packed with `fmt` (made without a constructor's frame, as leaf_node)."""
+    b = HostScalar()
+    b.device = backend
+    b.value = value
+    b.fmt = fmt
+    b._buf = None
+    return leaf_node(aval, device, b)
 
 
 # --- where the user is --------------------------------------------------------------------------
