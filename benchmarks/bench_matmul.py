@@ -11,9 +11,10 @@ with the others and with `rowsum`, a poot row reduction reading the same bytes.
 GPU options: `--gemv-path asset|generated` forces poot's GPU GEMV path (POOT_GPU_GEMV);
 `--gemv-schedules "auto;256,1,2;32,8,1,4"` sweeps the generated GEMV's schedules (POOT_GPU_GEMV_SCHEDULE
 values separated by semicolons, one row per schedule); `--jit-batch 5` adds a row for a jitted function
-of that many GEMVs with one weight matrix (one replayed program per call, timed per GEMV). `kernel_s`: GPU time of the call's kernels
-(on CUDA, captured `--graph-reps` times in one CUDA graph). Bytes: each operand read once, the result
-written once; flops 2*m*n*k per product. On the CPU, bfloat16 baselines run NumPy on float32 copies.
+of that many GEMVs with one weight matrix (one replayed program per call, timed per GEMV). `kernel_s`: GPU
+time of the call's kernels (on CUDA, captured `--graph-reps` times in one CUDA graph). Bytes: each operand
+read once, the result written once; flops 2*m*n*k per product. On the CPU, bfloat16 baselines run NumPy on
+float32 copies.
 
     python -m benchmarks.bench_matmul --cases gemm,gemv --sizes 1024,2048 --gemv-shapes 4096x4096
     python -m benchmarks.bench_matmul --devices cuda --dtypes bf16,f32 --gemv-shapes 4096x4096,14336x4096

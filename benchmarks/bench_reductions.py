@@ -1,8 +1,9 @@
-"""Reductions and row-wise normalizations over float32 (or bfloat16: `--dtypes f32,bf16`): sum / mean / max of a flat array, sum and max along
-each axis of a matrix, softmax and layer_norm (no affine parameters, eps 1e-5) over its rows. poot's call
-beside NumPy, plain C loops on every core (`c`: benchmarks/ceiling.c, what the memory gives: a reduction
-reads each element once and computes almost nothing) and Numba row loops on the CPU; PyTorch eager and
-torch.compile on CUDA; the device's own copy of the same bytes (`copy`) on the GPUs.
+"""Reductions and row-wise normalizations over float32 (or bfloat16: `--dtypes f32,bf16`): sum / mean / max
+of a flat array, sum and max along each axis of a matrix, softmax and layer_norm (no affine parameters, eps
+1e-5) over its rows. poot's call beside NumPy, plain C loops on every core (`c`: benchmarks/ceiling.c,
+what the memory gives: a reduction reads each element once and computes almost nothing) and Numba row
+loops on the CPU; PyTorch eager and torch.compile on CUDA; the device's own copy of the same bytes (`copy`)
+on the GPUs.
 
 `--split-pieces 4096,1024,512` reruns the flat and axis reductions with the split reduction's partials
 per row capped at each value (poot's codegen constant MAX_PIECES_GPU, or MAX_PIECES on the CPU), to
