@@ -303,8 +303,11 @@ class _Guard:
     alone, each a static value, an Array or a Python scalar. A matching call has that signature, so it
     skips building its key (`_signature`) and hashing it: each static argument is the very object
     traced with (an equal one takes the full lookup), each Array has the shape, dtype and device
-    traced with, each scalar the type, and the current device is the same. It holds no reference to
-    its program (which holds it): a program dropped from the cache is freed at once."""
+    traced with, each scalar the type, and the current device is the same. Only statics that cannot
+    change unseen are checked by identity (`_fixed`: immutable values, objects hashed by identity); a
+    call with any other static (a mutable object hashed by its contents, which the key would hash
+    anew) has no guard. It holds no reference to its program (which holds it): a program dropped
+    from the cache is freed at once."""
 
     __slots__ = ("nargs", "statics", "arrays", "scalars", "device", "picks", "binds")
 
@@ -325,6 +328,8 @@ class _Guard:
         statics, arrays, scalars, picks = [], [], [], []
         for i, a in enumerate(args):
             if i in jitted.static_argnums:
+                if not _fixed(a):
+                    return None
                 statics.append((i, a))
                 continue
             if type(a) is Array:
@@ -356,6 +361,23 @@ class _Guard:
         # `pt.device` block ever ran on this thread, which costs more than the rest of the check
         stack = _dev._local.__dict__.get("stack")
         return (stack[-1] if stack else _dev.default()) == self.device
+
+
+_IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, type(None), dt.DType, np.dtype})
+
+
+def _fixed(value) -> bool:
+    """Whether a static argument's hash cannot change while the guard holds it: an immutable value
+    (tuples and frozen dataclasses of such), or an object hashed by identity (a module, a function)."""
+    t = type(value)
+    if t in _IMMUTABLE or t.__hash__ is object.__hash__:
+        return True
+    if t is tuple or t is frozenset:
+        return all(_fixed(v) for v in value)
+    params = getattr(t, "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        return all(_fixed(getattr(value, f)) for f in t.__dataclass_fields__)
+    return False
 
 
 def _is_dynamic(x) -> bool:

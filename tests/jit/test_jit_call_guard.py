@@ -30,6 +30,30 @@ def test_equal_static_objects_share_a_trace_and_new_ones_retrace(device):
     assert f.trace_count == 2
 
 
+class _Scale:
+    """A mutable static hashed by its contents (as a non-frozen dataclass with unsafe_hash is)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __eq__(self, other):
+        return isinstance(other, _Scale) and other.k == self.k
+
+    def __hash__(self):
+        return hash(self.k)
+
+
+def test_a_static_object_changed_in_place_is_seen_as_the_signature_sees_it(device):
+    f = pt.jit(lambda x, cfg: x * cfg.k, static_argnums=1)
+    a = np.arange(4, dtype=np.float32)
+    cfg = _Scale(2.0)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(pt.array(a), cfg).numpy(), a * 2)
+    cfg.k = 3.0                               # a new hash: the full lookup traces again
+    np.testing.assert_array_equal(f(pt.array(a), cfg).numpy(), a * 3)
+    assert f.trace_count == 2
+
+
 def test_a_new_shape_dtype_scalar_type_or_device_after_cached_calls_retraces(device):
     f = pt.jit(_rows, static_argnums=1)
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
