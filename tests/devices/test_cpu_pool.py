@@ -2,6 +2,7 @@
 import gc
 
 import numpy as np
+import pytest
 
 import poot as pt
 from poot import devices
@@ -12,6 +13,14 @@ N = 2 * MIN_BYTES
 
 def _cpu():
     return devices.get("cpu")
+
+
+@pytest.fixture(autouse=True)
+def _empty_pool():
+    """Each test starts from an empty pool: arrays of N bytes that earlier tests left to the garbage
+    collector would otherwise be idle in the bucket these tests read addresses from."""
+    gc.collect()
+    _cpu()._host_pool.clear()
 
 
 def test_a_dropped_buffer_is_reused():
