@@ -357,10 +357,7 @@ class _Guard:
         for i, t in self.scalars:
             if type(args[i]) is not t:
                 return False
-        # context.current(), inline: getattr on the thread-local raises inside where no
-        # `pt.device` block ever ran on this thread, which costs more than the rest of the check
-        stack = _dev._local.__dict__.get("stack")
-        return (stack[-1] if stack else _dev.default()) == self.device
+        return _dev.current() == self.device
 
 
 _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, type(None), dt.DType, np.dtype})
