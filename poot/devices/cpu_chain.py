@@ -39,7 +39,10 @@ def _address(obj) -> int:
 
 
 def _splits(call, pool_run: int, inline_ns: int, threads: int) -> bool:
-    """Whether the chain runs kernel launch `call` split over the native pool (else inline)."""
+    """Whether the chain runs `call` split over the native pool: a kernel launch long enough to
+    share (else inline); never a BLAS matmul, which threads itself."""
+    if getattr(call, "gemm", None) is not None:
+        return False
     est = call.program.group_ns
     return bool(pool_run) and threads > 1 and call.total > 1 and est is not None \
         and est * call.total >= inline_ns
@@ -118,5 +121,5 @@ def build(device, calls: list) -> Chain | None:
     except RuntimeError as e:       # an LLVM that refuses the module: the per-launch path still works
         log.warning("poot: cannot chain a CPU recording (%s); its launches run one call each", e)
         return None
-    splits = any(not hasattr(c, "gemm") and _splits(c, pool_run, INLINE_NS, threads) for c in calls)
+    splits = any(_splits(c, pool_run, INLINE_NS, threads) for c in calls)
     return Chain(_CHAIN(addr), native if splits else None)
