@@ -1,4 +1,6 @@
-"""Matrix products: GEMM (n x n @ n x n), GEMV (n x k @ k) and batched GEMM, poot's `pt.realize(a @ b)` (or
+"""Matrix products: GEMM (n x n @ n x n), GEMV (n x k @ k), batched GEMM and a linear layer (`linear`:
+relu(W @ x + b) on the GEMV shapes, whose bias and activation GPU GEMVs compute at their store), poot's
+`pt.realize(a @ b)` (or
 `(a @ b).numpy()` on the CPU) beside NumPy's BLAS on the CPU and PyTorch on CUDA (eager, torch.compile, and
 `torch_graph`: 20 calls captured in one CUDA graph, the kernels' own rate), in the same process.
 
@@ -40,17 +42,23 @@ def np_dtype(dtype: str):
 
 
 def operands(case: str, size, dtype: str):
-    """(a, b) host arrays of `case` ('gemm' size n, 'gemv' shape n x k, 'bmm' shape batch x m x k x n)."""
+    """Host arrays of `case`: (a, b) for 'gemm' (size n), 'gemv' (shape n x k) and 'bmm' (shape batch x m x
+    k x n); 'linear' (shape n x k) adds the bias c."""
     rng = np.random.default_rng(0)
     if case == "gemm":
-        sa, sb = (size, size), (size, size)
-    elif case == "gemv":
-        sa, sb = tuple(size), (size[1],)
+        shapes = [(size, size), (size, size)]
+    elif case in ("gemv", "linear"):
+        shapes = [tuple(size), (size[1],)] + ([(size[0],)] if case == "linear" else [])
     else:
         batch, m, k, n = size
-        sa, sb = (batch, m, k), (batch, k, n)
+        shapes = [(batch, m, k), (batch, k, n)]
     npd = np_dtype(dtype)
-    return tuple(rng.standard_normal(s, dtype=np.float32).astype(npd) for s in (sa, sb))
+    return tuple(rng.standard_normal(s, dtype=np.float32).astype(npd) for s in shapes)
+
+
+def product(xp, a, b, *bias):
+    """What a case computes: a @ b, or for 'linear' the layer relu(a @ b + c)."""
+    return xp.maximum(a @ b + bias[0], 0) if bias else a @ b
 
 
 def flops(a, b) -> float:
@@ -59,8 +67,9 @@ def flops(a, b) -> float:
     return 2.0 * int(np.prod(a.shape[:-2] or (1,))) * m * n * a.shape[-1]
 
 
-def check(name: str, got, a, b) -> None:
-    """poot's first rows against float64 NumPy, within the dtype's rounding of each product's terms."""
+def check(name: str, got, a, b, *bias) -> None:
+    """poot's first rows against float64 NumPy, within the dtype's rounding of each product's terms (and
+    of the bias added and the activation of a 'linear' case, which only narrow the differences)."""
     import ml_dtypes
 
     rows = min(8, a.shape[-2])
@@ -69,17 +78,19 @@ def check(name: str, got, a, b) -> None:
     else:
         a64, b64, g = a[:rows].astype(np.float64), b.astype(np.float64), np.asarray(got)[:rows]
     ref, scale = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    if bias:
+        c = bias[0][:rows].astype(np.float64)
+        ref, scale = np.maximum(ref + c, 0), scale + np.abs(c)
     eps = float(ml_dtypes.finfo(a.dtype).eps) if a.dtype not in (np.float32, np.float64) else 0.0
     bad = np.abs(g.astype(np.float64) - ref) > eps * np.abs(ref) + 8 * np.finfo(np.float32).eps * scale + 1e-30
     if bad.any():
         raise C.BenchmarkError(f"{name}: poot's result differs from NumPy's at {int(bad.sum())} elements")
 
 
-def baseline_s(args, name: str, a, b) -> float | None:
+def baseline_s(args, name: str, a, b, *bias) -> float | None:
     if name == "numpy":
-        a32 = a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
-        b32 = b if b.dtype in (np.float32, np.float64) else b.astype(np.float32)
-        call = lambda: a32 @ b32  # noqa: E731
+        ops32 = [x if x.dtype in (np.float32, np.float64) else x.astype(np.float32) for x in (a, b, *bias)]
+        call = lambda: product(np, *ops32)  # noqa: E731
         return C.median_s(args, call)
     torch = C.torch_cuda()
     if torch is None:
@@ -87,11 +98,11 @@ def baseline_s(args, name: str, a, b) -> float | None:
     from benchmarks import gpu_timing
 
     tdt = getattr(torch, str(np.dtype(a.dtype)) if a.dtype != np.dtype(np_dtype("bf16")) else "bfloat16")
-    ta, tb = (torch.from_numpy(x.astype(np.float32)).to("cuda", tdt) for x in (a, b))
+    ts = [torch.from_numpy(x.astype(np.float32)).to("cuda", tdt) for x in (a, b, *bias)]
     if name == "torch_graph":
-        return C.median(gpu_timing.torch_graph_s(torch, lambda: ta @ tb, repeat=args.repeat))
-    f = torch.compile(lambda x, y: x @ y) if name == "torch_compile" else (lambda x, y: x @ y)
-    call = lambda: f(ta, tb)  # noqa: E731
+        return C.median(gpu_timing.torch_graph_s(torch, lambda: product(torch, *ts), repeat=args.repeat))
+    f = torch.compile(lambda *xs: product(torch, *xs)) if name == "torch_compile" else (lambda *xs: product(torch, *xs))
+    call = lambda: f(*ts)  # noqa: E731
     return C.median_s(args, call, torch.cuda.synchronize)
 
 
@@ -102,7 +113,7 @@ def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselin
 
     from benchmarks import gpu_timing
 
-    a, b = operands(case, size, dtype)
+    a, b, *bias = operands(case, size, dtype)
     dev, _ = C.device_or_none(kind)
     sync = C.poot_sync(kind)
     params = {"case": case, "a": "x".join(map(str, a.shape)), "b": "x".join(map(str, b.shape)), "dtype": DTYPES[dtype],
@@ -110,10 +121,11 @@ def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselin
     nbytes = a.nbytes + b.nbytes + int(flops(a, b) / 2 / a.shape[-1]) * a.itemsize
     extra = {"bytes": nbytes, "flops": flops(a, b)}
     with pt.device(kind):
-        pa, pb = pt.realize(pt.array(a)), pt.realize(pt.array(b))
-        call = (lambda: (pa @ pb).numpy()) if kind == "cpu" else (lambda: pt.realize(pa @ pb))
+        pa, pb, *pbias = (pt.realize(pt.array(x)) for x in (a, b, *bias))
+        call = (lambda: product(pt, pa, pb, *pbias).numpy()) if kind == "cpu" else \
+            (lambda: pt.realize(product(pt, pa, pb, *pbias)))
         got = call() if kind == "cpu" else call().numpy()
-        check(f"{case} {params['a']} @ {params['b']} {dtype} on {kind}", got, a, b)
+        check(f"{case} {params['a']} @ {params['b']} {dtype} on {kind}", got, a, b, *bias)
         poot_s = C.median_s(args, call, sync)
         ks = None
         if kind == "cuda" and not args.no_kernel_time:
@@ -131,7 +143,7 @@ def poot_rows(args, kind: str, case: str, size, dtype: str, label: dict, baselin
             rows.append((f"-jit{per}", s, jks / per if jks else None))
     if baselines is None:
         names = C.comma_list(args.baselines or DEFAULT_BASELINES.get(kind, "numpy"))
-        baselines = {n: baseline_s(args, n, a, b) for n in names}
+        baselines = {n: baseline_s(args, n, a, b, *bias) for n in names}
     out = []
     for suffix, s, k in rows:
         out += C.rows_against(f"matmul-{case}{suffix}", params, kind, s, baselines, kernel_s=k, **extra)
@@ -181,17 +193,18 @@ def cases(args):
     for case in args.cases:
         if case == "gemm":
             yield from (("gemm", int(np.prod(s))) for s in args.sizes)
-        elif case == "gemv":
-            yield from (("gemv", s) for s in args.gemv_shapes)
+        elif case in ("gemv", "linear"):
+            yield from ((case, s) for s in args.gemv_shapes)
         elif case == "bmm":
             yield from (("bmm", s) for s in args.bmm_shapes)
         else:
-            raise C.BenchmarkError(f"bench_matmul: unknown case {case!r} (gemm, gemv, bmm)")
+            raise C.BenchmarkError(f"bench_matmul: unknown case {case!r} (gemm, gemv, linear, bmm)")
 
 
 def main(argv=None) -> dict:
     ap = C.parser(__doc__, sizes="1024,2048", dtypes="f32", repeat=5)
-    ap.add_argument("--cases", type=C.comma_list, default=["gemm", "gemv"], help="gemm, gemv, bmm")
+    ap.add_argument("--cases", type=C.comma_list, default=["gemm", "gemv"],
+                    help="gemm, gemv, bmm, linear (relu(W @ x + b) on the GEMV shapes)")
     ap.add_argument("--gemv-shapes", type=C.parse_sizes,
                     default=C.parse_sizes("256x256,1024x1024,4096x4096,512x8192,8192x512"))
     ap.add_argument("--bmm-shapes", type=C.parse_sizes, default=C.parse_sizes("32x1024x128x1024"),

@@ -61,6 +61,9 @@ class Step:
     reductions: list[Eqn] = field(default_factory=list)   # row kernels, in dependency order
     eqn: Eqn | None = None                 # opaque op, or the alias source's producer
     name: str = ""
+    # a matmul step that also computes a pointwise epilogue (poot/jit/runtime/epilogues.py): the ids the
+    # product goes by inside it (the product and its views), never stored; `outputs` are the epilogue's
+    epilogue_of: tuple = ()
 
     def describe(self) -> str:
         outs = ", ".join(f"{v!r}:{v.aval}" for v in self.outputs)

@@ -57,9 +57,16 @@ def generate(step, plan, caps) -> StepCode:
     return _GENERATORS[step.kind](step, plan, style)
 
 
+def fuses_epilogue(step, caps) -> bool:
+    """Whether the kernel `generate` makes for matmul step `step` on a device with `caps` computes a
+    pointwise epilogue at its store (poot/jit/runtime/epilogues.py): the generated GPU GEMV."""
+    return (style_of(caps) is KernelStyle.GPU and gemv_applies(step)
+            and not (asset_applies(step) and gemv_path() == "asset"))
+
+
 def host_claims(step, caps) -> bool:
     """Whether generated kernels take the place of the host step `step` on a device with `caps`."""
     return sort_claims(step, caps) or fft_claims(step, caps)
 
 
-__all__ = ["generate", "Launch", "StepCode", "style_of", "host_claims"]
+__all__ = ["generate", "Launch", "StepCode", "style_of", "host_claims", "fuses_epilogue"]

@@ -158,13 +158,33 @@ def generate_gpu_gemv(step, plan, caps) -> StepCode:
     with kb.if_(binary("lt", first, n)) if partial_rows else contextlib.nullcontext():
         lane_loop(ctx, lane, lanes, vec, 0, K, term, unroll=unroll)
     combine = _shuffle_rows if shuffles(caps) else _tree_rows
-    for row, acc in zip(rows_of, accs):
+    for k, (row, acc) in enumerate(zip(rows_of, accs)):
         total = kb.let("rs", fold_pairwise(acc, lambda x, y: binary("add", x, y)))
         total = combine(ctx, total, local, lane, lanes, threads, acc_t)
         done = binary("eq", lane, 0)
         with kb.if_(binary("and", done, binary("lt", row, n)) if partial_rows else done):
-            kb.store(ctx.out_names[0], row, cast(total, out.dtype))
+            _store_row(ctx, row, cast(total, out.dtype), n, f"o{k}")
     return StepCode([Launch(ctx.build(), ctx.bindings, groups_for(ceil_div(n, rows)))])
+
+
+def _store_row(ctx, row, product, n: int, coord: str) -> None:
+    """Store one row's result: the product, or, where the step carries a fused epilogue
+    (poot/jit/runtime/epilogues.py), each epilogue root at that row, computed from the product (already
+    rounded to its dtype, as a stored product would be) and the epilogue's other inputs."""
+    step, kb, gen = ctx.step, ctx.kb, ctx.gen
+    if not step.epilogue_of:
+        kb.store(ctx.out_names[0], row, product)
+        return
+    gen.push()                                  # this row's values are not another row's
+    value = kb.let("prod", product)
+    for vid in step.epilogue_of:
+        gen.reduced[vid] = value
+    at = ctx.coord(coord, n, row)
+    for name, root in zip(ctx.out_names, step.outputs):
+        kb.store(name, row, cast(gen.value(root, unravel(at, root.aval.shape)), root.aval.dtype))
+    for vid in step.epilogue_of:
+        del gen.reduced[vid]
+    gen.pop()
 
 
 def _shuffle_rows(ctx, total, local, lane, lanes, threads, acc_t):

@@ -23,6 +23,7 @@ from poot.fuse.plan import Plan
 from poot.jit.runtime import env, traps
 from poot.jit.llvm import abi
 from poot.jit.runtime.control import ControlRunner
+from poot.jit.runtime.epilogues import fused_epilogues
 from poot.jit.runtime.host import HostStep
 from poot.jit.runtime.inplace import release_step
 from poot.jit.codegen import generate, host_claims
@@ -101,9 +102,15 @@ class Program:
             print(plan, file=sys.stderr)
         host_matmul = device.shares_host_memory          # NumPy matmul on views of the buffers
         absorbed = absorbed_converts(plan) if host_matmul else set()   # read in place by CPU GEMVs
+        # pointwise epilogues computed by the product kernels before them (their steps are skipped)
+        fusions = fused_epilogues(plan, device.caps, device.caps.max_buffers - abi.ABI_BUFFERS)
+        absorbed |= {s for f in fusions.values() for s in f.absorbed}
+        never_stored = {vid for f in fusions.values() for vid in f.hidden}
         for i, step in enumerate(plan.steps):
+            if i in fusions:
+                step = fusions[i].step
             allocs = [v.id for v in step.outputs]
-            frees = [v.id for v in plan.free_after[i]]
+            frees = [v.id for v in plan.free_after[i] if v.id not in never_stored]
             for v in step.outputs:
                 self.nbytes[v.id] = v.aval.nbytes
             if i in absorbed:
