@@ -45,13 +45,14 @@ import weakref
 
 import numpy as np
 
-from poot.errors import DeviceError, DTypeError, OutOfMemoryError
+from poot.errors import DeviceError, DTypeError, NotBuiltError, OutOfMemoryError
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
-from poot.devices.vulkan_setup import (CAPABILITY_FEATURES, create_instance, import_vulkan, open_device, open_pipeline_cache,
-                           pick_physical_device, pipeline_cache_path, save_pipeline_cache)
+from poot.devices.vulkan_setup import (CAPABILITY_FEATURES, create_instance, exchange_lanes,
+                                      import_vulkan, open_device, open_pipeline_cache, pick_physical_device,
+                                      pipeline_cache_path, save_pipeline_cache)
 from poot.devices.grid import dispatch_grid
-from poot.devices.wgpu_adapter import spirv_capabilities
+from poot.devices.wgpu_adapter import SUBGROUP_SHUFFLE, spirv_capabilities
 
 log = logging.getLogger("poot.devices.vulkan")
 
@@ -174,7 +175,7 @@ class VulkanDevice(VulkanMemory, Device):
             name="vulkan", target="spirv", compile_arch=SPIRV_TARGET_ENV,
             max_workgroup_size=info["max_workgroup_size"], max_workgroups=info["max_workgroups"],
             max_buffer_bytes=info["max_storage_buffer_range"], shared_memory_bytes=info["shared_memory_bytes"],
-            subgroup_size=info["subgroup_size"], float16={"shaderFloat16", "storageBuffer16BitAccess"} <= f,
+            subgroup_size=exchange_lanes(info), float16={"shaderFloat16", "storageBuffer16BitAccess"} <= f,
             float64="shaderFloat64" in f, int64="shaderInt64" in f, cores=1,
             max_buffers=info["max_storage_buffers"],
             extra={"gpu": info["name"], "device_type": info["type"], "vulkan": ".".join(map(str, info["api"])),
@@ -407,6 +408,13 @@ class VulkanDevice(VulkanMemory, Device):
                 raise DTypeError(f"vulkan: kernel '{name}' uses {what}, which needs the device feature '{feature}'; "
                                  f"'{self.info['name']}' does not have it (use another dtype or device)")
         kernel = getattr(artifact, "kernel", None)
+        if SUBGROUP_SHUFFLE in caps:
+            span = kernel.lane_span if kernel is not None else 32
+            if span > self.caps.subgroup_size:
+                raise NotBuiltError(f"vulkan: kernel '{name}' exchanges values across {span} lanes of a subgroup "
+                                    f"(pt.shuffle, pt.shuffle_xor, pt.subgroup_sum...); the subgroups of "
+                                    f"'{self.info['name']}' hold {self.caps.subgroup_size} lane(s) that exchange: "
+                                    "run it on a device with 32-lane subgroups (CUDA, or Vulkan on such a GPU)")
         n = len(kernel.buffers) + 2 if kernel is not None else spirv_bindings(data)
         dsl, pl = self._layout(n)
         vk = self._vk

@@ -36,13 +36,13 @@ import weakref
 
 import numpy as np
 
-from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, OutOfMemoryError, kernel_trap
+from poot.errors import DeviceError, DeviceUnavailableError, DTypeError, NotBuiltError, OutOfMemoryError, kernel_trap
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.grid import dispatch_grid
 from poot.devices.wgpu_native import NativeQueue
 from poot.devices.wgpu_replay import Recording, encode_replay, native_steps
-from poot.devices.wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, import_wgpu, pick_adapter,
-                           spirv_capabilities)
+from poot.devices.wgpu_adapter import (CAPABILITY_FEATURES, FEATURES, LIMITS, SUBGROUP_SHUFFLE, import_wgpu,
+                                      pick_adapter, spirv_capabilities)
 
 log = logging.getLogger("poot.devices.wgpu")
 
@@ -118,7 +118,8 @@ class WgpuDevice(Device):
             max_workgroups=(2**31 - 1, 65535, 65535),
             max_buffer_bytes=min(binding, self.limits.get("max-buffer-size", binding)),
             shared_memory_bytes=self.limits.get("max-compute-workgroup-storage-size", 16384),
-            subgroup_size=int(self.info.get("subgroup_min_size") or self.info.get("stackgroup_min_size") or 1),
+            # poot asks wgpu for no subgroup feature: its kernels exchange no values across lanes here
+            subgroup_size=1,
             float16="shader-f16" in self.features, float64="shader-f64" in self.features,
             int64="shader-int64" in self.features, cores=1,
             max_buffers=self.limits.get("max-storage-buffers-per-shader-stage", 8),
@@ -318,6 +319,10 @@ class WgpuDevice(Device):
         if key in self._programs:
             return self._programs[key]
         for cap in spirv_capabilities(data):
+            if cap == SUBGROUP_SHUFFLE:
+                raise NotBuiltError(f"wgpu: kernel '{name}' exchanges values across a subgroup (pt.shuffle, "
+                                    "pt.shuffle_xor, pt.subgroup_sum...); poot's wgpu device enables no subgroup "
+                                    "operations: run it on the vulkan or cuda device")
             if cap in CAPABILITY_FEATURES and CAPABILITY_FEATURES[cap][0] not in self.features:
                 feature, what = CAPABILITY_FEATURES[cap]
                 raise DTypeError(f"wgpu: kernel '{name}' uses {what}, which needs the adapter feature "

@@ -19,6 +19,7 @@ LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buf
 CAPABILITY_FEATURES = {9: ("shader-f16", "float16"), 10: ("shader-f64", "float64"),
                         11: ("shader-int64", "int64"), 22: ("shader-i16", "int16"),
                         6033: ("shader-float32-atomic", "float32 atomic add")}
+SUBGROUP_SHUFFLE = 65    # the SPIR-V capability GroupNonUniformShuffle: a kernel exchanging values across lanes
 _ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1}
 

@@ -22,8 +22,9 @@ legal (the KIR verifier refuses one under thread-dependent control flow).
   lanes l and l + 16 pass the same ones, which the emulator checks) and C[2j + h, i], and receives
   D[2j + h, i], j in 0..7.
 
-Targets: PTX (shuffles everywhere; mma on sm_80 and newer) and AMDGCN (shuffles; mfma on gfx90a, gfx942 and
-gfx950; wmma on gfx11). Compiling for any other target or arch raises poot.NotBuiltError naming the operation.
+Targets: PTX (shuffles everywhere; mma on sm_80 and newer), AMDGCN (shuffles; mfma on gfx90a, gfx942 and
+gfx950; wmma on gfx11) and SPIR-V (shuffles, run by a Vulkan device whose subgroups hold the lanes exchanged:
+32 on NVIDIA GPUs). Compiling for any other target or arch raises poot.NotBuiltError naming the operation.
 
 Emulation: the emulator turns each operation into a `yield` of a request; the scheduler (emulate.py) runs
 the workgroup's threads to their next request, checks they all reached the same kind of operation, and

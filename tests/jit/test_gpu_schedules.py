@@ -1,5 +1,5 @@
-"""GPU-only schedules, checked against NumPy on each real GPU device present (wgpu: lavapipe in CI; CUDA
-where a GPU is, combining with warp shuffles there): column reductions cut into pieces
+"""GPU-only schedules, checked against NumPy on each real GPU device present (wgpu and Vulkan: lavapipe in
+CI; CUDA and Vulkan on an NVIDIA GPU combine with warp shuffles): column reductions cut into pieces
 (kernelgen/gpu_columns.py), split reductions, grid-stride pointwise kernels and matrix-vector products
 with lanes per output (kernelgen/gpu_gemv.py), also under each forced GEMV schedule."""
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_a_wide_column_sum_is_cut_into_pieces_and_a_row_sum_is_not():
     assert not any(launch.kernel.name.endswith("_cols") for launch in _launches("softmax_columns"))
 
 
-@pytest.fixture(scope="module", params=["wgpu", "cuda"])
+@pytest.fixture(scope="module", params=["wgpu", "vulkan", "cuda"])
 def gpu(request):
     try:
         return pt.device(request.param)
@@ -67,11 +67,12 @@ def test_a_long_matrix_vector_product_gets_lanes_per_output():
 
 
 def test_long_rows_get_a_warp_each_where_lanes_combine_through_shared_memory():
-    """SPIR-V combines a row's lanes by a shared-memory tree of barrier rounds: a warp a row, 8 rows a
-    workgroup (a 256-lane row would take 8 rounds)."""
+    """A SPIR-V device whose subgroups exchange fewer than 32 lanes (lavapipe's 8) combines a row's lanes by
+    a shared-memory tree of barrier rounds: a warp a row, 8 rows a workgroup (a 256-lane row would take 8
+    rounds)."""
     import dataclasses
 
-    spirv = dataclasses.replace(CUDA_CAPS, name="vulkan", target="spirv")
+    spirv = dataclasses.replace(CUDA_CAPS, name="vulkan", target="spirv", subgroup_size=8)
     for case in ("gemv_long", "gemv_bf16_long"):
         plan = plan_fusion(CASES[case])
         (gemv,) = [launch for step in plan.kernel_steps for launch in generate(step, plan, spirv).launches]

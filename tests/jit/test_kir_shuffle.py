@@ -1,6 +1,8 @@
 """ShuffleXor, KIR's subgroup exchange: the verifier's rules, the JSON and text forms, its lowering (PTX
-shfl.sync.bfly assembled by ptxas, AMDGCN ds_bpermute, NotBuiltError elsewhere), which targets kernel
-generation uses it on, and the GEMV schedule knob. On a CUDA GPU the exchange itself is checked."""
+shfl.sync.bfly assembled by ptxas, AMDGCN ds_bpermute, SPIR-V OpGroupNonUniformShuffle, NotBuiltError on
+the CPU), which devices kernel generation uses it on, and the GEMV schedule knob. On a CUDA GPU and on
+Vulkan (lavapipe's 8-lane subgroups in CI) the exchange itself is checked; a device refuses a kernel that
+exchanges across more lanes than its subgroups hold."""
 from __future__ import annotations
 
 import subprocess
@@ -95,19 +97,32 @@ def test_amdgcn_shuffles_are_ds_bpermute():
     compile_kernel(exchange_kernel(dt.float64), "amdgcn", arch="gfx942")     # links to a code object
 
 
-@pytest.mark.parametrize("target", ["cpu", "spirv"])
-def test_targets_without_a_shuffle_lowering_say_so(target):
+def test_the_cpu_target_has_no_shuffle_lowering_and_says_so():
     with pytest.raises(NotBuiltError, match="shuffle_xor"):
-        compile_kernel(exchange_kernel(), target)
+        compile_kernel(exchange_kernel(), "cpu")
 
 
-def test_kernel_generation_shuffles_only_on_ptx_and_amdgcn():
-    assert shuffles(CUDA_CAPS) and shuffles(Capabilities("rocm:0", "amdgcn", subgroup_size=64))
-    assert not shuffles(Capabilities("wgpu:0", "spirv", subgroup_size=32)) and not shuffles(Capabilities("cpu", "cpu"))
-    wgpu_caps = Capabilities("wgpu:0", "spirv", subgroup_size=8)
+def test_spirv_shuffles_are_group_non_uniform_shuffles_the_module_declares():
+    from poot.devices.wgpu_adapter import SUBGROUP_SHUFFLE, spirv_capabilities
+
+    for dtype in DTYPES:
+        k = exchange_kernel(dtype, mask=17)
+        assert k.lane_span == 32
+        assert SUBGROUP_SHUFFLE in spirv_capabilities(compile_kernel(k, "spirv", arch="vulkan1.3").data)
+    assert exchange_kernel(mask=5).lane_span == 8 and exchange_kernel(mask=1).lane_span == 2
+
+
+def test_kernel_generation_shuffles_where_subgroups_exchange_32_lanes():
+    """CUDA and ROCm always; a Vulkan device whose subgroups exchange 32 lanes (an NVIDIA GPU); not
+    lavapipe's 8-lane subgroups, nor wgpu (no subgroup feature: its caps say 1), nor the CPU."""
+    vulkan_32 = Capabilities("vulkan", "spirv", subgroup_size=32)
+    assert shuffles(CUDA_CAPS) and shuffles(Capabilities("rocm:0", "amdgcn", subgroup_size=64)) and shuffles(vulkan_32)
+    assert not shuffles(Capabilities("wgpu", "spirv", subgroup_size=1)) and not shuffles(Capabilities("cpu", "cpu"))
+    lavapipe = Capabilities("vulkan", "spirv", subgroup_size=8)
+    assert not shuffles(lavapipe)
     for case in ("softmax_rows", "reduce_sum_long_row", "argmax", "gemv_long"):
         plan = plan_fusion(CASES[case])
-        for caps, want in ((CUDA_CAPS, True), (wgpu_caps, False)):
+        for caps, want in ((CUDA_CAPS, True), (vulkan_32, True), (lavapipe, False)):
             kernels = [launch.kernel for step in plan.kernel_steps for launch in generate(step, plan, caps).launches]
             assert any("shuffle_xor(" in format_kernel(k) for k in kernels) is want, (case, caps.target)
 
@@ -136,25 +151,45 @@ def test_a_bad_gemv_schedule_is_named(monkeypatch, value):
         _gemv_kernel(monkeypatch, value)
 
 
-@pytest.fixture(scope="module")
-def cuda():
+@pytest.fixture(scope="module", params=["cuda", "vulkan"])
+def gpu(request):
     from poot import devices
 
     try:
-        return devices.get("cuda")
+        return devices.get(request.param)
     except DeviceUnavailableError as e:
-        pytest.skip(f"no CUDA device here: {e}")
+        pytest.skip(f"no {request.param} device here: {e}")
 
 
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.bfloat16, dt.int64, dt.uint8, dt.bool_],
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.bfloat16, dt.int64, dt.uint8, dt.int16, dt.bool_],
                          ids=lambda d: d.name)
-def test_the_exchange_on_a_cuda_gpu(cuda, dtype):
+def test_the_exchange_on_a_gpu(gpu, dtype):
+    """Within runs of as many lanes as the device's subgroups exchange (CUDA 32, lavapipe 8)."""
     from poot.jit.runtime.launch import launch, synchronize
 
+    if gpu.caps.subgroup_size < 2:
+        pytest.skip(f"{gpu.name}'s subgroups exchange no values")
+    mask = 13 if gpu.caps.subgroup_size >= 16 else gpu.caps.subgroup_size - 3
     x = ((np.arange(256) * 3 + 1) % (2 if dtype is dt.bool_ else 250)).astype(dtype.np)
-    bx, bout = cuda.allocate(x.nbytes), cuda.allocate(x.nbytes)
-    cuda.write(bx, x)
-    launch(cuda, exchange_kernel(dtype, mask=13, workgroup=(128, 1, 1)), [bx, bout], groups=2)
-    synchronize(cuda)
-    got = cuda.read(bout).view(x.dtype)
-    np.testing.assert_array_equal(got, x[np.arange(256) ^ 13])
+    bx, bout = gpu.allocate(x.nbytes), gpu.allocate(x.nbytes)
+    gpu.write(bx, x)
+    launch(gpu, exchange_kernel(dtype, mask=mask, workgroup=(128, 1, 1)), [bx, bout], groups=2)
+    synchronize(gpu)
+    got = gpu.read(bout)[:x.nbytes].view(x.dtype)
+    np.testing.assert_array_equal(got, x[np.arange(256) ^ mask])
+
+
+def test_a_kernel_exchanging_more_lanes_than_the_subgroups_hold_is_refused_by_name():
+    from poot import devices
+    from poot.jit.runtime.launch import launch
+
+    for kind in ("vulkan", "wgpu"):
+        try:
+            dev = devices.get(kind)
+        except DeviceUnavailableError:
+            continue
+        if dev.caps.subgroup_size >= 32:
+            continue
+        b = dev.allocate(256 * 4)
+        with pytest.raises(NotBuiltError, match="exchange"):
+            launch(dev, exchange_kernel(mask=17, workgroup=(128, 1, 1)), [b, b], groups=2)

@@ -20,7 +20,7 @@ REGISTRY_MODULE = PACKAGE / "jit" / "llvm" / "targets" / "__init__.py"
 FACTS = {
     "cpu": (BinaryFormat.OBJECT_CODE, KernelStyle.CPU, True, False, False, False, False, 0, ".o", "", False, False),
     "ptx": (BinaryFormat.PTX_TEXT, KernelStyle.GPU, False, True, True, True, True, 16, ".ptx", "sm_80", False, True),
-    "spirv": (BinaryFormat.SPIRV_WORDS, KernelStyle.GPU, False, False, False, False, True, 16, ".spv", "", False, True),
+    "spirv": (BinaryFormat.SPIRV_WORDS, KernelStyle.GPU, False, True, False, False, True, 16, ".spv", "", False, True),
     "amdgcn": (BinaryFormat.HSACO, KernelStyle.GPU, False, True, False, True, True, 16, ".hsaco", "gfx90a", False,
                True),
     "llvm": (BinaryFormat.LLVM_IR_TEXT, KernelStyle.CPU, True, False, False, False, False, 0, ".ll", "", True, False),

@@ -7,12 +7,13 @@
   newer, for 16-bit dtypes with D == Dv in TC_HEAD_DIMS, attention_tc_<dtype>_d<D> instead (64 queries per
   workgroup on tensor cores, K and V staged by asynchronous copies; kernels/attention/flash_tc.py); and for decode
   shapes (at most DECODE_MAX_QUERIES queries, head dims up to 256),
-  where the target builds it (subgroup operations: PTX and AMDGCN), attention_decode_<dtype>_d<128|256>
+  where the device's subgroups exchange 32 lanes (CUDA, ROCm, Vulkan on NVIDIA GPUs: gpu_lanes.shuffles),
+  attention_decode_<dtype>_d<128|256>
   (kernels/attention/flash_decode.py: a warp per key, 4 query rows sharing a KV head a workgroup; 16-bit
   q, k, v bound as 32-bit words, so their head dims must be even) with the key range split across
   workgroups, and attention_combine_<dtype> (a 1024-thread workgroup a query row) merging the splits' partial
-  maxima, sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words). Where the
-  target has no subgroup operations (SPIR-V), decode shapes of SIMT_MIN_CHUNK keys or more, and shapes
+  maxima, sums and accumulators (three f32 temporaries of rows * splits * (Dv + 2) words). On other
+  devices (wgpu, lavapipe's 8-lane subgroups), decode shapes of SIMT_MIN_CHUNK keys or more, and shapes
   whose prefill loops would pass SIMT_LOOP_LIMIT steps, take attention_decode_simt_<dtype> and
   attention_combine_simt_<dtype> instead of the prefill kernel (kernels/attention/flash_simt.py: a
   workgroup a query row and split, shared-memory reductions).
@@ -26,6 +27,7 @@ from poot import dtypes as dt
 from poot.errors import CompileLimitError, NotBuiltError
 from poot.jit.codegen.common import Launch, StepCode, asset, asset_builds_for, ceil_div, style_of
 from poot.jit.codegen.gpu_gemm import mma_sm
+from poot.jit.codegen.gpu_lanes import multiprocessors, shuffles
 from poot.jit.llvm.targets import KernelStyle
 
 SUFFIX = {dt.float32: "f32", dt.float16: "f16", dt.bfloat16: "bf16"}
@@ -103,9 +105,9 @@ def generate_attention(step, plan, caps) -> StepCode:
     if name != "f32" and (d % (2 * DECODE_VEC) or dv % (2 * DECODE_VEC)):
         wide = None                             # 16-bit decode reads 32-bit words (VEC at once) of one row
     decode = f"attention_decode_{name}_d{wide}"
-    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and asset_builds_for(decode, caps.target):
+    if lq <= DECODE_MAX_QUERIES and lk >= DECODE_MIN_KEYS and wide is not None and _warp_decode(decode, caps):
         return _decode(code, operands, out, common, p, name, decode, (b * hk, hq // hk * lq), lk, dv, caps)
-    if _simt_applies(name, lq, lk, d, dv, caps.target):
+    if _simt_applies(name, lq, lk, d, dv, caps):
         return _decode_simt(code, operands, out, common, p, name, b * hq * lq, lk, dv, caps)
     if name in ("f16", "bf16") and d == dv and d in TC_HEAD_DIMS and mma_sm(caps) >= 80:
         kernel, per_group = asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
@@ -116,12 +118,19 @@ def generate_attention(step, plan, caps) -> StepCode:
     return code
 
 
-def _simt_applies(name: str, lq: int, lk: int, d: int, dv: int, target: str) -> bool:
-    """Whether the split SIMT kernels take this shape: on targets without subgroup operations (no warp
-    decode kernel), decode shapes of SIMT_MIN_CHUNK keys or more, and any shape whose prefill threads would
-    loop over more than SIMT_LOOP_LIMIT (key tile, dim) steps (lavapipe cuts longer loops short)."""
-    if max(d, dv) > SIMT_HEAD_DIM or lk < SIMT_MIN_CHUNK or asset_builds_for(f"attention_decode_{name}_d128", target) \
-            or not asset_builds_for(f"attention_decode_simt_{name}", target):
+def _warp_decode(decode: str, caps) -> bool:
+    """Whether the warp decode kernel `decode` (and its combine) runs on a device with `caps`: its target
+    builds it and the device's subgroups exchange values across 32 lanes (gpu_lanes.shuffles)."""
+    return asset_builds_for(decode, caps.target) and shuffles(caps)
+
+
+def _simt_applies(name: str, lq: int, lk: int, d: int, dv: int, caps) -> bool:
+    """Whether the split SIMT kernels take this shape: on devices without the warp decode kernel
+    (subgroups that exchange fewer than 32 lanes, or none), decode shapes of SIMT_MIN_CHUNK keys or more,
+    and any shape whose prefill threads would loop over more than SIMT_LOOP_LIMIT (key tile, dim) steps
+    (lavapipe cuts longer loops short)."""
+    if max(d, dv) > SIMT_HEAD_DIM or lk < SIMT_MIN_CHUNK or _warp_decode(f"attention_decode_{name}_d128", caps) \
+            or not asset_builds_for(f"attention_decode_simt_{name}", caps.target):
         return False
     return lq <= DECODE_MAX_QUERIES or ceil_div(lk, PREFILL_KEYS) * max(d, dv) > SIMT_LOOP_LIMIT
 
@@ -169,7 +178,7 @@ def _decode(code, operands, out, common, p, name, decode, groups, lk, dv, caps) 
     a core) without cutting a split below DECODE_MIN_CHUNK keys: more splits only grow the combine."""
     kv_rows, grows = groups
     blocks = kv_rows * ceil_div(grows, DECODE_ROWS)
-    splits, chunk = decode_splits(caps.cores, blocks, lk)
+    splits, chunk = decode_splits(multiprocessors(caps), blocks, lk)
     if blocks > caps.max_workgroups[1]:
         raise CompileLimitError(f"attention: {blocks} decode row blocks exceed the device's "
                                 f"{caps.max_workgroups[1]} workgroups along y; split the batch")

@@ -8,12 +8,13 @@ because each is a whole device allocation). The consecutive elements go to separ
 reduction, so their adds do not wait on one another. Nothing here changes what is computed: the order
 of every sum is fixed by the shape alone.
 
-Combines across threads use warp shuffles where the target has them (`shuffles(caps)`: the targets
-that declare `has_shuffles` in poot/jit/llvm/targets, PTX and AMDGCN, whose subgroups hold 32
-consecutive threads or more): a butterfly of ShuffleXor over each 32 lanes, then one shared-memory
-round across the warps, instead of a shared-memory tree of log2(lanes)
-barrier rounds. SPIR-V keeps the tree: a Vulkan subgroup may be narrower than 32 (lavapipe's is 8 or
-16) and poot's SPIR-V path has no subgroup op; the CPU runs one thread per row.
+Combines across threads use warp shuffles where the device has them (`shuffles(caps)`: a target that
+declares `has_shuffles` in poot/jit/llvm/targets, PTX, AMDGCN and SPIR-V, on a device whose subgroups
+exchange 32 consecutive threads or more: every CUDA and ROCm GPU, Vulkan on an NVIDIA GPU): a butterfly
+of ShuffleXor over each 32 lanes, then one shared-memory round across the warps, instead of a
+shared-memory tree of log2(lanes) barrier rounds. Other SPIR-V devices keep the tree (lavapipe's
+subgroups hold 8 lanes; poot's wgpu device enables no subgroup operations, its caps say 1); the CPU
+runs one thread per row.
 """
 from __future__ import annotations
 

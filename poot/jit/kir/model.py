@@ -22,8 +22,9 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
 - `ShuffleXor(x, mask)` is x as the thread whose local x index is (this thread's) ^ mask holds it: a
   subgroup exchange inside each aligned run of 32 threads (a warp), for combines without shared
   memory or barriers. Legal only in a workgroup (32k, 1, 1) and where a Barrier would be (every thread
-  evaluates it together). Lowered on PTX and AMDGCN; elsewhere lowering raises NotBuiltError, and
-  kernel generation uses it only where `caps` allow (kernelgen/gpu_lanes.py `shuffles`).
+  evaluates it together). Lowered on PTX, AMDGCN and SPIR-V (OpGroupNonUniformShuffle, run only by a
+  device whose subgroups hold the lanes exchanged: `Kernel.lane_span`); on the CPU lowering raises
+  NotBuiltError, and kernel generation uses it only where `caps` allow (kernelgen/gpu_lanes.py `shuffles`).
 - `Shuffle(x, index)` is x as the thread at lane `index % 32` of this thread's aligned run of 32 threads
   holds it (the index a uint32 value, any per thread). Same rules and targets as ShuffleXor.
 - `Mma(a, b, c, elem)` is element `elem` (0..3) of this lane's part of D = A @ B + C, a warp-level
@@ -75,6 +76,8 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
   Lowered on PTX for sm_80 and newer; elsewhere NotBuiltError.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import enum
 from dataclasses import dataclass, field
@@ -460,3 +463,24 @@ class Kernel:
     @property
     def scalars(self) -> tuple[ScalarParam, ...]:
         return tuple(p for p in self.params if isinstance(p, ScalarParam))
+
+    @property
+    def lane_span(self) -> int:
+        """How many consecutive lanes of a subgroup the kernel exchanges values across: 0 without
+        ShuffleXor/Shuffle, else the aligned run the widest one reaches (a mask's next power of two, 32
+        for an indexed Shuffle). A device runs the kernel only where its subgroups hold that many."""
+        span = 0
+        stack: list = [self.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (tuple, list)):
+                stack.extend(node)
+                continue
+            if isinstance(node, ShuffleXor):
+                span = max(span, 1 << node.mask.bit_length())
+            elif isinstance(node, Shuffle):
+                span = max(span, 32)
+            if dataclasses.is_dataclass(node) and not isinstance(node, type):
+                stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+        return span
+

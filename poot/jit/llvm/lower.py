@@ -99,13 +99,13 @@ class Lowering(Conversions, WideMemoryLowering):
 
     def shuffle_word(self, w: str, mask: int) -> str:
         """The i32 `w` of the thread whose local x index is this one's ^ `mask` (ShuffleXor)."""
-        raise NotBuiltError("shuffle_xor (a subgroup exchange) is built for the PTX and AMDGCN targets only; "
-                            "kernel generation uses it only there (kernelgen/gpu_lanes.py shuffles)")
+        raise NotBuiltError("shuffle_xor (a subgroup exchange) is built for the GPU targets (PTX, AMDGCN, SPIR-V) "
+                            "only; kernel generation uses it only there (kernelgen/gpu_lanes.py shuffles)")
 
     def shuffle_lane_word(self, w: str, lane: str) -> str:
         """The i32 `w` of the thread at lane `lane % 32` (an i32 value) of this thread's 32-lane run (Shuffle)."""
-        raise NotBuiltError("shuffle / subgroup_sum / subgroup_max (subgroup exchanges) are built for the PTX and "
-                            "AMDGCN targets only; this target has none")
+        raise NotBuiltError("shuffle / subgroup_sum / subgroup_max (subgroup exchanges) are built for the GPU "
+                            "targets (PTX, AMDGCN, SPIR-V) only; this target has none")
 
     # the Mma shapes this lowering's mma_call takes (PTX's, whose lowering overrides mma_call; the AMDGCN
     # lowering names its own); any other shape raises the base mma_call's NotBuiltError

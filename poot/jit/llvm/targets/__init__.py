@@ -47,7 +47,7 @@ class Target:
     lowering_class: str             # "module:Class" of the LLVM lowering (targets/<name>/target.py)
     file_extension: str             # of a written artifact (`poot compile`)
     is_host: bool = False           # kernels run on the calling thread, in host memory (buffers are host arrays)
-    has_shuffles: bool = False      # lowers shuffle_xor / subgroup exchanges (warps of >= 32 lanes)
+    has_shuffles: bool = False      # lowers shuffle_xor / subgroup exchanges (a device's subgroups say how wide)
     has_mma: bool = False           # lowers warp-level matrix fragments (mma_*: tensor cores, sm_80 and newer)
     runs_gemm_assets: bool = False  # the hand-written GEMM assets lower for it (SPIR-V's backend fails on gemm_f32)
     folds_grid: bool = False        # its kernels rebuild a logical grid from a folded physical one (meta words)
@@ -98,7 +98,7 @@ REGISTRY: dict[str, Target] = {t.name: t for t in (
            has_shuffles=True, has_mma=True, runs_gemm_assets=True, folds_grid=True, vector_store_bytes=16,
            static_shared_limit=48 * 1024, default_arch="sm_80", validator=f"{_TARGETS}.validate:check_ptx"),
     Target("spirv", BinaryFormat.SPIRV_WORDS, KernelStyle.GPU, f"{_TARGETS}.spirv.target:SpirvTarget", ".spv",
-           folds_grid=True, vector_store_bytes=16, packs_narrow=True, validator=f"{_TARGETS}.validate:check_spirv"),
+           has_shuffles=True, folds_grid=True, vector_store_bytes=16, packs_narrow=True, validator=f"{_TARGETS}.validate:check_spirv"),
     Target("amdgcn", BinaryFormat.HSACO, KernelStyle.GPU, f"{_TARGETS}.amdgcn.target:AmdgcnTarget", ".hsaco",
            has_shuffles=True, runs_gemm_assets=True, folds_grid=True, vector_store_bytes=16,
            default_arch="gfx90a", validator=f"{_TARGETS}.validate:check_hsaco"),

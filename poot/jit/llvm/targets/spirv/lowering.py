@@ -475,6 +475,23 @@ class SpirvLowering(Lowering):
         fn = self.m.intrinsic("llvm.spv.group.memory.barrier.with.group.sync", "void", "")
         self.f.emit(f"call void {fn}()")
 
+    # subgroup exchanges: OpGroupNonUniformShuffle from a computed lane of the subgroup. A 1-D workgroup's
+    # subgroups are runs of consecutive local indices (on the drivers poot runs on), so lane ^ mask is the
+    # thread whose local x index is this one's ^ mask; a device loads a kernel only where its subgroups
+    # hold the lanes the kernel exchanges across (poot/jit/llvm/compile.py `lane_span`)
+    def _subgroup_lane(self) -> str:
+        return self.intr("llvm.spv.subgroup.local.invocation.id", "i32", [])
+
+    def shuffle_word(self, w: str, mask: int) -> str:
+        lane = self.op(f"xor i32 {self._subgroup_lane()}, {mask}")
+        return self.intr("llvm.spv.wave.readlane.i32", "i32", [("i32", w), ("i32", lane)])
+
+    def shuffle_lane_word(self, w: str, lane: str) -> str:
+        """From lane (own lane & ~31) | (lane & 31): the 32-lane run inside a subgroup of 32 or more."""
+        own = self._subgroup_lane()
+        src = self.op(f"or i32 {self.op(f'and i32 {own}, -32')}, {self.op(f'and i32 {lane}, 31')}")
+        return self.intr("llvm.spv.wave.readlane.i32", "i32", [("i32", w), ("i32", src)])
+
     def cast(self, v: str, src, dst) -> str:
         if not (dt.is_float(src) and dt.is_int(dst)):
             return super().cast(v, src, dst)

@@ -18,7 +18,7 @@ import dataclasses
 from poot import dtypes as dt
 from poot.errors import LoweringError
 from poot.jit.kir.model import (COMPARE_OPS, AtomicAdd, Binary, Bitcast, Cast, Const, For, If, Kernel, Load, Local,
-                         Read, Select, Store, Unary, While, Assign)
+                         Read, Select, Shuffle, ShuffleXor, Store, Unary, While, Assign)
 
 WIDE = {dt.int8: dt.int32, dt.int16: dt.int32, dt.uint8: dt.uint32, dt.uint16: dt.uint32}
 _NO_WRAP = COMPARE_OPS | {"and", "or", "xor", "shr", "min", "max", "min_reassoc", "max_reassoc", "rem"}
@@ -105,6 +105,12 @@ class Widen:
         if src is dt.bool_:
             return Cast(x, w)
         return wrap(Cast(x, w) if wide(src) is not w else x, dst)
+
+    def _ShuffleXor(self, e):
+        return ShuffleXor(self.expr(e.x), e.mask, wide(e.dtype))
+
+    def _Shuffle(self, e):
+        return Shuffle(self.expr(e.x), self.expr(e.index), wide(e.dtype))
 
     def _Bitcast(self, e):
         src, dst = e.x.dtype, e.dtype
