@@ -4,8 +4,9 @@ NumPy's hand-written attention on the CPU (softmax(q @ k^T * s) @ v in the input
 
 Each repetition is the user's call, q, k, v already realized poot arrays on the device: on the CPU the
 result as a NumPy array (`.numpy()`, zero copy); on a GPU the result realized on the device
-(`pt.realize`), each round of calls ended by a synchronize, as PyTorch's SDPA is timed beside it (no
-transfer to the host on either side: at prefill sizes the copy of the result would outweigh the kernel).
+(`pt.realize`), each round of calls (about 50 ms of them; `--number 1`: one) ended by a synchronize, as
+PyTorch's SDPA is timed beside it (no transfer to the host on either side: at prefill sizes the copy of
+the result would outweigh the kernel).
 On CUDA a kernel-only column times the launches captured `--graph-reps` times in one CUDA graph; `--jit`
 adds a row for the same call inside a jitted function (what a jitted decode step pays). Ratios
 are baseline seconds / poot seconds (above 1: poot is faster). Configurations (names
@@ -117,7 +118,7 @@ def run_case(args, name: str, device: str) -> list[dict]:
 
 
 def main(argv=None) -> dict:
-    ap = C.parser(__doc__, repeat=5)
+    ap = C.parser(__doc__, repeat=5, number=0)
     C.cases_option(ap, CASES, default=["small"])
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy baseline")
     ap.add_argument("--graph-reps", type=int, default=5, help="calls per CUDA graph for the kernel-only column")

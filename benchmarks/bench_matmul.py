@@ -2,7 +2,9 @@
 relu(W @ x + b) on the GEMV shapes, whose bias and activation GPU GEMVs compute at their store), poot's
 `pt.realize(a @ b)` (or
 `(a @ b).numpy()` on the CPU) beside NumPy's BLAS on the CPU and PyTorch on CUDA (eager, torch.compile, and
-`torch_graph`: 20 calls captured in one CUDA graph, the kernels' own rate), in the same process.
+`torch_graph`: 20 calls captured in one CUDA graph, the kernels' own rate), in the same process. A round
+is about 50 ms of back-to-back calls, each result realized, and one synchronize at its end, for poot and
+the baselines alike (`--number 1` instead waits for every call: its latency rather than its rate).
 
 CPU GEMV rows carry their effective bandwidth (`gbps`: the matrix's bytes over the call's time) beside
 the machine's NumPy copy rate measured in the same run (`copy_gbps`: bytes read plus bytes written per
@@ -202,7 +204,7 @@ def cases(args):
 
 
 def main(argv=None) -> dict:
-    ap = C.parser(__doc__, sizes="1024,2048", dtypes="f32", repeat=5)
+    ap = C.parser(__doc__, sizes="1024,2048", dtypes="f32", repeat=5, number=0)
     ap.add_argument("--cases", type=C.comma_list, default=["gemm", "gemv"],
                     help="gemm, gemv, bmm, linear (relu(W @ x + b) on the GEMV shapes)")
     ap.add_argument("--gemv-shapes", type=C.parse_sizes,
