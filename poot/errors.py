@@ -194,17 +194,42 @@ def api_boundary(fn):
         try:
             return fn(*args, **kwargs)
         except PootError as e:
-            if not getattr(e, "_poot_located", False):
-                e._poot_located = True
-                if e.args and isinstance(e.args[0], str) and not isinstance(e, KernelImportError):
-                    e.args = (f"{e.args[0]}\n  (at {user_location()})",) + e.args[1:]
-            raise e.with_traceback(None) from None
+            raise located_error(e) from None
         except TypeError as e:
             if e.__traceback__.tb_next is not None:     # raised inside fn: not about the call's arguments
                 raise
             raise _argument_error(fn, e) from None
 
     return wrapper
+
+
+def api_boundary_via(fn, impl):
+    """An API boundary for `fn` (as api_boundary(fn)) whose call runs `impl(boundary, args, kwargs)`,
+    `boundary` being the wrapper itself, in place of `fn(*args, **kwargs)`: `impl` may answer without
+    running `fn` (recipes.memoize replays what `fn` recorded before). `impl` takes the argument tuple
+    and dict as they came, not spread again with `*args` (a call from C into a fresh interpreter loop),
+    and the boundary's own frame lives here, outside the layer that raised (a PootError's traceback
+    starts at it). A call that does not fit `fn`'s signature is `fn`'s own boundary's to report."""
+
+    @functools.wraps(fn)
+    def boundary(*args, **kwargs):
+        try:
+            return impl(boundary, args, kwargs)
+        except PootError as e:
+            raise located_error(e) from None
+
+    return boundary
+
+
+def located_error(e: PootError) -> PootError:
+    """`e` as a public function's boundary raises it (api_boundary, and wrappers that are their own
+    boundary, such as recipes.memoize's): its message names the user's line (once, at the innermost
+    boundary it crosses) and its traceback starts at the boundary."""
+    if not getattr(e, "_poot_located", False):
+        e._poot_located = True
+        if e.args and isinstance(e.args[0], str) and not isinstance(e, KernelImportError):
+            e.args = (f"{e.args[0]}\n  (at {user_location()})",) + e.args[1:]
+    return e.with_traceback(None)
 
 
 def _argument_error(fn, e: TypeError) -> ArgumentError:

@@ -79,7 +79,7 @@ class Graph:
         parts: list = []
         for j, e in enumerate(self.eqns):
             num[e.out.id] = j
-            parts.append(eqn_key(e.op, tuple([num[v.id] for v in e.inputs]), e.params, e.out.aval))
+            parts += eqn_key(e.op, tuple([num[v.id] for v in e.inputs]), e.params, e.out.aval)
         return structural_key([v.aval for v in self.inputs], parts, [num[v.id] for v in self.outputs])
 
     def users(self) -> dict[int, list[Eqn]]:
@@ -126,16 +126,29 @@ class Graph:
     __repr__ = __str__
 
 
+def eqn_signature(op: str, params: dict, aval: Aval) -> tuple:
+    """What an equation's part of a structural key says of the equation itself, apart from where its
+    operands come from: op, params (frozen), output shape and dtype name. It depends on nothing but
+    the equation, so a lazy node keeps it once made (trace/lazy.Node.sig) and the equations a recipe
+    replays share one (trace/recipes.py): each walk then reuses it, and comparing two keys finds
+    most signatures identical at once."""
+    return (op, _freeze(params) if params else (), aval.shape, aval.dtype.name)
+
+
 def eqn_key(op: str, input_numbers: tuple, params: dict, aval: Aval) -> tuple:
-    """One equation's part of a structural key. Values are numbered ~k for the k-th graph input and
-    j for the j-th equation's output, so a walk over lazy nodes (trace/lazy.Walk) numbers them in the
-    order it meets them and gets the key of the graph it would build, without building it."""
-    return (op, input_numbers, _freeze(params) if params else (), aval.shape, aval.dtype.name)
+    """One equation's part of a structural key: (its signature, its operands' numbers). Values are
+    numbered ~k for the k-th graph input and j for the j-th equation's output, so a walk over lazy
+    nodes (trace/walk.Walk) numbers them in the order it meets them and gets the key of the graph it
+    would build, without building it."""
+    return (eqn_signature(op, params, aval), input_numbers)
 
 
 def structural_key(input_avals, eqn_parts: list, output_numbers) -> tuple:
     """What `Graph.key()` returns: input shapes and dtypes, the equations' parts, the outputs. Hot (every
-    eager realize's walk builds one): a loop, not a comprehension, for the few inputs it usually has."""
+    eager realize's walk builds one): a loop, not a comprehension, for the few inputs it usually has.
+    `eqn_parts` lists each equation's part (eqn_key) flattened, signature then operand numbers, and
+    the key is flat too: one tuple fewer made per equation by every walk, and hashing the key (every
+    realize looks its program up by it) does not descend into one tuple per equation."""
     ins = []
     for a in input_avals:
         ins.append((a.shape, a.dtype.name))

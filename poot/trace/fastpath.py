@@ -37,9 +37,10 @@ from poot.errors import api_boundary, fast_boundary
 from poot.graph import Aval
 from poot.trace.array import Array
 from poot.trace.lazy import (_EMPTY, MAX_PENDING_DEPTH, HostScalar, Node, _internal_code, _shared, _state,
-                   caller_where, host_leaf, is_internal, realize_nodes, shared_constant)
+                   caller_where, host_leaf, is_internal, pending_node, realize_nodes, shared_constant)
 
 _getframe = sys._getframe
+_prod = math.prod
 _getrefcount = sys.getrefcount
 _new = object.__new__
 
@@ -77,6 +78,7 @@ def host_join(nodes, axis: int, new_axis: bool):
     if _state.tracing:
         return None
     d = nodes[0].aval.dtype
+    itemsize = d.itemsize
     parts = []         # the pieces' bytes (C order: along axis 0 the result is their concatenation)
     total = 0
     for n in nodes:
@@ -84,13 +86,13 @@ def host_join(nodes, axis: int, new_axis: bool):
         a = n.aval
         if n.op is not None or b is None or n.params is not None or a.dtype is not d:
             return None
-        nbytes = a.nbytes
+        nbytes = _prod(a.shape) * itemsize      # a.nbytes, without two property calls a piece
         total += nbytes
         if total > HOST_JOIN_BYTES:
             return None
         tb = type(b)
         if tb is CpuBuffer:
-            parts.append(b.handle[:nbytes])
+            parts.append(b.handle if b.nbytes == nbytes else b.handle[:nbytes])
         elif tb is HostScalar:
             parts.append(b.fmt.pack(b.host_value()))
         else:
@@ -198,7 +200,8 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str, up: int = 2):
             inside = is_internal(code)
         where = caller_where() if inside else (code.co_filename, f.f_lineno)
         r = _new(Array)
-        r._node = Node(prim, (nb, na) if reflected else (na, nb), _EMPTY, a, na.device, where, depth + 1)
+        inputs = (nb, na) if reflected else (na, nb)
+        r._node = pending_node(prim, inputs, _EMPTY, a, na.device, where, depth + 1)
         return r
 
     return op

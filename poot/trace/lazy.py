@@ -63,11 +63,15 @@ class Node:
     # weak: 1 for a weakly typed value (a jitted function's Python scalar argument, and what is
     # computed from such values and Python literals alone), 2 for a Python literal's constant
     # leaf, else 0. Weak values promote like Python scalars (`f32_array * s` stays float32).
-    __slots__ = ("op", "inputs", "params", "aval", "device", "where", "depth", "buf", "weak")
+    # sig: a pending equation's signature (graph.ir.eqn_signature), made by the first walk that meets
+    # it, or given by the recipe that replayed it; None until then. An equation never changes (it
+    # only becomes a leaf), so its signature stays true.
+    __slots__ = ("op", "inputs", "params", "aval", "device", "where", "depth", "buf", "weak", "sig")
 
     def __init__(self, op, inputs, params, aval, device, where, depth, buf=None, weak=0):
         self.op, self.inputs, self.params, self.aval = op, inputs, params, aval
         self.device, self.where, self.depth, self.buf, self.weak = device, where, depth, buf, weak
+        self.sig = None
 
     def __repr__(self) -> str:
         state = self.op or ("realized" if self.buf is not None else "placeholder")
@@ -91,6 +95,26 @@ def leaf_node(aval: Aval, device: str, buf) -> Node:
     n.depth = 0
     n.buf = buf
     n.weak = 0
+    n.sig = None
+    return n
+
+
+def pending_node(op: str, inputs: tuple, params, aval: Aval, device: str, where, depth: int,
+                 sig=None) -> Node:
+    """A pending equation node, filled by direct slot stores as leaf_node is: every recorded or
+    replayed operation makes one, and Node()'s __init__ frame costs about as much as the rest of a
+    replayed step. `sig`: its signature where the caller knows it (a recipe), else the walk makes it."""
+    n = _new(Node)
+    n.op = op
+    n.inputs = inputs
+    n.params = params
+    n.aval = aval
+    n.device = device
+    n.where = where
+    n.depth = depth
+    n.buf = None
+    n.weak = 0
+    n.sig = sig
     return n
 
 
@@ -229,7 +253,7 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
     for n in inputs:
         if n.depth > depth:
             depth = n.depth
-    node = Node(op, inputs, params, aval, device or inputs[0].device, caller_where(), depth + 1)
+    node = pending_node(op, inputs, params, aval, device or inputs[0].device, caller_where(), depth + 1)
     st = _state
     if st.scope is not None:
         st.scope.append(node)

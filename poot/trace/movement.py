@@ -255,19 +255,25 @@ def roll(x, shift, axis=None):
     return wrap(n)
 
 
+def _arrays(xs) -> list:
+    """Each of `xs` as an Array (a join's list of pieces, often long: no call for an Array)."""
+    return [x if type(x) is Array else arr(x) for x in xs]
+
+
 def _join(op, xs, axis):
     items, d, dev = promote(op, xs)
-    nodes = [cast(n, d) for n in items]
+    nodes = [n if n.aval.dtype is d else cast(n, d) for n in items]
     return wrap(_join_nodes(op, nodes, axis_of(axis, nodes[0].aval.ndim, op, Array(nodes[0]))))
 
 
 def _join_nodes(op, nodes, ax):
     """The concatenation of `nodes` (one dtype) along axis `ax`: on the host at once where all are
     small realized CPU leaves (fastpath.host_join), else one recorded equation."""
-    a0 = nodes[0].aval
+    s0 = nodes[0].aval.shape
+    before, after = s0[:ax], s0[ax + 1:]
     for n in nodes[1:]:
         s = n.aval.shape
-        if len(s) != a0.ndim or any(p != q for i, (p, q) in enumerate(zip(s, a0.shape)) if i != ax):
+        if len(s) != len(s0) or s[:ax] != before or s[ax + 1:] != after:   # sizes off axis ax differ
             raise ShapeError(f"{op}: shapes differ outside axis {ax}: "
                              + ", ".join(str(m.aval) for m in nodes)
                              + f"; every input needs the same size on all axes but {ax}")
@@ -280,7 +286,7 @@ def _join_nodes(op, nodes, ax):
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (flattened first when axis is None)."""
     refuse_out("concatenate", out)
-    xs = [arr(a) for a in arrays]
+    xs = _arrays(arrays)
     if not xs:
         raise ShapeError("concatenate: needs at least one array")
     if axis is None:
@@ -300,15 +306,17 @@ concat = concatenate
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
     refuse_out("stack", out)
-    xs = [arr(a) if dtype is None else arr(a).astype(dtype) for a in arrays]
+    xs = _arrays(arrays) if dtype is None else [arr(a).astype(dtype) for a in arrays]
     if not xs:
         raise ShapeError("stack: needs at least one array")
-    if any(a.shape != xs[0].shape for a in xs):
-        raise ShapeError("stack: all input arrays must have the same shape, got "
-                         + ", ".join(str(a.aval) for a in xs))
+    shape = xs[0].shape
+    for a in xs:
+        if a._node.aval.shape != shape:
+            raise ShapeError("stack: all input arrays must have the same shape, got "
+                             + ", ".join(str(a.aval) for a in xs))
     ax = axis_of(axis, xs[0].ndim + 1, "stack", xs[0])
     items, d, _ = promote("stack", xs)
-    nodes = [cast(n, d) for n in items]
+    nodes = [n if n.aval.dtype is d else cast(n, d) for n in items]
     joined = host_join(nodes, ax, True) if len(nodes) > 1 else None
     if joined is not None:
         return wrap(joined)

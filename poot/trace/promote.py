@@ -45,6 +45,9 @@ def device_of(op: str, xs, device: str | None = None) -> str:
 def promote(op: str, xs, device: str | None = None):
     """-> (items, dtype, device): items are Nodes (strong operands) or Python scalars (weak), dtype
     the NumPy 2 result type of them all."""
+    same = _one_dtype_nodes(xs, device)
+    if same is not None:
+        return same
     dev = device_of(op, xs, device)
     items = []
     strong = []
@@ -73,6 +76,28 @@ def promote(op: str, xs, device: str | None = None):
     else:
         d = dt.bool_
     return items, d, dev
+
+
+def _one_dtype_nodes(xs, device: str | None):
+    """promote's answer where every operand is an Array of one dtype on one device (`device`, if
+    given) and none a traced Python scalar: their nodes, that dtype and device; else None (promote
+    then decides, and names any mismatch). The commonest case, and the one with many operands
+    (`stack` of a list of per-step values), so it takes one pass and no promotion table."""
+    if not xs or type(xs[0]) is not Array:
+        return None
+    n = xs[0]._node
+    d, dev = n.aval.dtype, n.device
+    if device is not None and device != dev:
+        return None
+    nodes = []
+    for x in xs:
+        if type(x) is not Array:
+            return None
+        n = x._node
+        if n.aval.dtype is not d or n.weak == 1 or n.device != dev:
+            return None
+        nodes.append(n)
+    return nodes, d, dev
 
 
 def _user_stacklevel() -> int:
@@ -130,4 +155,11 @@ def require(op: str, d: dt.DType, kinds: str, hint: str = "") -> None:
 
 
 def wrap(n: Node) -> Array:
-    return Array(n)
+    """An Array on `n`, made by a slot store rather than Array(n): every operation's result is one,
+    and Array.__init__'s frame costs more than the rest of making it."""
+    x = _new(Array)
+    x._node = n
+    return x
+
+
+_new = object.__new__

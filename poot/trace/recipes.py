@@ -25,16 +25,17 @@ vmap record their own graphs) or inside another captured call.
 """
 from __future__ import annotations
 
-import functools
 import struct
 import types
 from sys import _getframe
 
-from poot.errors import api_boundary
+from poot.errors import api_boundary_via
+from poot.graph.ir import eqn_signature
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
 from poot.trace.array import Array
-from poot.trace.lazy import MAX_PENDING_DEPTH, Node, _state, realize_nodes, where_from
+from poot.trace.lazy import MAX_PENDING_DEPTH, _state, pending_node, realize_nodes, where_from
+from poot.trace.promote import wrap
 
 MAX_RECIPES = 8192
 _recipes: dict = {}
@@ -58,16 +59,22 @@ def _static(v):
     if t is float:
         return ("f", struct.pack("<d", v))
     if t is slice:
-        parts = (_static(v.start), _static(v.stop), _static(v.step))
-        return _UNKEYED if _UNKEYED in parts else ("s",) + parts
-    if t is tuple or t is list:
-        parts = []
-        for x in v:
-            k = _static(x) if type(x) is not Array else _UNKEYED
+        parts = ["s"]
+        for x in (v.start, v.stop, v.step):
+            k = (x,) if type(x) is int else x if x is None else _static(x)   # the usual bounds inline
             if k is _UNKEYED:
                 return _UNKEYED
             parts.append(k)
-        return (t.__name__, *parts)
+        return tuple(parts)
+    if t is tuple or t is list:
+        parts = [t.__name__]
+        for x in v:
+            tx = type(x)
+            k = (x,) if tx is int else _static(x) if tx is not Array else _UNKEYED    # an index's ints inline
+            if k is _UNKEYED:
+                return _UNKEYED
+            parts.append(k)
+        return tuple(parts)
     if v is Ellipsis:
         return "..."
     if t is type or getattr(v, "short", None) is not None:     # float, np.float32, a poot DType
@@ -157,7 +164,7 @@ def _recipe(captured, nodes, out):
                 consts.append(i)
             refs.append(k)
         position[id(n)] = first + len(steps)
-        steps.append((n.op, tuple(refs), n.params, n.aval, n.device))
+        steps.append((n.op, tuple(refs), n.params, n.aval, n.device, eqn_signature(n.op, n.params, n.aval)))
     if type(out) is Array:
         kind, leaves = "one", (out,)
     elif type(out) in (tuple, list) and all(type(x) is Array for x in out):
@@ -173,66 +180,73 @@ def _recipe(captured, nodes, out):
     # constants are numbered after the arguments and before the steps' results
     n_const = len(consts)
     fix = lambda k: first + ~k if k < 0 else (k + n_const if k >= first else k)  # noqa: E731
-    steps = [(op, tuple(map(fix, refs)), params, aval, dev) for op, refs, params, aval, dev in steps]
+    steps = [(op, tuple(map(fix, refs)), *rest) for op, refs, *rest in steps]
     return _Recipe(consts, steps, tuple(map(fix, outs)), kind)
 
 
 def _replay(recipe: _Recipe, nodes: list, where):
+    """The recipe's equations made anew on the argument nodes `nodes`, each with the signature the
+    recipe keeps for it (the walk of a later realize then need not make one)."""
     vals = nodes + recipe.consts if recipe.consts else nodes
     append = vals.append
-    for op, refs, params, aval, dev in recipe.steps:
+    for op, refs, params, aval, dev, sig in recipe.steps:
         if len(refs) == 1:
             i = vals[refs[0]]
-            append(Node(op, (i,), params, aval, dev, where, i.depth + 1))
+            append(pending_node(op, (i,), params, aval, dev, where, i.depth + 1, sig))
         else:
             inputs = tuple([vals[k] for k in refs])
             depth = 0
             for i in inputs:
                 if i.depth > depth:
                     depth = i.depth
-            append(Node(op, inputs, params, aval, dev, where, depth + 1))
+            append(pending_node(op, inputs, params, aval, dev, where, depth + 1, sig))
     if recipe.kind == "one":
         out = vals[recipe.outs[0]]
         if out.depth >= MAX_PENDING_DEPTH:
             realize_nodes([out])
-        return Array(out)
+        return wrap(out)
     outs = [vals[k] for k in recipe.outs]
     if any(n.depth >= MAX_PENDING_DEPTH for n in outs):
         realize_nodes([n for n in outs if n.op is not None])
-    return recipe.kind(Array(n) for n in outs)
+    return recipe.kind([wrap(n) for n in outs])
 
 
 def memoize(fn):
-    """`fn` (a public function recording equations) with its recipes kept and replayed."""
+    """`fn` (a public function recording equations) with its recipes kept and replayed, behind an API
+    boundary of its own (errors.api_boundary_via)."""
     if not isinstance(fn, types.FunctionType) or getattr(fn, "_poot_recipes", False):
         return fn
 
-    def call(*args, **kwargs):
+    def call(boundary, args, kwargs):
         st = _state
         if st.tracing or st.capture is not None:
             return fn(*args, **kwargs)
-        key, nodes = _key_and_nodes(call, args, kwargs)
+        key, nodes = _key_and_nodes(boundary, args, kwargs)
         if key is None:
             return fn(*args, **kwargs)
         recipe = _recipes.get(key)
         if recipe is None:
-            out, recipe = _capture(fn, args, kwargs, nodes)
-            if len({id(n) for n in nodes}) < len(nodes):
-                return out      # one array passed twice: its recipe would read one node for both places
-            if len(_recipes) >= MAX_RECIPES:
-                _recipes.clear()
-            _recipes[key] = recipe
-            return out
+            return _first_call(fn, key, args, kwargs, nodes)
         if recipe is _NEVER:
             return fn(*args, **kwargs)
-        # the caller of the api_boundary wrapper around this function (lazy.where_from: no frame
-        # object is built for this frame or the wrapper's)
+        # the caller of the boundary (lazy.where_from: no frame object is built for this frame or
+        # the boundary's)
         return _replay(recipe, nodes, where_from(_getframe(2)))
 
-    # the outer boundary (poot/errors.py) cuts this wrapper from a PootError's traceback
-    outer = functools.wraps(fn)(api_boundary(call))
+    outer = api_boundary_via(fn, call)
     outer._poot_recipes = True
     return outer
+
+
+def _first_call(fn, key, args, kwargs, nodes):
+    """The first call of a kind: run with its records captured, and keep the recipe it gives."""
+    out, recipe = _capture(fn, args, kwargs, nodes)
+    if len({id(n) for n in nodes}) < len(nodes):
+        return out      # one array passed twice: its recipe would read one node for both places
+    if len(_recipes) >= MAX_RECIPES:
+        _recipes.clear()
+    _recipes[key] = recipe
+    return out
 
 
 def memoize_module(module, names=None) -> None:

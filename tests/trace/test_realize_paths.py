@@ -69,3 +69,26 @@ def test_replayed_recipes_record_the_users_line():
         assert y._node.where == (__file__, lines[-1])
         assert z._node.where[0] == __file__ and z._node.where[1] == lines[-1] + 1
         assert_close(z.numpy(), np.linalg.norm(np.arange(6.0).reshape(2, 3).sum(axis=0)), np.float64, ops=8)
+
+
+def test_walk_key_is_the_graph_key_and_nodes_keep_their_signatures():
+    from poot.graph.ir import eqn_signature
+
+    x = pt.asarray(np.arange(12.0).reshape(3, 4))
+    for _ in range(2):          # the second pass replays the recipes the first one recorded
+        y = pt.roll(x, 1, axis=1)[1:] * 2.0 + pt.sum(x, axis=0) - x[:2].astype(pt.float32)
+    w = lazy.Walk([y._node])
+    assert w.key == w.graph().key()          # the walk's key finds the program the graph compiles to
+    assert all(n.sig == eqn_signature(n.op, n.params, n.aval) for n in w.nodes)
+    again = lazy.Walk([y._node])             # signatures kept on the nodes: the same key
+    assert again.key == w.key
+
+
+def test_joins_of_one_dtype_and_of_mixed_dtypes_promote_as_numpy():
+    parts = [np.float32(1.5), np.float32(-2.0), np.float32(3.25)]
+    s = pt.stack([pt.asarray(p) for p in parts])
+    assert s.dtype == pt.float32 and s.numpy().tolist() == [1.5, -2.0, 3.25]
+    mixed = pt.stack([pt.asarray(np.int32(3)), pt.asarray(np.float32(0.5))])
+    assert mixed.dtype == pt.float64 and mixed.numpy().tolist() == [3.0, 0.5]
+    c = pt.concatenate([pt.asarray(np.arange(3, dtype=np.int16)), pt.asarray(np.ones(2, np.uint8))])
+    assert c.dtype == pt.int16 and c.numpy().tolist() == [0, 1, 2, 1, 1]
