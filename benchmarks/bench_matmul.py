@@ -59,8 +59,12 @@ def operands(case: str, size, dtype: str):
 
 
 def product(xp, a, b, *bias):
-    """What a case computes: a @ b, or for 'linear' the layer relu(a @ b + c)."""
-    return xp.maximum(a @ b + bias[0], 0) if bias else a @ b
+    """What a case computes: a @ b, or for 'linear' the layer relu(a @ b + c) (torch.relu for torch, whose
+    maximum takes no Python scalar)."""
+    if not bias:
+        return a @ b
+    relu = getattr(xp, "relu", None)
+    return relu(a @ b + bias[0]) if relu is not None else xp.maximum(a @ b + bias[0], 0)
 
 
 def flops(a, b) -> float:
