@@ -10,18 +10,9 @@ import numpy as np
 import pytest
 
 import poot as pt
-from poot.errors import DeviceUnavailableError
 from poot.jit.runtime import execute
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-
-
-@pytest.fixture(scope="module", params=["wgpu", "vulkan", "cuda"])
-def gpu(request):
-    try:
-        return pt.device(request.param)
-    except DeviceUnavailableError as e:
-        pytest.skip(f"no {request.param} device here: {e}")
 
 
 def _f32(a):

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import poot as pt
-from poot.errors import DeviceUnavailableError
 from poot.fuse.plan import plan_fusion
 from poot.jit.codegen import generate
 
@@ -27,14 +26,6 @@ def test_a_wide_column_sum_is_cut_into_pieces_and_a_row_sum_is_not():
     assert comb.kernel.name.endswith("_comb") and comb.groups[0] * 256 == 16384
     assert not any(launch.kernel.name.endswith("_cols") for launch in _launches("reduce_sum_16k_axis1"))
     assert not any(launch.kernel.name.endswith("_cols") for launch in _launches("softmax_columns"))
-
-
-@pytest.fixture(scope="module", params=["wgpu", "vulkan", "cuda"])
-def gpu(request):
-    try:
-        return pt.device(request.param)
-    except DeviceUnavailableError as e:
-        pytest.skip(f"no {request.param} device here: {e}")
 
 
 @pytest.mark.parametrize("shape,axis", [((4096, 37), 0), ((5, 300, 64), 1), ((20000, 3), 0)])

@@ -5,8 +5,6 @@ Vulkan (lavapipe's 8-lane subgroups in CI) the exchange itself is checked; a dev
 exchanges across more lanes than its subgroups hold."""
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 

@@ -1,0 +1,17 @@
+"""Fixtures of the jit tests. `gpu`: a device context for each GPU kind this machine has (wgpu and Vulkan
+on lavapipe in CI; CUDA and Vulkan on an NVIDIA GPU), each test run once per kind; a kind this machine
+cannot use is skipped with the reason."""
+from __future__ import annotations
+
+import pytest
+
+import poot as pt
+from poot.errors import DeviceUnavailableError
+
+
+@pytest.fixture(scope="module", params=["wgpu", "vulkan", "cuda"])
+def gpu(request):
+    try:
+        return pt.device(request.param)
+    except DeviceUnavailableError as e:
+        pytest.skip(f"no {request.param} device here: {e}")
