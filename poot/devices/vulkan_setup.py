@@ -23,13 +23,6 @@ log = logging.getLogger("poot.devices.vulkan")
 # VkPhysicalDeviceType -> (rank: lower is chosen first, name)
 DEVICE_TYPES = {2: (0, "discrete GPU"), 1: (1, "integrated GPU"), 3: (2, "virtual GPU"), 4: (3, "CPU"), 0: (4, "other")}
 SUBGROUP_OPERATIONS = ("basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "clustered", "quad")
-
-
-def exchange_lanes(info: dict) -> int:
-    """The lanes of a subgroup that exchange values by shuffles in compute shaders (Capabilities.subgroup_size):
-    the device's subgroup size where it has shuffles there, else 1 (kernels combine through shared memory)."""
-    ok = "shuffle" in info["subgroup_operations"] and info["subgroup_in_compute"]
-    return info["subgroup_size"] if ok else 1
 VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation"
 ATOMIC_FLOAT = "VK_EXT_shader_atomic_float"
 # SPIR-V capability -> (the device feature it needs, what a user knows it as)
@@ -90,6 +83,13 @@ def create_instance(vk, messages: list):
         messageType=vk.VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | vk.VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT,
         pfnUserCallback=collect), None)
     return instance, (messenger, collect)
+
+
+def exchange_lanes(info: dict) -> int:
+    """The lanes of a subgroup that exchange values by shuffles in compute shaders (Capabilities.subgroup_size):
+    the device's subgroup size where it has shuffles there, else 1 (kernels combine through shared memory)."""
+    ok = "shuffle" in info["subgroup_operations"] and info["subgroup_in_compute"]
+    return info["subgroup_size"] if ok else 1
 
 
 def describe_physical_device(vk, pd) -> dict:

@@ -78,7 +78,6 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
 from __future__ import annotations
 
 import dataclasses
-
 import enum
 from dataclasses import dataclass, field
 from typing import Union
