@@ -16,8 +16,8 @@ it gets a variant when it comes back. A program that hands each call fresh buffe
 pool and drops them cycles through a few handles, so a loop settles on a few variants; at most
 MAX_VARIANTS are kept (least recently used goes, freed at the device's next wait). Commands inside a
 variant are separated by the device's full memory barrier, and a variant starts with one, so it is
-ordered with everything queued before it. Host transfers and synchronize are refused while recording; a recording keeps its buffers
-alive, and replaying one whose buffer was freed is refused.
+ordered with everything queued before it. Host transfers and synchronize are refused while recording;
+a recording keeps its buffers alive, and replaying one whose buffer was freed is refused.
 """
 from __future__ import annotations
 

@@ -98,7 +98,8 @@ def test_a_decoder_step_of_linear_layers_matches_numpy(gpu):
     """Two stacked layers and a residual, looped as a decode loop would: each product's epilogue fused,
     the next layer reading the fused result."""
     r = np.random.default_rng(3)
-    W1, W2 = r.standard_normal((512, 256)).astype(np.float32) * 0.05, r.standard_normal((256, 512)).astype(np.float32) * 0.05
+    W1 = r.standard_normal((512, 256)).astype(np.float32) * 0.05
+    W2 = r.standard_normal((256, 512)).astype(np.float32) * 0.05
     b1, b2 = r.standard_normal(512).astype(np.float32), r.standard_normal(256).astype(np.float32)
 
     def layer(xp, h, W1, b1, W2, b2):
