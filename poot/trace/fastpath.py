@@ -139,9 +139,10 @@ def _host_array(value, fmt, aval: Aval, device: str, backend) -> Array:
     return x
 
 
-def _fast_binary(prim: str, pyop, reflected: bool, kinds: str, up: int = 2):
+def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
     """The fast path of the dunder for `prim`, on dtypes of `kinds` ('f' or 'fiu'): the result, or None
-    where the general code must decide. `up` is how many frames above it the user's line is."""
+    where the general code must decide. It runs under the operator's dunder, itself under
+    fast_boundary's wrapper: the user's line is three frames up."""
 
     def op(self, other):
         na = self._node
@@ -193,7 +194,7 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str, up: int = 2):
         depth = na.depth if na.depth >= nb.depth else nb.depth
         if depth >= MAX_PENDING_DEPTH:
             return None
-        f = _getframe(up)       # the caller of fast_boundary's wrapper: the user, as caller_where finds it
+        f = _getframe(3)        # the caller of fast_boundary's wrapper: the user, as caller_where finds it
         code = f.f_code
         inside = _internal_code.get(code)
         if inside is None:
@@ -269,15 +270,65 @@ def _make_unary(pyop, generic):
 
 
 def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
-    """The dunder for `prim` with its fast path in front; anything else goes to `generic`."""
-    return fast_boundary(_fast_binary(prim, pyop, reflected, kinds), generic)
+    """The dunder for `prim` with its fast paths in front; anything else goes to `generic`. The commonest
+    case of an element loop, two 0-d host values of one dtype (or one and a Python float), is done here
+    with no further call: the host arithmetic and the result's objects inline (as host_leaf makes
+    them), since a step of such a loop runs this a few times. Other cases go through `_fast_binary`."""
+    fast = _fast_binary(prim, pyop, reflected, kinds)
+
+    def dunder(self, other):
+        na = self._node
+        xb = na.buf
+        if type(xb) is HostScalar and xb._buf is None and na.op is None and not _state.tracing:
+            a = na.aval
+            d = a.dtype
+            t = type(other)
+            y = _NO
+            if t is Array:
+                nb = other._node
+                yb = nb.buf
+                if type(yb) is HostScalar and yb._buf is None and nb.op is None and nb.aval is a \
+                        and nb.device == na.device:
+                    y = yb.value
+            elif t is float and d is _F64:
+                y = other
+            if y is not _NO and d.kind in kinds:
+                try:
+                    v = pyop(y, xb.value) if reflected else pyop(xb.value, y)
+                except (ZeroDivisionError, OverflowError, ValueError):
+                    v = _NO
+                if v is not _NO and d is not _F64:
+                    v = _round(v, d)
+                if v is not _NO:
+                    b = _new(HostScalar)      # one store a statement: faster than a tuple's
+                    b.device = xb.device
+                    b.value = v
+                    b.fmt = xb.fmt
+                    b._buf = None
+                    n = _new(Node)
+                    n.op = None
+                    n.inputs = ()
+                    n.params = None
+                    n.aval = a
+                    n.device = na.device
+                    n.where = None
+                    n.depth = 0
+                    n.buf = b
+                    n.weak = 0
+                    n.sig = None
+                    r = _new(Array)
+                    r._node = n
+                    return r
+        return fast(self, other)
+
+    return fast_boundary(dunder, generic)
 
 
 def _make_inplace(prim: str, pyop, generic, kinds: str):
     """`x op= y` where the fast path of `x op y` applies: its result has x's shape and dtype, so the
     array object takes it at once (as the general in-place operator does). An element loop's
     accumulator (`s += L[i, j] * U[j, k]`) thus stays a host value."""
-    fast = _fast_binary(prim, pyop, False, kinds, 3)
+    fast = _fast_binary(prim, pyop, False, kinds)
 
     def iop(self, other):
         r = fast(self, other)
@@ -322,19 +373,47 @@ def _flat_index(idx, shape):
 
 
 def _make_getitem(generic):
+    """`x[i, j]` (one int per axis) of a realized CPU array read on the host, in one frame: the result's
+    objects are made inline (as host_leaf makes them), since an element loop reads a few a step."""
+
     def __getitem__(self, idx):
         n = self._node
         b = n.buf
         if type(b) is CpuBuffer and n.params is None and not _state.tracing:
             a = n.aval
             shape = a.shape
-            flat = _flat_index(idx, shape)
+            if type(idx) is tuple and len(idx) == 2 == len(shape):      # A[i, j]: _flat_index, inline
+                i, j = idx
+                s0, s1 = shape
+                if type(i) is int and type(j) is int and -s0 <= i < s0 and -s1 <= j < s1:
+                    flat = (i + s0 if i < 0 else i) * s1 + (j + s1 if j < 0 else j)
+                else:
+                    flat = -1
+            else:
+                flat = _flat_index(idx, shape)
             if flat >= 0:
                 name = a.dtype.name
                 st = _STRUCT.get(name)
                 if st is not None:
-                    return _host_array(st.unpack_from(b.handle, flat * st.size)[0], st, _AVAL0[name], n.device,
-                                       b.device)
+                    h = _new(HostScalar)
+                    h.device = b.device
+                    h.value = st.unpack_from(b.handle, flat * st.size)[0]
+                    h.fmt = st
+                    h._buf = None
+                    m = _new(Node)
+                    m.op = None
+                    m.inputs = ()
+                    m.params = None
+                    m.aval = _AVAL0[name]
+                    m.device = n.device
+                    m.where = None
+                    m.depth = 0
+                    m.buf = h
+                    m.weak = 0
+                    m.sig = None
+                    r = _new(Array)
+                    r._node = m
+                    return r
         return None
 
     return fast_boundary(__getitem__, generic)
@@ -374,6 +453,10 @@ _realize_value = api_boundary(realize_nodes)
 
 
 def _make_setitem(generic):
+    """`x[i, j] = v` (one int per axis) into a realized CPU array, in one frame but for the write: a
+    0-d host value of x's dtype (what an element loop stores) is taken inline, other values go through
+    _scalar_for. A pending x is stored first; anything else goes to `generic`."""
+
     def __setitem__(self, idx, value):
         n = self._node
         b = n.buf
@@ -388,7 +471,15 @@ def _make_setitem(generic):
             if st is not None:
                 flat = _flat_index(idx, a.shape)
                 if flat >= 0:
-                    v = _scalar_for(value, d, n.device)
+                    v = _NO
+                    if type(value) is Array:
+                        vn = value._node
+                        vb = vn.buf
+                        if type(vb) is HostScalar and vb._buf is None and vn.aval.dtype is d \
+                                and vn.device == n.device:
+                            v = vb.value
+                    if v is _NO:
+                        v = _scalar_for(value, d, n.device)
                     if v is not _NO:
                         del n, b            # _write counts the references to them
                         _write(self, flat * st.size, st, v)

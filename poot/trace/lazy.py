@@ -40,7 +40,6 @@ class HostScalar(Buffer):
     value, and `host_value` reads it there. Made by `host_leaf`."""
 
     __slots__ = ("value", "fmt", "_buf")
-    __init__ = object.__init__      # `HostScalar()`: an empty one for host_leaf to fill, with no Python frame
 
     @property
     def nbytes(self) -> int:
@@ -120,8 +119,9 @@ def pending_node(op: str, inputs: tuple, params, aval: Aval, device: str, where,
 
 def host_leaf(value, fmt, aval: Aval, device: str, backend) -> Node:
     """A realized 0-d leaf on `device` (whose Device is `backend`) holding `value` in a HostScalar
-    packed with `fmt` (made without a constructor's frame, as leaf_node)."""
-    b = HostScalar()
+    packed with `fmt` (made without a constructor's frame, as leaf_node; fastpath.py makes the
+    commonest ones inline, the same way)."""
+    b = _new(HostScalar)
     b.device = backend
     b.value = value
     b.fmt = fmt
