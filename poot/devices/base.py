@@ -157,6 +157,13 @@ class Device:
         """Return the bytes of `buf` as a NumPy uint8 array (a read-only view where the device can)."""
         raise NotImplementedError
 
+    def read_with(self, buf: Buffer, extra: Buffer):
+        """(`read(buf)`, `read(extra)`) as of now, `extra` being a few bytes read beside every host
+        read (the trap word): where a read is a round trip to the device, one round trip for both.
+        By default two reads: the second finds the work done (and is a load of host memory where
+        `extra` came from allocate_host_read)."""
+        return self.read(buf), self.read(extra)
+
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         raise NotImplementedError
 

@@ -318,6 +318,17 @@ class DriverApiDevice(Device):
         out.flags.writeable = False              # like the other devices: results are read-only
         return out
 
+    def read_with(self, buf: Buffer, extra: Buffer):
+        """`read(buf)` of a nonempty buffer waits for the stream, so mapped `extra` (the trap word) is
+        then a load with no second synchronize."""
+        data = self.read(buf)
+        if not buf.nbytes or type(extra) is not MappedBuffer or extra.device is not self or extra.handle is None:
+            return data, self.read(extra)
+        words = np.empty(extra.nbytes, dtype=np.uint8)
+        ctypes.memmove(words.ctypes.data, extra.host, extra.nbytes)
+        words.flags.writeable = False
+        return data, words
+
     def read_async(self, buf: Buffer) -> HostRead:
         """Copy a small buffer into pinned host memory behind the work queued so far and record an
         event: the wait returns once that work and the copy are done, whatever was queued since (a

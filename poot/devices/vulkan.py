@@ -145,6 +145,7 @@ class VulkanDevice(VulkanMemory, Device):
         self._spin_wait = info["type"] != "CPU"
         self._pools: dict[int, list[_Allocation]] = {}        # size class -> free allocations
         self._finalizers: dict[int, weakref.finalize] = {}
+        self._host_reads: dict[int, tuple] = {}               # allocate_host_read's: key -> (mapping, address)
         self._pooled = 0
         self.fresh_allocations = 0                            # buffers created for allocations (pool misses)
         self._graveyard: list[_Allocation] = []               # destroyed once the queue is idle

@@ -237,21 +237,39 @@ class WgpuDevice(Device):
         out.flags.writeable = False              # like the other devices: results are read-only views
         return out
 
-    def _read_range(self, buf: Buffer, offset: int, nbytes: int) -> np.ndarray:
-        if nbytes == 0:
+    def read_with(self, buf: Buffer, extra: Buffer):
+        """Both buffers copied into one staging buffer by one submission and read by one mapping: a
+        mapping waits for the device, which is most of a small read's time."""
+        self._check(buf)
+        self._check(extra)
+        self._no_recording("a device-to-host read")
+        at = -(-_round4(buf.nbytes) // 256) * 256        # extra's offset in the staging buffer
+        raw = self._read_range(buf, 0, buf.nbytes, (extra, at))
+        data, words = raw[:buf.nbytes], raw[at: at + extra.nbytes]
+        data.flags.writeable = words.flags.writeable = False
+        return data, words
+
+    def _read_range(self, buf: Buffer, offset: int, nbytes: int, extra=None) -> np.ndarray:
+        """Bytes [offset, offset + nbytes) of `buf`; with `extra` = (buffer, at), also that whole
+        buffer, copied to `at` in the same staging buffer (the result's bytes from `at` on)."""
+        if nbytes == 0 and extra is None:
             return np.zeros(0, np.uint8)
         start, size = offset & ~3, _round4(offset + nbytes) - (offset & ~3)
-        staging, kept = self._read_staging_for(size)
-        self._copy_buffer(buf.handle, start, staging, 0, size)
+        total = size if extra is None else extra[1] + _round4(extra[0].nbytes)
+        staging, kept = self._read_staging_for(total)
+        if size:
+            self._copy_buffer(buf.handle, start, staging, 0, size)
+        if extra is not None:
+            self._copy_buffer(extra[0].handle, 0, staging, extra[1], _round4(extra[0].nbytes))
         self._flush()
         try:
             if self._native is not None:
-                raw = np.empty(size, np.uint8)
-                self._native.read(self._native.handle(staging), size, raw)
+                raw = np.empty(total, np.uint8)
+                self._native.read(self._native.handle(staging), total, raw)
             else:
-                staging.map_sync(self._wgpu.MapMode.READ, 0, size)
+                staging.map_sync(self._wgpu.MapMode.READ, 0, total)
                 try:
-                    raw = np.frombuffer(staging.read_mapped(0, size, copy=True), dtype=np.uint8)
+                    raw = np.frombuffer(staging.read_mapped(0, total, copy=True), dtype=np.uint8)
                 finally:
                     staging.unmap()
         except BaseException:
@@ -261,7 +279,7 @@ class WgpuDevice(Device):
             raise
         if not kept:
             staging.destroy()
-        return raw[offset - start: offset - start + nbytes]
+        return raw[offset - start: offset - start + nbytes] if extra is None else raw
 
     def _read_staging_for(self, size: int):
         """(a MAP_READ staging buffer of at least `size` bytes, whether it is the kept one): reads up to
@@ -543,5 +561,6 @@ def _serialized(method):
 
 # Threads may share the device (concurrent jitted calls): each entry point runs under the device's lock.
 # (eight threads calling one jitted function crashed the process on the H200's Vulkan driver.)
-for _name in ("allocate", "free", "trim", "write", "read", "copy", "load", "dispatch", "flush", "synchronize", "replay"):
+for _name in ("allocate", "free", "trim", "write", "read", "read_with", "copy", "load", "dispatch", "flush", "synchronize",
+              "replay"):
     setattr(WgpuDevice, _name, _serialized(getattr(WgpuDevice, _name)))

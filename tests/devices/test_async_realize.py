@@ -66,6 +66,23 @@ def test_a_gpu_realize_waits_for_nothing_until_a_read(device, waits):
     np.testing.assert_allclose(r.numpy(), 2 * an + bn * an - np.exp(an) / (1 + bn * bn), rtol=1e-5, atol=1e-6)
 
 
+def test_a_read_after_a_realize_waits_once(device, waits):
+    """The read's bytes and the trap word come back in one round trip: one staging copy and mapping
+    (wgpu), one drained copy and a load of the mapped trap word (Vulkan), one synchronize (CUDA)."""
+    if device in ("cpu", "oracle"):
+        pytest.skip("the CPU runs its launches on the calling thread")
+    a, b = inputs(device, 1000)
+    an, bn = a.numpy(), b.numpy()
+    for _ in range(2):                           # the first compiles and fills the pools
+        r = pt.realize(chain(a, b))
+        assert traps.pending(devices.get(device))
+        waits.clear()
+        got = r.numpy()
+    assert waits.get({"wgpu": "_read_range", "vulkan": "_drain"}.get(device, "_wait")) == 1, waits
+    assert not traps.pending(devices.get(device))
+    np.testing.assert_allclose(got, 2 * an + bn * an - np.exp(an) / (1 + bn * bn), rtol=1e-5, atol=1e-6)
+
+
 def test_a_trap_is_raised_at_the_next_read_naming_kernel_and_line(device):
     dev = devices.get(device)
     with pt.device(device):

@@ -25,12 +25,17 @@ def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
     """A read-only NumPy view (or copy, off the CPU) of a buffer holding an array of `aval`. A host
     read: the traps of the programs launched on the device since the last read are raised before it
     returns, which is why the runtime, not the device, owns this read (`Device.to_numpy` knows no
-    traps). The bytes are read first: that read waits for the device's work, so the trap word read
-    after it (a load where the device maps it into host memory) costs no second round trip."""
-    out = buf.device.to_numpy(buf, aval.shape, aval.dtype.np)
-    if traps._pending:
-        traps.check(buf.device)
-    return out
+    traps). The bytes and the trap word are read together (`Device.read_with`): one wait for the
+    device's work, and one round trip where the device copies both in one submission or maps the
+    trap word into host memory."""
+    device = buf.device
+    taken = traps.take(device) if traps._pending else None
+    if taken is None:
+        return device.to_numpy(buf, aval.shape, aval.dtype.np)
+    data, words = device.read_with(buf, taken[0])
+    traps.raise_trapped(device, taken, words)
+    dtype = aval.dtype.np
+    return data[:dtype.itemsize * aval.size].view(dtype).reshape(aval.shape)
 
 
 class PendingHostRead:

@@ -84,14 +84,27 @@ def pending(device) -> bool:
 def check(device) -> None:
     """Raise the trap of the earliest trapping launch on `device` since the last check, if any (this
     waits for the device's work); do nothing when no program ran there since."""
+    taken = take(device)
+    if taken is not None:
+        raise_trapped(device, taken, device.read(taken[0]))
+
+
+def take(device):
+    """The check of what is pending on `device`, for a caller that reads the trap word itself
+    (alongside other bytes, in one round trip: `Device.read_with`): (trap buffer, the pending
+    programs), the pending set cleared; None when nothing is pending. `raise_trapped` finishes it."""
     if not _pending:
-        return
+        return None
     with _lock:
         progs = _pending.pop(device, None)
     if not progs:
-        return
-    trap = next(iter(progs.values()))[0].trap_buffer
-    _raise_trapped(device, trap, device.read(trap), progs)
+        return None
+    return next(iter(progs.values()))[0].trap_buffer, progs
+
+
+def raise_trapped(device, taken, data) -> None:
+    """Finish the check `take` began, `data` being the trap buffer's bytes read after the work."""
+    _raise_trapped(device, taken[0], data, taken[1])
 
 
 def start_check(device):
