@@ -138,6 +138,24 @@ def test_literal_locals_take_their_dtype_from_context():
     np.testing.assert_allclose(y, [0.3, 0.0, 3.0], rtol=1e-15)
 
 
+@pt.kernel(workgroup=(32, 1, 1))
+def running_max(x: pt.In[pt.f32], m: pt.Out[pt.f32], bad: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    if i < len(m):
+        best = -float("inf")           # Python's spellings of infinity and NaN are float literals
+        for k in range(i + 1):
+            best = max(best, x[k])
+        m[i] = best
+        bad[i] = float("nan") if best > float(2) else best
+
+
+def test_float_of_a_literal_is_a_literal():
+    x = np.array([-np.inf, -3.0, 1.0, 2.5, 0.0], np.float32)
+    _, m, bad = run_everywhere(running_max, x, np.zeros(5, np.float32), np.zeros(5, np.float32))
+    assert m.tolist() == [-np.inf, -3.0, 1.0, 2.5, 2.5]
+    assert bad[:3].tolist() == [-np.inf, -3.0, 1.0] and np.isnan(bad[3:]).all()
+
+
 @pt.device_fn
 def first_negative(buf, start, stop):
     for k in range(start, stop):

@@ -49,12 +49,27 @@ class CallLowering:
             return self.call_math(op, node)
         if isinstance(obj, ix.DeviceFunction):
             return self.inline(obj, node)
+        if obj is float:
+            return self.float_literal(node)
         if getattr(obj, "__poot_kernel__", False):
             if obj is self.kernel_object:
                 raise self.err("recursion", "a kernel cannot call itself", node)
             raise self.err("unsupported-call", "a kernel cannot call another kernel; put the shared code in a "
                            "@pt.device_fn", node)
         raise self.err("unsupported-call", _call_hint(obj), node)
+
+    def float_literal(self, node):
+        """`float("inf")`, `float("nan")`, `float(2)`: a float literal, as Python folds it (the spelling
+        of infinity and NaN in Python code). A computed value is cast with a dtype instead."""
+        (arg,) = self.args(node, 1, "float()")
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, int, float)) \
+                and not isinstance(arg.value, bool):
+            try:
+                return Lit(float(arg.value), node)
+            except ValueError:
+                raise self.err("bad-intrinsic-call", f"float({arg.value!r}) is not a number", node) from None
+        raise self.err("unsupported-call", "float() in a kernel takes a literal (float('inf'), float('nan')); "
+                       "cast a computed value with its dtype: pt.f32(x)", node)
 
     def args(self, node, n: int | tuple[int, int], what: str):
         lo, hi = (n, n) if isinstance(n, int) else n
