@@ -207,8 +207,8 @@ class CpuProgram:
         return f"<CpuProgram {self.name} at 0x{self.address:x}>"
 
 _ALIGN = 64
-RESULTS_MAX_BYTES = 1024     # a call's results carved from shared chunks take at most this together
-RESULT_CHUNK_BYTES = 4096    # the size of one such chunk
+RESULTS_MAX_BYTES = 3072     # a call's results carved from shared chunks take at most this together
+RESULT_CHUNK_BYTES = 16384   # the size of one such chunk (a kept result holds at most one)
 
 
 class ResultArena:
@@ -222,7 +222,7 @@ class ResultArena:
     result kept alone (a loss appended to a list every step) holds on to at most one chunk; the
     caps keep that small. Not thread-safe: its owner (a replay) runs one call at a time."""
 
-    __slots__ = ("device", "sizes", "offsets", "total", "raw", "base", "used")
+    __slots__ = ("device", "sizes", "offsets", "layout", "total", "raw", "base", "used")
 
     def __init__(self, device, sizes):
         self.device, self.sizes = device, list(sizes)
@@ -231,6 +231,8 @@ class ResultArena:
             offsets.append(total)
             total += -(-max(n, 1) // _ALIGN) * _ALIGN
         self.offsets, self.total = offsets, total
+        # per result: (size, start, end) within a call's span, one tuple to unpack per result
+        self.layout = tuple((n, o, o + n) for n, o in zip(self.sizes, offsets))
         self.raw, self.base, self.used = None, 0, RESULT_CHUNK_BYTES    # no chunk yet
 
     @staticmethod
@@ -251,12 +253,11 @@ class ResultArena:
         self.used = used + self.total
         raw, base, dev, new = self.raw, self.base + used, self.device, object.__new__
         out = []
-        for n, o in zip(self.sizes, self.offsets):
-            start = used + o
+        for n, o, end in self.layout:
             b = new(CpuBuffer)
             b.device = dev
             b.nbytes = n
-            b.handle = raw[start:start + n]
+            b.handle = raw[used + o:used + end]
             b.address = base + o
             out.append(b)
         return out

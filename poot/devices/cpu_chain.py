@@ -73,10 +73,13 @@ class Chain:
     """The compiled chain of one recording; `run()` is False when the pool is busy with another
     thread's launch (the caller then takes the Python path, which runs inline). `pool` is the native
     pool where the chain splits a launch over it, else None: a chain of inline launches alone runs
-    without taking the pool's lock (a small program's replay then pays for no lock round trip)."""
+    without taking the pool's lock (a small program's replay then pays for no lock round trip).
+    `inline` is the native function where `pool` is None (a caller on a hot path may call it, and
+    count it in `calls`, itself: replay.CpuReplay.launch), else None."""
 
     def __init__(self, fn, pool):
         self._fn, self._pool = fn, pool
+        self.inline = fn if pool is None else None
         self.calls = 0          # native calls made (tests: one per replayed segment)
 
     def run(self) -> bool:

@@ -21,7 +21,7 @@ from collections import OrderedDict
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import PootError, RetraceWarning, api_boundary
+from poot.errors import PootError, RetraceWarning, api_boundary, located_error
 from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
@@ -86,17 +86,25 @@ class Jitted:
     def __get__(self, obj, objtype=None):   # methods: bind like a function
         return self if obj is None else functools.partial(self, obj)
 
-    @api_boundary
     def __call__(self, *args, **kwargs):
-        if lazy._state.tracing:     # lazy.is_tracing(), inline: this runs on every call
-            return self.fn(*args, **kwargs)
-        hot = self._hot
-        if hot is not None and not kwargs:
-            guard = hot.guard
-            if guard.matches(args):
-                if guard.binds is not None:
-                    return hot.call_args(args, guard.binds, guard.picks)
-                return hot.call([args[i] for i in guard.picks])
+        # its own API boundary (what api_boundary makes of a function: a PootError names the user's
+        # line), without a wrapper's frame and its spreading of the arguments again on every call
+        try:
+            if lazy._state.tracing:     # lazy.is_tracing(), inline: this runs on every call
+                return self.fn(*args, **kwargs)
+            hot = self._hot
+            if hot is not None and not kwargs:
+                guard = hot.guard
+                if guard.matches(args):
+                    if guard.binds is not None:
+                        return hot.call_args(args, guard.binds, guard.picks)
+                    return hot.call([args[i] for i in guard.picks])
+            return self._call_signature(args, kwargs)
+        except PootError as e:
+            raise located_error(e) from None
+
+    def _call_signature(self, args, kwargs):
+        """A call the guard of the last signature did not take: found (or traced) by its key."""
         key, leaves = self._signature(args, kwargs)
         prog = self._cache.get(key)
         if prog is None:
@@ -357,7 +365,8 @@ class _Guard:
         for i, t in self.scalars:
             if type(args[i]) is not t:
                 return False
-        return _dev.current() == self.device
+        stack = _dev._local.__dict__.get("stack")      # _dev.current(), inline: one frame less
+        return (stack[-1] if stack else _dev.default()) == self.device
 
 
 _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, type(None), dt.DType, np.dtype})

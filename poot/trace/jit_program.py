@@ -13,9 +13,10 @@ import sys
 import numpy as np
 
 from poot import dtypes as dt
+from poot.devices.cpu import CpuBuffer, buffer_address
 from poot.errors import KernelIndexError, PootError
 from poot.jit.runtime.execute import _wheres, compiled_program, execute, located, numpy_to_buffer
-from poot.jit.runtime.replay import Replay
+from poot.jit.runtime.replay import CpuReplay, Replay
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
@@ -111,6 +112,7 @@ class JitProgram:
         self.backend = _dev.backend(self.device)
         executor = _dev.executor(self.device)
         self.replay = None
+        self.cpu_replay = None         # the replay where call_args binds and launches it itself
         self._donating: dict = {}      # frozenset of donated positions -> its Replay
         self._donated_positions = None  # [(graph-input position, argument leaf)] of donated arguments
         if isinstance(executor, str) or not self.graph.eqns:
@@ -119,6 +121,9 @@ class JitProgram:
         else:
             self.program = compiled_program(self.graph, executor)
             self.replay = Replay.build(self.program)
+            r = self.replay
+            if type(r) is CpuReplay and r.recording is not None and r.only_fresh:
+                self.cpu_replay = r
             # this function's lines of its index equations, for a trap raised at a later read
             self.wheres = _wheres(self.graph, self.program, self.program.index_wheres)
 
@@ -156,7 +161,48 @@ class JitProgram:
     def call_args(self, args: tuple, binds: tuple, picks: tuple):
         """A call whose arguments matched the guard of this program's signature (jit.py), its graph
         inputs' buffers found through `binds` (`bound`); an array argument not realized yet (or a
-        captured one donated since) takes the general path, which realizes it (or says why not)."""
+        captured one donated since) takes the general path, which realizes it (or says why not).
+        On the CPU, a program of one recording binds each input's address as it finds its buffer
+        and runs the recording (CpuReplay.launch): no list of the buffers, no second loop over them,
+        no frame of `CpuReplay.run`. A small program's call is a few microseconds of Python around a
+        native call of a fraction of one, so each of these counts."""
+        cpu = self.cpu_replay
+        if cpu is not None:
+            turn = cpu.turn
+            try:
+                turn.pop()
+            except IndexError:          # another thread replays it: the general path runs the program
+                cpu = None
+        if cpu is None:
+            return self._call_bound(args, binds, picks)
+        try:
+            known = cpu.input_addresses
+            j = 0
+            for b in binds:
+                if type(b) is int:
+                    buf = args[b]._node.buf
+                elif type(b) is Node:
+                    buf = b.buf
+                else:
+                    x = args[b.position]
+                    last = b.last
+                    buf = last[1] if last[0] is x else self._scalar_argument(b, x)
+                if buf is None:
+                    break
+                addr = buf.address if type(buf) is CpuBuffer else buffer_address(buf)
+                if addr != known[j]:
+                    cpu.rebind(j, addr)
+                j += 1
+            else:
+                return self._results(cpu.launch())
+        except KernelIndexError as e:
+            raise located(e, self.program, self.graph) from None
+        finally:
+            turn.append(True)
+        return self.call([args[i] for i in picks])
+
+    def _call_bound(self, args: tuple, binds: tuple, picks: tuple):
+        """call_args on any device: the buffers found through `binds`, then the program's replay."""
         bufs = []
         for b in binds:
             if type(b) is int:
@@ -227,7 +273,13 @@ class JitProgram:
 
     def _buffers(self, leaves: list) -> list:
         """The graph inputs' buffers: array arguments (realized now if pending), Python scalars
-        (kept per value), NumPy arguments (copied in) and the arrays the function closed over."""
+        (kept per value), NumPy arguments (copied in) and the arrays the function closed over.
+        Pending array arguments are realized together: one program, where each alone is a realize
+        of its own (a loop's first call, its state made by `zeros` calls, paid for each)."""
+        pending = [leaves[b]._node for b in self.binds
+                   if type(b) is int and type(leaves[b]) is Array and leaves[b]._node.buf is None]
+        if len(pending) > 1:
+            lazy.realize_nodes(pending, f"calling {self.name}")
         bufs = []
         for b in self.binds:
             if type(b) is not int:

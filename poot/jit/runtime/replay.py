@@ -227,26 +227,53 @@ class CpuReplay(Replay):
             for j, b in enumerate(inputs):
                 addr = b.address if type(b) is CpuBuffer else buffer_address(b)
                 if addr != known[j]:
-                    for ptrs, k in self.input_slots[j]:
-                        ptrs[k] = addr
-                    known[j] = addr
-            if self.arena is not None:
-                made = self.arena.take()
-            else:
-                allocate = self.program.device.allocate
-                made = [allocate(nb) for nb in self.fresh_sizes]
-            for ptrs, k, j in self.fresh_slots:
-                ptrs[k] = made[j].address
+                    self.rebind(j, addr)
             if self.recording is not None:
-                self.recording.run()
+                made = self.launch()
             else:
+                made = self._fresh()
                 swap = dict(zip(self.inputs, inputs))
                 swap.update(zip((b for b, _ in self.fresh), made))
                 self._run_segments(swap, patched=True)
-            if self.trap_code[abi.TRAP_CODE_WORD]:
-                self.program._check_trap()
+                if self.trap_code[abi.TRAP_CODE_WORD]:
+                    self.program._check_trap()
             if self.only_fresh:
                 return made
             return [inputs[k] if k >= 0 else made[~k] for k in self.result_picks]
         finally:
             turn.append(True)
+
+    def rebind(self, j: int, addr: int) -> None:
+        """Point the slots of input `j` at `addr`, the address of this call's buffer. The caller holds
+        the turn and calls it only where the address changed (`input_addresses[j]` differs)."""
+        for ptrs, k in self.input_slots[j]:
+            ptrs[k] = addr
+        self.input_addresses[j] = addr
+
+    def launch(self) -> list:
+        """The fresh result buffers of a call of the one recording (`recording` is not None), its
+        inputs bound (`rebind`), filled by its native call (or its dispatches). The caller holds the
+        turn. A caller that binds the inputs as it finds their buffers (a jitted call) calls this
+        itself, which spares it a list of the inputs, a second loop over them and a frame."""
+        made = self._fresh()
+        rec = self.recording
+        chain = rec.chain
+        if chain is not None and chain.inline is not None:   # rec.run(), less two frames
+            chain.inline()
+            chain.calls += 1
+        else:
+            rec.run()
+        if self.trap_code[abi.TRAP_CODE_WORD]:
+            self.program._check_trap()
+        return made
+
+    def _fresh(self) -> list:
+        """Fresh result buffers, their addresses placed in the slots that hold them."""
+        if self.arena is not None:
+            made = self.arena.take()
+        else:
+            allocate = self.program.device.allocate
+            made = [allocate(nb) for nb in self.fresh_sizes]
+        for ptrs, k, j in self.fresh_slots:
+            ptrs[k] = made[j].address
+        return made
