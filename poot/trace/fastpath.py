@@ -53,6 +53,8 @@ _AVAL0 = {d.name: Aval((), d) for d in _FORMATS}
 _BOUNDS = {d.name: (int(dt.iinfo(d).min), int(dt.iinfo(d).max)) for d in _FORMATS if d.kind in "iu"}
 _NO = object()
 _F64 = dt.float64
+# NumPy's scalar types of the numeric dtypes (not bool) -> the dtype
+_NUMPY_SCALARS = {d.np.type: d for d in _FORMATS if d.kind in "fiu"}
 
 
 def host_value(n: Node):
@@ -164,6 +166,10 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
                 bounds = _BOUNDS.get(d.name)
                 if bounds is None or not bounds[0] <= other <= bounds[1]:
                     return None
+            nb = None
+        elif _NUMPY_SCALARS.get(t) is d:    # x / np.sqrt(n): a NumPy scalar of x's own dtype is exactly
+            other = other.item()            # its Python number here (NumPy 2 promotes it as x's dtype)
+            t = type(other)
             nb = None
         else:
             return None

@@ -115,7 +115,21 @@ def _ufunc_in_dtype(pt, target: str, inputs, dtype):
     return result if result.dtype is d else None
 
 
+# NumPy's arithmetic ufuncs -> the Array dunders that compute them (plain, reflected)
+_ARITHMETIC = {np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
+               np.multiply: ("__mul__", "__rmul__"), np.true_divide: ("__truediv__", "__rtruediv__"),
+               np.power: ("__pow__", "__rpow__")}
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc in _ARITHMETIC:
+        # `np.sqrt(n) * x`: NumPy's scalar hands the operator here; the Array's dunder computes it, on
+        # its fast path where the scalar has x's dtype, instead of the ufunc's general dispatch
+        a, b = inputs
+        if type(b) is type(self) and isinstance(a, np.generic):
+            return getattr(b, _ARITHMETIC[ufunc][1])(a)
+        if type(a) is type(self) and isinstance(b, np.generic):
+            return getattr(a, _ARITHMETIC[ufunc][0])(b)
     pt = _poot()
     from poot.trace.array import Array
 

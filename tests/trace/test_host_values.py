@@ -25,6 +25,34 @@ def _same(got, want):
     assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
 
 
+NUMPY_SCALARS = [np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_]
+
+
+@pytest.mark.parametrize("op", ARITH + [operator.pow])
+@pytest.mark.parametrize("scalar", NUMPY_SCALARS, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.uint8], ids=str)
+def test_numpy_scalars_promote_like_numpy_on_either_side(op, scalar, dtype):
+    """`x / np.sqrt(n)`, `np.float32(2) * x`: NumPy's scalars are typed (NumPy 2), on the left (NumPy
+    hands the operator to the array) and on the right, on arrays and on element reads alike."""
+    xn = np.array([1, 2, 3, 250], dtype=dtype)
+    c = scalar(3)
+    for x, want_x in ((pt.asarray(xn), xn), (pt.asarray(xn)[1], xn[1])):
+        for got_f, want_f in ((lambda: op(x, c), lambda: op(want_x, c)), (lambda: op(c, x), lambda: op(c, want_x))):
+            with np.errstate(all="ignore"):
+                try:
+                    want = want_f()
+                except (ZeroDivisionError, ValueError, TypeError):
+                    continue
+            got = got_f()
+            assert isinstance(got, pt.Array)
+            if op is operator.pow:            # pow is within an ulp of NumPy's, not bit for bit
+                assert got.dtype == np.asarray(want).dtype
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+                continue
+            with np.errstate(all="ignore"):
+                _same(got.numpy(), np.asarray(want))
+
+
 @settings(max_examples=200, deadline=None)
 @given(x=FLOATS, c=st.floats(allow_nan=False, width=64, min_value=-1e30, max_value=1e30),
        dtype=st.sampled_from([np.float32, np.float16, np.float64]), op=st.sampled_from(ARITH))
