@@ -264,6 +264,8 @@ def host_array(obj, op: str = "array", dtype: dt.DType | None = None) -> np.ndar
         a = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype.np)
     except (ValueError, TypeError) as e:
         raise ShapeError(f"{op}: cannot make an array from {type(obj).__name__}: {e}") from None
+    if not a.dtype.isnative:            # big-endian data (read from a file, say): the same values
+        a = a.astype(a.dtype.newbyteorder("="))
     try:
         dt.as_dtype(a.dtype)
     except DTypeError:

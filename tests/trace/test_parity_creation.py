@@ -98,6 +98,15 @@ def test_array_from_host_data(device, dtype):
     assert_close(pt.array(a_copy[:, ::-1].T).numpy(), a_copy[:, ::-1].T, dtype)
 
 
+@pytest.mark.parametrize("code", [">f8", ">f4", ">i2", ">u4", ">c16"])
+def test_array_from_big_endian_data_keeps_its_values(device, code):
+    a = np.arange(6, dtype=code).reshape(2, 3) * 3
+    x = pt.asarray(a)
+    assert x.dtype is pt.dtypes.as_dtype(a.dtype.newbyteorder("=")) and x.shape == (2, 3)
+    np.testing.assert_array_equal(x.numpy(), a)
+    np.testing.assert_array_equal((x + 1).numpy(), a + 1)
+
+
 def test_array_from_python_objects(device):
     assert pt.array(3).dtype is pt.int64 and pt.array(2.5).dtype is pt.float64
     assert pt.array(True).dtype is pt.bool_ and pt.array([[1, 2], [3, 4]]).shape == (2, 2)
