@@ -2,8 +2,9 @@
 and hands anything else to it:
 
 - `x + y`, `x - y`, `x * y`, `x / y`, `x ** y` (and the reflected forms) on an Array and a Python
-  float or int, or two Arrays of one shape and dtype, record their node directly: the dtype and shape
-  need no promotion or broadcasting, and the user's line is the operator's caller.
+  float or int (or a NumPy scalar of its dtype), or two Arrays of one dtype and one shape (or one of
+  them 0-d), record their node directly: the dtype and shape need no promotion or broadcasting
+  rules, and the user's line is the operator's caller.
 - `x[i, j]` with one integer per axis of a realized CPU array reads the element on the host: a 0-d
   realized array whose buffer (lazy.HostScalar) holds the number and allocates device memory only if a
   kernel needs it.
@@ -155,7 +156,16 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
         if t is Array:
             nb = other._node
             b = nb.aval
-            if (b is not a and (b.dtype is not d or b.shape != a.shape)) or nb.device != na.device:
+            if nb.device != na.device:
+                return None
+            if b is not a and b.shape != a.shape:
+                if b.dtype is not d:
+                    return None
+                if a.shape == ():               # s * x, s 0-d (a sum, a norm): the result is x's shape
+                    a = b
+                elif b.shape != ():             # x * s likewise; any other broadcast: the general path
+                    return None
+            elif b is not a and b.dtype is not d:
                 return None
         elif t is float:
             if kind != "f":
