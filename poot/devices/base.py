@@ -134,6 +134,11 @@ class Device:
     # pointer slots), so that a replay may swap in a buffer of any size: the runtime then records with
     # 4-byte stand-ins for the buffers every replay replaces (inputs, results) instead of full-size ones
     records_addresses = False
+    # whether replaying a recording of one launch costs less than dispatching it: true where a dispatch
+    # records and submits a command buffer of its own (Vulkan, wgpu), false where it is one driver call
+    # (a CUDA launch is no slower than a graph launch); the runtime records an eager program of one
+    # launch only where this holds
+    replays_one_launch = False
     _recording = PerThread()      # the Recording open on this thread (`record()`), None outside one
 
     # memory

@@ -104,6 +104,7 @@ def spirv_bindings(data: bytes) -> int:
 
 class VulkanDevice(VulkanMemory, Device):
     name = "vulkan"
+    replays_one_launch = True         # a dispatch records and submits a command buffer
 
     def __init__(self):
         self._lock = threading.RLock()

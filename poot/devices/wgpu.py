@@ -74,6 +74,7 @@ class WgpuProgram:
 
 class WgpuDevice(Device):
     name = "wgpu"
+    replays_one_launch = True         # a dispatch records and submits a command buffer
 
     def __init__(self):
         wgpu = self._wgpu = import_wgpu()

@@ -45,6 +45,22 @@ def test_each_realize_of_a_replayed_program_computes_its_own_inputs(compiled):
     assert prog.eager_calls == 2 and prog.eager_replay is not None
 
 
+def test_a_program_of_one_launch_replays_where_the_device_says_it_pays(compiled):
+    """Vulkan and wgpu record and submit a command buffer per dispatch, so one launch replays too;
+    a CUDA launch is no slower than a graph launch, and the CPU replays every program."""
+    rng = np.random.default_rng(3)
+    before = {id(p) for p in execute._PROGRAMS.values()}
+    for i in range(5):
+        xn = rng.standard_normal(301).astype(np.float32)
+        r = pt.realize(pt.asarray(xn) * 2.5 + float(i))
+        np.testing.assert_allclose(r.numpy(), xn * 2.5 + i, rtol=1e-6, atol=1e-6)
+    (prog,) = _new_programs(before)
+    assert len(prog.launches) == 1 and prog.eager_calls == 2
+    dev = devices.get(compiled)
+    replays = dev.replays_one_launch or not dev.name.startswith(("cuda", "rocm"))
+    assert (prog.eager_replay is not None) == replays, (dev.name, prog.eager_replay)
+
+
 def test_address_recordings_keep_no_full_size_copy_of_their_inputs(compiled):
     rng = np.random.default_rng(8)
     before = {id(p) for p in execute._PROGRAMS.values()}

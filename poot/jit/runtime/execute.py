@@ -186,7 +186,8 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     from the third on that recording replays instead of the steps being walked: on the CPU pointer
     slots rewritten and the calls made (half the per-realize cost of a tiny graph), on CUDA one graph
     launch, on wgpu and Vulkan one recorded command buffer (host time of an eager decode step: 48 to 33
-    us on an H100's host). POOT_DEBUG >= 1 (which times each launch) and POOT_EAGER_REPLAY=0 walk the
+    us on an H100's host; a program of one launch records only there, Device.replays_one_launch: 56 to
+    38 us a small realize on lavapipe's Vulkan). POOT_DEBUG >= 1 (which times each launch) and POOT_EAGER_REPLAY=0 walk the
     steps."""
     if env.eager_replay():
         replay = prog.eager_replay
@@ -224,9 +225,9 @@ def _replay_for(prog):
     host = target_of(dev.caps).is_host
     if host and held > REPLAY_MAX_BYTES:
         return None
-    if not host:          # one launch replays no faster than it dispatches
+    if not host:
         total = _gpu_replay_bytes.get(dev.name, 0) + held
-        if total > GPU_REPLAY_BUDGET or len(prog.launches) < 2:
+        if total > GPU_REPLAY_BUDGET or (len(prog.launches) < 2 and not dev.replays_one_launch):
             return None
     from poot.jit.runtime.replay import Replay
 
