@@ -562,6 +562,6 @@ def _serialized(method):
 
 # Threads may share the device (concurrent jitted calls): each entry point runs under the device's lock.
 # (eight threads calling one jitted function crashed the process on the H200's Vulkan driver.)
-for _name in ("allocate", "free", "trim", "write", "read", "read_with", "copy", "load", "dispatch", "flush", "synchronize",
-              "replay"):
+for _name in ("allocate", "free", "trim", "write", "read", "read_with", "copy", "load", "dispatch", "flush",
+              "synchronize", "replay"):
     setattr(WgpuDevice, _name, _serialized(getattr(WgpuDevice, _name)))

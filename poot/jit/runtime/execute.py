@@ -187,8 +187,8 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
     slots rewritten and the calls made (half the per-realize cost of a tiny graph), on CUDA one graph
     launch, on wgpu and Vulkan one recorded command buffer (host time of an eager decode step: 48 to 33
     us on an H100's host; a program of one launch records only there, Device.replays_one_launch: 56 to
-    38 us a small realize on lavapipe's Vulkan). POOT_DEBUG >= 1 (which times each launch) and POOT_EAGER_REPLAY=0 walk the
-    steps."""
+    38 us a small realize on lavapipe's Vulkan). POOT_DEBUG >= 1 (which times each launch) and
+    POOT_EAGER_REPLAY=0 walk the steps."""
     if env.eager_replay():
         replay = prog.eager_replay
         if replay is None:
