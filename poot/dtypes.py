@@ -116,7 +116,7 @@ ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 COMPLEX_DTYPES = (complex64, complex128)
 ARRAY_DTYPES = ALL_DTYPES + COMPLEX_DTYPES     # every dtype a poot array may have
 _BY_NAME = {d.name: d for d in ARRAY_DTYPES} | {d.short: d for d in ARRAY_DTYPES} | {"bool_": bool_}
-_BY_NP = {d.np: d for d in ARRAY_DTYPES}
+BY_NUMPY = {d.np: d for d in ARRAY_DTYPES}     # NumPy dtype (native byte order) -> poot dtype
 _REAL_OF = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 
@@ -142,8 +142,8 @@ def as_dtype(x) -> DType:
         npd = np.dtype(x)
     except TypeError:
         npd = None
-    if npd is not None and npd in _BY_NP:
-        return _BY_NP[npd]
+    if npd is not None and npd in BY_NUMPY:
+        return BY_NUMPY[npd]
     raise DTypeError(f"unsupported dtype {x!r}; poot supports "
                      + ", ".join(d.name for d in ARRAY_DTYPES))
 

@@ -49,16 +49,12 @@ def _contains_array(obj) -> bool:
     return isinstance(obj, (list, tuple)) and any(_contains_array(o) for o in obj)
 
 
-# NumPy dtypes (native byte order) of poot's array dtypes -> the dtype
-_NUMPY_DTYPES = {d.np: d for d in dt.ARRAY_DTYPES}
-
-
 def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
     """A poot array from `obj`: an Array, a NumPy array, a (nested) list or a scalar. Lists of poot
     Arrays stack lazily. `copy` is accepted for NumPy compatibility: values are immutable, so poot
     never needs to copy an Array and always copies host data."""
     if type(obj) is np.ndarray and dtype is None and device is None and not ndmin:
-        d = _NUMPY_DTYPES.get(obj.dtype)        # the commonest call, `pt.asarray(numpy_array)`: no checks
+        d = dt.BY_NUMPY.get(obj.dtype)        # the commonest call, `pt.asarray(numpy_array)`: no checks
         if d is not None:                        # left to make (host_array's are for other objects)
             return Array(from_numpy(obj, _dev.current(), d))
     d = _dtype(dtype)

@@ -156,17 +156,13 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
         if t is Array:
             nb = other._node
             b = nb.aval
-            if nb.device != na.device:
+            if nb.device != na.device or (b is not a and b.dtype is not d):
                 return None
             if b is not a and b.shape != a.shape:
-                if b.dtype is not d:
-                    return None
                 if a.shape == ():               # s * x, s 0-d (a sum, a norm): the result is x's shape
                     a = b
                 elif b.shape != ():             # x * s likewise; any other broadcast: the general path
                     return None
-            elif b is not a and b.dtype is not d:
-                return None
         elif t is float:
             if kind != "f":
                 return None
@@ -469,9 +465,8 @@ _realize_value = api_boundary(realize_nodes)
 
 
 def _make_setitem(generic):
-    """`x[i, j] = v` (one int per axis) into a realized CPU array, in one frame but for the write: a
-    0-d host value of x's dtype (what an element loop stores) is taken inline, other values go through
-    _scalar_for. A pending x is stored first; anything else goes to `generic`."""
+    """`x[i, j] = v` (one int per axis) into a realized CPU array, `v` as _scalar_for takes it. A
+    pending x is stored first; anything else goes to `generic`."""
 
     def __setitem__(self, idx, value):
         n = self._node
@@ -487,15 +482,7 @@ def _make_setitem(generic):
             if st is not None:
                 flat = _flat_index(idx, a.shape)
                 if flat >= 0:
-                    v = _NO
-                    if type(value) is Array:
-                        vn = value._node
-                        vb = vn.buf
-                        if type(vb) is HostScalar and vb._buf is None and vn.aval.dtype is d \
-                                and vn.device == n.device:
-                            v = vb.value
-                    if v is _NO:
-                        v = _scalar_for(value, d, n.device)
+                    v = _scalar_for(value, d, n.device)
                     if v is not _NO:
                         del n, b            # _write counts the references to them
                         _write(self, flat * st.size, st, v)

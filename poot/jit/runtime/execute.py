@@ -34,8 +34,13 @@ def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
         return device.to_numpy(buf, aval.shape, aval.dtype.np)
     data, words = device.read_with(buf, taken[0])
     traps.raise_trapped(device, taken, words)
+    return _as_array(data, aval)
+
+
+def _as_array(raw: np.ndarray, aval) -> np.ndarray:
+    """The array of `aval` at the start of the bytes `raw` read from a buffer."""
     dtype = aval.dtype.np
-    return data[:dtype.itemsize * aval.size].view(dtype).reshape(aval.shape)
+    return raw[:dtype.itemsize * aval.size].view(dtype).reshape(aval.shape)
 
 
 class PendingHostRead:
@@ -48,9 +53,7 @@ class PendingHostRead:
 
     def result(self) -> np.ndarray:
         traps.finish_check(self._traps)
-        aval = self._aval
-        dtype = aval.dtype.np
-        return self._read.wait()[:dtype.itemsize * aval.size].view(dtype).reshape(aval.shape)
+        return _as_array(self._read.wait(), self._aval)
 
 
 def start_host_read(buf: Buffer, aval) -> PendingHostRead:

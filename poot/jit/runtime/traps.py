@@ -111,13 +111,10 @@ def start_check(device):
     """The check of what is pending on `device`, started behind the work queued so far without waiting
     for it (`Device.read_async` of the trap word); `finish_check` of the result raises what `check`
     would have raised here. None when nothing is pending."""
-    if not _pending:
+    taken = take(device)
+    if taken is None:
         return None
-    with _lock:
-        progs = _pending.pop(device, None)
-    if not progs:
-        return None
-    trap = next(iter(progs.values()))[0].trap_buffer
+    trap, progs = taken
     return device, trap, device.read_async(trap), progs
 
 
