@@ -110,6 +110,7 @@ class WgpuDevice(Device):
         self._keepalive: list = []
         self._trap: Buffer | None = None
         self._fence = None
+        self._busy = False       # work submitted since the last completed read (a wait then has work to wait for)
         self._trap_programs: list[WgpuProgram] = []
         self.trap_resolver = None     # optional callable(code, programs) -> KernelTrap, set by the launcher
         binding = self.limits.get("max-storage-buffer-binding-size", 2**27)
@@ -278,6 +279,7 @@ class WgpuDevice(Device):
                 self._read_staging = None
             staging.destroy()
             raise
+        self._busy = False                   # the copy was submitted last, and the queue runs in order
         if not kept:
             staging.destroy()
         return raw[offset - start: offset - start + nbytes] if extra is None else raw
@@ -464,6 +466,7 @@ class WgpuDevice(Device):
             if native.encoder is not None:
                 try:
                     native.submit_pending()
+                    self._busy = True
                 finally:
                     self._pending_dispatches = 0
                     self._keepalive.clear()
@@ -476,6 +479,7 @@ class WgpuDevice(Device):
         encoder, self._encoder = self._encoder, None
         try:
             self._queue.submit([encoder.finish()])
+            self._busy = True
         except self._wgpu.GPUError as e:
             raise DeviceError(f"wgpu: submitting work failed: {e}") from None
         finally:
@@ -492,7 +496,12 @@ class WgpuDevice(Device):
 
     def _wait(self) -> None:
         """Block until the queue is idle. (wgpu-py 0.32's on_submitted_work_done_sync fails against
-        wgpu-native 29, so this maps a word copied after all submitted work, which the queue orders.)"""
+        wgpu-native 29, so this maps a word copied after all submitted work, which the queue orders.)
+        With nothing submitted since the last read there is nothing to wait for: a mapping costs tens of
+        microseconds even on an idle queue."""
+        self._flush()
+        if not self._busy:
+            return
         if self._fence is None:
             self._fence = Buffer(self, 4, self._dev.create_buffer(size=4, usage=self._usage))
         self._read_range(self._fence, 0, 4)
@@ -549,6 +558,7 @@ class WgpuDevice(Device):
             self._native.run(native_steps(self, recording, rebind))
         else:
             encode_replay(self, recording, rebind)
+        self._busy = True
         if recording.trap_programs:
             self._trap_programs += recording.trap_programs
 

@@ -240,6 +240,23 @@ def test_output_bound_in_place_of_an_input(dev, add_program):
     np.testing.assert_array_equal(download(dev, ba, np.float32), a * 2.0 ** MANY)
 
 
+def test_synchronize_waits_only_for_work_submitted_since_the_last_read(dev, add_program, monkeypatch):
+    a = np.arange(256, dtype=np.float32)
+    ba, meta = upload(dev, a), upload(dev, np.array([256], np.uint32))
+    dev.synchronize()
+    reads = []
+    real = dev._read_range
+    monkeypatch.setattr(dev, "_read_range", lambda *args, **kw: reads.append(args) or real(*args, **kw))
+    dev.synchronize()                                  # idle: nothing to wait for, no mapping
+    assert reads == []
+    dev.dispatch(add_program, [ba, ba, ba, meta], (4, 1, 1))
+    dev.synchronize()                                  # the dispatch is waited for
+    assert len(reads) == 1
+    dev.synchronize()
+    assert len(reads) == 1
+    np.testing.assert_array_equal(download(dev, ba, np.float32), a * 2)
+
+
 def test_bind_groups_are_cached_per_buffer_set_and_never_stale(dev, add_program):
     bufs = [dev.allocate(16) for _ in range(4)]
     g1 = dev._bind_group(bufs)
