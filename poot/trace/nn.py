@@ -33,18 +33,27 @@ def relu(x):
     return ew.maximum(x, 0 if x.dtype.kind != "b" else False)
 
 
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) as exp(-|x|) / (1 + exp(-|x|)) for x < 0: exp never overflows, so neither
+    does the derivative (the direct form's is inf * 0 = NaN below about -88 in float32). -|x| is a
+    select rather than abs, whose derivative at 0 would be 0. All elementwise: one fused kernel."""
+    pos = x >= 0
+    e = ew.exp(sel.where(pos, -x, x))
+    return sel.where(pos, 1.0, e) / (1.0 + e)
+
+
 @api_boundary
 def sigmoid(x):
     """1 / (1 + exp(-x))."""
     x, d = _work(x)
-    return (1.0 / (1.0 + ew.exp(-x))).astype(d)
+    return _sigmoid(x).astype(d)
 
 
 @api_boundary
 def silu(x):
     """x * sigmoid(x) (also called swish)."""
     x, d = _work(x)
-    return (x / (1.0 + ew.exp(-x))).astype(d)
+    return (x * _sigmoid(x)).astype(d)
 
 
 @api_boundary

@@ -84,9 +84,16 @@ def _concatenate(ctx, nodes, dims, axis):
 # --- indexing ------------------------------------------------------------------------------------
 def _batch_offsets(ctx, idx, extent: int):
     """Front-batched indices `idx` (B, *i) plus `b * extent` for batch element b: positions in an
-    axis that holds the B examples' axes of length `extent` one after another."""
+    axis that holds the B examples' axes of length `extent` one after another.
+
+    The flat gather or scatter only checks its positions against B * extent, where an index out of
+    one example's [0, extent) lands in a neighbour's data, so each index is first checked against
+    `extent` itself: a take from an iota is the index when in range, and traps with the per-example
+    bounds error otherwise (as the unbatched take or scatter would; it costs no memory)."""
     if idx.aval.dtype is not dt.int64:       # b * extent may not fit a narrow index dtype
         idx = record("convert", (idx,), dtype=dt.int64)
+    whole = lazy.record("iota", (), {"shape": (extent,), "axis": 0, "dtype": dt.int64}, idx.device)
+    idx = record("take", (whole, idx), axis=0)
     b = idx.aval.shape[0]
     rows = lazy.record("iota", (), {"shape": (b,) + (1,) * (idx.aval.ndim - 1), "axis": 0,
                                     "dtype": dt.int64}, idx.device)

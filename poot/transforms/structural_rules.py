@@ -8,9 +8,10 @@ transposed. Reductions keep the reduced axes (size 1), so their cotangent broadc
 """
 from __future__ import annotations
 
+from poot import dtypes as dt
 from poot.trace.array import Array
 
-from .prims import bind, broadcast, convert, reshape, sum_to, zeros, zeros_like
+from .prims import bind, broadcast, convert, reshape, select_zero, sum_to, zeros, zeros_like
 
 
 # --- reductions -------------------------------------------------------------------------------
@@ -46,16 +47,32 @@ def _flip(x: Array, axis: int) -> Array:
     return bind("slice", x, starts=starts, steps=steps, sizes=x.shape) if n > 1 else x
 
 
+def _shift(x: Array, axis: int, d: int, value: float) -> Array:
+    """`x` moved `d` places toward the end along `axis`, the first `d` places filled with `value`."""
+    if x.shape[axis] == 0:
+        return x
+    widths = tuple((d, 0) if i == axis else (0, 0) for i in range(x.ndim))
+    padded = bind("pad", x, widths=widths, value=value)
+    return bind("slice", padded, starts=(0,) * x.ndim, steps=(1,) * x.ndim, sizes=x.shape)
+
+
 def _exclusive_cumprod(x: Array, axis: int) -> Array:
     """prod of the elements before each one along `axis` (1 for the first), without division."""
-    n = x.shape[axis]
-    if n == 0:
-        return x
-    widths = tuple((1, 0) if i == axis else (0, 0) for i in range(x.ndim))
-    shifted = bind("pad", x, widths=widths, value=1.0)
-    sizes = tuple(n if i == axis else d for i, d in enumerate(x.shape))
-    shifted = bind("slice", shifted, starts=(0,) * x.ndim, steps=(1,) * x.ndim, sizes=sizes)
-    return bind("cumprod", shifted, axis=axis)
+    return bind("cumprod", _shift(x, axis, 1, 1.0), axis=axis)
+
+
+def _linear_recurrence(a: Array, b: Array, axis: int) -> Array:
+    """y with y_i = a_i * y_(i-1) + b_i along `axis` (y_(-1) = 0), without division: a doubling
+    scan of the affine maps y -> a_i y + b_i (ceil(log2 n) rounds of elementwise ops), so a zero
+    a_i just cuts the line there. The derivatives of cumprod are such recurrences; their closed form
+    divides by the elements, which is NaN at a zero."""
+    n, d = a.shape[axis], 1
+    while d < n:
+        b = b + a * _shift(b, axis, d, 0.0)      # compose each map with the one d places before
+        if 2 * d < n:
+            a = a * _shift(a, axis, d, 1.0)
+        d *= 2
+    return b
 
 
 def _prod_of_others(x: Array, axes) -> Array:
@@ -96,14 +113,17 @@ def _cumsum_vjp(ct, primals, out, axis):
 
 
 def _cumprod_jvp(primals, tangents, out, axis):
-    # out_j = prod_{i<=j} x_i: d out_j = sum_{i<=j} t_i * out_j / x_i
+    # out_i = x_i * out_(i-1), so d out_i = x_i * d out_(i-1) + out_(i-1) * t_i
     x = primals[0]
-    return out * bind("cumsum", tangents[0] / x, axis=axis)
+    return _linear_recurrence(x, _exclusive_cumprod(x, axis) * tangents[0], axis)
 
 
 def _cumprod_vjp(ct, primals, out, axis):
+    # d out_i / d x_j = out_(j-1) * prod_(j<k<=i) x_k (i >= j), so the cotangent of x_j is
+    # out_(j-1) * s_j with s_j = ct_j + x_(j+1) * s_(j+1): the same recurrence run from the end
     x = primals[0]
-    return [_flip(bind("cumsum", _flip(ct * out, axis), axis=axis), axis) / x]
+    s = _linear_recurrence(_shift(_flip(x, axis), axis, 1, 1.0), _flip(ct, axis), axis)
+    return [_exclusive_cumprod(x, axis) * _flip(s, axis)]
 
 
 # --- movement ---------------------------------------------------------------------------------
@@ -179,10 +199,27 @@ def _scatter_jvp(primals, tangents, out, mode):
     return bind("scatter", tx, idx, tu, mode=mode)
 
 
+def _scatter_survivors(x: Array, idx: Array) -> Array:
+    """For each update of a mode-set scatter of rows `idx` into `x`, whether it is the one left in
+    the result (of duplicate indices only one is). JAX's way: scatter each update's own number the
+    same way and read back which number each target row holds, so the winner is whichever the
+    scatter itself picks (on the CPU, the last; on GPUs an unspecified one)."""
+    k = idx.size
+    t = dt.int32 if k < 2**31 else dt.int64
+    ids = reshape(bind("iota", device=x.device, shape=(k,), axis=0, dtype=t), idx.shape)
+    slots = bind("scatter", zeros((x.shape[0],), t, x.device), idx, ids, mode="set")
+    return bind("eq", bind("take", slots, idx, axis=0), ids)
+
+
 def _scatter_vjp(ct, primals, out, mode):
     x, idx, upd = primals
-    ct_x = ct if mode == "add" else bind("scatter", ct, idx, zeros_like(upd), mode="set")
-    return [ct_x, None, bind("take", ct, idx, axis=0)]
+    ct_upd = bind("take", ct, idx, axis=0)
+    if mode == "add":
+        return [ct, None, ct_upd]
+    # an overwritten update (a duplicate index that lost) does not reach the result: no cotangent
+    kept = reshape(_scatter_survivors(x, idx), idx.shape + (1,) * (x.ndim - 1))
+    ct_x = bind("scatter", ct, idx, zeros_like(upd), mode="set")
+    return [ct_x, None, select_zero(broadcast(kept, upd.shape), ct_upd)]
 
 
 def _update_slice_jvp(primals, tangents, out, starts, steps, sizes):

@@ -62,3 +62,18 @@ def test_layer_norm_gradients(dtype, device):
     assert_close(gx, expected_x, dtype, ops=64)
     assert_close(gw, (u64 * xhat).sum(0), dtype, ops=16)
     assert_close(gb, u64.sum(0), dtype, ops=4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_and_silu_gradients_far_out(dtype, device):
+    """Far below zero exp(-x) overflows (below about -88 in float32, -710 in float64): the gradients
+    must stay finite (about 0) instead of inf * 0 = NaN, and stay exact at 0 and beyond."""
+    x = np.array([-800.0, -100.0, -89.0, -20.0, -1.5, 0.0, 0.7, 20.0, 89.0, 100.0, 800.0]).astype(dtype)
+    x64 = x.astype(np.float64)
+    s = np.exp(-np.logaddexp(0.0, -x64))          # sigmoid in float64, without overflow
+    gs = pt.grad(lambda v: pt.nn.sigmoid(v).sum())(pt.asarray(x))
+    gl = pt.grad(lambda v: pt.nn.silu(v).sum())(pt.asarray(x))
+    want = pt.float32 if dtype == "float32" else pt.float64
+    assert gs.dtype == want and gl.dtype == want
+    assert_close(gs, s * (1 - s), dtype, ops=8)
+    assert_close(gl, s + x64 * s * (1 - s), dtype, ops=8)

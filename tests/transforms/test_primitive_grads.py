@@ -62,6 +62,10 @@ def _attention32(q, k, v):
     return out.astype(pt.float64)
 
 
+_CUMPROD_ZEROS = np.ones((2, 9, 3))
+_CUMPROD_ZEROS[0, 4, 0] = _CUMPROD_ZEROS[0, [2, 6], 1] = _CUMPROD_ZEROS[1, [3, 4], 2] = 0.0
+_CUMPROD_ZEROS[1, 0, 0] = _CUMPROD_ZEROS[1, 8, 1] = 0.0
+
 CASES = {
     **{op: unary(op) for op in ("exp", "expm1", "sin", "cos", "tan", "atan", "sinh", "cosh", "tanh",
                                 "asinh", "erf", "neg", "abs")},
@@ -85,6 +89,9 @@ CASES = {
                               [lambda: _rng.standard_normal((2, 4)) * np.array([1.0, 0.0, 1.0, 1.0])]),
     "cumsum": (lambda x: bind("cumsum", x, axis=1), [normal(3, 4)]),
     "cumprod": (lambda x: bind("cumprod", x, axis=0), [uniform(0.5, 2.0, 4, 2)]),
+    # zeros (one, several, adjacent, first or last in a line) along the middle axis: no division by x
+    "cumprod_with_zeros": (lambda x: bind("cumprod", x, axis=1),
+                           [lambda: _rng.uniform(0.5, 2.0, (2, 9, 3)) * _CUMPROD_ZEROS]),
     "reshape": (lambda x: bind("reshape", x, shape=(2, 6)) * 1.5, [normal(3, 4)]),
     "broadcast": (lambda x: bind("broadcast", x, shape=(2, 3, 4)), [normal(3, 1)]),
     "transpose": (lambda x: bind("transpose", x, perm=(2, 0, 1)), [normal(2, 3, 4)]),
@@ -95,6 +102,9 @@ CASES = {
     "take": (lambda x: bind("take", x, ints([[0, 2], [2, 1]]), axis=1), [normal(3, 4)]),
     "scatter_set": (lambda x, u: bind("scatter", x, ints([2, 0]), u, mode="set"),
                     [normal(3, 4), normal(2, 4)]),
+    # duplicate indices: only the update the forward leaves in place (the last) gets a cotangent
+    "scatter_set_duplicates": (lambda x, u: bind("scatter", x, ints([[1, 2], [1, 1]]), u, mode="set"),
+                               [normal(3, 2), normal(2, 2, 2)]),
     "scatter_add": (lambda x, u: bind("scatter", x, ints([1, 1, 0]), u, mode="add"),
                     [normal(3, 2), normal(3, 2)]),
     "update_slice": (_set_slice, [normal(3, 4), normal(2, 2)]),

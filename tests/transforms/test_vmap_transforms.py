@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import poot as pt
 from poot import dtypes as dt
+from poot.trace import lazy
 from poot.transforms.batching import BatchingError
 from tolerance import assert_close
 
@@ -153,6 +154,39 @@ def test_indexing_and_assignment_with_batched_indices(device):
     x, i, v = rand(4, 5), np.array([[0, 3], [4, 4], [1, 2], [2, 0]]), rand(4, 2, seed=1)
     got = pt.vmap(f)(pt.array(x), pt.array(i), pt.array(v))
     assert_close(got.numpy(), loop(f, x, i, v), dt.float64, ops=4)
+
+
+def index_error(device):
+    """What an out-of-range lazy index raises: the kernels' PootIndexError (KernelIndexError), or on
+    the oracle NumPy's own IndexError. (NumPy's take also wraps an index below -n that the frontend
+    has counted from the end once, where a kernel traps: the oracle runs only the positive cases.)"""
+    return IndexError if device == "oracle" else pt.PootIndexError
+
+
+@pytest.mark.parametrize("gather", [lambda r, i: r[i], lambda r, i: pt.take(r, i)], ids=["getitem", "take"])
+def test_batched_gather_checks_each_examples_bounds(gather, device):
+    """The batched gather reads one flat (batch * n) axis: an index out of one example's [0, n) must
+    raise as in the loop, not read a neighbour's row; negative indices in [-n, 0) count per example."""
+    rows = rand(3, 4)
+    i = np.array([-1, 0, -4])
+    assert_close(pt.vmap(gather)(pt.array(rows), pt.array(i)).numpy(), loop(gather, rows, i), dt.float64)
+    for bad in ([4, 0, 0], [0, 0, 7]) if device == "oracle" else ([4, 0, 0], [0, -5, 0], [0, 0, 7]):
+        with pytest.raises(index_error(device), match="size 4"):
+            pt.vmap(gather)(pt.array(rows), pt.array(np.array(bad))).numpy()
+
+
+def test_batched_scatter_checks_each_examples_bounds(device):
+    """The scatter primitive itself (as a vjp records it): an index past one example's rows must trap,
+    not write into the next example's rows."""
+    def put(a, i, u):
+        return pt.Array(lazy.record("scatter", (a._node, i._node, u._node), {"mode": "set"}))
+
+    a, u = rand(2, 3), rand(2, 1, seed=1)
+    ok = np.array([[2], [0]])
+    assert_close(pt.vmap(put)(*map(pt.array, (a, ok, u))).numpy(), loop(put, a, ok, u), dt.float64)
+    for bad in ([[3], [0]],) if device == "oracle" else ([[3], [0]], [[0], [-1]]):
+        with pytest.raises(index_error(device), match="size 3"):
+            pt.vmap(put)(pt.array(a), pt.array(np.array(bad)), pt.array(u)).numpy()
 
 
 def test_sort_cumsum_where_along_mapped_axes(device):
