@@ -61,6 +61,8 @@ class Jitted:
         if not callable(fn):
             raise PootError(f"pt.jit needs a function; got {type(fn).__name__}")
         functools.update_wrapper(self, fn)
+        if not hasattr(self, "__name__"):       # a functools.partial or a callable object has none
+            self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
         self.fn = fn
         self._names, nums, names = _parameters(fn), set(_as_tuple(static_argnums)), set(_as_tuple(static_argnames))
         for name in list(names):   # a static name is also a static position, and back
@@ -96,6 +98,8 @@ class Jitted:
             if hot is not None and not kwargs:
                 guard = hot.guard
                 if guard.matches(args):
+                    if guard.groups:
+                        args = guard.leaves(args)
                     if guard.binds is not None:
                         return hot.call_args(args, guard.binds, guard.picks)
                     return hot.call([args[i] for i in guard.picks])
@@ -134,7 +138,7 @@ class Jitted:
                     hash(a)
                 except TypeError:
                     _hashable(a, self._arg_name(i))     # raises the error naming the argument
-                parts.append(("static", i, a))
+                parts.append(("static", i, _type_key(a), a))
                 continue
             t = type(a)
             if t is Array:
@@ -151,7 +155,7 @@ class Jitted:
             for k in sorted(kwargs):
                 v = kwargs[k]
                 if k in self.static_argnames:
-                    parts.append(("static", k, _hashable(v, k)))
+                    parts.append(("static", k, _type_key(v), _hashable(v, k)))
                 else:
                     parts.append(("kw", k, self._tree_spec(v, leaves, k)))
         parts.append(_dev.current())
@@ -174,7 +178,7 @@ class Jitted:
                 specs.append(("np", x.shape, dt.as_dtype(x.dtype)))
                 leaves.append(x)
             else:   # any other leaf is part of the structure, like a static argument
-                specs.append(("static", _hashable(x, name)))
+                specs.append(("static", _type_key(x), _hashable(x, name)))
         return (treedef, tuple(specs))
 
     def _arg_name(self, i: int) -> str:
@@ -191,7 +195,7 @@ class Jitted:
             warnings.warn(f"pt.jit: {self.__name__} has been traced {self.trace_count} times; "
                           f"'{worst}' changed {self._changes[worst]} times. Pass arrays of one "
                           f"shape and dtype, or make it a static argument only if it takes few values",
-                          RetraceWarning, stacklevel=3)
+                          RetraceWarning, stacklevel=4)
         prog = self._trace(args, kwargs, leaves, key[-1])
         prog.guard = _Guard.of(self, args, kwargs, key[-1], prog)
         self._cache[key] = prog
@@ -201,6 +205,7 @@ class Jitted:
         return prog
 
     def _trace(self, args, kwargs, leaves, device: str) -> JitProgram:
+        self._check_binding(args, kwargs)
         where = _definition_site(self.fn)
         params: list[lazy.Node] = []
         stand_ins: dict[int, Array] = {}
@@ -222,10 +227,28 @@ class Jitted:
                 result = self.fn(*t_args, **t_kwargs)
         finally:
             lazy._state.weak_casts = None
+        # arguments the function updated in place (x[i] = v, x += 1): their new values are results
+        # too, which each call hands back to the caller's arrays, as an eager call leaves them
+        writes = tuple(k for k, x in enumerate(leaves) if isinstance(x, Array) and stand_ins[k]._node is not params[k])
+        if writes:
+            result = (result, tuple(stand_ins[k] for k in writes))
         prog = JitProgram(self.__name__, result, params, inside, leaves, casts,
-                          self._donated_positions(args, leaves), device)
+                          self._donated_positions(args, leaves), device, writes)
         refuse_baked_attributes(self.__name__, self._held_arrays(args, kwargs), prog.binds)
         return prog
+
+    def _check_binding(self, args, kwargs) -> None:
+        """A call whose arguments the function cannot take (too many, a missing or unknown one) is
+        refused here, naming the signature, not by a TypeError from inside the trace."""
+        try:
+            sig = inspect.signature(self.fn)
+        except (TypeError, ValueError):         # a builtin without a signature: the call will say
+            return
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise PootError(f"pt.jit({self.__name__}): cannot call it with these arguments: {e}; "
+                            f"it takes {self.__name__}{sig}") from None
 
     def _held_arrays(self, args, kwargs) -> dict:
         """The arrays held by the plain objects among the non-static arguments (jit_held.py)."""
@@ -308,46 +331,58 @@ class Jitted:
 
 class _Guard:
     """What a call must match to have a cached signature, for the common call: positional arguments
-    alone, each a static value, an Array or a Python scalar. A matching call has that signature, so it
-    skips building its key (`_signature`) and hashing it: each static argument is the very object
-    traced with (an equal one takes the full lookup), each Array has the shape, dtype and device
-    traced with, each scalar the type, and the current device is the same. Only statics that cannot
-    change unseen are checked by identity (`_fixed`: immutable values, objects hashed by identity); a
-    call with any other static (a mutable object hashed by its contents, which the key would hash
-    anew) has no guard. It holds no reference to its program (which holds it): a program dropped
-    from the cache is freed at once."""
+    alone, each a static value, an Array, a Python scalar or a tuple or list of Arrays (a training
+    step's parameters). A matching call has that signature, so it skips building its key
+    (`_signature`) and hashing it: each static argument is the very object traced with (an equal one
+    takes the full lookup), each Array has the shape, dtype and device traced with (in a tuple or list:
+    of that type and length), each scalar the type, and the current device is the same. Only statics
+    that cannot change unseen are checked by identity (`_fixed`: immutable values, objects hashed by
+    identity); a call with any other static (a mutable object hashed by its contents, which the key
+    would hash anew) has no guard. It holds no reference to its program (which holds it): a program
+    dropped from the cache is freed at once."""
 
-    __slots__ = ("nargs", "statics", "arrays", "scalars", "device", "picks", "binds")
+    __slots__ = ("nargs", "statics", "arrays", "scalars", "groups", "dynamic", "device", "picks", "binds")
 
-    def __init__(self, prog: JitProgram, nargs: int, statics, arrays, scalars, device: str, picks):
+    def __init__(self, prog: JitProgram, nargs: int, statics, arrays, scalars, groups, dynamic, device: str,
+                 picks):
         self.nargs, self.device = nargs, device
         self.statics = tuple(statics)      # (position, value)
         self.arrays = tuple(arrays)        # (position, aval, device)
         self.scalars = tuple(scalars)      # (position, type)
-        self.picks = tuple(picks)          # per dynamic leaf: its argument's position
+        self.groups = tuple(groups)        # (position, tuple or list, ((aval, device) per element))
+        self.dynamic = tuple(dynamic)      # the positions of the dynamic arguments, in order
+        # per dynamic leaf: its argument's position; with groups, its index among the call's `leaves`
+        self.picks = tuple(picks) if not groups else tuple(range(len(picks)))
         self.binds = prog.bound(self.picks)  # where each graph input's buffer is, or None
 
     @classmethod
     def of(cls, jitted: Jitted, args, kwargs, device: str, prog: JitProgram) -> "_Guard | None":
         """The guard of `prog`, traced for these arguments; None where they are not all plain
-        positional ones."""
-        if kwargs:
+        positional ones, or where a call rebinds arguments updated in place (JitProgram.call does)."""
+        if kwargs or prog.writes:
             return None
-        statics, arrays, scalars, picks = [], [], [], []
+        statics, arrays, scalars, groups, dynamic, picks = [], [], [], [], [], []
         for i, a in enumerate(args):
             if i in jitted.static_argnums:
                 if not _fixed(a):
                     return None
                 statics.append((i, a))
                 continue
-            if type(a) is Array:
+            t = type(a)
+            if t is Array:
                 arrays.append((i, a._node.aval, a._node.device))
-            elif type(a) in _SCALARS:
-                scalars.append((i, type(a)))
+            elif t in _SCALARS:
+                scalars.append((i, t))
+            elif (t is tuple or t is list) and a and all(type(x) is Array for x in a):
+                groups.append((i, t, tuple((x._node.aval, x._node.device) for x in a)))
+                dynamic.append(i)
+                picks += [i] * len(a)
+                continue
             else:
                 return None
+            dynamic.append(i)
             picks.append(i)
-        return cls(prog, len(args), statics, arrays, scalars, device, picks)
+        return cls(prog, len(args), statics, arrays, scalars, groups, dynamic, device, picks)
 
     def matches(self, args: tuple) -> bool:
         if len(args) != self.nargs:
@@ -360,13 +395,34 @@ class _Guard:
             if type(a) is not Array:
                 return False
             n = a._node
-            if n.aval != aval or n.device != device:
-                return False
+            if (n.aval is not aval and n.aval != aval) or n.device != device:   # a result of the last call
+                return False                                                # has the very aval
         for i, t in self.scalars:
             if type(args[i]) is not t:
                 return False
+        for i, t, specs in self.groups:
+            g = args[i]
+            if type(g) is not t or len(g) != len(specs):
+                return False
+            for a, (aval, device) in zip(g, specs):
+                if type(a) is not Array:
+                    return False
+                n = a._node
+                if (n.aval is not aval and n.aval != aval) or n.device != device:
+                    return False
         stack = _dev._local.__dict__.get("stack")      # _dev.current(), inline: one frame less
         return (stack[-1] if stack else _dev.default()) == self.device
+
+    def leaves(self, args: tuple) -> list:
+        """The dynamic leaves of a matching call with groups, in the signature's order."""
+        out = []
+        for i in self.dynamic:
+            a = args[i]
+            if type(a) is tuple or type(a) is list:
+                out += a
+            else:
+                out.append(a)
+        return out
 
 
 _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, type(None), dt.DType, np.dtype})
@@ -403,6 +459,13 @@ def _describe(part) -> str:
     if isinstance(part, tuple) and len(part) == 2 and isinstance(part[1], tuple):
         return "structure/leaves " + ", ".join(_describe(s) for s in part[1])
     return str(part)
+
+
+def _type_key(value):
+    """The types in a static value, for its key beside the value: 2, 2.0 and True are equal and hash
+    alike, but a function traced with one may compute differently with another (x / c or x // c)."""
+    t = type(value)
+    return (t, tuple(map(_type_key, value))) if t is tuple else t
 
 
 def _hashable(value, name: str):

@@ -14,7 +14,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.cpu import CpuBuffer, buffer_address
-from poot.errors import KernelIndexError, PootError
+from poot.errors import DTypeError, KernelIndexError, PootError
 from poot.jit.runtime.execute import _wheres, compiled_program, execute, located, numpy_to_buffer
 from poot.jit.runtime.replay import CpuReplay, Replay
 from poot.trace import context as _dev
@@ -40,15 +40,38 @@ class _ScalarArgument:
 
 def _plain_builder(out_tree, out_slots: list):
     """What makes a call's result from its result arrays, in order, when the function returns one
-    array or a flat tuple or list of arrays (no pytree to rebuild); None otherwise."""
+    array, a flat tuple or list of arrays, or a tuple or list of arrays and flat tuples or lists of
+    them (a training step's (params, loss)): no pytree to rebuild; None otherwise."""
     if out_slots != list(range(len(out_slots))):
         return None
     if out_tree is pytree.LEAF:
         return _first
-    if type(out_tree) is tuple and len(out_tree) == 2 and out_tree[0] in (tuple, list) \
-            and all(d is pytree.LEAF for d in out_tree[1]):
+    if not _sequence_of(out_tree):
+        return None
+    if all(d is pytree.LEAF for d in out_tree[1]):
         return out_tree[0]
-    return None
+    parts = []                      # per item: (its type, where its arrays start, how many), or None
+    at = 0
+    for d in out_tree[1]:
+        if d is pytree.LEAF:
+            parts.append((None, at, 1))
+            at += 1
+        elif _sequence_of(d) and all(e is pytree.LEAF for e in d[1]):
+            parts.append((d[0], at, len(d[1])))
+            at += len(d[1])
+        else:
+            return None
+    outer = out_tree[0]
+
+    def build(values: list):
+        return outer([values[at] if t is None else t(values[at:at + n]) for t, at, n in parts])
+
+    return build
+
+
+def _sequence_of(tree) -> bool:
+    """Whether pytree node `tree` is a tuple or list."""
+    return type(tree) is tuple and len(tree) == 2 and tree[0] in (tuple, list)
 
 
 def _first(values: list):
@@ -60,8 +83,11 @@ _new = object.__new__
 
 class JitProgram:
     def __init__(self, name: str, result, params: list[lazy.Node], inside: set, leaves: list,
-                 weak_casts: set, donated: list[int], device: str):
+                 weak_casts: set, donated: list[int], device: str, writes: tuple = ()):
         self.name = name
+        # the leaf positions of arguments updated in place: `result` is then (the function's result,
+        # their new values), and each call rebinds the caller's arrays to the new values
+        self.writes = writes
         out_leaves, self.out_tree = pytree.flatten(result)
         self.out_slots: list = []          # per result leaf: index into the graph's outputs, or (value,)
         roots: list[lazy.Node] = []
@@ -139,6 +165,11 @@ class JitProgram:
             outs = self._run(bufs, donate)
         if self.donated:
             self._invalidate_donated(leaves, donate or ())
+        if self.writes:
+            result, new = self._results(outs)
+            for k, x in zip(self.writes, new):
+                leaves[k]._node = x._node
+            return result
         return self._results(outs)
 
     def bound(self, picks: tuple):
@@ -306,6 +337,9 @@ class JitProgram:
         for d in self.int_casts:
             if not isinstance(value, float):
                 lazy.check_scalar_fits(value, d, f"{self.name}: a scalar argument")
+        if dtype.kind in "iu" and type(value) is int and not -2**63 <= value < 2**63:
+            raise DTypeError(f"pt.jit({self.name}): the Python int argument {value} does not fit int64, which a "
+                             f"jitted function takes Python ints as; pass it as a float, or make it static")
         key = (id(self.backend), dtype.name, type(value),
                struct.pack("<d", value) if type(value) is float else value)
         buf = _SCALAR_BUFFERS.get(key) if not self.donated else None

@@ -159,3 +159,33 @@ def test_a_chain_of_inline_launches_runs_while_another_thread_holds_the_pool():
         with pool.lock:                                  # as a split launch of another thread would
             np.testing.assert_allclose(f(x, y).numpy(), np.full(8, 4.0, np.float32))
         assert chain.calls == calls + 1, "a chain with nothing to split should not wait for the pool"
+
+
+def _sgd(params, x, lr):
+    w, b = params
+    g = (x @ w + b).sum()
+    return (w - lr * g, b - lr), g
+
+
+def test_tuple_and_list_arguments_take_the_guard_and_nested_results_keep_their_types(device):
+    f = pt.jit(_sgd)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w, b = np.ones((3, 2), np.float32), np.zeros(2, np.float32)
+    params, host = (pt.array(w), pt.array(b)), (w, b)
+    for _ in range(4):
+        params, g = f(params, pt.array(x), 0.01)
+        host, hg = _sgd(host, x, np.float32(0.01))
+        assert type(params) is tuple and len(params) == 2
+        np.testing.assert_allclose(float(g), hg, rtol=1e-5)
+        for p, q in zip(params, host):
+            np.testing.assert_allclose(p.numpy(), q, rtol=1e-5)
+    assert f.trace_count == 1 and f._hot is not None and f._hot.guard.groups
+    f([params[0], params[1]], pt.array(x), 0.01)         # a list, not a tuple: another signature
+    assert f.trace_count == 2
+    with pytest.raises(ValueError):                       # one more parameter than _sgd unpacks: its error
+        f((params[0], params[1], params[1]), pt.array(x), 0.01)
+    same = (pt.ones((3, 2), dtype=pt.float32), pt.ones(2, dtype=pt.float32))
+    f(same, pt.array(x), 0.01)                          # new arrays of the traced shapes: no trace
+    assert f.trace_count == 3
+    f((pt.ones((3, 4), dtype=pt.float32), pt.ones(4, dtype=pt.float32)), pt.array(x), 0.01)  # retraced
+    assert f.trace_count == 4

@@ -321,3 +321,76 @@ def test_a_jitted_function_returns_bfloat16_and_replays(device):
         assert got.dtype is pt.bfloat16
         assert np.array_equal(got.numpy(), a * ml_dtypes.bfloat16(2) + ml_dtypes.bfloat16(s))
     assert f.trace_count == 1
+
+
+def test_static_arguments_equal_in_value_but_not_in_type_trace_apart(device):
+    @pt.jit(static_argnums=1)
+    def div(x, c):
+        return x / c if isinstance(c, float) else x // c
+
+    x = pt.arange(4)
+    np.testing.assert_array_equal(div(x, 2).numpy(), np.arange(4) // 2)
+    np.testing.assert_allclose(div(x, 2.0).numpy(), np.arange(4) / 2.0)
+    np.testing.assert_array_equal(div(x, True).numpy(), np.arange(4) // True)
+
+    @pt.jit(static_argnames="c")
+    def scale(x, c):
+        return x * c
+
+    assert scale(x, c=(2, 3)[0]).dtype == pt.int64
+    assert scale(x, c=2.0).dtype == pt.float64
+
+
+def test_arguments_updated_in_place_come_back_to_the_caller_on_every_call(device):
+    def bump(x, params):
+        x[0] += 1.0
+        for p in params:
+            p -= 0.5
+        return x.sum()
+
+    jitted = pt.jit(bump)
+    eager_x, eager_ps = pt.zeros(3), [pt.ones(2), pt.ones(4)]
+    x, ps = pt.zeros(3), [pt.ones(2), pt.ones(4)]
+    for _ in range(3):
+        want = bump(eager_x, eager_ps)
+        got = jitted(x, ps)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(x.numpy(), [3.0, 0.0, 0.0])
+    for p, q in zip(ps, eager_ps):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_array_equal(p.numpy(), np.full(p.shape, -0.5))
+    assert jitted.trace_count == 1
+
+
+def test_python_int_arguments_outside_int64_are_refused_not_wrapped(device):
+    f = pt.jit(lambda x, n: x + n)
+    np.testing.assert_array_equal(f(pt.zeros(2), -2**63).numpy(), np.zeros(2) + float(-2**63))
+    for n in (2**63, 2**70, -2**63 - 1):
+        with pytest.raises(pt.PootError, match="does not fit int64"):
+            f(pt.zeros(2), n)
+
+
+def test_partials_callable_objects_and_bad_argument_counts():
+    import functools
+
+    f = pt.jit(functools.partial(lambda a, x: a * x, 3.0))
+    np.testing.assert_array_equal(f(pt.ones(2)).numpy(), [3.0, 3.0])
+    assert f.__name__ == "<lambda>"
+
+    class AddOne:
+        def __call__(self, x):
+            return x + 1
+
+    np.testing.assert_array_equal(pt.jit(AddOne())(pt.ones(2)).numpy(), [2.0, 2.0])
+    g = pt.jit(lambda x, y: x + y)
+    for args, kwargs in (((pt.ones(2),), {}), ((pt.ones(2), 1, 2), {}), ((pt.ones(2),), {"z": 1})):
+        with pytest.raises(pt.PootError, match=r"cannot call it with these arguments.*takes <lambda>\(x, y\)"):
+            g(*args, **kwargs)
+
+
+def test_retrace_warning_points_at_the_callers_line():
+    h = pt.jit(lambda x: x * 2)
+    with pytest.warns(pt.RetraceWarning) as caught:
+        for n in range(1, 12):
+            h(pt.ones(n))
+    assert caught[0].filename == HERE
