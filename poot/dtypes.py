@@ -115,7 +115,22 @@ ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64)
 COMPLEX_DTYPES = (complex64, complex128)
 ARRAY_DTYPES = ALL_DTYPES + COMPLEX_DTYPES     # every dtype a poot array may have
-_BY_NAME = {d.name: d for d in ARRAY_DTYPES} | {d.short: d for d in ARRAY_DTYPES} | {"bool_": bool_}
+_BY_SHORT = {d.short: d for d in ARRAY_DTYPES}
+
+
+def _numpy_reads(name: str) -> bool:
+    try:
+        np.dtype(name)
+    except TypeError:
+        return False
+    return True
+
+
+# strings as_dtype answers directly: the full names, and the short names NumPy gives no meaning of its
+# own. 'i8', 'u8' and 'f16' are NumPy's byte-size codes (int64, uint64, float128): there NumPy's reading
+# wins, as a user of NumPy expects (by_short is the kernel language's reading).
+_BY_NAME = ({d.name: d for d in ARRAY_DTYPES} | {"bool_": bool_}
+            | {s: d for s, d in _BY_SHORT.items() if not _numpy_reads(s)})
 BY_NUMPY = {d.np: d for d in ARRAY_DTYPES}     # NumPy dtype (native byte order) -> poot dtype
 _REAL_OF = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
@@ -124,8 +139,17 @@ default_float = float64
 default_int = int64
 
 
+def by_short(name: str) -> DType:
+    """The dtype of a short name as the kernel language spells it ('i8' is int8 here, as `pt.i8`)."""
+    d = _BY_SHORT.get(name)
+    if d is None:
+        raise DTypeError(f"unknown short dtype name {name!r}; known: {', '.join(_BY_SHORT)}")
+    return d
+
+
 def as_dtype(x) -> DType:
-    """Accept a DType, its name ('float32', 'f32'), a NumPy dtype or scalar type, or Python bool/int/float."""
+    """Accept a DType, its name ('float32', 'f32'), a NumPy dtype, type code ('i8' is int64, as in
+    NumPy) or scalar type, or Python bool/int/float."""
     if isinstance(x, DType):
         return x
     if x is bool:

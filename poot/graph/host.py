@@ -33,6 +33,11 @@ class LinAlgError(PootError, np.linalg.LinAlgError):
     cholesky...). Also a NumPy LinAlgError, so code that catches NumPy's keeps working."""
 
 
+class LinAlgShapeError(ShapeError, LinAlgError):
+    """A linalg function given an array of the wrong shape (not a matrix, not square): a ShapeError,
+    and a LinAlgError as NumPy raises there."""
+
+
 @dataclass(frozen=True)
 class HostOp:
     name: str

@@ -18,6 +18,15 @@ from poot.trace import counters as _counters
 from poot.trace.lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes, shared_constant
 
 
+
+class ScalarConversionError(ShapeError, TypeError):
+    """float(x), int(x), complex(x) or x as an index of an array of several elements: a ShapeError, and
+    the TypeError NumPy raises there, so `except TypeError` copied from NumPy code still catches it."""
+
+
+_TYPE_ERROR_CONVERSIONS = frozenset({"float()", "int()", "complex()", "an index"})
+
+
 class Array:
     """A lazy n-dimensional array on a device (see the module docstring)."""
 
@@ -113,8 +122,10 @@ class Array:
 
     def _scalar(self, what: str):
         if self.size != 1:
-            raise ShapeError(f"{what}: only an array of size 1 converts to a Python scalar; this one "
-                             f"is {self.aval} ({self.size} elements); index it or reduce it first")
+            # NumPy raises TypeError for float(), int(), complex() and an index, ValueError elsewhere
+            cls = ScalarConversionError if what in _TYPE_ERROR_CONVERSIONS else ShapeError
+            raise cls(f"{what}: only an array of size 1 converts to a Python scalar; this one "
+                      f"is {self.aval} ({self.size} elements); index it or reduce it first")
         n = self._realize(what)
         _counters.counts.host_reads += 1
         return buffer_to_numpy(n.buf, n.aval).reshape(()).item()

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from poot import dtypes as dt
 from poot.errors import ShapeError, api_boundary
 from poot.graph.aval import broadcast_shapes
-from poot.graph.host import LinAlgError
+from poot.graph.host import LinAlgError, LinAlgShapeError
 from poot.trace import elementwise as ew, reductions as red
 from poot.trace.array import Array
 from poot.trace.lazy import is_tracing, realize_nodes, record
@@ -64,11 +64,11 @@ def _matrices(op: str, x, square: bool = False) -> Array:
     """x as an Array of its result dtype (floating), its shape checked."""
     x = arr(x)
     if x.ndim < 2:
-        raise ShapeError(f"linalg.{op}: needs a matrix or a stack of matrices (2 or more dimensions), "
+        raise LinAlgShapeError(f"linalg.{op}: needs a matrix or a stack of matrices (2 or more dimensions), "
                          f"got {x.aval}")
     if square and x.shape[-1] != x.shape[-2]:
-        raise ShapeError(f"linalg.{op}: needs square matrices, got {x.aval} "
-                         f"({x.shape[-2]} x {x.shape[-1]})")
+        raise LinAlgShapeError(f"linalg.{op}: needs square matrices, got {x.aval} "
+                               f"({x.shape[-2]} x {x.shape[-1]})")
     d = _float_dtype(x.dtype)
     return x if x.dtype is d else x.astype(d)
 
@@ -333,7 +333,7 @@ def matrix_power(x, n, /):
     n = operator.index(n)
     x = arr(x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ShapeError(f"linalg.matrix_power: needs square matrices, got {x.aval}")
+        raise LinAlgShapeError(f"linalg.matrix_power: needs square matrices, got {x.aval}")
     if n == 0:
         return broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape)
     if n < 0:

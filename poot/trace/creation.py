@@ -32,14 +32,15 @@ def _dtype(dtype):
     return None if dtype is None else dt.as_dtype(dtype)
 
 
-def normalize_shape(shape, op: str) -> tuple[int, ...]:
+def normalize_shape(shape, op: str, what: str = "shape") -> tuple[int, ...]:
+    """`shape` (an int or a sequence of ints, as NumPy takes one) as a tuple of sizes, none negative."""
     try:
         shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else \
             tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise ShapeError(f"{op}: a shape is an int or a tuple of ints, got {shape!r}") from None
+        raise ShapeError(f"{op}: a {what} is an int or a tuple of ints, got {shape!r}") from None
     if any(s < 0 for s in shape):
-        raise ShapeError(f"{op}: negative dimensions are not allowed in shape {shape}")
+        raise ShapeError(f"{op}: negative sizes are not allowed in {what} {shape}")
     return shape
 
 

@@ -290,6 +290,8 @@ def _power(x1, x2):
         from poot.trace.complex_values import integer_power
 
         return integer_power(x1, int(x2))
+    if type(x1) is Array and x1._node.aval.dtype.kind == "f" and type(x2) is float and x2 == 0.5:
+        return sqrt(x1)  # noqa: F821  as NumPy computes it: power(-inf, 0.5) is nan, power(-0.0, 0.5) is -0.0
     (a, b), d = _binary_nodes("power", x1, x2, lambda d: dt.int8 if d.kind == "b" else d)
     if d.kind in "iu" and isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and x2 < 0:
         raise DomainError(f"power: integers to negative integer powers are not allowed (exponent {int(x2)}); "
@@ -359,16 +361,19 @@ _make_fmax("fmax", "max")
 _make_fmax("fmin", "min")
 
 
-def _float_pair(items, d):
-    """NumPy's float type for a float-only binary function: the promotion of each strong operand's
-    own float type (int8 with uint8 -> float16), then of the weak scalars."""
-    strong = [float_of(it.aval.dtype) for it in items if not isinstance(it, (bool, int, float))]
-    if not strong:
+def float_pair(items, d):
+    """NumPy's float type for a float-only binary function of promoted `items` (promote's; `d` their
+    dtype): the promotion of each strong operand's own float type (int8 with uint8 -> float16), and of
+    the float type of the strong operands' dtype with each weak scalar (int8 with 2.5 -> float64, with
+    2 -> float16; bool with 2 -> float64), as NumPy 2 picks the function's loop."""
+    raw = [it.aval.dtype for it in items if not isinstance(it, (bool, int, float))]
+    if not raw:
         return float_of(d)
-    f = dt.result_type(*strong)
+    f = dt.result_type(*map(float_of, raw))
+    joined = dt.result_type(*raw)
     for it in items:
         if isinstance(it, (bool, int, float)):
-            f = dt.promote_with_scalar(f, it)
+            f = dt.result_type(f, float_of(dt.promote_with_scalar(joined, it)))
     return f
 
 
@@ -376,7 +381,7 @@ def _make_float2(name, prim):
     def fn(x1, x2):
         items, d, dev = promote(name, (x1, x2))
         _check_broadcast(name, items)
-        nodes = finish(name, items, _float_pair(items, d), dev)
+        nodes = finish(name, items, float_pair(items, d), dev)
         return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} in floating point (integers as NumPy promotes them).")

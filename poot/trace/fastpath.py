@@ -132,7 +132,9 @@ def _round(v, d: dt.DType):
 
 
 def _pow(x, y):
-    return math.pow(x, y)
+    # x ** 0.5 is sqrt(x), as NumPy computes it (-0.0 ** 0.5 is -0.0; a negative x raises ValueError here,
+    # which sends it to the general path's nan)
+    return math.sqrt(x) if y == 0.5 else math.pow(x, y)
 
 
 def _host_array(value, fmt, aval: Aval, device: str, backend) -> Array:
@@ -146,6 +148,7 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
     """The fast path of the dunder for `prim`, on dtypes of `kinds` ('f' or 'fiu'): the result, or None
     where the general code must decide. It runs under the operator's dunder, itself under
     fast_boundary's wrapper: the user's line is three frames up."""
+    sqrt_exponent = prim == "pow" and not reflected
 
     def op(self, other):
         na = self._node
@@ -164,7 +167,7 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
                 elif b.shape != ():             # x * s likewise; any other broadcast: the general path
                     return None
         elif t is float:
-            if kind != "f":
+            if kind != "f" or (other == 0.5 and sqrt_exponent):    # x ** 0.5 is sqrt(x), as NumPy has it
                 return None
             nb = None
         elif t is int:

@@ -11,6 +11,7 @@ from poot import dtypes as dt
 from poot.errors import AxisError, ShapeError, api_boundary
 from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
+from poot.trace.creation import normalize_shape
 from poot.trace.fastpath import host_join
 from poot.trace.lazy import record, scalar_value
 from poot.trace.numpy_keywords import refuse_out
@@ -190,8 +191,7 @@ def broadcast_node(n, shape):
 @api_boundary
 def broadcast_to(x, shape):
     x = arr(x)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return wrap(broadcast_node(x._node, shape))
+    return wrap(broadcast_node(x._node, normalize_shape(shape, "broadcast_to")))
 
 
 @api_boundary
@@ -418,7 +418,9 @@ def pad(x, pad_width, mode="constant", constant_values=0, **kwargs):
 def tile(x, reps):
     """Repeat the whole array `reps` times along each axis."""
     x = arr(x)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    if isinstance(reps, Array) and reps.ndim == 1:
+        reps = list(reps)
+    reps = normalize_shape(reps, "tile", "repetition count")   # a traced count: TracerError (the shape needs it)
     nd = max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x.shape

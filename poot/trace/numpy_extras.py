@@ -23,7 +23,7 @@ from poot.trace.creation import arange, full, linspace, zeros
 from poot.trace.indexing import take
 from poot.trace.linalg import diagonal
 from poot.trace.movement import arr, axis_of
-from poot.trace.promote import float_of
+from poot.trace.promote import float_of, promote
 from poot.trace.selection import where
 
 __all__: list[str] = []
@@ -124,8 +124,8 @@ def _fabs(x):
 
 
 def _heaviside(x1, x2):
+    d = ew.float_pair(*promote("heaviside", (x1, x2))[:2])     # a Python scalar x2 stays weak
     x, h0 = arr(x1), arr(x2)
-    d = dt.result_type(float_of(x.dtype), float_of(h0.dtype))
     step = where(ew.less(x, 0), 0.0, 1.0).astype(d)
     return where(ew.isnan(x), x.astype(d), where(ew.equal(x, 0), h0.astype(d), step))
 

@@ -120,10 +120,10 @@ def _frexp(x):
 
 
 def _logaddexp2(x1, x2):
-    from poot.trace.elementwise import _float_pair
+    from poot.trace.elementwise import float_pair
 
     items, d, dev = promote("logaddexp2", (x1, x2))
-    f = _float_pair(items, d)
+    f = float_pair(items, d)
     a, b = (Array(n) for n in finish("logaddexp2", items, f, dev))
     w = _work(f)
     a, b = a.astype(w), b.astype(w)

@@ -143,7 +143,7 @@ def _bad(msg: str, name: str = "?"):
 
 def _dtype(name):
     try:
-        return dt.as_dtype(name)
+        return dt.by_short(name)
     except Exception:
         _bad(f"unknown dtype {name!r}")
 
