@@ -51,6 +51,8 @@ from poot.trace.numpy_tail import __all__ as _numpy_tail_all
 from poot.trace.numpy_inplace import *  # noqa: F401,F403
 from poot.trace.numpy_inplace import __all__ as _numpy_inplace_all
 from poot.trace.numpy_queries import *  # noqa: F401,F403
+from poot.trace.numpy_habits import *  # noqa: F401,F403
+from poot.trace.numpy_habits import __all__ as _numpy_habits_all
 from poot.trace.numpy_queries import __all__ as _numpy_queries_all
 from poot.trace.numpy_poly import *  # noqa: F401,F403
 from poot.trace.numpy_poly import __all__ as _numpy_poly_all
@@ -96,4 +98,5 @@ __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn",
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all + _numpy_more_all + _numpy_files_all + _numpy_extras_all + _numpy_index_sets_all + _numpy_signals_all
-           + _numpy_stats_all + _numpy_tail_all + _numpy_inplace_all + _numpy_queries_all + _numpy_poly_all)
+           + _numpy_stats_all + _numpy_tail_all + _numpy_inplace_all + _numpy_queries_all + _numpy_poly_all
+           + _numpy_habits_all)

@@ -11,6 +11,7 @@ from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, api_boundary
 from poot.trace import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
 from poot.trace.array import Array
+from poot.trace.array_api_sets import searchsorted
 from poot.trace.interop import array_function, array_ufunc
 from poot.trace.lazy import record
 from poot.trace.promote import cast, is_weak
@@ -212,5 +213,7 @@ for _name, _fn in {
     "trace": linalg.trace,
 }.items():
     setattr(Array, _name, _fn)
+Array.searchsorted = api_boundary(lambda self, v, side="left", sorter=None: searchsorted(self, v, side=side,
+                                                                                         sorter=sorter))
 
 fastpath.install(Array)

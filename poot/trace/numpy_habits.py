@@ -1,0 +1,220 @@
+"""Names NumPy scripts use all the time beside the array functions: the dtype aliases (`pt.double`,
+`pt.intp`; the abstract `pt.floating` for issubdtype), `pt.dtype`, `errstate`/`seterr`/`geterr`,
+`fromfunction`, `vectorize`, `packbits`/`unpackbits`, and text files (`loadtxt`, `genfromtxt`, `savetxt`).
+
+poot raises no floating-point warnings (a kernel computes IEEE results, as NumPy does with
+errstate(all='ignore')), so `errstate` and `seterr` accept 'ignore', 'warn' and 'print' (nothing to
+report) and refuse 'raise', 'call' and 'log', which would need a check of every result. `vectorize`
+calls a Python function on each element, as NumPy's does, so it runs on the host over realized inputs.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from poot import dtypes as dt
+from poot.errors import ArgumentError, DTypeError, NotBuiltError, exporter
+from poot.trace import elementwise as ew
+from poot.trace import movement as mv
+from poot.trace import reductions as red
+from poot.trace.array import Array
+from poot.trace.creation import asarray
+from poot.trace.movement import arr, axis_of
+from poot.trace.numpy_index_sets import indices
+from poot.trace.numpy_stats import _leaf
+
+__all__: list[str] = []
+_export = exporter(globals(), __all__)
+
+# --- dtype aliases (NumPy 2's, on a 64-bit platform) -------------------------------------------------
+_ALIASES = {"intp": dt.int64, "uintp": dt.uint64, "int_": dt.int64, "uint": dt.uint64, "long": dt.int64,
+            "ulong": dt.uint64, "longlong": dt.int64, "ulonglong": dt.uint64, "intc": dt.int32,
+            "uintc": dt.uint32, "short": dt.int16, "ushort": dt.uint16, "byte": dt.int8, "ubyte": dt.uint8,
+            "half": dt.float16, "single": dt.float32, "double": dt.float64, "csingle": dt.complex64,
+            "cdouble": dt.complex128}
+# the abstract kinds are NumPy's own classes: issubdtype, isdtype and isinstance of NumPy scalars read them
+_ABSTRACT = {"generic": np.generic, "number": np.number, "integer": np.integer,
+             "signedinteger": np.signedinteger, "unsignedinteger": np.unsignedinteger, "inexact": np.inexact,
+             "floating": np.floating, "complexfloating": np.complexfloating}
+globals().update(_ALIASES)
+globals().update(_ABSTRACT)
+__all__ += list(_ALIASES) + list(_ABSTRACT)
+
+
+def _dtype(obj, align=False, copy=False):
+    return dt.as_dtype(obj.dtype if isinstance(obj, Array) else obj)
+
+
+_export("dtype", _dtype, "The poot dtype `obj` names (a name or type code as NumPy reads it, a NumPy dtype "
+                         "or scalar type, a Python type, or an array's dtype).")
+
+
+# --- floating-point error handling -----------------------------------------------------------------
+_ERROR_KINDS = ("divide", "over", "under", "invalid")
+_QUIET = ("ignore", "warn", "print")
+_state = {k: "ignore" for k in _ERROR_KINDS}
+
+
+def _settings(all=None, divide=None, over=None, under=None, invalid=None) -> dict:
+    asked = {k: v for k, v in zip(_ERROR_KINDS, (divide, over, under, invalid)) if v is not None}
+    if all is not None:
+        asked = {k: asked.get(k, all) for k in _ERROR_KINDS}
+    for kind, mode in asked.items():
+        if mode not in _QUIET + ("raise", "call", "log"):
+            raise ArgumentError(f"errstate: {kind}={mode!r} is not one of ignore, warn, raise, call, print, log")
+        if mode not in _QUIET:
+            raise NotBuiltError(f"errstate/seterr: {kind}={mode!r} is not built: poot computes IEEE results "
+                                f"(inf, nan) without checking each one; test them with pt.isfinite")
+    return asked
+
+
+def _seterr(all=None, divide=None, over=None, under=None, invalid=None):
+    old = dict(_state)
+    _state.update(_settings(all, divide, over, under, invalid))
+    return old
+
+
+def _geterr():
+    return dict(_state)
+
+
+class errstate(contextlib.ContextDecorator):
+    """`with pt.errstate(divide='ignore'):` (or as a decorator), as NumPy's: poot warns of nothing, so
+    'ignore', 'warn' and 'print' are accepted and change nothing; 'raise', 'call' and 'log' are refused."""
+
+    def __init__(self, *, call=None, all=None, divide=None, over=None, under=None, invalid=None):
+        if call is not None:
+            raise NotBuiltError("errstate(call=...): poot calls no floating-point error handler")
+        self._asked = _settings(all, divide, over, under, invalid)
+
+    def __enter__(self):
+        self._old = dict(_state)
+        _state.update(self._asked)
+        return self
+
+    def __exit__(self, *exc):
+        _state.clear()
+        _state.update(self._old)
+        return False
+
+
+__all__.append("errstate")
+_export("seterr", _seterr, "Set how floating-point errors are treated (only 'ignore', 'warn' and 'print': poot "
+                           "reports none); returns the previous settings.")
+_export("geterr", _geterr, "The floating-point error settings (see seterr).")
+
+
+# --- building arrays from functions ----------------------------------------------------------------
+def _fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    grids = indices(shape, dtype=dtype)
+    return function(*(grids[k] for k in range(len(shape))), **kwargs)
+
+
+_export("fromfunction", _fromfunction, "function(*index grids of `shape`) as NumPy calls it: once, on whole "
+                                       "arrays (lazy when the function is).")
+
+
+class vectorize:
+    """np.vectorize for poot arrays: `pyfunc` called on each element's Python value, on the host (the
+    inputs realized), the results as a poot array on the first array input's device. Like NumPy's, a
+    loop in Python: for speed, write the function with array operations or as a @pt.kernel."""
+
+    def __init__(self, pyfunc, otypes=None, doc=None, excluded=None, cache=False, signature=None):
+        if signature is not None:
+            raise NotBuiltError("vectorize(signature=...) is not built; call pyfunc on the core arrays")
+        self.pyfunc = pyfunc
+        self._otypes = otypes
+        self._excluded = set(excluded or ())
+        self.__doc__ = doc if doc is not None else getattr(pyfunc, "__doc__", None)
+
+    def __call__(self, *args, **kwargs):
+        arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Array)]
+        host = [a.numpy() if isinstance(a, Array) else a for a in args]
+        named = {k: v.numpy() if isinstance(v, Array) else v for k, v in kwargs.items()}
+        fn = np.vectorize(self.pyfunc, otypes=self._otypes, excluded=self._excluded)
+        out = fn(*host, **named)
+        device = arrays[0].device if arrays else None
+        if isinstance(out, tuple):
+            return tuple(asarray(o, device=device) for o in out)
+        return asarray(out, device=device)
+
+
+__all__.append("vectorize")
+
+
+# --- bits ---------------------------------------------------------------------------------------
+def _bit_order(bitorder: str):
+    if bitorder not in ("big", "little"):
+        raise ArgumentError(f"packbits/unpackbits: bitorder must be 'big' or 'little', got {bitorder!r}")
+    shifts = np.arange(8, dtype=np.uint8)
+    return shifts[::-1].copy() if bitorder == "big" else shifts
+
+
+def _packbits(a, axis=None, bitorder="big"):
+    x = arr(a)
+    if x.dtype.kind not in "biu":
+        raise DTypeError(f"packbits: needs an integer or boolean array, got {x.dtype}")
+    if axis is None:
+        x, axis = mv.reshape(x, (-1,)), 0
+    ax = axis_of(axis, x.ndim, "packbits", x)
+    x = mv.moveaxis(ew.not_equal(x, 0).astype(dt.uint8), ax, -1)
+    n = x.shape[-1]
+    pad = -n % 8
+    if pad:
+        x = mv.concatenate([x, mv.broadcast_to(asarray(0, dtype=dt.uint8, device=x.device),
+                                               x.shape[:-1] + (pad,))], axis=-1)
+    groups = mv.reshape(x, x.shape[:-1] + ((n + pad) // 8, 8))
+    weights = asarray(_bit_order(bitorder), device=x.device)
+    packed = red.sum(ew.left_shift(groups, weights), axis=-1, dtype=dt.uint8)
+    return mv.moveaxis(packed, -1, ax)
+
+
+def _unpackbits(a, axis=None, count=None, bitorder="big"):
+    x = arr(a)
+    if x.dtype is not dt.uint8:
+        raise DTypeError(f"unpackbits: needs a uint8 array, got {x.dtype}")
+    if axis is None:
+        x, axis = mv.reshape(x, (-1,)), 0
+    ax = axis_of(axis, x.ndim, "unpackbits", x)
+    x = mv.moveaxis(x, ax, -1)
+    shifts = asarray(_bit_order(bitorder), device=x.device)
+    bits = ew.bitwise_and(ew.right_shift(mv.expand_dims(x, -1), shifts), 1).astype(dt.uint8)
+    bits = mv.reshape(bits, x.shape[:-1] + (x.shape[-1] * 8,))
+    if count is not None:
+        total = bits.shape[-1]
+        keep = count if count >= 0 else max(total + count, 0)
+        if keep <= total:
+            bits = bits[..., :keep]
+        else:
+            bits = mv.concatenate([bits, mv.broadcast_to(asarray(0, dtype=dt.uint8, device=x.device),
+                                                         bits.shape[:-1] + (keep - total,))], axis=-1)
+    return mv.moveaxis(bits, -1, ax)
+
+
+_export("packbits", _packbits, "Pack the truth of each element into the bits of uint8 (8 a byte, `bitorder` "
+                               "'big' first), along `axis` (the flattened array when None). Lazy.")
+_export("unpackbits", _unpackbits, "The bits of a uint8 array as uint8 0/1 values along `axis` (flattened when "
+                                   "None), `count` of them. Lazy.")
+
+
+# --- text files ---------------------------------------------------------------------------------------
+def _text_reader(reader, op: str):
+    def read(fname, *args, device=None, **kwargs):
+        from poot.trace.creation import _device
+
+        return _leaf(np.asarray(reader(fname, *args, **kwargs)), _device(device))
+
+    read.__name__ = op
+    return read
+
+
+def _savetxt(fname, X, *args, **kwargs):
+    np.savetxt(fname, X.numpy() if isinstance(X, Array) else np.asarray(X), *args, **kwargs)
+
+
+_export("loadtxt", _text_reader(np.loadtxt, "loadtxt"), "Read a text file of numbers (NumPy's loadtxt, its "
+                                                        "arguments) into a poot array on `device`.")
+_export("genfromtxt", _text_reader(np.genfromtxt, "genfromtxt"), "NumPy's genfromtxt (missing values as nan), "
+                                                                 "the result as a poot array on `device`.")
+_export("savetxt", _savetxt, "Write an array to a text file (NumPy's savetxt, its arguments; realizes it).")
