@@ -17,9 +17,10 @@ either. A query that sees no key gets 0 (PyTorch's rule since its safe softmax),
 from __future__ import annotations
 
 import math
+import operator
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError
+from poot.errors import ArgumentError, DTypeError, ShapeError
 from poot.trace import elementwise as ew
 from poot.trace import recipes
 from poot.trace import reductions as red
@@ -30,6 +31,7 @@ from poot.trace.promote import finish, promote, wrap
 
 HEAD_DIM_MAX = 256                                      # kernels/attention: DMAX
 KERNEL_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
+MASK_FLOOR = -1e38          # finite additive masks are clamped here for the float32 kernels (_mask_operand)
 OP = "scaled_dot_product_attention"
 
 
@@ -37,27 +39,49 @@ def band(lq: int, lk: int, is_causal: bool, window) -> tuple:
     """(left, right) of the visible band, None for an unbounded side."""
     if window is None:
         left = right = None
-    elif isinstance(window, int) and not isinstance(window, bool):
-        left = right = window
     elif isinstance(window, (tuple, list)) and len(window) == 2:
-        left, right = (None if w is None or (isinstance(w, int) and w < 0) else w for w in window)
+        left, right = (_side(w, window) for w in window)
+    elif not isinstance(window, bool) and _is_int(window):
+        left = right = operator.index(window)
     else:
         raise ShapeError(f"{OP}: window must be an int or a (left, right) pair, got {window!r}")
-    for w in (left, right):
-        if w is not None and not isinstance(w, int):
-            raise ShapeError(f"{OP}: window sides must be ints or None, got {window!r}")
     if is_causal:
         right = 0 if right is None else min(right, 0)
     return left, right
 
 
-def _mask_operand(mask, full: tuple, dev: str):
-    """The mask as an additive float32 Array of 4 dims, each 1 or full ([B, Hq, Lq, Lk])."""
+def _is_int(w) -> bool:
+    try:
+        operator.index(w)
+    except TypeError:
+        return False
+    return True
+
+
+def _side(w, window):
+    """One side of a (left, right) window: an int (a NumPy one too), None or a negative int meaning
+    no limit."""
+    if w is None:
+        return None
+    if isinstance(w, bool) or not _is_int(w):
+        raise ShapeError(f"{OP}: window sides must be ints or None, got {window!r}")
+    w = operator.index(w)
+    return None if w < 0 else w
+
+
+def _mask_operand(mask, full: tuple, dev: str, work=dt.float32):
+    """The mask as an additive Array of 4 dims, each 1 or full ([B, Hq, Lq, Lk]), of dtype `work`
+    (float32 for the kernels; float64 where the math is composed in float64)."""
     m = arr(mask)
     if m.dtype is dt.bool_:
-        m = sel.where(m, 0.0, -math.inf).astype(dt.float32)
+        m = sel.where(m, 0.0, -math.inf).astype(work)
     elif dt.is_float(m.dtype):
-        m = m.astype(dt.float32)
+        m = m.astype(work)
+        if work is dt.float32:
+            # the kernels keep scores in log2 units (x * log2(e)): a finite mask near float32's lowest
+            # (finfo.min, as Hugging Face masks rows) would overflow to -inf there and make a row that
+            # PyTorch averages look empty. MASK_FLOOR is as good as -inf for any row that sees a key.
+            m = sel.where((m < MASK_FLOOR) & ew.isfinite(m), MASK_FLOOR, m)
     else:
         raise DTypeError(f"{OP}: the mask must be bool (True keeps) or float (added to the scores), "
                          f"got {m.dtype.name}")
@@ -87,6 +111,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     is kept as a recipe (poot/trace/recipes.py): a decode loop's later calls of one kind replay the
     equations instead of running the promotion and shape checks again."""
     items, d, dev = promote(OP, (q, k, v))
+    if d.kind == "c":
+        raise DTypeError(f"{OP}: complex q, k or v ({d.name}) are not supported: attention's softmax "
+                         f"needs real scores")
     if not dt.is_float(d):
         d = dt.float32 if d.kind == "b" or d.bits <= 16 else dt.float64
     qn, kn, vn = finish(OP, items, d, dev)
@@ -107,22 +134,31 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     q, k, v = (x if x.shape[:-3] == batch else broadcast_to(x, batch + x.shape[-3:]) for x in (q, k, v))
     dv = v.shape[-1]
     left, right = band(lq, lk, is_causal, window)
-    scale = 1.0 / math.sqrt(dq) if scale is None else float(scale)
-    cap = 0.0 if softcap is None else float(softcap)
+    scale = (1.0 / math.sqrt(dq) if dq else 1.0) if scale is None else _number(scale, "scale")
+    cap = 0.0 if softcap is None else _number(softcap, "softcap")
     if cap < 0:
         raise ShapeError(f"{OP}: softcap must be positive, got {softcap}")
     full = batch + (hq, lq, lk)
     b = math.prod(batch)
     operands = [_shaped(q, (b, hq, lq, dq)), _shaped(k, (b, hk, lk, dk)), _shaped(v, (b, hk, lk, dv))]
+    kernel = d in KERNEL_DTYPES and 0 < dq and max(dq, dv) <= HEAD_DIM_MAX
     if mask is not None:
-        operands.append(_mask_operand(mask, full, dev)[0])
+        operands.append(_mask_operand(mask, full, dev, dt.float32 if kernel or d.bits <= 32 else d)[0])
     params = {"scale": scale, "softcap": cap, "left": left, "right": right, "zero_empty": True}
-    if d in KERNEL_DTYPES and max(dq, dv) <= HEAD_DIM_MAX:
+    if kernel:
         out = wrap(record("attention", tuple(x._node for x in operands), params))
     else:
         out = composed(*operands, **params)
     heads = (hq,) if max(len(sq), len(sk), len(sv)) >= 3 else ()    # [L, D] inputs give [L, Dv]
     return _shaped(out, batch + heads + (lq, dv))
+
+
+def _number(x, name: str) -> float:
+    """A Python float from a scale or softcap argument, or a clear error."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{OP}: {name} must be a number, got {x!r}") from None
 
 
 def _shaped(x, shape):
@@ -146,9 +182,10 @@ def composed(q, k, v, mask=None, *, scale, softcap, left, right, zero_empty):
     if mask is not None:
         s = s + mask.astype(work)
     e, total = softmax_parts(s, left, right, zero_empty)
-    out = (e @ v.astype(work)) / total
-    if zero_empty:
-        out = sel.where(total > 0, out, 0.0)
+    if zero_empty:        # a row that sees no key: 0, not 0 / 0 (whose derivative is NaN through the where)
+        out = sel.where(total > 0, (e @ v.astype(work)) / sel.where(total > 0, total, 1.0), 0.0)
+    else:
+        out = (e @ v.astype(work)) / total
     return out.astype(q.dtype)
 
 

@@ -119,7 +119,9 @@ def _round(v, d: dt.DType):
     if kind == "f":
         if d is dt.float64:
             return v
-        st = _STRUCT[d.name]
+        st = _STRUCT.get(d.name)
+        if st is None:                        # bfloat16: no struct format, the general path rounds it
+            return _NO
         try:
             return st.unpack(st.pack(v))[0]   # double rounding is exact for + - * / of f32, f16
         except OverflowError:

@@ -3,9 +3,10 @@ inputs compute in NumPy's float type; float16/bfloat16 compute in float32 and ro
 from __future__ import annotations
 
 import math
+import operator
 
 from poot import dtypes as dt
-from poot.errors import ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace import reductions as red
 from poot.trace import selection as sel
@@ -26,11 +27,21 @@ def _work(x):
     return x.astype(work), d
 
 
+def _eps(eps, op: str) -> float:
+    try:
+        return float(eps)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{op}: eps must be a number, got {eps!r}") from None
+
+
 @api_boundary
 def relu(x):
-    """max(x, 0), in x's dtype."""
+    """max(x, 0), in x's dtype (NaN stays NaN). A select, not maximum: maximum's derivative at a tie
+    splits (0.5 at x = 0), where PyTorch's and JAX's relu have 0."""
     x = arr(x)
-    return ew.maximum(x, 0 if x.dtype.kind != "b" else False)
+    if x.dtype.kind == "b":
+        return x
+    return sel.where(x <= 0, 0, x)
 
 
 def _sigmoid(x):
@@ -116,7 +127,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, axis=-1):
     m = red.mean(x, axis=axis, keepdims=True)
     c = x - m
     v = red.mean(c * c, axis=axis, keepdims=True)
-    y = c / ew.sqrt(v + eps)
+    y = c / ew.sqrt(v + _eps(eps, "layer_norm"))
     if weight is not None:
         y = y * weight
     if bias is not None:
@@ -128,7 +139,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, axis=-1):
 def rms_norm(x, weight=None, eps=1e-6, axis=-1):
     """x / sqrt(mean(x**2) + eps) over `axis` (the last by default), then * weight."""
     x, d = _work(x)
-    y = x / ew.sqrt(red.mean(x * x, axis=axis, keepdims=True) + eps)
+    y = x / ew.sqrt(red.mean(x * x, axis=axis, keepdims=True) + _eps(eps, "rms_norm"))
     if weight is not None:
         y = y * weight
         d = dt.result_type(d, arr(weight).dtype)
@@ -141,4 +152,15 @@ def one_hot(indices, num_classes, dtype=None):
     from poot.trace.creation import arange
 
     i = arr(indices)
+    if i.dtype.kind not in "iu":
+        raise DTypeError(f"one_hot: indices must be integers, got {i.dtype.name}")
+    try:
+        count = operator.index(num_classes)
+    except TypeError:
+        count = None
+    if count is None or isinstance(num_classes, bool):
+        raise ArgumentError(f"one_hot: num_classes must be an int, got {num_classes!r}")
+    num_classes = count
+    if num_classes < 0:
+        raise ArgumentError(f"one_hot: num_classes must be 0 or more, got {num_classes}")
     return ew.equal(i[..., None], arange(num_classes, device=i.device)).astype(dtype or dt.float64)

@@ -100,6 +100,15 @@ class QuantizedMatrix:
             return linear(x.T, self).T
         raise ShapeError(f"QuantizedMatrix @ x: x must be [K] or [K, B], got {x.shape}")
 
+    __array_ufunc__ = None        # ndarray @ w: NumPy hands the product to __rmatmul__
+
+    @api_boundary
+    def __rmatmul__(self, x):
+        """x @ w for x [..., N]: through the dequantized matrix (the kernels read w row by row, as `w @ x`
+        and the linear layer x @ w.T do; this product reads it by columns)."""
+        x = x if isinstance(x, Array) else asarray(x, device=self.device)
+        return x @ self.dequantize()
+
 
 @api_boundary
 def quantize(w, format: str = "q8_0", *, device=None) -> QuantizedMatrix:

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace.array import Array
 from poot.trace.creation import _device, normalize_shape
 from poot.trace.lazy import constant, from_numpy, record
@@ -84,7 +84,10 @@ def _bits(k, count, op):
 @api_boundary
 def key(seed, *, device=None):
     """A key from an integer seed (the seed's 64 bits become the two words)."""
-    seed = operator.index(seed) & (2**64 - 1)
+    try:
+        seed = operator.index(seed) & (2**64 - 1)
+    except TypeError:
+        raise ArgumentError(f"random.key: the seed must be an integer, got {seed!r}") from None
     words = np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)
     return Array(from_numpy(words, _device(device)))
 
@@ -92,6 +95,13 @@ def key(seed, *, device=None):
 @api_boundary
 def split(key, num=2):  # noqa: A002 (JAX's name)
     """`num` new independent keys, as a (num, 2) array (iterate or index it for single keys)."""
+    try:
+        count = operator.index(num)
+    except TypeError:
+        count = -1
+    if count < 0 or isinstance(num, bool):
+        raise ArgumentError(f"random.split: num must be an integer >= 0, got {num!r}")
+    num = count
     b = _bits(key, 2 * num, "split")
     return Array(record("reshape", (b,), {"shape": (num, 2)}))
 
