@@ -89,7 +89,11 @@ def result_type(*arrays_and_dtypes):
 
 
 def cast_to(value, dtype):
-    """`pt.float32(x)` outside a kernel: `x` (array, list or scalar) as a poot array of `dtype`."""
+    """`pt.float32(x)` outside a kernel: `x` (array, list or scalar) as a poot array of `dtype`. A Python
+    int is range-checked against `dtype` (np.uint8(-1) raises in NumPy 2; 2**63 fits uint64), not made
+    an int64 array first and then wrapped."""
+    if type(value) is int:
+        return asarray(value, dtype=dtype)  # noqa: F405
     return asarray(value).astype(dtype)  # noqa: F405
 
 

@@ -135,3 +135,12 @@ def test_power_one_half_is_numpys_sqrt():
         got = (a[i] ** 0.5).numpy()
         np.testing.assert_array_equal(got, want[i])
         assert np.signbit(got) == np.signbit(want[i])
+
+
+def test_dtype_calls_on_python_ints_check_the_range_as_numpy_does():
+    assert pt.uint64(2**63).item() == 2**63 and pt.uint64(2**64 - 1).dtype == pt.uint64
+    assert pt.int8(-128).item() == -128 and pt.float32(3).dtype == pt.float32
+    for cast, value in ((pt.uint8, -1), (pt.int8, 300), (pt.uint32, 2**32), (pt.int64, 2**63)):
+        with pytest.raises(pt.DTypeError, match="out of bounds"):
+            cast(value)
+    assert pt.int8(3.7).item() == 3                     # a float is cast, as np.int8(3.7) is
