@@ -9,6 +9,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import poot as pt
@@ -92,6 +93,12 @@ CASES = [
     ("type-change", "c[i] = pt.f64(1.0)", "c[i]"),
     ("literal-out-of-range", "x = pt.u8(1) + 300", "300"),
     ("literal-out-of-range", "b[i] = 2**40", "2**40"),
+    ("literal-out-of-range", "c[i] = a[i] + 1e40", "1e40"),
+    ("literal-out-of-range", "c[i] = a[i] - 10**39", "10**39"),
+    ("literal-out-of-range", "x = 1e39", "1e39"),
+    ("literal-out-of-range", "x = pt.f16(1.0) * 65520.0", "65520.0"),
+    ("literal-out-of-range", "x = pt.bf16(1.0) + 3.4e38", "3.4e38"),
+    ("literal-out-of-range", "c[i] = a[i] * 10**400", "10**400"),
     ("int-true-division", "x = i / 2", "i / 2"),
     ("invalid-operand", "x = c[i] << 2", "c[i] << 2"),
     ("invalid-operand", "x = pt.sqrt(i)", "pt.sqrt(i)"),
@@ -111,6 +118,8 @@ CASES = [
     ("return-value", "return 1", "return 1"),
     ("shared-declaration", "s = pt.shared(pt.f32, i)", ("i)", 0)),
     ("shared-declaration", "x = pt.shared(pt.f32, 4) + 1", "pt.shared(pt.f32, 4)"),
+    ("shared-too-large", "s = pt.shared(pt.f32, 2**30)", "pt.shared(pt.f32, 2**30)"),
+    ("shared-too-large", "s = pt.shared(pt.f64, 2**28)\nt = pt.shared(pt.u8, 1)", "pt.shared(pt.f64"),
     ("bad-intrinsic-call", "x = pt.thread_index(5)", "5"),
     ("bad-intrinsic-call", "x = pt.workgroup_barrier()", "pt.workgroup_barrier()"),
     ("bad-intrinsic-call", "x = pt.bitcast(i, 32)", "32"),
@@ -215,3 +224,64 @@ def test_diagnostic_in_a_device_function_points_into_it(tmp_path):
         module.k.kir
     assert info.value.code == "kernel-import::list"
     assert (info.value.line, info.value.col) == (6, 11)
+
+
+SHARED_SOURCE = """import poot as pt
+
+N = {n}
+
+
+@pt.kernel(workgroup=(64, 1, 1))
+def mirror(x: pt.In[pt.f32], y: pt.Out[pt.f32]):
+    t = pt.shared(pt.u32, 64)
+    s = pt.shared(pt.f32, N)
+    l = pt.local_index_x()
+    i = pt.thread_index()
+    s[l] = x[i]
+    s[N - 1 - l] = x[i] + 1.0
+    t[l] = l
+    pt.workgroup_barrier()
+    y[i] = s[l] + s[N - 1 - l] + pt.f32(t[63 - l])
+"""
+
+
+def test_shared_memory_past_the_device_limit_is_refused_at_launch(tmp_path, device):
+    """8 MiB of shared memory overflowed the CPU thread's stack (a segfault); past a GPU's limit it is
+    undefined or a crash: every device refuses it before compiling, naming the kernel, its arrays, the
+    bytes asked and the device's limit, at the largest array's declaration."""
+    from poot.kernel.shared_memory import device_limit
+
+    if device == "oracle":
+        pytest.skip("the oracle runs no kernels")
+    ctx = pt.Context(device)
+    limit, _ = device_limit(ctx.device.caps)
+    n = 1 << 21
+    assert limit < 4 * n
+    path, module = load(tmp_path, SHARED_SOURCE.format(n=n))
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    with pytest.raises(pt.KernelImportError) as info:
+        module.mirror(ctx, x, y)
+    e = info.value
+    assert e.code == "kernel-import::shared-too-large"
+    assert (e.file, e.line) == (str(path), SHARED_SOURCE.splitlines().index("    s = pt.shared(pt.f32, N)") + 1)
+    assert re.search(rf"kernel 'mirror': shared arrays 't' \(64 x uint32\), 's' \(2,097,152 x float32\) take "
+                     rf"8,388,864 bytes per workgroup; device '{re.escape(ctx.device.name)}' allows at most "
+                     rf"{limit:,} bytes", str(e)), str(e)
+    # within the limit the same kernel runs (the bound itself included: 16-byte padded arrays)
+    n = (limit - 256) // 4
+    path, module = load(tmp_path, SHARED_SOURCE.format(n=n))
+    module.mirror(ctx, x, y)
+    np.testing.assert_array_equal(y, 2 * x + 1 + (63 - np.arange(64)))
+
+
+def test_device_shared_limits():
+    """The CPU's is a fixed 1 MiB (its stack); CUDA's the opt-in maximum, which the dynamic shared block
+    of a kernel past 48 KiB is raised to; other GPUs' their Capabilities."""
+    from poot.devices.base import Capabilities
+    from poot.kernel.shared_memory import CPU_SHARED_BYTES, device_limit
+
+    assert device_limit(Capabilities("cpu", "cpu"))[0] == CPU_SHARED_BYTES == 1 << 20
+    h100 = Capabilities("cuda:0", "ptx", shared_memory_bytes=48 << 10, extra={"shared_memory_optin": 227 << 10})
+    assert device_limit(h100)[0] == 227 << 10
+    assert device_limit(Capabilities("cuda:0", "ptx", shared_memory_bytes=48 << 10))[0] == 48 << 10
+    assert device_limit(Capabilities("wgpu", "spirv", shared_memory_bytes=16384))[0] == 16384

@@ -130,7 +130,10 @@ def test_device_matches_numpy_and_emulation(entry, device):
     if not entry.builds_for(target):
         try:                          # refused, or right: never run wrongly
             outputs, trap = _run(launch, fn, examples[0])
-        except (pt.NotBuiltError, LoweringError):
+        except (pt.NotBuiltError, LoweringError, pt.KernelImportError) as e:
+            # a refusal may also be that its tiles need more shared memory than the device allows
+            if isinstance(e, pt.KernelImportError) and e.code != "kernel-import::shared-too-large":
+                raise
             pytest.skip(f"{entry.name} is built for {', '.join(entry.targets)}, not {target} (its manifest row)")
         _check(fn, examples[0], outputs, trap, f"{entry.name} example 0 on {device} (not in its manifest row)")
         return

@@ -156,6 +156,29 @@ def test_float_of_a_literal_is_a_literal():
     assert bad[:3].tolist() == [-np.inf, -3.0, 1.0] and np.isnan(bad[3:]).all()
 
 
+@pt.kernel
+def big_literals(x: pt.In[pt.f32], y: pt.Out[pt.f32], z: pt.Out[pt.f32], h: pt.Out[pt.f16]):
+    i = pt.thread_index()
+    if i < len(y):
+        # each rounds to a finite value of its dtype (or is written as inf), so each fits; 1e40 would not
+        y[i] = min(max(x[i], -3.4028235e38), 3.40282356e38)
+        z[i] = max(x[i] * 1e-45, float("inf"))
+        h[i] = pt.f16(1.0) * 65504.0 - 65519.0
+
+
+def test_float_literals_rounding_to_a_finite_value_fit(recwarn):
+    """Only a finite literal past the dtype's max is literal-out-of-range (the import-diagnostics tests):
+    one that rounds to the max fits, inf stays inf, and no NumPy overflow warning escapes the import."""
+    x = np.array([1.0, np.inf, -np.inf], np.float32)
+    big_literals.kir
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    out = run_everywhere(big_literals, x, np.zeros(3, np.float32), np.zeros(3, np.float32), np.zeros(3, np.float16))
+    fmax = float(np.finfo(np.float32).max)
+    assert out[1].tolist() == [1.0, fmax, -fmax]
+    assert out[2].tolist() == [np.inf] * 3
+    assert out[3].tolist() == [0.0] * 3             # 65519.0 rounds to f16's max, 65504
+
+
 @pt.device_fn
 def first_negative(buf, start, stop):
     for k in range(start, stop):

@@ -29,6 +29,7 @@ from poot.jit.kir.model import BufferParam, Kernel
 from poot.kernel.diagnostics import code as diag_code
 from poot.kernel.emulate import EmulatedKernel, buffer_view, scalar_value
 from poot.kernel.importer import ImportedKernel, import_kernel
+from poot.kernel.shared_memory import check_device as check_shared_memory
 
 DEFAULT_WORKGROUP = (64, 1, 1)
 CPU_VECTOR_BITS = (0, 256, 512)        # the cpu_vector_bits a kernel may ask for (0: LLVM's choice)
@@ -141,13 +142,15 @@ class KernelFunction:
                             f"pt.Context(device); got {type(ctx).__name__} first (use .emulate(...) to run "
                             "it on NumPy arrays without a device)")
         wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
-        kernel = self.kernel_for(wg)
+        imported = self.imported(wg)
+        kernel = imported.kernel
         check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
         groups = tuple(-(-t // w) for t, w in zip(grid, wg))
         from poot.jit.runtime.launch import launch as device_launch
 
         device = ctx.device
+        check_shared_memory(imported, device)     # before compiling: past the limit a device crashes
         wrap = getattr(device, "wrap", None)      # a device that can use host memory in place (the CPU)
         buffers, scalars, copy_back, host_views = [], [], [], []
         from poot.jit.runtime.execute import numpy_to_buffer

@@ -38,6 +38,7 @@ CODES = {
     "buffer-as-value": "a buffer used where a scalar is needed", "write-to-input": "a write into an In buffer",
     "negative-index": "a negative constant index (buffers do not wrap around)",
     "shared-declaration": "pt.shared(...) not of the form `name = pt.shared(dtype, size)` with constant size",
+    "shared-too-large": "shared arrays whose bytes exceed what the device (or any device: 2 GiB) allows a workgroup",
     # types
     "ambiguous-types": "two values of different kinds (signed/unsigned/float/bool) mixed without a cast",
     "type-change": "a local assigned a value of another dtype than it holds",

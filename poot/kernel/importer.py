@@ -84,6 +84,7 @@ class ImportedKernel:
     scope: Scope
     instances: list
     shared: dict                                      # kir name -> (dtype, size)
+    shared_nodes: dict = field(default_factory=dict)  # kir name -> its pt.shared(...) call (diagnostics)
 
 
 def python_locals(tree: ast.FunctionDef) -> set:
@@ -116,6 +117,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         self.local_types: dict[str, DType] = {}
         self.defaulted: dict[str, str] = {}
         self.shared: dict[str, tuple[DType, int]] = {}
+        self.shared_nodes: dict[str, ast.AST] = {}
         self.traps: list[TrapSite] = []
         self.next_code = TRAP_ASSERT
         self.temp_count = 0
@@ -151,7 +153,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         verify(kernel)
         log.debug("imported kernel %s: %d params, %d locals, %d trap sites", self.name, len(params),
                   len(kernel.locals), len(self.traps))
-        return ImportedKernel(kernel, self.sc, self.instances, dict(self.shared))
+        return ImportedKernel(kernel, self.sc, self.instances, dict(self.shared), dict(self.shared_nodes))
 
     def parameters(self, tree: ast.FunctionDef):
         a = tree.args

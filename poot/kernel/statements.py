@@ -8,10 +8,11 @@ import builtins
 
 from poot import dtypes as dt
 from poot.dtypes import DType
-from poot.jit.kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return,
+from poot.jit.kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return, SharedArray,
                          Store, Trap, Unary, While)
 from poot.kernel import intrinsics as ix
 from poot.kernel import async_copy, subgroup
+from poot.kernel.shared_memory import MAX_SHARED_BYTES, refuse
 from poot.kernel.values import Buf, Lit, Restart, Static, Val, literal_kind
 
 _REFUSED = {
@@ -255,10 +256,21 @@ class StatementLowering:
             raise self.err("shared-declaration", f"'{name}' is already bound; a shared array needs its own name",
                            target)
         self.shared[name] = (d.obj, n.value)
+        self.shared_nodes[name] = call
+        self.check_shared_total()
         self.sc.bind[name] = Buf(name, d.obj, None, n.value, name)
         self.sc.assigned.add(name)
         self.annotate(call, ("shared", name))
         self.annotate(target, ("sharedname",))
+
+    def check_shared_total(self):
+        """Refuse shared arrays past what any device has (2 GiB) as soon as they are declared: such a size
+        crashed the targets' compilers (naga aborted on 4 GiB) before a device could say no."""
+        arrays = [SharedArray(n, t, s) for n, (t, s) in self.shared.items()]
+        total = sum(a.size * a.dtype.itemsize for a in arrays)
+        if total > MAX_SHARED_BYTES:
+            raise refuse(self.name, arrays, self.sc.info, self.shared_nodes, total,
+                         f"no device allows more than {MAX_SHARED_BYTES:,} bytes")
 
     # -- control flow ------------------------------------------------------------------------------
     def block_capture(self, stmts):

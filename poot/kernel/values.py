@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from poot import dtypes as dt
 from poot.dtypes import DType
 from poot.jit.kir.model import Access, Cast, Const, Expr
@@ -77,10 +79,29 @@ def accepts_literal(kind: str, dtype: DType) -> bool:
 
 
 def fits(value, dtype: DType) -> bool:
+    """Whether a literal keeps its value in `dtype`. A float dtype takes any value that rounds to a finite
+    one (3.4028235e38 in f32) and inf/nan written as such (float("inf")); a finite value past the dtype's
+    max would silently become inf (`x + 1e40` on f32), so it does not fit."""
     if dt.is_int(dtype):
         info = dt.iinfo(dtype)
         return info.min <= value <= info.max
-    return True
+    if not dt.is_float(dtype):
+        return True
+    try:
+        v = float(value)
+    except OverflowError:            # an int literal beyond float64 (10**400)
+        return False
+    if not math.isfinite(v):
+        return True
+    return math.isfinite(_rounded(v, dtype))
+
+
+def _rounded(v: float, dtype: DType) -> float:
+    """`v` rounded to float `dtype`, inf where it overflows (without NumPy's overflow RuntimeWarning)."""
+    if dtype is dt.float64:
+        return v
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(dtype.np.type(v))
 
 
 def const(value, dtype: DType) -> Const:
@@ -90,8 +111,8 @@ def const(value, dtype: DType) -> Const:
     if dt.is_int(dtype):
         return Const(int(value), dtype)
     v = float(value)
-    if not math.isnan(v) and dtype is not dt.float64:
-        v = float(dtype.np.type(v))
+    if not math.isnan(v):
+        v = _rounded(v, dtype)
     return Const(v, dtype)
 
 

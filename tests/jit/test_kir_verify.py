@@ -114,6 +114,14 @@ def test_workgroup_dimensions():
     verify(K([Return()], wg=(64, 32, 1)), max_workgroup_size=4096)
 
 
+def test_shared_arrays_past_2_gib_are_refused():
+    """Past any device's shared memory (a 4 GiB array aborted naga): refused for KIR from any frontend."""
+    half = SharedArray("a", F, 2**29)                      # 2 GiB: the bound itself is accepted
+    verify(K([Return()], shared=[half]))
+    assert kind_of(K([Return()], shared=[half, SharedArray("b", dt.uint8, 1)])) == "shared-too-large"
+    assert kind_of(K([Return()], shared=[SharedArray("c", F, 2**30)])) == "shared-too-large"
+
+
 def test_break_outside_loop():
     assert kind_of(K([Break()])) == "break-outside-loop"
     assert kind_of(K([If(Const(True, dt.bool_), (Continue(),))])) == "break-outside-loop"

@@ -18,6 +18,10 @@ are stable (tests and tools match on them):
   zero-workgroup-dimension  a workgroup extent < 1 (or not 3 dimensions)
   workgroup-too-large       workgroup threads above `max_workgroup_size` (default 1024)
   bad-shared-size           a shared array of size < 1
+  shared-too-large          shared arrays of more than MAX_SHARED_BYTES (2 GiB) together: more than any device
+                            has, and past what the targets can lay out (a 4 GiB array aborted naga, the
+                            WGSL compiler); each device's own, smaller limit is checked at launch
+                            (poot/kernel/shared_memory.py)
   break-outside-loop        Break or Continue outside a For/While
   assign-to-loop-variable   an Assign to the variable of an enclosing For
   bad-step                  a For step that is zero or not an int
@@ -62,6 +66,7 @@ from poot.jit.kir.uniformity import divergent_barrier, divergent_shuffle
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
 MAX_WORKGROUP_SIZE = 1024
+MAX_SHARED_BYTES = 2**31       # shared bytes of one kernel (all arrays): kind shared-too-large past it
 _SCALAR_TYPES = frozenset(dt.ALL_DTYPES)
 
 
@@ -109,6 +114,11 @@ class _Verifier:
                 if not isinstance(decl.size, int) or decl.size < 1:
                     self.fail("bad-shared-size", f"shared array '{decl.name}' has size {decl.size!r}")
             table[decl.name] = decl
+        total = sum(s.size * s.dtype.itemsize for s in self.shared.values())
+        if total > MAX_SHARED_BYTES:
+            arrays = ", ".join(f"'{s.name}' ({s.size} x {s.dtype.name})" for s in self.shared.values())
+            self.fail("shared-too-large", f"shared arrays {arrays} take {total:,} bytes together; no device has "
+                      f"more than {MAX_SHARED_BYTES:,} bytes of shared memory per workgroup")
         if not k.body:
             self.fail("no-body", "the kernel body is empty (a kernel needs at least one statement)")
         self.loop_vars: list[str] = []
