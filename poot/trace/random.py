@@ -20,7 +20,8 @@ from poot.trace.lazy import constant, from_numpy, record
 from poot.trace.promote import cast
 
 __all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli", "Generator",
-           "default_rng"]
+           "default_rng", "seed", "rand", "randn", "random", "random_sample", "standard_normal", "exponential",
+           "choice", "shuffle", "permutation"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _U32 = dt.uint32
@@ -189,11 +190,9 @@ def _check_key(key, op: str, generator_name: str, numpy_style: dict) -> None:
                          f"got {given}; {_numpy_advice(op, generator_name)}")
 
 
-# NumPy's global-state functions, and where poot's counterparts live
-_NUMPY_GLOBAL = {"seed": "default_rng", "rand": "random", "randn": "standard_normal", "random": "random",
-                 "random_sample": "random", "choice": "choice", "shuffle": "shuffle",
-                 "permutation": "permutation", "integers": "integers", "exponential": "exponential",
-                 "standard_normal": "standard_normal", "RandomState": "default_rng"}
+# NumPy names with no global-state function here (random_global.py has seed, rand, randn...), and where
+# poot's counterparts live
+_NUMPY_GLOBAL = {"integers": "integers", "RandomState": "default_rng"}
 
 
 def __getattr__(name: str):
@@ -203,8 +202,16 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'poot.random' has no attribute {name!r}")
 
 
+def uniform(*args, **kwargs):
+    """pt.random.uniform(key, shape, ...) draws from `key` (below); called NumPy's way, with no key first
+    (np.random.uniform(...), size=...), it draws from the global-state generator (random_global.py)."""
+    if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
+        return _uniform_key(*args, **kwargs)
+    return _numpy_call(random_global.uniform, *args, **kwargs)
+
+
 @api_boundary
-def uniform(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, **numpy_style):
+def _uniform_key(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, **numpy_style):
     """Uniform floats in [minval, maxval)."""
     _check_key(key, "uniform", "uniform", numpy_style)
     shape = normalize_shape(shape, "uniform")
@@ -217,8 +224,16 @@ def uniform(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, **nump
     return Array(record("reshape", (u,), {"shape": shape}))
 
 
+def normal(*args, **kwargs):
+    """pt.random.normal(key, shape, ...) draws from `key` (below); called NumPy's way, with no key first
+    (np.random.normal(...), size=...), it draws from the global-state generator (random_global.py)."""
+    if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
+        return _normal_key(*args, **kwargs)
+    return _numpy_call(random_global.normal, *args, **kwargs)
+
+
 @api_boundary
-def normal(key=None, shape=(), dtype=dt.float64, loc=0.0, scale=1.0, **numpy_style):
+def _normal_key(key=None, shape=(), dtype=dt.float64, loc=0.0, scale=1.0, **numpy_style):
     """Normally distributed floats (Box-Muller; half types compute in float32)."""
     _check_key(key, "normal", "normal", numpy_style)
     shape = normalize_shape(shape, "normal")
@@ -237,8 +252,16 @@ def normal(key=None, shape=(), dtype=dt.float64, loc=0.0, scale=1.0, **numpy_sty
     return Array(record("reshape", (cast(z, d),), {"shape": shape}))
 
 
+def randint(*args, **kwargs):
+    """pt.random.randint(key, shape, ...) draws from `key` (below); called NumPy's way, with no key first
+    (np.random.randint(...), size=...), it draws from the global-state generator (random_global.py)."""
+    if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
+        return _randint_key(*args, **kwargs)
+    return _numpy_call(random_global.randint, *args, **kwargs)
+
+
 @api_boundary
-def randint(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **numpy_style):
+def _randint_key(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **numpy_style):
     """Uniform integers in [minval, maxval) (one argument: [0, minval), like NumPy's randint)."""
     _check_key(key, "randint", "integers", numpy_style)
     if maxval is None:
@@ -268,5 +291,14 @@ def bernoulli(key, p=0.5, shape=()):
     return Array(record("lt", (u._node, constant(float(p), dt.float64, u._node.device))))
 
 
-# NumPy's Generator interface over these functions (imported last: it builds on them)
+@api_boundary
+def _numpy_call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+# NumPy's Generator interface over these functions, and NumPy's global-state functions over one
+# Generator (imported last: they build on them)
 from poot.trace.random_generator import Generator, default_rng  # noqa: E402
+from poot.trace import random_global  # noqa: E402
+from poot.trace.random_global import (choice, exponential, permutation, rand, randn, random,  # noqa: E402
+                                      random_sample, seed, shuffle, standard_normal)

@@ -43,6 +43,8 @@ def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
         raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
     items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])
     x_dtype = items[0].aval.dtype if isinstance(items[0], Node) else d
+    if x_dtype.kind != d.kind:      # a float bound on integers, an int bound on bools: the standard leaves
+        x_dtype = d                 # it open; NumPy promotes (cast back, 0 clipped at 1.5 would be 1)
     if d.kind in "iu":  # like NumPy: a Python bound beyond the dtype on its own side does not clip
         info = dt.iinfo(d)
         if type(min) is int and min < info.min:
@@ -75,8 +77,9 @@ def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
 
 
 _export("clip", _clip, "clip(x, min, max) = minimum(maximum(x, min), max); either bound may be None. "
-                       "The result has x's dtype, as the array API standard says (np.clip on poot "
-                       "arrays keeps NumPy's promotion with the bounds).")
+                       "The result has x's dtype, as the array API standard says, where the bounds are "
+                       "of x's kind; bounds of another kind (a float bound on an int array) promote as "
+                       "NumPy does (np.clip on poot arrays keeps NumPy's promotion in every case).")
 
 
 def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -144,3 +144,14 @@ def test_dtype_calls_on_python_ints_check_the_range_as_numpy_does():
         with pytest.raises(pt.DTypeError, match="out of bounds"):
             cast(value)
     assert pt.int8(3.7).item() == 3                     # a float is cast, as np.int8(3.7) is
+
+
+def test_clip_with_bounds_of_another_kind_promotes_as_numpy_does():
+    x = np.arange(5)
+    for lo, hi in ((1.5, 3.5), (-np.inf, 2.5)):
+        got = pt.clip(pt.asarray(x), lo, hi)
+        want = np.clip(x, lo, hi)
+        assert got.dtype == pt.float64
+        np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(pt.clip(pt.asarray([True, False]), 2, 5).numpy(), np.clip([True, False], 2, 5))
+    assert pt.clip(pt.arange(5, dtype=pt.int8), 1, 300).dtype == pt.int8        # same kind: x's dtype (the standard)

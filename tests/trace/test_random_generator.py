@@ -90,3 +90,26 @@ def test_a_generator_from_outside_refuses_to_draw_inside_a_traced_function():
     inside = pt.jit(lambda x: x + pt.random.default_rng(1).normal(size=3))
     np.testing.assert_array_equal(inside(x).numpy(), pt.random.default_rng(1).normal(size=3).numpy())
     assert rng.normal(size=2).shape == (2,)            # still usable outside
+
+
+def test_numpys_global_state_functions_draw_from_one_seeded_generator():
+    pt.random.seed(5)
+    first = [pt.random.rand(3).numpy(), pt.random.randn(2, 2).numpy(), pt.random.randint(0, 10, size=4).numpy(),
+             pt.random.normal(0.0, 2.0, 500).numpy(), pt.random.uniform(size=3).numpy()]
+    pt.random.seed(5)
+    again = [pt.random.rand(3).numpy(), pt.random.randn(2, 2).numpy(), pt.random.randint(0, 10, size=4).numpy(),
+             pt.random.normal(0.0, 2.0, 500).numpy(), pt.random.uniform(size=3).numpy()]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    assert first[1].shape == (2, 2) and ((first[2] >= 0) & (first[2] < 10)).all()
+    assert abs(first[3].std() - 2.0) < 0.3 and ((first[0] >= 0) & (first[0] < 1)).all()
+    x = pt.arange(6)
+    pt.random.shuffle(x)
+    assert sorted(x.numpy().tolist()) == list(range(6))
+    assert sorted(pt.random.permutation(5).numpy().tolist()) == list(range(5))
+    key = pt.random.key(1)                      # a key first: pt.random's own functions, as before
+    np.testing.assert_array_equal(pt.random.normal(key, (4,)).numpy(), pt.random.normal(key, (4,)).numpy())
+    with pytest.raises(pt.TracerError):
+        pt.jit(lambda v: v + pt.random.rand(2))(pt.ones(2))
+    with pytest.raises(pt.PootError, match="separate ints"):
+        pt.random.rand((2, 3))

@@ -1,0 +1,99 @@
+"""NumPy's global-state random functions (`np.random.seed(0); np.random.rand(3)`) over one module-wide
+Generator (poot/trace/random_generator.py), so that NumPy scripts run with `import poot as np`.
+
+pt.random's own functions take a key first (JAX style); `uniform`, `normal` and `randint` called
+NumPy's way (no key first) draw from this generator instead (random.py `_numpy_or_key`). As with any
+Generator made outside a jitted function, drawing inside one is refused: the draw would happen once, at
+trace time, and every call would see the same numbers; a jitted function takes a key argument.
+"""
+from __future__ import annotations
+
+from poot.errors import ArgumentError, api_boundary
+from poot.trace.random_generator import Generator, default_rng
+
+__all__ = ["seed", "rand", "randn", "random", "random_sample", "standard_normal", "exponential", "choice",
+           "shuffle", "permutation", "get_state_generator"]
+
+_generator: Generator | None = None
+
+
+def get_state_generator() -> Generator:
+    """The Generator the global-state functions draw from (seeded from the OS until `seed` is called)."""
+    global _generator
+    if _generator is None:
+        _generator = default_rng()
+    return _generator
+
+
+@api_boundary
+def seed(seed=None):  # noqa: A002 (NumPy's name)
+    """Reseed the global-state functions (NumPy's np.random.seed): the same seed, the same numbers on
+    every device (not NumPy's numbers: poot's streams are counter-based Threefry)."""
+    global _generator
+    _generator = default_rng(seed)
+
+
+def _shape(dims, op: str) -> tuple:
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        raise ArgumentError(f"random.{op} takes the dimensions as separate ints ({op}(2, 3)), not a tuple")
+    return tuple(dims)
+
+
+@api_boundary
+def rand(*dims):
+    """Uniform floats in [0, 1) of shape `dims` (np.random.rand(2, 3))."""
+    return get_state_generator().random(_shape(dims, "rand"))
+
+
+@api_boundary
+def randn(*dims):
+    """Standard normal floats of shape `dims` (np.random.randn(2, 3))."""
+    return get_state_generator().standard_normal(_shape(dims, "randn"))
+
+
+@api_boundary
+def random(size=None):
+    """Uniform floats in [0, 1) (np.random.random)."""
+    return get_state_generator().random(size)
+
+
+random_sample = random
+
+
+@api_boundary
+def standard_normal(size=None):
+    return get_state_generator().standard_normal(size)
+
+
+@api_boundary
+def exponential(scale=1.0, size=None):
+    return get_state_generator().exponential(scale, size)
+
+
+@api_boundary
+def choice(a, size=None, replace=True, p=None):
+    return get_state_generator().choice(a, size, replace, p)
+
+
+@api_boundary
+def shuffle(x):
+    """Shuffle `x` in place along its first axis."""
+    get_state_generator().shuffle(x)
+
+
+@api_boundary
+def permutation(x):
+    return get_state_generator().permutation(x)
+
+
+def uniform(low=0.0, high=1.0, size=None):
+    return get_state_generator().uniform(low, high, size)
+
+
+def normal(loc=0.0, scale=1.0, size=None):
+    return get_state_generator().normal(loc, scale, size)
+
+
+def randint(low, high=None, size=None, dtype=int):
+    """Integers in [low, high) (one bound: [0, low)), as np.random.randint."""
+    return get_state_generator().integers(low, high, size, dtype=dtype)
