@@ -224,6 +224,16 @@ def _eigvalsh_results(avals):
     return [Aval(b + (n,), avals[0].dtype)]
 
 
+def _eig_results(avals):
+    b, n, _ = _matrix("eig", avals[0], square=True)
+    return [Aval(b + (n,), avals[0].dtype), avals[0]]
+
+
+def _eigvals_results(avals):
+    b, n, _ = _matrix("eigvals", avals[0], square=True)
+    return [Aval(b + (n,), avals[0].dtype)]
+
+
 def _svd_results(avals, full_matrices):
     b, m, n = _matrix("svd", avals[0])
     k, d = min(m, n), avals[0].dtype
@@ -272,6 +282,9 @@ def _cholesky(a, upper):
 
 _linalg("eigh", _eigh_results, np.linalg.eigh)
 _linalg("eigvalsh", _eigvalsh_results, np.linalg.eigvalsh)
+# general (non-symmetric) matrices: run on complex operands (host_complex), as their eigenvalues are
+_linalg("eig", _eig_results, lambda a: tuple(np.linalg.eig(a)))
+_linalg("eigvals", _eigvals_results, np.linalg.eigvals)
 _linalg("svd", _svd_results, lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices=full_matrices)),
         params=("full_matrices",))
 _linalg("svdvals", _svdvals_results, lambda a: np.linalg.svd(a, compute_uv=False))

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import APIVersionError, DeviceError, DTypeError, ShapeError, TracerError, api_boundary
+from poot.errors import (APIVersionError, ArgumentError, DeviceError, DTypeError, ShapeError, TracerError,
+                         api_boundary)
 from poot.graph import Aval
 from poot.jit.runtime.execute import buffer_to_numpy, start_host_read
 from poot.trace import context as _dev
@@ -261,7 +262,11 @@ class Array:
                              f"api_version={api_version!r} is not one of them")
         return poot
 
-    __hash__ = None  # like NumPy: == is elementwise, so arrays are not hashable
+    def __hash__(self):
+        # like NumPy's arrays: == is elementwise, so arrays are not hashable. NumPy's elements are
+        # (hashable) scalars where poot's are 0-d arrays: say how to get the number
+        raise ArgumentError(f"a poot array ({self.aval}) is not hashable, 0-d ones included: == is "
+                            f"elementwise; use x.item() (or x.tolist()) for a set or a dict key")
 
 
 def _rebuild(array, device):

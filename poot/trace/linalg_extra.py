@@ -1,9 +1,11 @@
 """NumPy's linalg functions beyond the array API standard, composed from poot.linalg's own:
 multi_dot (matrix products in the cheapest order), cond (condition numbers), tensorinv and
-tensorsolve (inv and solve on the tensor reshaped to a square matrix)."""
+tensorsolve (inv and solve on the tensor reshaped to a square matrix), and eig and eigvals of general
+matrices (host steps)."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,7 +18,38 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.selection import where
 
-__all__ = ["multi_dot", "cond", "tensorinv", "tensorsolve"]
+__all__ = ["multi_dot", "cond", "tensorinv", "tensorsolve", "eig", "eigvals", "EigResult"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+def _general(op: str, x) -> Array:
+    """x as the complex matrices a general eigenproblem is solved on."""
+    from poot.trace.array_api_linalg import _matrices
+
+    m = _matrices(op, x, square=True)
+    return m if m.dtype.kind == "c" else m.astype(dt.complex64 if m.dtype.bits <= 32 else dt.complex128)
+
+
+@api_boundary
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns, unit length) of general square matrices, always
+    complex (as JAX's): NumPy returns real arrays when every eigenvalue happens to be real, a dtype that
+    depends on the values, which a lazy array cannot have. Host step (NumPy's LAPACK call)."""
+    from poot.trace.array_api_linalg import _host
+
+    return EigResult(*_host("eig", [_general("eig", a)], results=2))
+
+
+@api_boundary
+def eigvals(a):
+    """Eigenvalues of general square matrices, complex (see eig). Host step."""
+    from poot.trace.array_api_linalg import _host
+
+    return _host("eigvals", [_general("eigvals", a)])
 
 
 def _chain_order(dims: list[int]) -> list[list[int]]:

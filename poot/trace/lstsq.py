@@ -43,14 +43,14 @@ def lstsq(a, b, rcond=None):
     u, s, vh = svd(a, full_matrices=False)
     if s.shape[0] == 0:      # an empty matrix: the minimum-norm solution is zero
         x = zeros((n, rhs.shape[1]), dtype=d, device=a.device)
-        rank = zeros((), dtype=dt.int64, device=a.device)
+        rank = zeros((), dtype=dt.int32, device=a.device)
     else:
         cutoff = max(m, n) * float(dt.finfo(d).eps) if rcond is None else float(rcond)
         keep = s > cutoff * s[:1]
         # 1/s only where kept: a zero singular value must not put inf * 0 into x or its derivative
         s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
         x = matrix_transpose(vh) @ (s_inv.reshape((-1, 1)) * (matrix_transpose(u) @ rhs))
-        rank = red.count_nonzero(keep)
+        rank = red.count_nonzero(keep).astype(dt.int32)     # NumPy's rank is int32
     residuals = red.sum((rhs - a @ x) ** 2, axis=0) if m > n else zeros((0,), dtype=d, device=a.device)
     if m > n and not is_tracing() and int(rank) < n:
         residuals = zeros((0,), dtype=d, device=a.device)

@@ -218,3 +218,87 @@ _export("loadtxt", _text_reader(np.loadtxt, "loadtxt"), "Read a text file of num
 _export("genfromtxt", _text_reader(np.genfromtxt, "genfromtxt"), "NumPy's genfromtxt (missing values as nan), "
                                                                  "the result as a poot array on `device`.")
 _export("savetxt", _savetxt, "Write an array to a text file (NumPy's savetxt, its arguments; realizes it).")
+
+
+# --- printing -----------------------------------------------------------------------------------------
+# poot arrays print through NumPy's formatter (Array.__repr__), so NumPy's print options are poot's
+set_printoptions = np.set_printoptions
+get_printoptions = np.get_printoptions
+printoptions = np.printoptions
+__all__ += ["set_printoptions", "get_printoptions", "printoptions"]
+
+
+# --- index tricks ---------------------------------------------------------------------------------
+s_ = np.s_                  # plain Python slices and tuples: nothing poot-specific
+index_exp = np.index_exp
+
+
+def _axis_points(s: slice):
+    """The points of one mgrid/ogrid/r_ slice: arange(start, stop, step), or with an imaginary step
+    (5j) that many points from start to stop inclusive, as NumPy reads it."""
+    from poot.trace.creation import arange, linspace
+
+    start = 0 if s.start is None else s.start
+    step = 1 if s.step is None else s.step
+    if isinstance(step, complex):
+        return linspace(start, s.stop, int(abs(step)))
+    if any(isinstance(v, float) for v in (start, s.stop, step)):
+        return arange(float(start), float(s.stop), float(step))
+    return arange(start, s.stop, step)
+
+
+class _Grid:
+    """mgrid (dense) and ogrid (open) index grids: np.mgrid[0:3, 0:5:2] as NumPy's."""
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        one = not isinstance(key, tuple)
+        slices = (key,) if one else key
+        if not all(isinstance(s, slice) for s in slices):
+            raise ArgumentError(f"{'ogrid' if self.sparse else 'mgrid'}: index with slices (mgrid[0:3, 0:5]), "
+                                f"got {key!r}")
+        axes = [_axis_points(s) for s in slices]
+        if one:
+            return axes[0]
+        d = dt.result_type(*(a.dtype for a in axes))
+        axes = [a.astype(d) for a in axes]
+        n = len(axes)
+        if self.sparse:
+            return tuple(mv.reshape(a, tuple(-1 if k == i else 1 for k in range(n))) for i, a in enumerate(axes))
+        shape = tuple(a.shape[0] for a in axes)
+        return mv.stack([mv.broadcast_to(mv.reshape(a, tuple(-1 if k == i else 1 for k in range(n))), shape)
+                         for i, a in enumerate(axes)])
+
+
+class _Concatenator:
+    """r_ (along the first axis) and c_ (columns: 1-D pieces become columns, along the last axis), from
+    slices (as mgrid reads them), scalars and arrays. NumPy's string directives ('r', '0,2,1') are not
+    built."""
+
+    def __init__(self, columns: bool):
+        self.columns = columns
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        name = "c_" if self.columns else "r_"
+        pieces = []
+        for it in items:
+            if isinstance(it, str):
+                raise NotBuiltError(f"{name}: string directives ({it!r}) are not built; use pt.concatenate, "
+                                    f"pt.stack or pt.column_stack")
+            a = _axis_points(it) if isinstance(it, slice) else asarray(it)
+            if a.ndim == 0:
+                a = mv.reshape(a, (1,))
+            if self.columns and a.ndim == 1:
+                a = mv.reshape(a, (-1, 1))
+            pieces.append(a)
+        if not pieces:
+            return asarray([])
+        return mv.concatenate(pieces, axis=-1 if self.columns else 0)
+
+
+mgrid, ogrid = _Grid(False), _Grid(True)
+r_, c_ = _Concatenator(False), _Concatenator(True)
+__all__ += ["s_", "index_exp", "mgrid", "ogrid", "r_", "c_"]

@@ -61,7 +61,7 @@ def _searchsorted(ctx, nodes, dims, side):
     return per_example("searchsorted")(ctx, nodes, dims, side=side)
 
 
-_LINALG = ("eigh", "eigvalsh", "svd", "svdvals", "qr", "cholesky", "inv", "det", "slogdet", "solve",
+_LINALG = ("eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr", "cholesky", "inv", "det", "slogdet", "solve",
            "pinv")
 # a @pt.kernel call (pt.kernel_call) sees flat buffers: it has no batch axis of its own
 _PER_EXAMPLE = ("unique", "nonzero", "histogram", "kernel_call")

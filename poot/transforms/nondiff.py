@@ -46,6 +46,8 @@ VJP_UNSUPPORTED: dict[str, str] = {
     "qmatmul": _QUANT,
     "fft": _FFT,
     "host_complex": _COMPLEX_HOST,
+    "eig": _COMPLEX_HOST,
+    "eigvals": _COMPLEX_HOST,
     "while": ("reverse mode through while_loop needs its trip count, unknown when tracing; use "
               "fori_loop with Python int bounds, or forward mode (pt.jvp)"),
     "pinv": _LINALG,
@@ -56,11 +58,13 @@ JVP_UNSUPPORTED: dict[str, str] = {
     "qmatmul": _QUANT,
     "fft": _FFT,
     "host_complex": _COMPLEX_HOST,
+    "eig": _COMPLEX_HOST,
+    "eigvals": _COMPLEX_HOST,
     "pinv": _LINALG,
 }
 
 # ops whose equations are the results of one construct, told apart by the `index` parameter
-MULTI_RESULT = frozenset({"cond", "while", "fori", "eigh", "svd", "qr", "slogdet", "unique",
+MULTI_RESULT = frozenset({"cond", "while", "fori", "eigh", "eig", "svd", "qr", "slogdet", "unique",
                           "kernel_call"})
 
 # the same declarations in the op registry (poot/graph/registry.py): an op without a vjp or jvp rule

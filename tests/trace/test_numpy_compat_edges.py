@@ -155,3 +155,45 @@ def test_clip_with_bounds_of_another_kind_promotes_as_numpy_does():
         np.testing.assert_array_equal(got.numpy(), want)
     np.testing.assert_array_equal(pt.clip(pt.asarray([True, False]), 2, 5).numpy(), np.clip([True, False], 2, 5))
     assert pt.clip(pt.arange(5, dtype=pt.int8), 1, 300).dtype == pt.int8        # same kind: x's dtype (the standard)
+
+
+@pytest.mark.parametrize("expr", ["mgrid[0:3, 0:5:2]", "mgrid[-1:1:5j, 0:2]", "mgrid[0:4]", "mgrid[0:1:0.25]",
+                                  "r_[1:4, [5, 6], 7]", "r_[-1:1:3j]", "c_[[1, 2, 3], [4, 5, 6]]"])
+def test_index_tricks_match_numpy(expr):
+    want = eval("np." + expr)
+    got = eval("pt." + expr)
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+    for a, b in zip(pt.ogrid[0:3, 0:2], np.ogrid[0:3, 0:2]):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a.numpy(), b)
+    assert pt.s_[1:3] == np.s_[1:3]
+
+
+def test_print_options_are_numpys():
+    with pt.printoptions(precision=2):
+        assert "1.23" in str(pt.asarray([1.23456])) and "1.234" not in str(pt.asarray([1.23456]))
+    assert pt.get_printoptions()["precision"] == np.get_printoptions()["precision"]
+
+
+def test_arrays_are_unhashable_with_advice():
+    with pytest.raises(TypeError, match=r"\.item\(\)"):
+        set(pt.asarray([3, 1, 3]))
+    with pytest.raises(pt.PootError):
+        hash(pt.asarray(1.0))
+    assert set(pt.asarray([3, 1, 3]).tolist()) == {1, 3}
+
+
+def test_general_eigenproblems_are_complex_and_right():
+    m = np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7]])
+    w, v = pt.linalg.eig(pt.asarray(m))
+    assert w.dtype == pt.complex128 and v.dtype == pt.complex128
+    np.testing.assert_allclose(m @ v.numpy(), v.numpy() * w.numpy(), atol=1e-12)
+    np.testing.assert_allclose(np.sort_complex(w.numpy()), np.sort_complex(np.linalg.eigvals(m).astype(complex)),
+                               atol=1e-12)
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]], np.float32)
+    vals = pt.linalg.eigvals(pt.asarray(rot))
+    assert vals.dtype == pt.complex64
+    np.testing.assert_allclose(np.sort(vals.numpy().imag), [-1.0, 1.0], atol=1e-6)
+    np.testing.assert_allclose(vals.numpy().real, 0.0, atol=1e-6)
+    assert pt.linalg.lstsq(pt.eye(3), pt.ones(3))[2].dtype == pt.int32
