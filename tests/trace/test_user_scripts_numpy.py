@@ -377,19 +377,24 @@ def test_histogram_bin_edges_for_a_count_is_lazy_and_estimators_refuse_weights_a
         pt.jit(lambda v: pt.histogram(v, bins="auto"))(pt.asarray(data))
 
 
-# --- NumPy-style calls of pt.random's key-based functions get told where NumPy's interface is --------
-@pytest.mark.parametrize("call", [lambda: pt.random.normal(size=3), lambda: pt.random.normal(0.0, 1.0, 3),
-                                  lambda: pt.random.uniform(size=(2, 2)),
-                                  lambda: pt.random.randint(0, 5, size=3)])
-def test_numpy_style_random_calls_raise_a_poot_error_naming_default_rng(call):
-    with pytest.raises(pt.DTypeError, match="default_rng"):
-        call()
+# --- NumPy-style calls of pt.random's key-based functions draw from the global-state generator -------
+@pytest.mark.parametrize("call,shape", [(lambda: pt.random.normal(size=3), (3,)),
+                                        (lambda: pt.random.normal(0.0, 1.0, 3), (3,)),
+                                        (lambda: pt.random.uniform(size=(2, 2)), (2, 2)),
+                                        (lambda: pt.random.randint(0, 5, size=3), (3,))])
+def test_numpy_style_random_calls_draw_from_the_global_generator(call, shape):
+    pt.random.seed(3)
+    first = call()
+    pt.random.seed(3)
+    assert first.shape == shape
+    np.testing.assert_array_equal(first.numpy(), call().numpy())
 
 
-def test_numpy_global_random_functions_point_to_default_rng():
-    with pytest.raises(AttributeError, match=r"rng\.standard_normal"):
-        pt.random.randn(3)
-    assert not hasattr(pt.random, "seed")
+def test_numpy_random_names_without_a_global_function_point_to_default_rng():
+    with pytest.raises(AttributeError, match=r"rng\.integers"):
+        pt.random.integers(0, 5)
+    with pytest.raises(AttributeError, match="default_rng"):
+        pt.random.RandomState(0)
     k = pt.random.key(0)
     assert pt.random.normal(k, (3,)).shape == (3,) and pt.random.randint(k, (2,), 0, 5).dtype == pt.int64
 
