@@ -450,15 +450,17 @@ def _live_intermediates(w: Walk, roots: list) -> list:
             return []
     own = {id(r) for r in roots}
     live: dict[int, Node] = {}
-    for n, outside in zip(nodes, counts):
+    seen: set = set()       # views met (a view reading one node twice, as concatenate([y[1:], y[:1]]) does,
+    for n, outside in zip(nodes, counts):       # would otherwise be walked 2**depth times)
         if not outside or id(n) in own:
             continue
         stack = [n]
         while stack:
             m = stack.pop()
-            if m.op is None or id(m) in own or id(m) in live:
+            if m.op is None or id(m) in own or id(m) in live or id(m) in seen:
                 continue
             if OPS[m.op].kind in _FREE_TO_RECOMPUTE:
+                seen.add(id(m))
                 stack.extend(m.inputs)
             else:
                 live[id(m)] = m

@@ -86,3 +86,13 @@ def test_pending_work_not_realized_yet_counts_as_a_holder(device, monkeypatch):
     assert_close(now.numpy(), (np.sin(np.arange(8)) + 1).sum(), pt.float32, ops=16)
     assert_close(later.numpy(), np.sin(np.arange(8)) * 2, pt.float32, ops=4)
     assert [sum(e.op == "sin" for e in g.eqns) for g in calls] == [1, 0]
+
+
+def test_a_chain_of_views_reading_their_input_twice_realizes_in_linear_time():
+    # each concatenate reads the previous one twice (y[1:], y[:1]): walking its views without
+    # remembering them met 2**depth paths at the automatic realize of a deep chain
+    y, want = pt.asarray(np.arange(100, dtype=np.float32)), np.arange(100, dtype=np.float32)
+    for _ in range(1200):
+        y = pt.concatenate([y[1:], y[:1]])
+        want = np.concatenate([want[1:], want[:1]])
+    np.testing.assert_array_equal(y.numpy(), want)
