@@ -214,24 +214,13 @@ def _square_same(name):
     return results
 
 
-def _eigh_results(avals):
-    b, n, _ = _matrix("eigh", avals[0], square=True)
-    return [Aval(b + (n,), avals[0].dtype), avals[0]]
-
-
-def _eigvalsh_results(avals):
-    b, n, _ = _matrix("eigvalsh", avals[0], square=True)
-    return [Aval(b + (n,), avals[0].dtype)]
-
-
-def _eig_results(avals):
-    b, n, _ = _matrix("eig", avals[0], square=True)
-    return [Aval(b + (n,), avals[0].dtype), avals[0]]
-
-
-def _eigvals_results(avals):
-    b, n, _ = _matrix("eigvals", avals[0], square=True)
-    return [Aval(b + (n,), avals[0].dtype)]
+def _eigen_results(name: str, vectors: bool):
+    """The results rule of eigenvalue op `name`: the values (b..., n), and the vectors (b..., n, n)."""
+    def results(avals):
+        b, n, _ = _matrix(name, avals[0], square=True)
+        values = Aval(b + (n,), avals[0].dtype)
+        return [values, avals[0]] if vectors else [values]
+    return results
 
 
 def _svd_results(avals, full_matrices):
@@ -280,11 +269,11 @@ def _cholesky(a, upper):
     return np.swapaxes(low, -1, -2) if upper else low
 
 
-_linalg("eigh", _eigh_results, np.linalg.eigh)
-_linalg("eigvalsh", _eigvalsh_results, np.linalg.eigvalsh)
+_linalg("eigh", _eigen_results("eigh", True), np.linalg.eigh)
+_linalg("eigvalsh", _eigen_results("eigvalsh", False), np.linalg.eigvalsh)
 # general (non-symmetric) matrices: run on complex operands (host_complex), as their eigenvalues are
-_linalg("eig", _eig_results, lambda a: tuple(np.linalg.eig(a)))
-_linalg("eigvals", _eigvals_results, np.linalg.eigvals)
+_linalg("eig", _eigen_results("eig", True), lambda a: tuple(np.linalg.eig(a)))
+_linalg("eigvals", _eigen_results("eigvals", False), np.linalg.eigvals)
 _linalg("svd", _svd_results, lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices=full_matrices)),
         params=("full_matrices",))
 _linalg("svdvals", _svdvals_results, lambda a: np.linalg.svd(a, compute_uv=False))

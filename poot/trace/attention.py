@@ -20,14 +20,14 @@ import math
 import operator
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, ShapeError
+from poot.errors import DTypeError, ShapeError
 from poot.trace import elementwise as ew
 from poot.trace import recipes
 from poot.trace import reductions as red
 from poot.trace import selection as sel
 from poot.trace.lazy import record
 from poot.trace.movement import arr, broadcast_to
-from poot.trace.promote import finish, promote, wrap
+from poot.trace.promote import finish, float_argument, promote, wrap
 
 HEAD_DIM_MAX = 256                                      # kernels/attention: DMAX
 KERNEL_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
@@ -134,8 +134,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     q, k, v = (x if x.shape[:-3] == batch else broadcast_to(x, batch + x.shape[-3:]) for x in (q, k, v))
     dv = v.shape[-1]
     left, right = band(lq, lk, is_causal, window)
-    scale = (1.0 / math.sqrt(dq) if dq else 1.0) if scale is None else _number(scale, "scale")
-    cap = 0.0 if softcap is None else _number(softcap, "softcap")
+    scale = (1.0 / math.sqrt(dq) if dq else 1.0) if scale is None else float_argument(scale, OP, "scale")
+    cap = 0.0 if softcap is None else float_argument(softcap, OP, "softcap")
     if cap < 0:
         raise ShapeError(f"{OP}: softcap must be positive, got {softcap}")
     full = batch + (hq, lq, lk)
@@ -151,14 +151,6 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
         out = composed(*operands, **params)
     heads = (hq,) if max(len(sq), len(sk), len(sv)) >= 3 else ()    # [L, D] inputs give [L, Dv]
     return _shaped(out, batch + heads + (lq, dv))
-
-
-def _number(x, name: str) -> float:
-    """A Python float from a scale or softcap argument, or a clear error."""
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"{OP}: {name} must be a number, got {x!r}") from None
 
 
 def _shaped(x, shape):

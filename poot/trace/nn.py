@@ -11,7 +11,7 @@ from poot.trace import elementwise as ew
 from poot.trace import reductions as red
 from poot.trace import selection as sel
 from poot.trace.movement import arr, axes_of
-from poot.trace.promote import float_of
+from poot.trace.promote import float_argument, float_of
 from poot.trace.attention import scaled_dot_product_attention  # noqa: E402,F401  (one fused op)
 from poot.trace.sampling import sample  # noqa: E402,F401  (one fused op)
 
@@ -25,13 +25,6 @@ def _work(x):
     d = float_of(x.dtype)
     work = dt.float32 if d in (dt.float16, dt.bfloat16) else d
     return x.astype(work), d
-
-
-def _eps(eps, op: str) -> float:
-    try:
-        return float(eps)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"{op}: eps must be a number, got {eps!r}") from None
 
 
 @api_boundary
@@ -127,7 +120,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, axis=-1):
     m = red.mean(x, axis=axis, keepdims=True)
     c = x - m
     v = red.mean(c * c, axis=axis, keepdims=True)
-    y = c / ew.sqrt(v + _eps(eps, "layer_norm"))
+    y = c / ew.sqrt(v + float_argument(eps, "layer_norm", "eps"))
     if weight is not None:
         y = y * weight
     if bias is not None:
@@ -139,7 +132,7 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, axis=-1):
 def rms_norm(x, weight=None, eps=1e-6, axis=-1):
     """x / sqrt(mean(x**2) + eps) over `axis` (the last by default), then * weight."""
     x, d = _work(x)
-    y = x / ew.sqrt(red.mean(x * x, axis=axis, keepdims=True) + _eps(eps, "rms_norm"))
+    y = x / ew.sqrt(red.mean(x * x, axis=axis, keepdims=True) + float_argument(eps, "rms_norm", "eps"))
     if weight is not None:
         y = y * weight
         d = dt.result_type(d, arr(weight).dtype)

@@ -162,8 +162,7 @@ def _packbits(a, axis=None, bitorder="big"):
     n = x.shape[-1]
     pad = -n % 8
     if pad:
-        x = mv.concatenate([x, mv.broadcast_to(asarray(0, dtype=dt.uint8, device=x.device),
-                                               x.shape[:-1] + (pad,))], axis=-1)
+        x = mv.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)])
     groups = mv.reshape(x, x.shape[:-1] + ((n + pad) // 8, 8))
     weights = asarray(_bit_order(bitorder), device=x.device)
     packed = red.sum(ew.left_shift(groups, weights), axis=-1, dtype=dt.uint8)
@@ -187,8 +186,7 @@ def _unpackbits(a, axis=None, count=None, bitorder="big"):
         if keep <= total:
             bits = bits[..., :keep]
         else:
-            bits = mv.concatenate([bits, mv.broadcast_to(asarray(0, dtype=dt.uint8, device=x.device),
-                                                         bits.shape[:-1] + (keep - total,))], axis=-1)
+            bits = mv.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, keep - total)])
     return mv.moveaxis(bits, -1, ax)
 
 
@@ -265,11 +263,11 @@ class _Grid:
         d = dt.result_type(*(a.dtype for a in axes))
         axes = [a.astype(d) for a in axes]
         n = len(axes)
+        open_axes = [mv.reshape(a, tuple(-1 if k == i else 1 for k in range(n))) for i, a in enumerate(axes)]
         if self.sparse:
-            return tuple(mv.reshape(a, tuple(-1 if k == i else 1 for k in range(n))) for i, a in enumerate(axes))
+            return tuple(open_axes)
         shape = tuple(a.shape[0] for a in axes)
-        return mv.stack([mv.broadcast_to(mv.reshape(a, tuple(-1 if k == i else 1 for k in range(n))), shape)
-                         for i, a in enumerate(axes)])
+        return mv.stack([mv.broadcast_to(a, shape) for a in open_axes])
 
 
 class _Concatenator:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.exceptions import ComplexWarning
 
 from poot import dtypes as dt
-from poot.errors import DeviceError, DTypeError
+from poot.errors import ArgumentError, DeviceError, DTypeError
 from poot.trace import context as _dev
 from poot.trace.array import Array, asnode
 from poot.trace.lazy import Node, check_scalar_fits, is_internal, note_weak_cast, record, scalar_value, shared_constant
@@ -139,6 +139,14 @@ def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
             check_scalar_fits(it, dtype, op)
             out.append(shared_constant(it, dtype, dev))
     return out
+
+
+def float_argument(value, op: str, name: str) -> float:
+    """A Python float from a numeric argument (a scale, an epsilon), or ArgumentError naming it."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{op}: {name} must be a number, got {value!r}") from None
 
 
 def float_of(d: dt.DType) -> dt.DType:

@@ -202,14 +202,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'poot.random' has no attribute {name!r}")
 
 
-def uniform(*args, **kwargs):
-    """pt.random.uniform(key, shape, ...) draws from `key` (below); called NumPy's way, with no key first
-    (np.random.uniform(...), size=...), it draws from the global-state generator (random_global.py)."""
-    if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
-        return _uniform_key(*args, **kwargs)
-    return _numpy_call(random_global.uniform, *args, **kwargs)
-
-
 @api_boundary
 def _uniform_key(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, **numpy_style):
     """Uniform floats in [minval, maxval)."""
@@ -222,14 +214,6 @@ def _uniform_key(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, *
         u = record("add", (record("mul", (u, constant(maxval - minval, d, dev))), constant(minval, d, dev)))
         u = record("max", (u, constant(minval, d, dev)))
     return Array(record("reshape", (u,), {"shape": shape}))
-
-
-def normal(*args, **kwargs):
-    """pt.random.normal(key, shape, ...) draws from `key` (below); called NumPy's way, with no key first
-    (np.random.normal(...), size=...), it draws from the global-state generator (random_global.py)."""
-    if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
-        return _normal_key(*args, **kwargs)
-    return _numpy_call(random_global.normal, *args, **kwargs)
 
 
 @api_boundary
@@ -250,14 +234,6 @@ def _normal_key(key=None, shape=(), dtype=dt.float64, loc=0.0, scale=1.0, **nump
     if (loc, scale) != (0.0, 1.0):
         z = record("add", (record("mul", (z, constant(scale, w, dev))), constant(loc, w, dev)))
     return Array(record("reshape", (cast(z, d),), {"shape": shape}))
-
-
-def randint(*args, **kwargs):
-    """pt.random.randint(key, shape, ...) draws from `key` (below); called NumPy's way, with no key first
-    (np.random.randint(...), size=...), it draws from the global-state generator (random_global.py)."""
-    if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
-        return _randint_key(*args, **kwargs)
-    return _numpy_call(random_global.randint, *args, **kwargs)
 
 
 @api_boundary
@@ -287,13 +263,8 @@ def _randint_key(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **nu
 @api_boundary
 def bernoulli(key, p=0.5, shape=()):
     """Booleans that are True with probability p."""
-    u = uniform(key, shape, dt.float64)
+    u = _uniform_key(key, shape, dt.float64)
     return Array(record("lt", (u._node, constant(float(p), dt.float64, u._node.device))))
-
-
-@api_boundary
-def _numpy_call(fn, *args, **kwargs):
-    return fn(*args, **kwargs)
 
 
 # NumPy's Generator interface over these functions, and NumPy's global-state functions over one
@@ -302,3 +273,23 @@ from poot.trace.random_generator import Generator, default_rng  # noqa: E402
 from poot.trace import random_global  # noqa: E402
 from poot.trace.random_global import (choice, exponential, permutation, rand, randn, random,  # noqa: E402
                                       random_sample, seed, shuffle, standard_normal)
+
+
+def _key_or_global(name: str, with_key):
+    """pt.random.<name>: with a key first, `with_key` (JAX style); called NumPy's way, with no key first
+    (np.random.<name>(...), size=...), the global-state generator's (random_global.py)."""
+    global_fn = getattr(random_global, name)
+
+    def fn(*args, **kwargs):
+        if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
+            return with_key(*args, **kwargs)
+        return global_fn(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{with_key.__doc__} With no key first: NumPy's np.random.{name}, from the global state."
+    return fn
+
+
+uniform = _key_or_global("uniform", _uniform_key)
+normal = _key_or_global("normal", _normal_key)
+randint = _key_or_global("randint", _randint_key)

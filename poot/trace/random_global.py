@@ -2,7 +2,7 @@
 Generator (poot/trace/random_generator.py), so that NumPy scripts run with `import poot as np`.
 
 pt.random's own functions take a key first (JAX style); `uniform`, `normal` and `randint` called
-NumPy's way (no key first) draw from this generator instead (random.py `_numpy_or_key`). As with any
+NumPy's way (no key first) draw from this generator instead (random.py `_key_or_global`). As with any
 Generator made outside a jitted function, drawing inside one is refused: the draw would happen once, at
 trace time, and every call would see the same numbers; a jitted function takes a key argument.
 """
@@ -86,14 +86,17 @@ def permutation(x):
     return get_state_generator().permutation(x)
 
 
+@api_boundary
 def uniform(low=0.0, high=1.0, size=None):
     return get_state_generator().uniform(low, high, size)
 
 
+@api_boundary
 def normal(loc=0.0, scale=1.0, size=None):
     return get_state_generator().normal(loc, scale, size)
 
 
+@api_boundary
 def randint(low, high=None, size=None, dtype=int):
     """Integers in [low, high) (one bound: [0, low)), as np.random.randint."""
     return get_state_generator().integers(low, high, size, dtype=dtype)
