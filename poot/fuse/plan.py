@@ -49,6 +49,12 @@ from poot.fuse.passes import optimize, split_wide_concatenates
 MAX_EQUATIONS = 200_000
 RECOMPUTE_BUDGET = 8      # recomputation cost above which a value read several times is stored
 BROADCAST_FACTOR = 4      # an expensive value broadcast to this many times its size is stored
+# Kernels are compiled on first use, and LLVM's time grows faster than linearly in a function's size:
+# a kernel binding thousands of buffers (the stack of a loop's thousand losses) or computing hundreds
+# of reductions one after another (a loop of `w -= lr * (w - w.mean())`) took minutes to compile.
+# Wider plans are cut into several kernels; each bound is far above what fusion gains from.
+MAX_KERNEL_BUFFERS = 64   # buffers one kernel binds (loads, stores, partials), whatever the device allows
+MAX_ROW_REDUCTIONS = 16   # reductions one row kernel computes
 
 
 @dataclass
@@ -95,14 +101,15 @@ class Plan:
 
 
 def plan_fusion(graph: Graph, max_buffers: int | None = None) -> Plan:
-    """Plan `graph`; `max_buffers` caps the buffers one step binds (None: no cap; poot.jit passes the
-    device's limit less the buffers the kernel ABI adds)."""
+    """Plan `graph`; `max_buffers` caps the buffers one step binds (poot.jit passes the device's limit
+    less the buffers the kernel ABI adds; MAX_KERNEL_BUFFERS bounds it either way)."""
     if len(graph.eqns) > MAX_EQUATIONS:
         raise CompileLimitError(f"graph has {len(graph.eqns)} equations; the limit per plan is "
                                 f"{MAX_EQUATIONS} (realize intermediate results to split it)")
     g = optimize(lower_complex(graph))    # complex values become their real parts first
-    if max_buffers is not None:       # an output, and at least one more buffer to combine them in
-        g = split_wide_concatenates(g, max_buffers - 2)
+    max_buffers = MAX_KERNEL_BUFFERS if max_buffers is None else min(max_buffers, MAX_KERNEL_BUFFERS)
+    # an output, and at least one more buffer to combine them in
+    g = split_wide_concatenates(g, max_buffers - 2)
     return _Planner(g, max_buffers).run()
 
 
@@ -201,6 +208,8 @@ class _Planner:
             if self._is_view(root, eqns, leaves):
                 return {"root": root, "kind": "alias", "eqns": eqns, "leaves": leaves}
             return {"root": root, "kind": "pointwise", "eqns": eqns, "leaves": leaves, "shape": root.aval.shape}
+        if len(reductions) > MAX_ROW_REDUCTIONS:    # each its own kernel's root, from the next round
+            to_store.update(x.out.id for x in reductions if x.out is not root)
         space = _space(reductions[-1])
         bad = self._row_check(root, eqns, space)
         if bad:
@@ -282,7 +291,10 @@ class _Planner:
         the distinct indices each value is read at within each kernel pass (a kernel's root, or one
         reduction's loop inside it); a value it stores starts a kernel of its own. A value that computes
         anything is thus read at no more than 1 + RECOMPUTE_BUDGET indices per pass, and the walk (and
-        the kernels) stay linear in the graph's size."""
+        the kernels) stay linear in the graph's size. A value several kernels read that costs more than
+        RECOMPUTE_BUDGET is stored here too (as `_shared_expensive` would, one round later): otherwise a
+        chain of updates read by a result at every step (a loop's losses) puts the whole chain in every
+        result's closure, and the first round of the fixpoint is quadratic in the loop's length."""
         cost = self._costs()
         reads: dict[int, dict[tuple, set]] = {}    # var id -> (root id, pass id) -> indices
         store: set[int] = set()
@@ -297,8 +309,9 @@ class _Planner:
                 if not passes:
                     continue
                 extra = sum(len(idxs) - 1 for idxs in passes.values())
-                if extra and _own_cost(e) and cost[v.id] * extra > RECOMPUTE_BUDGET \
-                        and not _reduction(e):   # those: _row_check
+                kernels = len({root for root, _ in passes})
+                recomputed = cost[v.id] * extra > RECOMPUTE_BUDGET or (kernels > 1 and cost[v.id] > RECOMPUTE_BUDGET)
+                if recomputed and _own_cost(e) and not _reduction(e):   # reductions: _row_check
                     store.add(v.id)
                     passes = {(v.id, 0): {_identity(v.aval.shape)}}
             if _reduction(e):   # its own loop over the input, once per row
