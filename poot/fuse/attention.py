@@ -7,12 +7,13 @@ The claimed pattern, over the last axis, with every intermediate read only insid
     s = s * c  |  c * s  |  s / c   (optional; c a one-element value)
     s = s + mask | mask + s         (optional; mask broadcastable, each dim 1 or full)
     e = exp(s - max(s, -1))
-    out = (e / sum(e, -1)) @ v
+    out = (e / sum(e, -1)) @ v      (float16/bfloat16 sum in float32: convert(sum(convert(e))))
 
 with q, k, v of one float dtype the kernels take (float32, float16, bfloat16), the same batch dims,
 head dims up to 256 and 3 or 4 dims ([H, L, D] or [B, H, L, D]). A constant scale becomes the op's
 `scale`; any other one-element scale multiplies (or divides) q first, an [.., L, D] product (the
-logits round differently, within the op's float32-accumulation tolerance). The op keeps the hand-written
+logits round differently, within the op's float32-accumulation tolerance). The mask is prepared as the
+tracer prepares SDPA's (kernel_mask: clamped, cast to float32). The op keeps the hand-written
 semantics for a row that sees no key (NaN: zero_empty=False). Softmax written without the maximum
 (exp(s) / sum) is not claimed: it overflows where the claimed form would not.
 """
@@ -23,6 +24,40 @@ from poot.graph import Aval, Eqn, Graph, Var
 
 KERNEL_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
 HEAD_DIM_MAX = 256
+# Finite additive masks are clamped into [MASK_FLOOR, MASK_CEIL] for the float32 kernels (kernel_mask).
+MASK_FLOOR = -1e38
+MASK_CEIL = 1e38
+
+
+def kernel_mask(m, emit):
+    """The attention op's float32 additive mask from the float mask `m` (a value with an `.aval`), its
+    equations made by `emit(op, inputs, params, aval)`: the tracer (poot/trace/attention.py) records
+    them, the claim of hand-written attention (here) adds them to the graph, so both mean one thing.
+
+    Why clamp: the CPU kernel keeps the logits in log2 units (x * log2(e)), so a finite mask near
+    float32's extremes (finfo.min, as Hugging Face masks rows) would overflow to -inf there and make a
+    row that softmax averages look empty, or to +inf and turn the row into NaN. A logit of +-1e38
+    dominates (or vanishes beside) any ordinary one, and float32 rounding already erases the scores
+    added to it, so the clamp keeps softmax's result; infinities and NaN pass unchanged. A float64
+    mask is clamped before its cast, which would turn float64's own extremes into -inf."""
+    d = m.aval.dtype
+    f32 = dt.float32
+    wide = float(dt.finfo(d).max) > MASK_CEIL     # float16's values need no clamp
+
+    def convert(x):
+        return emit("convert", (x,), {"dtype": f32}, Aval(x.aval.shape, f32))
+
+    if d is not f32 and d.bits <= 32:           # float16, bfloat16: exact in float32
+        m, d = convert(m), f32
+    if wide:
+        aval = Aval(m.aval.shape, d)
+
+        def const(value):
+            return emit("full", (), {"shape": (), "value": value, "dtype": d}, Aval((), d))
+
+        clamped = emit("min", (emit("max", (m, const(MASK_FLOOR)), {}, aval), const(MASK_CEIL)), {}, aval)
+        m = emit("select", (emit("isfinite", (m,), {}, Aval(aval.shape, dt.bool_)), clamped, m), {}, aval)
+    return m if d is f32 else convert(m)
 
 
 def claim_attention(graph: Graph) -> Graph:
@@ -65,9 +100,9 @@ def _match(final: Eqn, producer, uses) -> list[Eqn] | None:
     if div is None:
         return None
     e, total = div.inputs
-    sum_eqn = _only(total, producer, uses, "reduce_sum")
+    sum_eqn, summed = _row_sum(total, producer, uses)
     exp_eqn = _only(e, producer, uses, "exp", 2)
-    if sum_eqn is None or exp_eqn is None or sum_eqn.inputs[0].id != e.id or not _last_axis(sum_eqn):
+    if sum_eqn is None or exp_eqn is None or summed.id != e.id or not _last_axis(sum_eqn):
         return None
     sub = _only(exp_eqn.inputs[0], producer, uses, "sub")
     if sub is None:
@@ -93,7 +128,7 @@ def _match(final: Eqn, producer, uses) -> list[Eqn] | None:
             s, scale_var = b, a
         else:
             return None
-    mm = _only(s, producer, uses, "matmul")
+    mm = _only(s, producer, uses, "matmul", 2 if s is z else 1)    # unscaled, unmasked: max and sub read it
     if mm is None:
         return None
     q, kt = mm.inputs
@@ -107,6 +142,26 @@ def _match(final: Eqn, producer, uses) -> list[Eqn] | None:
     if mask is not None and not _mask_fits(mask, z.aval.shape):
         return None
     return _rewrite(final, q, k, v, mask, scale_var, divide, producer)
+
+
+def _row_sum(total: Var, producer, uses):
+    """(the reduce_sum equation, the value it sums) for the softmax's denominator `total`, or (None, None).
+    A float16/bfloat16 sum is recorded in float32: convert(reduce_sum(convert(e, f32)), f16)."""
+    back = _only(total, producer, uses, "convert")
+    if back is not None:
+        total = back.inputs[0]
+        if not (dt.is_float(total.aval.dtype) and total.aval.dtype.bits > back.out.aval.dtype.bits):
+            return None, None
+    sum_eqn = _only(total, producer, uses, "reduce_sum")
+    if sum_eqn is None:
+        return None, None
+    summed = sum_eqn.inputs[0]
+    if back is not None:
+        widen = _only(summed, producer, uses, "convert")
+        if widen is None or widen.inputs[0].aval.dtype is not back.out.aval.dtype:
+            return None, None
+        summed = widen.inputs[0]
+    return sum_eqn, summed
 
 
 def _scores_like(x: Var, producer) -> bool:
@@ -157,9 +212,7 @@ def _rewrite(final, q, k, v, mask, scale_var, divide, producer) -> list[Eqn]:
         "reshape", (x,), {"shape": (1,) + x.aval.shape}, Aval((1,) + x.aval.shape, x.aval.dtype))
     operands = [four(q), four(k), four(v)]
     if mask is not None:
-        m = mask
-        if m.aval.dtype is not dt.float32:
-            m = emit("convert", (m,), {"dtype": dt.float32}, Aval(m.aval.shape, dt.float32))
+        m = kernel_mask(mask, emit)
         shape = (1,) * (4 - m.aval.ndim) + m.aval.shape if m.aval.ndim <= 4 else m.aval.shape
         if shape != m.aval.shape:
             m = emit("reshape", (m,), {"shape": shape}, Aval(shape, dt.float32))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError
+from poot.errors import DomainError, DTypeError, ShapeError
 from poot.graph.aval import Aval
 from poot.graph.ops import _register
 from poot.graph.registry import Fusion
@@ -60,7 +60,7 @@ def quantize_words(w: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray]:
     """(words, scales) of float weights w [N, K] in format `fmt`, by llama.cpp's rounding rules (q8_0:
     d = max|x| / 127, q = round(x / d); q4_0: d = m / -8 with m the block's value of largest magnitude,
     q = min(15, trunc(x / d + 8.5)); int8: per row like q8_0)."""
-    w = np.asarray(w, np.float32)
+    w = _finite_float32(w, fmt)
     n, k = w.shape
     if fmt == "int8":
         amax = np.abs(w).max(axis=1)
@@ -73,7 +73,7 @@ def quantize_words(w: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray]:
         d = np.abs(blocks).max(axis=2) / 127
         inv = np.divide(1.0, d, out=np.zeros_like(d), where=d != 0)
         q = _round_half_away(blocks * inv[..., None]).astype(np.int8).reshape(n, k)
-        return q.view(np.uint8).view("<u4").reshape(n, k // 4), d.astype(np.float16).astype(np.float32)
+        return q.view(np.uint8).view("<u4").reshape(n, k // 4), _half_scales(d, blocks, fmt)
     if fmt == "q4_0":
         at = np.abs(blocks).argmax(axis=2)
         m = np.take_along_axis(blocks, at[..., None], axis=2)[..., 0]
@@ -81,8 +81,41 @@ def quantize_words(w: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray]:
         inv = np.divide(1.0, d, out=np.zeros_like(d), where=d != 0)
         q = np.minimum(15, np.trunc(blocks * inv[..., None] + 8.5)).astype(np.uint8)
         packed = (q[..., :16] | (q[..., 16:] << 4)).astype(np.uint8).reshape(n, k // 2)
-        return packed.view("<u4").reshape(n, k // 8), d.astype(np.float16).astype(np.float32)
+        return packed.view("<u4").reshape(n, k // 8), _half_scales(d, blocks, fmt)
     raise ShapeError(f"unknown quantization format {fmt!r} (one of {', '.join(FORMATS)})")
+
+
+def _finite_float32(w, fmt: str) -> np.ndarray:
+    """`w` as float32, refusing NaN, infinities and values past float32's range: a block holding one
+    has no scale (NaN or inf times every integer), and NumPy would only warn while making it."""
+    w = np.asarray(w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        w32 = w.astype(np.float32)
+    bad = ~np.isfinite(w32)
+    if bad.any():
+        r, c = (int(i) for i in np.argwhere(bad)[0])
+        what = "not finite" if not np.isfinite(w[r, c]) else "beyond float32's range"
+        raise DomainError(f"quantize: weight [{r}, {c}] is {float(w[r, c])!r} ({what}; {int(bad.sum())} such "
+                          f"weight(s) in all): {fmt} quantizes finite float32 weights only")
+    return w32
+
+
+def _half_scales(d: np.ndarray, blocks: np.ndarray, fmt: str) -> np.ndarray:
+    """The block scales `d` [N, K / 32] rounded to float16 (llama.cpp's storage), as float32. A block
+    whose scale float16 cannot hold (past 65504) is refused: its weights would dequantize to inf and
+    its products to NaN."""
+    with np.errstate(over="ignore"):
+        half = d.astype(np.float16)
+    bad = ~np.isfinite(half)
+    if bad.any():
+        r, b = (int(i) for i in np.argwhere(bad)[0])
+        per = 127 if fmt == "q8_0" else 8
+        amax = float(np.abs(blocks[r, b]).max())
+        raise DomainError(f"quantize: row {r}, block {b} (columns {b * BLOCK}..{b * BLOCK + BLOCK - 1}) has "
+                          f"|w| up to {amax:g}, past {fmt}'s limit of about {65504.0 * per:g} (its float16 "
+                          f"block scale, max|w| / {per}, overflows past 65504; {int(bad.sum())} such block(s) in all): "
+                          f"scale the weights down or use format='int8' (a float32 scale per row)")
+    return half.astype(np.float32)
 
 
 def dequantize_words(words: np.ndarray, scales: np.ndarray, fmt: str, shape) -> np.ndarray:

@@ -19,19 +19,22 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError
+from poot.errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from poot.fuse.attention import kernel_mask
 from poot.trace import elementwise as ew
 from poot.trace import recipes
 from poot.trace import reductions as red
 from poot.trace import selection as sel
+from poot.trace.array import Array, asnode
 from poot.trace.lazy import record
-from poot.trace.movement import arr, broadcast_to
+from poot.trace.movement import broadcast_to
 from poot.trace.promote import finish, float_argument, promote, wrap
 
 HEAD_DIM_MAX = 256                                      # kernels/attention: DMAX
 KERNEL_DTYPES = (dt.float32, dt.float16, dt.bfloat16)
-MASK_FLOOR = -1e38          # finite additive masks are clamped here for the float32 kernels (_mask_operand)
 OP = "scaled_dot_product_attention"
 
 
@@ -72,16 +75,17 @@ def _side(w, window):
 def _mask_operand(mask, full: tuple, dev: str, work=dt.float32):
     """The mask as an additive Array of 4 dims, each 1 or full ([B, Hq, Lq, Lk]), of dtype `work`
     (float32 for the kernels; float64 where the math is composed in float64)."""
-    m = arr(mask)
+    m = mask if isinstance(mask, Array) else wrap(asnode(mask, dev, OP))
+    if m._node.device != dev:
+        raise DeviceError(f"{OP}: the mask is on device '{m._node.device}' but q, k and v are on '{dev}'; "
+                          f"move it first, e.g. mask.to('{dev}')")
     if m.dtype is dt.bool_:
         m = sel.where(m, 0.0, -math.inf).astype(work)
     elif dt.is_float(m.dtype):
-        m = m.astype(work)
-        if work is dt.float32:
-            # the kernels keep scores in log2 units (x * log2(e)): a finite mask near float32's lowest
-            # (finfo.min, as Hugging Face masks rows) would overflow to -inf there and make a row that
-            # PyTorch averages look empty. MASK_FLOOR is as good as -inf for any row that sees a key.
-            m = sel.where((m < MASK_FLOOR) & ew.isfinite(m), MASK_FLOOR, m)
+        if work is dt.float32:      # clamped as the claim of hand-written attention does (kernel_mask)
+            m = wrap(kernel_mask(m._node, lambda op, inputs, params, aval: record(op, inputs, params, dev)))
+        else:
+            m = m.astype(work)
     else:
         raise DTypeError(f"{OP}: the mask must be bool (True keeps) or float (added to the scores), "
                          f"got {m.dtype.name}")
@@ -127,9 +131,14 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     if dk != dq or v.shape[-2] != lk or v.shape[-3] != hk:
         raise ShapeError(f"{OP}: q {q.shape}, k {k.shape} and v {v.shape} do not fit [..., Hq, Lq, D], "
                          "[..., Hk, Lk, D], [..., Hk, Lk, Dv]")
-    if hq != hk and not (enable_gqa and hk and hq % hk == 0):
+    if not isinstance(is_causal, (bool, np.bool_)):
+        raise ArgumentError(f"{OP}: is_causal must be True or False, got {is_causal!r}")
+    if hq != hk and not enable_gqa:
         raise ShapeError(f"{OP}: {hq} query heads and {hk} key/value heads: pass enable_gqa=True "
                          "(query heads a multiple of key/value heads)")
+    if hq != hk and (hk == 0 or hq % hk):
+        raise ShapeError(f"{OP}: {hq} query heads are not a multiple of {hk} key/value heads (grouped-query "
+                         "attention shares each key/value head among the same number of query heads)")
     batch = tuple(max(x) for x in zip(q.shape[:-3], k.shape[:-3], v.shape[:-3]))
     q, k, v = (x if x.shape[:-3] == batch else broadcast_to(x, batch + x.shape[-3:]) for x in (q, k, v))
     dv = v.shape[-1]
@@ -145,11 +154,15 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     if mask is not None:
         operands.append(_mask_operand(mask, full, dev, dt.float32 if kernel or d.bits <= 32 else d)[0])
     params = {"scale": scale, "softcap": cap, "left": left, "right": right, "zero_empty": True}
+    heads = (hq,) if max(len(sq), len(sk), len(sv)) >= 3 else ()    # [L, D] inputs give [L, Dv]
+    if b * hq * lq * dv == 0:       # nothing to compute (PyTorch gives an empty result, as for no heads)
+        from poot.trace.creation import zeros
+
+        return zeros(batch + heads + (lq, dv), dtype=d, device=dev)
     if kernel:
         out = wrap(record("attention", tuple(x._node for x in operands), params))
     else:
         out = composed(*operands, **params)
-    heads = (hq,) if max(len(sq), len(sk), len(sv)) >= 3 else ()    # [L, D] inputs give [L, Dv]
     return _shaped(out, batch + heads + (lq, dv))
 
 

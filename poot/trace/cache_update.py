@@ -68,9 +68,9 @@ def dynamic_update_slice(operand, update, start_indices):
 def paged_update(cache, update, page_table, positions):
     """`cache` [num_pages, page_size, ...] with rows `update` [n, ...] written at logical token
     `positions` [n]: token p lives in physical page page_table[p // page_size], row p % page_size
-    (vLLM's paged KV cache). Positions must be in range of the page table (a gather that traps
-    otherwise); two tokens at one slot leave an unspecified one of them. In place for a donated cache
-    in @pt.jit."""
+    (vLLM's paged KV cache). Positions must be in [0, len(page_table) * page_size) (a gather that
+    traps otherwise, negative positions included, with KernelIndexError); two tokens at one slot
+    leave an unspecified one of them. In place for a donated cache in @pt.jit."""
     c, u = arr(cache), arr(update)
     if c.ndim < 2:
         raise ShapeError(f"paged_update: the cache must be [num_pages, page_size, ...], got {c.shape}")
@@ -85,7 +85,11 @@ def paged_update(cache, update, page_table, positions):
     if pos.shape[0] == 0:
         return c
     from poot.trace.indexing import take
+    from poot.trace.selection import where
 
+    # take wraps a negative page index (NumPy's rule), which would write another page: a negative
+    # position reads past the page table instead, so the gather traps as for one past the end
+    pos = where(pos < 0, table.shape[0] * size, pos)
     slots = take(table, pos // size) * size + pos % size
     flat = c.reshape((pages * size,) + row)
     out = record("scatter", (flat._node, slots._node, u._node), {"mode": "set"})

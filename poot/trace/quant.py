@@ -124,7 +124,7 @@ def quantize(w, format: str = "q8_0", *, device=None) -> QuantizedMatrix:
         raise DTypeError(f"quantize: the weights must be floating point, got {w.dtype}")
     if w.ndim != 2 or w.shape[1] % BLOCK:
         raise ShapeError(f"quantize: the weights must be 2-D [N, K] with K a multiple of {BLOCK}, got shape {w.shape}")
-    words, scales = quantize_words(w.astype(np.float32), format)
+    words, scales = quantize_words(w, format)
     return QuantizedMatrix(asarray(words, device=device), asarray(scales, device=device), format)
 
 

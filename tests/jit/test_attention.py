@@ -160,7 +160,7 @@ def test_hand_written_attention_is_claimed(device, with_mask):
     plan = plan_fusion(build_graph([out._node])[0])
     kinds = [s.kind for s in plan.kernel_steps]
     assert kinds.count("attention") == 1 and "matmul" not in kinds and "row" not in kinds, str(plan)
-    assert len(plan.kernel_steps) <= 2, str(plan)          # the attention kernel (and q * scale)
+    assert len(plan.kernel_steps) <= 2 + with_mask, str(plan)     # the attention kernel, q * scale, the mask's clamp
     qn, kn, vn = (x.numpy() for x in (q, k, v))
     s = qn @ np.swapaxes(kn, -1, -2) * np.float32(0.25)
     if with_mask:
@@ -199,6 +199,128 @@ def test_unbatched_shapes_and_float64():
     q = rng.standard_normal((2, 4, 6, 8))
     got = pt.nn.scaled_dot_product_attention(q, q, q, is_causal=True, window=2).numpy()
     np.testing.assert_allclose(got, reference(q, q, q, causal=True, window=2), rtol=1e-12, atol=1e-12)
+
+
+def _unscaled(q, k, v, mask=None):
+    """softmax(q @ k^T (+ mask)) @ v as written by hand, with no scale."""
+    s = q @ pt.swapaxes(k, -1, -2)
+    if mask is not None:
+        s = s + mask
+    e = pt.exp(s - pt.max(s, axis=-1, keepdims=True))
+    return (e / pt.sum(e, axis=-1, keepdims=True)) @ v
+
+
+def _assert_claimed(out, most=2):
+    """`out`'s plan runs one attention kernel, besides at most pointwise kernels that prepare its
+    operands (q * scale, the mask's clamp and cast): `most` kernels in all."""
+    kinds = [st.kind for st in plan_fusion(build_graph([out._node])[0]).kernel_steps]
+    assert kinds.count("attention") == 1 and set(kinds) <= {"attention", "pointwise"}, kinds
+    assert len(kinds) <= most, kinds
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_claimed_attention_averages_a_row_masked_at_the_float32_lowest(device, jit):
+    """Hugging Face masks a row with finfo(float32).min: in float32 its logits all round to one value,
+    so softmax averages v (NumPy's float32 answer), not NaN."""
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal((1, 1, 2, 4)).astype(np.float32) for _ in range(3))
+    mask = np.zeros((2, 2), np.float32)
+    mask[1] = np.finfo(np.float32).min
+    args = [pt.asarray(x) for x in (q, k, v, mask)]
+    if jit:
+        out = pt.jit(_unscaled)(*args)
+    else:
+        out = _unscaled(*args)
+        _assert_claimed(out)
+    got = out.numpy()
+    np.testing.assert_allclose(got[0, 0, 1], v[0, 0].astype(np.float64).mean(0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[0, 0, 0], reference(q, k, v, scale=1.0)[0, 0, 0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("form", ["sdpa", "hand_written"])
+def test_a_huge_positive_mask_picks_its_key(device, form):
+    """A finite +3e38 added to one key's logit: softmax gives that key all the weight, not NaN."""
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((1, 2, 3, 8)).astype(np.float32) for _ in range(3))
+    mask = np.zeros((3, 3), np.float32)
+    mask[0, 2] = 3e38
+    mask[1, 1] = np.finfo(np.float32).max
+    if form == "sdpa":
+        got = pt.nn.scaled_dot_product_attention(q, k, v, mask=mask).numpy()
+    else:
+        out = _unscaled(*(pt.asarray(x) for x in (q, k, v, mask)))
+        _assert_claimed(out)
+        got = out.numpy()
+    np.testing.assert_allclose(got[:, :, 0], v[:, :, 2], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[:, :, 1], v[:, :, 1], rtol=1e-6, atol=1e-6)
+    scale = None if form == "sdpa" else 1.0
+    np.testing.assert_allclose(got[:, :, 2], reference(q, k, v, scale=scale)[:, :, 2], rtol=1e-5, atol=1e-6)
+
+
+def test_a_float64_mask_row_at_its_lowest_is_averaged(device):
+    """finfo(float64).min is finite: the row sees every key equally (mean of v), as in float64 NumPy."""
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((1, 1, 3, 4)).astype(np.float32) for _ in range(3))
+    mask = np.zeros((3, 3))
+    mask[1] = np.finfo(np.float64).min
+    got = pt.nn.scaled_dot_product_attention(q, k, v, mask=mask).numpy()
+    np.testing.assert_allclose(got[0, 0, 1], v[0, 0].astype(np.float64).mean(0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[0, 0, [0, 2]], reference(q, k, v)[0, 0, [0, 2]], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [None, 0.25, 0.3])
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_hand_written_attention_of_every_kernel_dtype_is_claimed(device, dtype, scale):
+    """float16/bfloat16 sum their softmax in float32 (a convert around the sum), an unscaled
+    softmax(q @ k^T) reads the scores twice, a Python float scale multiplies q: each is the kernel."""
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.standard_normal((2, 3, 21, 16)).astype(DTYPES[dtype]) for _ in range(3))
+    mask = (rng.standard_normal((21, 21)) * 0.5).astype(DTYPES[dtype])
+    args = [pt.asarray(x) for x in (q, k, v)]
+    if scale is None:
+        out = _unscaled(*args, mask=pt.asarray(mask) if dtype != "float32" else None)
+    else:
+        out = _hand_written(*args, pt.asarray(mask), scale)
+    _assert_claimed(out, most=1 + (scale is not None) + (scale is not None or dtype != "float32"))
+    with_mask = scale is not None or dtype != "float32"
+    want = reference(q, k, v, mask.astype(np.float64) if with_mask else None, scale=scale or 1.0)
+    tol = 8 * float(ml_dtypes.finfo(DTYPES[dtype]).eps) if dtype != "float32" else 1e-5
+    np.testing.assert_allclose(out.numpy().astype(np.float64), want, rtol=tol, atol=tol)
+
+
+def test_heads_that_are_not_a_multiple_say_so():
+    q = np.zeros((1, 3, 2, 4), np.float32)
+    k = np.zeros((1, 2, 2, 4), np.float32)
+    with pytest.raises(pt.ShapeError, match="3 query heads are not a multiple of 2 key/value heads"):
+        pt.nn.scaled_dot_product_attention(q, k, k, enable_gqa=True)
+
+
+def test_no_heads_give_an_empty_result():
+    q = np.zeros((2, 0, 5, 8), np.float32)
+    out = pt.nn.scaled_dot_product_attention(q, q, np.zeros((2, 0, 5, 6), np.float32))
+    assert out.shape == (2, 0, 5, 6) and out.dtype == pt.float32 and out.numpy().size == 0
+
+
+def test_is_causal_must_be_a_bool():
+    q = np.zeros((1, 2, 3, 4), np.float32)
+    with pytest.raises(pt.PootError, match="is_causal must be True or False"):
+        pt.nn.scaled_dot_product_attention(q, q, q, is_causal="yes")
+
+
+def test_a_mask_on_another_device_is_named():
+    other = None
+    for name in ("vulkan", "wgpu"):
+        try:
+            other = pt.device(name).name
+            break
+        except pt.DeviceUnavailableError:
+            continue
+    if other is None:
+        pytest.skip("needs a second device")
+    q = pt.asarray(np.zeros((1, 2, 3, 4), np.float32), device="cpu")
+    mask = pt.asarray(np.zeros((3, 3), np.float32), device=other)
+    with pytest.raises(pt.DeviceError, match=f"the mask is on device '{other}' but q, k and v are on 'cpu'"):
+        pt.nn.scaled_dot_product_attention(q, q, q, mask=mask)
 
 
 # --- the GPU decode path: planned for a CUDA device, its launches run under the kernel emulator ---------

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import poot as pt
+from poot.errors import KernelIndexError
 
 
 def _np_dynamic_update_slice(x, u, starts):
@@ -46,6 +47,33 @@ def test_paged_update_writes_through_the_page_table(device):
         want[table[p // 4], p % 4] = r
     got = pt.paged_update(cache, rows, table, positions).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("position", [-1, -5, 8])
+def test_paged_update_position_outside_the_cache_raises(device, position):
+    """A negative position traps like one past the end, not wrapped into another page's rows."""
+    cache = pt.zeros((4, 2, 3))
+    table = pt.asarray(np.array([0, 1, 2, 3]))
+    out = pt.paged_update(cache, pt.ones((1, 3)), table, pt.asarray(np.array([position])))
+    with pytest.raises(KernelIndexError, match="out of bounds"):
+        out.numpy()
+    np.testing.assert_array_equal(pt.paged_update(cache, pt.ones((1, 3)), table, np.array([7])).numpy()[3, 1],
+                                  np.ones(3, np.float32))    # the last slot is in range
+
+
+def test_donated_paged_cache_refuses_a_negative_position(device):
+    @pt.jit(donate_argnums=0)
+    def write(cache, rows, table, pos):
+        return pt.paged_update(cache, rows, table, pos)
+
+    table = np.array([2, 0, 1], np.int32)
+    rows = np.ones((1, 3), np.float32)
+    cache = write(pt.zeros((3, 2, 3)), rows, table, np.array([1], np.int64))
+    want = np.zeros((3, 2, 3), np.float32)
+    want[2, 1] = 1
+    np.testing.assert_array_equal(cache.numpy(), want)
+    with pytest.raises(KernelIndexError):
+        write(pt.zeros((3, 2, 3)), rows, table, np.array([-2], np.int64)).numpy()
 
 
 def _address(buf):

@@ -1,5 +1,7 @@
 """`pt.quant`: int8 per-channel, q8_0 and q4_0 weights (the "qmatmul" op and the quantized GEMV kernels)
 against a NumPy transcription of llama.cpp's block formats, on every device, eager and jitted."""
+import re
+
 import numpy as np
 import pytest
 
@@ -119,3 +121,30 @@ def test_bad_input_names_what_is_wrong():
         pt.quant.linear(pt.asarray(np.ones(32, np.float32)), wq)
     with pytest.raises(pt.NotBuiltError, match="dequantize"):
         pt.grad(lambda x: pt.quant.linear(x, wq).sum())(pt.asarray(np.ones(64, np.float32)))
+
+
+@pytest.mark.parametrize("fmt, limit", [("q4_0", 65504 * 8), ("q8_0", 65504 * 127)])
+def test_a_block_past_the_float16_scale_range_is_refused(fmt, limit):
+    """llama.cpp stores block scales as float16: a block whose scale would overflow it is refused,
+    naming the block, not turned into NaN products."""
+    w = _weights(3, 96, 2)
+    w[2, 70] = 1.1 * limit
+    message = r"row 2, block 2 \(columns 64..95\).*limit of about " + re.escape(f"{limit:g}")
+    with pytest.raises(pt.DomainError, match=message):
+        pt.quant.quantize(w, fmt)
+    w[2, 70] = 0.99 * limit                                 # the largest blocks that fit still work
+    wq = pt.quant.quantize(w, fmt)
+    got = wq.dequantize().numpy()
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got, _reference(w, fmt))
+    x = np.ones(96, np.float32)
+    np.testing.assert_allclose((wq @ x).numpy(), got.astype(np.float64) @ x, rtol=1e-5)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e39])
+def test_weights_that_are_not_finite_float32_are_refused(fmt, value):
+    w = _weights(2, 64, 3).astype(np.float64)
+    w[1, 5] = value
+    with pytest.raises(pt.DomainError, match=r"weight \[1, 5\] is .*finite float32 weights only"):
+        pt.quant.quantize(w, fmt)
