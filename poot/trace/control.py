@@ -8,16 +8,18 @@ scalar in them is weakly typed, as in the rest of poot.
 """
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import PootError, ShapeError, api_boundary
+from poot.errors import ArgumentError, PootError, ShapeError, api_boundary
 from poot.graph import Aval, Graph, Region, Var
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.trace.promote import cast, is_weak
 
 __all__ = ["cond", "fori_loop", "while_loop"]
@@ -37,6 +39,30 @@ def _leaf_node(x, device: str, what: str) -> lazy.Node:
                     f"pytrees (tuples, lists, dicts, NamedTuples, dataclasses) of arrays or scalars")
 
 
+def _refuse_callable(fn, what: str, role: str, where) -> None:
+    """An ArgumentError naming `role` for a branch or body that is not a function: said here, rather
+    than as a bare TypeError from deep inside the trace."""
+    if not callable(fn):
+        raise ArgumentError(f"{what} at {lazy.format_where(where)}: {role} must be a function; got "
+                            f"{type(fn).__name__} {fn!r:.60}")
+
+
+def _refuse_arity(fn, n: int, what: str, role: str) -> None:
+    """After a TypeError from calling `fn` with `n` arguments: an ArgumentError naming `role` if
+    `fn` cannot take `n` positional arguments at all (else the TypeError came from inside it)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):     # a builtin without a signature: its TypeError says enough
+        return
+    try:
+        sig.bind(*range(n))
+    except TypeError:
+        takes = {"body_fun": "(i, val)" if what == "fori_loop" else "(val)", "cond_fun": "(val)"}
+        form = takes.get(role, f"{n} operand(s)")
+        raise ArgumentError(f"{what}: {role} {getattr(fn, '__name__', 'function')}{sig} cannot be called "
+                            f"with {n} argument(s); it must take {form}") from None
+
+
 def _placeholders(nodes, where) -> list[lazy.Node]:
     out = []
     for n in nodes:
@@ -50,9 +76,18 @@ class _Traced:
     """One traced function: its graph (inputs: the parameters, then the captured outer values),
     the outer nodes it captured, and its output structure and nodes."""
 
-    def __init__(self, fn, params: list[lazy.Node], rebuild, what: str, device: str):
-        with lazy.scope() as inside:
-            result = fn(*rebuild([Array(p) for p in params]))
+    def __init__(self, fn, params: list[lazy.Node], rebuild, what: str, device: str, role: str | None = None):
+        reached = reachable_arrays(fn)
+        args = rebuild([Array(p) for p in params])
+        try:
+            with lazy.scope() as inside:
+                result = fn(*args)
+        except BaseException as e:
+            refuse_writes(reached, what, failed=True)
+            if isinstance(e, TypeError) and not isinstance(e, PootError) and role:
+                _refuse_arity(fn, len(args), what, role)
+            raise
+        refuse_writes(reached, what)
         leaves, self.treedef = pytree.flatten(result)
         self.outs = [_leaf_node(x, device, what) for x in leaves]
         self.params, self.inside, self.what = params, inside, what
@@ -123,23 +158,45 @@ def _device_of(leaves) -> str:
     return _dev.current()
 
 
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _weak_wider(a: Aval, b: Aval) -> bool:
+    """Whether weak value `b` is of a wider kind than weak value `a` (int -> float -> complex): a
+    Python scalar carry of 0 meeting `c + 0.5` becomes a float, as two Python scalars would."""
+    return _KIND_RANK[b.dtype.kind] > _KIND_RANK[a.dtype.kind]
+
+
+def _retype(n: lazy.Node, o: lazy.Node) -> bool:
+    """Whether weak carry `n` takes the dtype of the body's result `o`: a strong result of its shape
+    gives it its dtype; a weak result, only a wider kind (a weak float result never truncates)."""
+    if not n.weak or n.aval.shape != o.aval.shape or n.aval == o.aval:
+        return False
+    return not o.weak or _weak_wider(n.aval, o.aval)
+
+
 def _trace_loop_body(body, first: list[lazy.Node], nodes, treedef, what, dev, where, names):
     """Trace `body` over the carry; a weak (Python scalar) carry whose body result has another
-    dtype is re-typed to the result's dtype and traced again (`acc = 0.0; acc + x_f32.sum()`)."""
-    for attempt in (0, 1):
+    dtype is re-typed to the result's dtype and traced again (`acc = 0.0; acc + x_f32.sum()`,
+    `acc = 0; acc + 0.5`). A carry keeps its weakness when the result is weak too, so it still
+    takes the dtype of the arrays it meets. Each retrace widens a carry's kind or gives it a strong
+    result's dtype, so a few suffice; after them, the body's results are fitted to the carry."""
+    for attempt in range(len(nodes) + 2):
         params = first + _placeholders(nodes, where)
-        t = _Traced(body, params, lambda xs: _unpack(xs, len(first), treedef), what, dev)
+        t = _Traced(body, params, lambda xs: _unpack(xs, len(first), treedef), what, dev, "body_fun")
         if t.treedef != treedef:
             raise ShapeError(f"{what} at {lazy.format_where(where)}: the body returns a different "
                              f"structure than the carry it was given")
-        retype = [i for i, (n, o) in enumerate(zip(nodes, t.outs))
-                  if n.weak and not o.weak and n.aval.shape == o.aval.shape and n.aval != o.aval]
-        if not retype or attempt:
+        retype = [i for i, (n, o) in enumerate(zip(nodes, t.outs)) if _retype(n, o)]
+        if not retype or attempt > len(nodes):
             t.fit([n.aval for n in nodes], names, lazy.format_where(where))
             return t, nodes
         nodes = list(nodes)
         for i in retype:
+            still_weak = t.outs[i].weak
             nodes[i] = cast(nodes[i], t.outs[i].aval.dtype)
+            if still_weak:
+                nodes[i].weak = 1
 
 
 def _unpack(arrays, n_first: int, treedef):
@@ -153,15 +210,21 @@ def fori_loop(lower, upper, body_fun, init_val):
     The body is traced once. With Python int bounds the program runs it `upper - lower` times on the
     device; with array bounds this is a `while_loop` over `(i, val)`. `i` is an int64 scalar that
     promotes like a Python int."""
+    where = lazy.caller_where()
+    _refuse_callable(body_fun, "fori_loop", "body_fun", where)
     if isinstance(lower, Array) or isinstance(upper, Array):
         def cond_fun(c):
             return c[0] < c[1]
 
         def step(c):
-            return (c[0] + 1, c[1], body_fun(c[0], c[2]))
+            try:
+                return (c[0] + 1, c[1], body_fun(c[0], c[2]))
+            except TypeError as e:
+                if not isinstance(e, PootError):
+                    _refuse_arity(body_fun, 2, "fori_loop", "body_fun")
+                raise
 
         return while_loop(cond_fun, step, (lower, upper, init_val))[2]
-    where = lazy.caller_where()
     lower, upper = _bound(lower, "lower", where), _bound(upper, "upper", where)
     nodes, treedef, dev, names = _carry(init_val, "fori_loop")
     index = lazy.placeholder(Aval((), dt.int64), dev, where)
@@ -187,10 +250,12 @@ def while_loop(cond_fun, body_fun, init_val):
     """`while cond_fun(val): val = body_fun(val)`; returns the final `val`. Both functions are
     traced once; the program evaluates the condition on the device and reads it back each turn."""
     where = lazy.caller_where()
+    _refuse_callable(cond_fun, "while_loop", "cond_fun", where)
+    _refuse_callable(body_fun, "while_loop", "body_fun", where)
     nodes, treedef, dev, names = _carry(init_val, "while_loop")
     t, nodes = _trace_loop_body(body_fun, [], nodes, treedef, "while_loop", dev, where, names)
     c = _Traced(cond_fun, _placeholders(nodes, where), lambda xs: [pytree.unflatten(treedef, xs)],
-                "while_loop", dev)
+                "while_loop", dev, "cond_fun")
     if len(c.outs) != 1 or c.outs[0].aval.shape != ():
         raise ShapeError(f"while_loop at {lazy.format_where(where)}: cond_fun must return one scalar; "
                          f"it returned {[n.aval for n in c.outs]}")
@@ -209,25 +274,29 @@ def cond(pred, true_fun, false_fun, *operands):
     """`true_fun(*operands) if pred else false_fun(*operands)`, with `pred` a scalar array (a Python
     bool simply calls one branch). Both branches are traced and must return the same structure of
     the same shapes and dtypes; the program runs only the chosen one."""
+    where = lazy.caller_where()
+    _refuse_callable(true_fun, "cond", "true_fun", where)
+    _refuse_callable(false_fun, "cond", "false_fun", where)
     if not isinstance(pred, Array):
         return (true_fun if bool(pred) else false_fun)(*operands)
-    where = lazy.caller_where()
     if pred.shape != ():
         raise ShapeError(f"cond at {lazy.format_where(where)}: pred must be a scalar; it is {pred.aval}")
     dev = pred.device
     leaves, treedef = pytree.flatten(list(operands))
     nodes = [_leaf_node(x, dev, "cond") for x in leaves]
     rebuild = lambda xs: pytree.unflatten(treedef, xs)  # noqa: E731
-    branches = [_Traced(fn, _placeholders(nodes, where), rebuild, "cond", dev)
-                for fn in (false_fun, true_fun)]
+    branches = [_Traced(fn, _placeholders(nodes, where), rebuild, "cond", dev, role)
+                for fn, role in ((false_fun, "false_fun"), (true_fun, "true_fun"))]
     f, t = branches
     if f.treedef != t.treedef:
         raise ShapeError(f"cond at {lazy.format_where(where)}: the branches return different "
                          f"structures")
     names = pytree.paths(t.treedef, "result")
     avals = []
-    for a, b in zip(t.outs, f.outs):   # a weak result takes the other branch's dtype
-        avals.append(b.aval if a.weak and not b.weak and a.aval.shape == b.aval.shape else a.aval)
+    for a, b in zip(t.outs, f.outs):   # a weak result takes the other branch's dtype (or the
+        same = a.aval.shape == b.aval.shape   # wider kind of two weak results: `1` or `0.5` is a float)
+        take_b = same and a.weak and (not b.weak or _weak_wider(a.aval, b.aval))
+        avals.append(b.aval if take_b else a.aval)
     for br in branches:
         br.fit(avals, names, lazy.format_where(where))
     graphs = [br.graph() for br in branches]

@@ -26,6 +26,7 @@ from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.trace.jit_held import held_arrays, refuse_baked_attributes
 from poot.trace.jit_program import SCALARS as _SCALARS
 from poot.trace.jit_program import JitProgram
@@ -119,7 +120,26 @@ class Jitted:
                 self._cache.move_to_end(key)
             # the entry just moved last: no other is more recent
             self._hot = prog if prog.guard is not None else None
+        if prog.writes:     # (such a program has no guard: every call comes here)
+            same = _aliases(leaves)
+            if same:
+                prog = self._aliased_program(key, args, kwargs, leaves, same)
         return prog.call(leaves)
+
+    def _aliased_program(self, key, args, kwargs, leaves, same: tuple) -> JitProgram:
+        """The program for a call that passes one array at several leaf positions (`f(a, a)`) to a
+        function that updates its arguments in place: traced with one stand-in for that array, so
+        `x += 1; y += 1` adds 2 to it, as an eager call does. Such calls have their own signature
+        (the positions that repeat one), so a call with distinct arrays keeps its own program."""
+        key = key[:-1] + (("aliased", same), key[-1])     # the device stays last
+        prog = self._cache.get(key)
+        if prog is None:
+            prog = self._compile(key, args, kwargs, leaves, same)
+            prog.guard = None
+        elif len(self._cache) > 1:
+            self._cache.move_to_end(key)
+        self._hot = None
+        return prog
 
     def clear_cache(self) -> None:
         self._hot = None
@@ -185,7 +205,7 @@ class Jitted:
         return self._names[i] if i < len(self._names) else f"args[{i}]"
 
     # -- tracing ---------------------------------------------------------------------------------
-    def _compile(self, key, args, kwargs, leaves) -> JitProgram:
+    def _compile(self, key, args, kwargs, leaves, same: tuple = ()) -> JitProgram:
         reason = self._reason(key)
         self.trace_count += 1
         level = logging.WARNING if os.environ.get("POOT_LOG_COMPILES") == "1" else logging.DEBUG
@@ -196,7 +216,7 @@ class Jitted:
                           f"'{worst}' changed {self._changes[worst]} times. Pass arrays of one "
                           f"shape and dtype, or make it a static argument only if it takes few values",
                           RetraceWarning, stacklevel=4)
-        prog = self._trace(args, kwargs, leaves, key[-1])
+        prog = self._trace(args, kwargs, leaves, key[-1], same)
         prog.guard = _Guard.of(self, args, kwargs, key[-1], prog)
         self._cache[key] = prog
         self._last_key = key
@@ -204,12 +224,19 @@ class Jitted:
             self._cache.popitem(last=False)
         return prog
 
-    def _trace(self, args, kwargs, leaves, device: str) -> JitProgram:
+    def _trace(self, args, kwargs, leaves, device: str, same: tuple = ()) -> JitProgram:
+        """Trace the function for these arguments; `same` pairs (leaf position, an earlier position
+        holding the same Array) that share one stand-in (`_aliased_program`)."""
         self._check_binding(args, kwargs)
         where = _definition_site(self.fn)
         params: list[lazy.Node] = []
         stand_ins: dict[int, Array] = {}
+        earlier = dict(same)
         for k, x in enumerate(leaves):
+            if k in earlier:
+                params.append(params[earlier[k]])
+                stand_ins[k] = stand_ins[earlier[k]]
+                continue
             if isinstance(x, Array):
                 p = lazy.placeholder(x._node.aval, x._node.device, where)
             elif type(x) in _SCALARS:
@@ -221,12 +248,17 @@ class Jitted:
             stand_ins[k] = Array(p)
         t_args, t_kwargs = self._substitute(args, kwargs, stand_ins)
         casts: set = set()
+        reached = reachable_arrays(self.fn)
         lazy._state.weak_casts = casts
         try:
             with lazy.scope() as inside:
                 result = self.fn(*t_args, **t_kwargs)
+        except BaseException:
+            refuse_writes(reached, f"pt.jit({self.__name__})", failed=True)
+            raise
         finally:
             lazy._state.weak_casts = None
+        refuse_writes(reached, f"pt.jit({self.__name__})")
         # arguments the function updated in place (x[i] = v, x += 1): their new values are results
         # too, which each call hands back to the caller's arrays, as an eager call leaves them
         writes = tuple(k for k, x in enumerate(leaves) if isinstance(x, Array) and stand_ins[k]._node is not params[k])
@@ -299,6 +331,8 @@ class Jitted:
         last = self._last_key
         if last is None:
             return "first call"
+        if len(key) > 1 and isinstance(key[-2], tuple) and key[-2][:1] == ("aliased",):
+            return f"one array at several argument leaves {key[-2][1]} of a function updating them in place"
         if len(last) != len(key):
             return "a different number of arguments"
         diffs = []
@@ -440,6 +474,22 @@ def _fixed(value) -> bool:
     if params is not None and params.frozen:
         return all(_fixed(getattr(value, f)) for f in t.__dataclass_fields__)
     return False
+
+
+def _aliases(leaves: list) -> tuple:
+    """The (position, earlier position) pairs of the leaves that are an Array seen earlier among
+    them (`f(a, a)`, `f({'x': a, 'y': a})`); () for distinct arrays, found by one set of ids."""
+    ids = [id(x) for x in leaves if type(x) is Array]
+    if len(set(ids)) == len(ids):
+        return ()
+    first: dict[int, int] = {}
+    out = []
+    for k, x in enumerate(leaves):
+        if type(x) is Array:
+            j = first.setdefault(id(x), k)
+            if j != k:
+                out.append((k, j))
+    return tuple(out)
 
 
 def _is_dynamic(x) -> bool:

@@ -70,12 +70,15 @@ class Generator:
     def __repr__(self) -> str:
         return f"Generator(Threefry2x32, seed={self._seed}, draws={self._count})"
 
+    # who draws, in the TracerError of a draw inside a trace the generator does not belong to
+    _drawer = "a Generator made outside a jitted (or vmapped, or looped) function draws inside it"
+
     def _next(self) -> Array:
         if is_tracing() and not self._traced:
-            raise TracerError("a Generator made outside a jitted (or vmapped, or looped) function draws inside "
-                              "it: the draw happens once, when the function is traced, so every call would "
-                              "get the same numbers. Pass a key argument and draw with pt.random.normal(key, "
-                              "...), pt.random.uniform(key, ...) (fold_in(key, step) for a new key a step)")
+            raise TracerError(f"{self._drawer}: the draw happens once, when the function is traced, so "
+                              "every call would get the same numbers. Pass a key argument and draw with "
+                              "pt.random.normal(key, ...), pt.random.uniform(key, ...) (fold_in(key, step) for a "
+                              "new key a step)")
         k = _r.fold_in(self._key, self._count)
         self._count += 1
         return k

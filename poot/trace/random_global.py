@@ -21,8 +21,19 @@ def get_state_generator() -> Generator:
     """The Generator the global-state functions draw from (seeded from the OS until `seed` is called)."""
     global _generator
     if _generator is None:
-        _generator = default_rng()
+        _generator = _module_generator(None)
     return _generator
+
+
+def _module_generator(seed) -> Generator:
+    """A Generator that belongs to no trace, even when made inside one (the process's first draw may
+    come from a jitted, vmapped or looped function): a draw from it inside a trace is then refused
+    like any other, rather than counted as the trace's own and repeated at every call."""
+    g = default_rng(seed)
+    g._traced = False
+    g._drawer = ("pt.random's global-state functions (rand, randn, random, uniform, normal, randint, choice, "
+                 "permutation...) draw inside a jitted (or vmapped, or looped) function")
+    return g
 
 
 @api_boundary
@@ -30,7 +41,7 @@ def seed(seed=None):  # noqa: A002 (NumPy's name)
     """Reseed the global-state functions (NumPy's np.random.seed): the same seed, the same numbers on
     every device (not NumPy's numbers: poot's streams are counter-based Threefry)."""
     global _generator
-    _generator = default_rng(seed)
+    _generator = _module_generator(seed)
 
 
 def _shape(dims, op: str) -> tuple:

@@ -13,6 +13,7 @@ from poot.errors import DTypeError, PootError, ShapeError, api_boundary
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.promote import is_weak
 
 from .autodiff import jvp_pass, vjp_pass
 from .prims import convert, zeros_like
@@ -163,13 +164,19 @@ def jvp(fn, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise PootError("jvp: primals and tangents must be tuples (or lists) of the arguments")
     arrays, tree = _flatten_values(tuple(primals), "jvp")
+    t_leaves = pytree.flatten(tuple(tangents))[0]
     t_arrays, t_tree = _flatten_values(tuple(tangents), "jvp")
     if t_tree != tree:
         raise ShapeError("jvp: tangents must have the structure of primals")
     tans = []
-    for path, p, t in zip(pytree.paths(tree, "primals"), arrays, t_arrays):
+    for path, p, t, given in zip(pytree.paths(tree, "primals"), arrays, t_arrays, t_leaves):
         if t.shape != p.shape:
             raise ShapeError(f"jvp: the tangent of {path} has shape {t.shape}; the primal {p.shape}")
+        # a float primal's tangent is of its dtype (as JAX requires): a float64 tangent of a float32
+        # primal is a mistake that a silent conversion would hide; a Python scalar takes the dtype
+        if p.dtype.kind in "fc" and t.dtype is not p.dtype and not is_weak(given):
+            raise DTypeError(f"jvp: the tangent of {path} is {t.dtype.name}; the primal is {p.dtype.name}. "
+                             f"Pass a tangent of the primal's dtype (t.astype({p.dtype.name}))")
         tans.append(convert(t, p.dtype) if p.dtype.kind == "f" else None)
     nodes = [a._node for a in arrays]
     traced = Traced(fn, nodes, tree, "jvp", has_aux)
