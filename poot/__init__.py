@@ -30,6 +30,7 @@ from poot.trace.ufunc import Ufunc as ufunc  # noqa: E402  (the type of pt.add, 
 
 # the array API standard's linear algebra extension, and its name for the boolean dtype
 from poot import linalg  # noqa: E402
+from poot import lib, testing  # noqa: E402  (np.lib.stride_tricks, np.testing for poot arrays)
 from poot.transforms.batching import vmap  # noqa: E402  (pt.vmap: poot/transforms)
 from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, jvp, remat,  # noqa: E402
                              scan, stop_gradient, value_and_grad, vjp)  # (poot/transforms)

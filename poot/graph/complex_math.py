@@ -278,11 +278,33 @@ def _log_2z(E: Emitter, z: Pair) -> Pair:
     return E.add(r, E.const(math.log(2.0))), i
 
 
-def asinh(E: Emitter, z: Pair) -> Pair:
-    """log(w + sqrt(w^2 + 1)) for w = z or -z, whichever has a non-negative real part (asinh is
-    odd), so the sum never cancels; log(2 w) where |w| is huge."""
+def _finite_moderate(E: Emitter, z: Pair):
+    """Where both parts are finite and z^2 cannot overflow: there Kahan's formulas below hold; the
+    rest (infinite, NaN or huge parts) takes the limit forms."""
+    return E.both(E.both(E.f("isfinite", z[0]), E.f("isfinite", z[1])), E.op("logical_not", _large(E, z)))
+
+
+def _roots_1mz_1pz(E: Emitter, z: Pair) -> tuple:
+    """sqrt(1 - z) and sqrt(1 + z), each part's sign of zero kept (it picks the side of a cut)."""
     a, b = z
-    flip = E.op("lt", a, E.const(0.0))
+    one = E.const(1.0)
+    return sqrt(E, (E.sub(one, a), E.neg(b))), sqrt(E, (E.add(one, a), b))
+
+
+def _kahan_asin(E: Emitter, z: Pair) -> Pair:
+    """asin z = atan(Re z / Re(sqrt(1-z) sqrt(1+z))) + i asinh(Im(conj(sqrt(1-z)) sqrt(1+z))) (Kahan,
+    "Branch cuts for complex elementary functions"): no cancellation anywhere, so tiny parts keep full
+    precision (asin(1e-300j) is 1e-300j), and the signed zeros of the roots give the cuts' sides."""
+    m, p = _roots_1mz_1pz(E, z)
+    den = E.add(E.sub(E.mul(m[0], p[0]), E.mul(m[1], p[1])), E.const(0.0))     # >= +0
+    return E.f("atan2", z[0], den), E.f("asinh", E.sub(E.mul(m[0], p[1]), E.mul(m[1], p[0])))
+
+
+def _asinh_limits(E: Emitter, z: Pair) -> Pair:
+    """asinh for infinite, NaN or huge parts: log(2 w) for w = z or -z, whichever has a non-negative
+    real part (asinh is odd), C99's special values through the plain formula."""
+    a, b = z
+    flip = E.op("lt", E.f("copysign", E.const(1.0), a), E.const(0.0))     # a < 0, or a = -0
     w = (E.select(flip, E.neg(a), a), E.select(flip, E.neg(b), b))
     r, i = E.choose(_large(E, w), _log_2z(E, w), log(E, _add(E, w, sqrt(E, _one_plus_square(E, w, 1.0)))))
     r = E.select(flip, E.neg(r), r)
@@ -290,23 +312,46 @@ def asinh(E: Emitter, z: Pair) -> Pair:
     return E.select(inside, a, r), E.zero_keeps(b, b, E.select(flip, E.neg(i), i))
 
 
+def asinh(E: Emitter, z: Pair) -> Pair:
+    """-i asin(i z) by Kahan's formula where z is finite and moderate; the limit forms elsewhere."""
+    x, y = _kahan_asin(E, (E.neg(z[1]), z[0]))
+    return E.choose(_finite_moderate(E, z), (y, E.neg(x)), _asinh_limits(E, z))
+
+
+def asin(E: Emitter, z: Pair) -> Pair:
+    x, y = _kahan_asin(E, z)
+    return E.choose(_finite_moderate(E, z), (x, y), _times_i(_asinh_limits)(E, z))
+
+
 def acosh(E: Emitter, z: Pair) -> Pair:
-    """log(z + sqrt(z + 1) sqrt(z - 1)) (Kahan's form: the right side of each branch cut);
-    log(2 z) where |z| is huge."""
+    """Kahan's asinh(Re(conj(sqrt(z - 1)) sqrt(z + 1))) + 2i atan(Im sqrt(z - 1) / Re sqrt(z + 1)) where
+    z is finite and moderate (accurate near 1 and near the imaginary axis); elsewhere
+    log(z + sqrt(z + 1) sqrt(z - 1)), or log(2 z) where |z| is huge."""
     a, b = z
     p = sqrt(E, (E.add(a, E.const(1.0)), b))
     m = sqrt(E, (E.sub(a, E.const(1.0)), b))
+    kahan = (E.f("asinh", E.add(E.mul(m[0], p[0]), E.mul(m[1], p[1]))), E.scale(E.f("atan2", m[1], p[0]), 2.0))
     out = E.choose(_large(E, z), _log_2z(E, z), log(E, _add(E, z, mul(E, p, m))))
     axis = E.both(E.is_zero(a), E.f("isnan", b))            # acosh(+-0 + nan j) = nan + pi/2 j (C99)
-    return E.choose(axis, (b, E.const(math.pi / 2)), out)
+    out = E.choose(axis, (b, E.const(math.pi / 2)), out)
+    return E.choose(_finite_moderate(E, z), kahan, out)
 
 
 def atanh(E: Emitter, z: Pair) -> Pair:
-    """(log1p(z) - log1p(-z)) / 2; 1/z + i pi/2 sign(b) where |z| is huge; at an infinite part,
-    +-0 + +-pi/2 j (the limit)."""
+    """log1p(4a / ((1 - a)^2 + b^2)) / 4 + i atan2(2b, (1 - a)(1 + a) - b^2) / 2 for z = a + bi finite
+    and moderate (no difference of nearly equal logarithms: atanh(1e-300 + 0.5j) keeps its real part;
+    near z = +-1 the real part is log(|1 + z| / |1 - z|) / 2);
+    1/z + i pi/2 sign(b) where |z| is huge; at an infinite part, +-0 + +-pi/2 j (the limit)."""
     a, b = z
-    p, m = log1p(E, z), log1p(E, (E.neg(a), E.neg(b)))
-    out = E.zero_keeps(a, a, E.scale(E.sub(p[0], m[0]), 0.5)), E.scale(E.sub(p[1], m[1]), 0.5)
+    one = E.const(1.0)
+    one_minus = E.sub(one, a)
+    d = E.add(E.mul(one_minus, one_minus), E.mul(b, b))
+    t = E.div(E.scale(a, 4.0), d)       # |1 + z|^2 / |1 - z|^2 - 1
+    ratio = E.div(E.f("hypot", E.add(one, a), b), E.f("hypot", one_minus, b))   # near z = +-1 (t far from 0)
+    re = E.select(E.op("lt", E.f("abs", t), E.const(0.5)), E.scale(E.f("log1p", t), 0.25),
+                  E.scale(E.f("log", ratio), 0.5))
+    im = E.scale(E.f("atan2", E.scale(b, 2.0), E.sub(E.mul(one_minus, E.add(one, a)), E.mul(b, b))), 0.5)
+    out = E.zero_keeps(a, a, re), im
     h = E.f("hypot", a, b)          # |z| huge: atanh(z) = 1/z + i pi/2 sign(b) to working precision
     huge_im = E.select(E.f("isnan", h), h, E.f("copysign", E.const(math.pi / 2), b))  # a NaN part: NaN + NaN j
     out = E.choose(_large(E, z), (E.div(E.div(a, h), h), huge_im), out)
@@ -324,13 +369,16 @@ def _times_i(fn):
 
 
 def acos(E: Emitter, z: Pair) -> Pair:
-    """pi/2 - asin(z)."""
-    r, i = _times_i(asinh)(E, z)
-    return E.sub(E.const(math.pi / 2), r), E.neg(i)
+    """Kahan's 2 atan(Re sqrt(1 - z) / Re sqrt(1 + z)) + i asinh(Im(conj(sqrt(1 + z)) sqrt(1 - z))) where
+    z is finite and moderate (accurate near 1); pi/2 - asin(z) elsewhere."""
+    m, p = _roots_1mz_1pz(E, z)
+    kahan = (E.scale(E.f("atan2", m[0], p[0]), 2.0), E.f("asinh", E.sub(E.mul(p[0], m[1]), E.mul(p[1], m[0]))))
+    r, i = _times_i(_asinh_limits)(E, z)
+    return E.choose(_finite_moderate(E, z), kahan, (E.sub(E.const(math.pi / 2), r), E.neg(i)))
 
 
 UNARY = {"exp": exp, "expm1": expm1, "log": log, "log1p": log1p, "sqrt": sqrt, "sin": sin, "cos": cos,
          "tan": tan, "sinh": sinh, "cosh": cosh, "tanh": tanh, "sign": sign, "asinh": asinh,
-         "acosh": acosh, "atanh": atanh, "asin": _times_i(asinh), "atan": _times_i(atanh), "acos": acos,
+         "acosh": acosh, "atanh": atanh, "asin": asin, "atan": _times_i(atanh), "acos": acos,
          "log2": lambda E, z: log_base(E, z, 2.0), "log10": lambda E, z: log_base(E, z, 10.0)}
 BINARY = {"mul": mul, "div": div, "pow": power}

@@ -52,6 +52,7 @@ from poot.trace.numpy_inplace import *  # noqa: F401,F403
 from poot.trace.numpy_inplace import __all__ as _numpy_inplace_all
 from poot.trace.numpy_queries import *  # noqa: F401,F403
 from poot.trace.numpy_habits import *  # noqa: F401,F403
+from poot.trace import numpy_methods as _numpy_methods  # noqa: F401,E402  (installs compress, put... on Array)
 from poot.trace.numpy_habits import __all__ as _numpy_habits_all
 from poot.trace.numpy_queries import __all__ as _numpy_queries_all
 from poot.trace.numpy_poly import *  # noqa: F401,F403

@@ -181,11 +181,16 @@ def _iota(shape, axis, dtype, device):
 @api_boundary
 def arange(start, stop=None, step=1, dtype=None, *, device=None):
     """Evenly spaced values in [start, stop): start + i * step (computed in float64 for floats)."""
+    # a 0-d real array bound (`arange(labels.max() + 1)`) is read as its value, as NumPy does: the length
+    # of the result depends on it (inside @pt.jit that read is a TracerError)
+    start, stop, step = (v._scalar("arange") if isinstance(v, Array) and v.ndim == 0 and v.dtype.kind in "biuf"
+                         else v for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
     for v in (start, stop, step):
         if isinstance(v, complex) or isinstance(v, Array):
-            raise DTypeError("arange: start, stop and step must be real Python or NumPy scalars")
+            raise DTypeError("arange: start, stop and step must be real Python or NumPy scalars (or 0-d real "
+                             "arrays)")
     if step == 0:
         raise ShapeError("arange: step must not be zero")
     is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))

@@ -388,6 +388,13 @@ def setitem_node(x: Array, idx, value, mode="set"):
 
 
 def _broadcast_value(v, shape, x):
+    """v broadcast to the indexed shape; leading size-1 axes beyond its rank are dropped first, as
+    NumPy's assignment does (`x[1:3] = [[9., 8.]]` into a 1-d x)."""
+    extra = 0
+    while v.aval.ndim - extra > len(shape) and v.aval.shape[extra] == 1:
+        extra += 1
+    if extra:
+        v = _reshape_node(v, v.aval.shape[extra:])
     try:
         return broadcast_node(v, shape)
     except ShapeError:

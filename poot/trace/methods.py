@@ -2,18 +2,20 @@
 function modules; the class stays small). In-place operators update the array object itself, as
 `x[i] = v` does: `x += 1` rebinds x's node to the new value, cast to x's dtype (NumPy's same-kind
 casting rule), so every reference to that Array object sees it (a function's argument included);
-other Array objects holding the old value (slices, copies) do not change."""
+other Array objects holding the old value (slices, copies) do not change. A 0-d array whose result
+cannot be stored back (a float result for an int array, a larger shape) gets the result as a new value,
+as NumPy's scalars do (`x[2] += 2.5` then stores the sum, cast, into an int x)."""
 from __future__ import annotations
 
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.errors import DomainError, DTypeError, ShapeError, api_boundary
 from poot.trace import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
 from poot.trace.array import Array
 from poot.trace.array_api_sets import searchsorted
 from poot.trace.interop import array_function, array_ufunc
-from poot.trace.lazy import record
+from poot.trace.lazy import is_tracing, record
 from poot.trace.promote import cast, is_weak
 from poot.trace import complex_values, recipes
 
@@ -60,6 +62,10 @@ def _inplace(fn, symbol):
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         r = fn(self, other)
+        if self.ndim == 0 and (r.shape != () or not _same_kind(r.dtype, self.dtype)):
+            # a 0-d array stands in for NumPy's scalars (x[i], x.sum()), whose `+=` is `s = s + y`: so
+            # `x[2] += 2.5` on an int x stores the float sum, cast on store, as NumPy does
+            return r
         if r.shape != self.shape:
             raise ShapeError(f"x {symbol}= y: the result has shape {r.shape}, x has {self.shape}; an "
                              f"in-place operation cannot change x's shape (y must broadcast to x); "
@@ -100,6 +106,21 @@ for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.l
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
     setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn))))
 
+
+
+def _none_compare(op, result: bool):
+    """x == None (x != None): NumPy compares each element with None, giving all False (all True)."""
+    def compare(self, other):
+        if other is None:
+            return creation.full(self.shape, result, dtype=dt.bool_, device=self.device)
+        return op(self, other)
+
+    compare.__name__ = op.__name__
+    return compare
+
+
+Array.__eq__ = _none_compare(Array.__eq__, False)
+Array.__ne__ = _none_compare(Array.__ne__, True)
 Array.__neg__ = ew.negative
 Array.__pos__ = ew.positive
 Array.__abs__ = ew.abs
@@ -112,7 +133,23 @@ def _divmod(self, other):
 
 Array.__divmod__ = api_boundary(_binary(_divmod))
 Array.__rdivmod__ = api_boundary(_reflected(_divmod))
-Array.__round__ = api_boundary(lambda self, ndigits=None: ew.round(self, ndigits or 0))
+
+
+@api_boundary
+def _round(self, ndigits=None):
+    """round(x): for a 0-d array without ndigits, a Python int, as round() of NumPy's scalars gives
+    (inside a traced function, where values are unknown, the rounded array); otherwise the array
+    rounded to `ndigits` decimals."""
+    if ndigits is None and self.ndim == 0 and self.dtype.kind != "c" and not is_tracing():
+        value = self._scalar("round()")
+        try:
+            return round(value)
+        except (OverflowError, ValueError) as e:
+            raise DomainError(f"round(): {e}") from None
+    return ew.round(self, ndigits or 0)
+
+
+Array.__round__ = _round
 
 
 @api_boundary

@@ -10,6 +10,7 @@ calls a Python function on each element, as NumPy's does, so it runs on the host
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import numpy as np
 
@@ -300,3 +301,42 @@ class _Concatenator:
 mgrid, ogrid = _Grid(False), _Grid(True)
 r_, c_ = _Concatenator(False), _Concatenator(True)
 __all__ += ["s_", "index_exp", "mgrid", "ogrid", "r_", "c_"]
+
+
+class ndindex:
+    """The index tuples of an array of `shape`, in C order (np.ndindex(2, 3) or np.ndindex((2, 3))):
+    Python loops over positions, so plain host iteration with nothing to record."""
+
+    def __init__(self, *shape):
+        from poot.trace.creation import normalize_shape
+
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        self.shape = normalize_shape(shape, "ndindex")
+        self._it = itertools.product(*(range(s) for s in self.shape))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> tuple:
+        return next(self._it)
+
+
+class ndenumerate:
+    """(index tuple, value) for each element of `arr` in C order, as np.ndenumerate. The array is read
+    to the host once (inside @pt.jit: TracerError, as for any read of values); the values are NumPy
+    scalars, as NumPy's ndenumerate gives them."""
+
+    def __init__(self, arr):
+        host = arr.numpy() if isinstance(arr, Array) else np.asarray(arr)
+        self._it = np.ndenumerate(host)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+
+euler_gamma = 0.5772156649015329       # NumPy's np.euler_gamma, the Euler-Mascheroni constant
+__all__ += ["ndindex", "ndenumerate", "euler_gamma"]

@@ -44,6 +44,13 @@ def _indices(dimensions, dtype=int, sparse=False):
     return mv.stack(grids) if grids else arange(0, dtype=d)
 
 
+def _trapped_if_outside(i: Array, n: int) -> Array:
+    """`i` itself, read through a gather from arange(n): an entry outside [0, n) (negative ones
+    included) trips the kernel's bounds check, raised as KernelIndexError (a PootIndexError) at the
+    next host read. Values held in an array are seen only there; NumPy raises ValueError at the call."""
+    return take(arange(n, dtype=dt.int64, device=i.device), where(ew.less(i, 0), n, i))
+
+
 def _unravel_index(indices, shape, order="C"):
     if order != "C":
         raise ShapeError(f"unravel_index: only order='C' is supported, got {order!r}")
@@ -57,6 +64,8 @@ def _unravel_index(indices, shape, order="C"):
             raise ShapeError(f"unravel_index: index {int(host.max() if host.max() >= 0 else host.min())}"
                              f" is out of bounds for an array of size {math.prod(dims)}")
     idx = idx.astype(dt.int64)
+    if isinstance(indices, Array):
+        idx = _trapped_if_outside(idx, math.prod(dims))
     out = []
     for n in reversed(dims):
         out.append(ew.remainder(idx, n) if n else idx)
@@ -84,6 +93,8 @@ def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
                 host = np.asarray(idx)
                 if host.size and (host.min() < 0 or host.max() >= n):
                     raise ShapeError("ravel_multi_index: invalid entry in coordinates array")
+            else:
+                i = _trapped_if_outside(i, n)
         else:
             raise ShapeError(f"ravel_multi_index: mode must be 'raise', 'wrap' or 'clip', got {m!r}")
         term = ew.multiply(i, stride)

@@ -88,6 +88,8 @@ _export("diff", _diff, "The n-th discrete difference along `axis` (after joining
 def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
             equal_nan=True, sorted=True):  # noqa: A002 (NumPy's name)
     x = arr(ar)
+    if axis is not None:    # checked here: NumPy's own check, on the host, would raise outside poot's errors
+        axis = axis_of(axis, x.ndim, "unique", x)
     refuse_data_dependent("unique(x)", "its length is the number of distinct values",
                           "use unique_values(x, size=n) (or unique_all/unique_counts/unique_inverse) "
                           "for a fixed length")
@@ -231,6 +233,11 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A00
     inputs = [x._node]
     if isinstance(bins, str):
         bins = _estimated_edges(x, bins, range, weights)
+    elif isinstance(bins, (Array, np.ndarray)) and bins.ndim == 0:
+        try:     # a 0-d count (`bins=labels.max() + 1`) is read, as in NumPy
+            bins = operator.index(bins)
+        except TypeError:
+            raise DTypeError(f"histogram: a 0-d `bins` must be an integer count, got {bins.dtype}") from None
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         nb = int(bins)
         if nb < 1:

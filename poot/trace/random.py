@@ -273,6 +273,10 @@ from poot.trace.random_generator import Generator, default_rng  # noqa: E402
 from poot.trace import random_global  # noqa: E402
 from poot.trace.random_global import (choice, exponential, permutation, rand, randn, random,  # noqa: E402
                                       random_sample, seed, shuffle, standard_normal)
+from poot.trace import random_global_more  # noqa: E402
+from poot.trace.random_global_more import *  # noqa: E402,F401,F403  (binomial, poisson, get_state...)
+
+__all__ += random_global_more.__all__
 
 
 def _key_or_global(name: str, with_key):
