@@ -25,7 +25,7 @@ from poot.graph.ops import OPS
 from poot.jit.kir.builder import binary, cast, const
 from poot.jit.codegen.common import KernelContext, Launch, StepCode, ceil_div, groups_for
 from poot.jit.codegen.gpu_lanes import fold_pairwise
-from poot.jit.codegen.rows import Reduction, full_index, layout
+from poot.jit.codegen.rows import Reduction, full_index, in_blocks, layout, sums_in_blocks
 from poot.jit.llvm.targets import KernelStyle
 
 STREAMS = 4
@@ -39,15 +39,21 @@ def fold_streams(ctx, red, streams, count, reduced=None):
     shape, axes, kept, _, red_shape = layout(ctx.step)
     K = math.prod(red_shape)
     accs = [kb.local("acc", red.acc, red.identity()) for _ in streams]
-    with kb.for_("t", const(0, ctx.idt), count, dtype=ctx.idt) as t:
-        gen.push()
-        for s, (acc, (row_idx, base)) in enumerate(zip(accs, streams)):
-            if reduced:
-                gen.reduced.update(reduced[s])
-            j = t if base is None else binary("add", base, t)
-            idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord(f"j{s}", K, j), red_shape))
-            kb.assign(acc, red.combine(acc, cast(gen.value(red.e.inputs[0], idx), red.acc)))
-        gen.pop()
+
+    def fold(t0, t1):
+        with kb.for_("t", t0, t1, dtype=ctx.idt) as t:
+            gen.push()
+            for s, (acc, (row_idx, base)) in enumerate(zip(accs, streams)):
+                if reduced:
+                    gen.reduced.update(reduced[s])
+                j = t if base is None else binary("add", base, t)
+                idx = full_index(shape, axes, kept, row_idx, unravel(ctx.coord(f"j{s}", K, j), red_shape))
+                kb.assign(acc, red.combine(acc, cast(gen.value(red.e.inputs[0], idx), red.acc)))
+            gen.pop()
+
+    if sums_in_blocks(red, K // len(streams)):
+        return in_blocks(ctx, accs, [red] * len(accs), const(0, ctx.idt), count, 1, fold)
+    fold(const(0, ctx.idt), count)
     return accs
 
 
