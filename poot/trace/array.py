@@ -301,6 +301,11 @@ def asnode(x, device: str | None = None, op: str = "array") -> Node:
         return constant(x, d, dev)
     if isinstance(x, np.generic) and not isinstance(x, (np.complexfloating, np.object_, np.str_)):
         return shared_constant(x.item(), dt.as_dtype(x.dtype), dev)
+    if isinstance(x, (list, tuple)) and x:      # `x * [a, b]` of poot arrays: stacked lazily, as pt.asarray
+        from poot.trace.creation import _array, _contains_array    # does (NumPy would read traced ones)
+
+        if _contains_array(x):
+            return _array(x, device=dev)._node
     return from_numpy(host_array(x, op), dev)
 
 

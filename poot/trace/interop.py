@@ -1,12 +1,15 @@
 """NumPy interop: NumPy functions and ufuncs called on poot Arrays stay lazy and return poot Arrays.
 
 `np.exp(x)`, `np.add(x, y)`, `np.maximum.reduce(x)`, `np.sum(x, axis=0)`, `np.concatenate([x, y])`,
-`np.where(c, x, y)`, `x_numpy @ x_poot`... dispatch to poot's own functions. A NumPy function or ufunc
+`np.where(c, x, y)`, `x_numpy @ x_poot`, `np.linalg.norm(x)` (NumPy's linalg functions that `pt.linalg` has,
+called with arguments it takes)... dispatch to poot's own functions. A NumPy function or ufunc
 poot does not implement (or one called with arguments poot does not take, such as `out=` into a NumPy
 array) falls back to NumPy: the poot arguments are realized and NumPy's result, a NumPy array, is
 returned. Inside @poot.jit that fallback raises TracerError instead (nothing can be realized there).
 """
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -197,6 +200,29 @@ def _numpy_clip(pt, a, *bounds, **kwargs):
     return pt.clip(x.astype(d, copy=False), lo, hi)
 
 
+_LINALG_SIGNATURES: dict = {}
+
+
+def _linalg_target(pt, name: str, args, kwargs):
+    """`pt.linalg.<name>` for `np.linalg.<name>(*args, **kwargs)` on poot arrays (lazy, and traceable
+    inside @pt.jit), where poot has that function and it takes these arguments; None otherwise, for
+    NumPy's fallback (`np.linalg.eigh(a, UPLO="U")`, `matrix_rank(a, tol)`: NumPy's own parameters)."""
+    target = getattr(pt.linalg, name, None)
+    if not callable(target) or isinstance(target, type):
+        return None
+    sig = _LINALG_SIGNATURES.get(name)
+    if sig is None:
+        try:
+            sig = _LINALG_SIGNATURES[name] = inspect.signature(target)
+        except (TypeError, ValueError):
+            return None
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    return target
+
+
 def array_function(self, func, types, args, kwargs):
     from poot.trace.array import Array
 
@@ -211,6 +237,10 @@ def array_function(self, func, types, args, kwargs):
         target = getattr(pt, name, None)
         if name == "trace":
             from poot.trace.linalg import trace as target
+        if target is not None:
+            return target(*args, **kwargs)
+    if func is getattr(np.linalg, name, None) and kwargs.get("out") is None:
+        target = _linalg_target(pt, name, args, kwargs)
         if target is not None:
             return target(*args, **kwargs)
     if name == "shape" and len(args) == 1:

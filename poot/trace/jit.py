@@ -27,7 +27,8 @@ from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.closed_over import reachable_arrays, refuse_writes
-from poot.trace.jit_held import held_arrays, refuse_baked_attributes
+from poot.trace.creation import _array
+from poot.trace.jit_held import held_arrays, receiver_arrays, refuse_baked_attributes
 from poot.trace.jit_program import SCALARS as _SCALARS
 from poot.trace.jit_program import JitProgram
 
@@ -169,6 +170,11 @@ class Jitted:
             elif t in _SCALARS:
                 parts.append(t)
                 leaves.append(a)
+            elif t is np.ndarray or isinstance(a, np.generic):   # copied in now: signed and traced as a poot array
+                a = _from_host(a)
+                n = a._node
+                parts.append((n.aval.shape, n.aval.dtype.name, n.device))
+                leaves.append(a)
             else:
                 parts.append(self._tree_spec(a, leaves, self._arg_name(i)))
         if kwargs:
@@ -194,8 +200,9 @@ class Jitted:
                 specs.append(t)
                 leaves.append(x)
             elif isinstance(x, (np.ndarray, np.generic)):
-                x = np.asarray(x)
-                specs.append(("np", x.shape, dt.as_dtype(x.dtype)))
+                x = _from_host(x)
+                aval = x._node.aval
+                specs.append((aval.shape, aval.dtype.name, x._node.device))
                 leaves.append(x)
             else:   # any other leaf is part of the structure, like a static argument
                 specs.append(("static", _type_key(x), _hashable(x, name)))
@@ -284,7 +291,7 @@ class Jitted:
 
     def _held_arrays(self, args, kwargs) -> dict:
         """The arrays held by the plain objects among the non-static arguments (jit_held.py)."""
-        held: dict = {}
+        held: dict = receiver_arrays(self.fn)
         named = [(self._arg_name(i), a) for i, a in enumerate(args) if i not in self.static_argnums]
         named += [(k, v) for k, v in kwargs.items() if k not in self.static_argnames]
         for name, a in named:
@@ -405,6 +412,8 @@ class _Guard:
             t = type(a)
             if t is Array:
                 arrays.append((i, a._node.aval, a._node.device))
+            elif t is np.ndarray or isinstance(a, np.generic):   # traced as the poot array it was copied to
+                arrays.append((i, Aval(a.shape, dt.as_dtype(a.dtype.newbyteorder("="))), device))
             elif t in _SCALARS:
                 scalars.append((i, t))
             elif (t is tuple or t is list) and a and all(type(x) is Array for x in a):
@@ -490,6 +499,13 @@ def _aliases(leaves: list) -> tuple:
             if j != k:
                 out.append((k, j))
     return tuple(out)
+
+
+def _from_host(x) -> Array:
+    """A NumPy argument as the poot array `pt.asarray` makes of it (copied to the current device,
+    big-endian data byte-swapped): a call with NumPy data then has the signature, and replays the
+    program, of a call with a poot array of that shape and dtype."""
+    return _array(x)
 
 
 def _is_dynamic(x) -> bool:

@@ -6,7 +6,9 @@ are therefore read once, at trace time, and baked into the program as constants:
 `model.w = new_w` every later call would still compute with the old weights, silently. A trace that
 reads one of them is refused, naming the attribute. The ways out keep the meaning explicit: make the
 class a dataclass or NamedTuple (a pytree: its arrays become inputs of every call), pass the arrays
-as arguments, or list the argument in `static_argnums` to bake its arrays in on purpose.
+as arguments, or list the argument in `static_argnums` to bake its arrays in on purpose. The object a
+bound method passed to pt.jit is bound to (`pt.jit(model.__call__)`) is read the same way and refused
+the same way: jit the class's function and pass the object as an argument instead.
 """
 from __future__ import annotations
 
@@ -29,6 +31,18 @@ def held_arrays(obj, name: str) -> dict[int, tuple[str, str, str]]:
     if not isinstance(obj, (Array, _OPAQUE)):
         _walk(obj, name, found, set(), 0)
     return {k: (path, name, type(obj).__name__) for k, path in found.items()}
+
+
+def receiver_arrays(fn) -> dict[int, tuple[str, None, str]]:
+    """The arrays held by the object a bound method `fn` is bound to (`pt.jit(model.__call__)`), as
+    held_arrays gives them, the argument's name None: that object is no argument at all, so its
+    arrays are read once, at trace time, as those of a plain-object argument are."""
+    obj = getattr(fn, "__self__", None) if isinstance(fn, types.MethodType) else None
+    if obj is None or isinstance(obj, (Array, _OPAQUE, types.ModuleType)):
+        return {}
+    found: dict[int, str] = {}
+    _walk(obj, "self", found, set(), 0)
+    return {k: (path, None, type(obj).__name__) for k, path in found.items()}
 
 
 def _walk(x, path: str, found: dict, seen: set, depth: int) -> None:
@@ -62,6 +76,16 @@ def refuse_baked_attributes(fn_name: str, held: dict[int, tuple[str, str, str]],
         if got is None:
             continue
         path, root, type_name = got
+        if root is None:
+            method = fn_name.rsplit(".", 1)[-1]
+            raise PootError(
+                f"pt.jit({fn_name}) reads the array {path}, held by the {type_name} object the method is "
+                f"bound to: the program would keep that array's value from this first call as a constant "
+                f"and not see it change later (after {path} = new_value). Jit the function of the class "
+                f"and pass the object as an argument, with its class a dataclass or NamedTuple (its arrays "
+                f"become inputs of every call): pt.jit({type_name}.{method})(obj, ...); or pass the array "
+                f"as an argument; or, to keep it constant on purpose, "
+                f"pt.jit({type_name}.{method}, static_argnums=0)(obj, ...)")
         raise PootError(
             f"pt.jit({fn_name}) reads the array {path}, held by the argument '{root}' (a "
             f"{type_name}), which is neither an array nor a pytree: the program would keep "
@@ -70,4 +94,4 @@ def refuse_baked_attributes(fn_name: str, held: dict[int, tuple[str, str, str]],
             f"pass the array as an argument, or list '{root}' in static_argnums to keep it constant")
 
 
-__all__ = ["held_arrays", "refuse_baked_attributes"]
+__all__ = ["held_arrays", "receiver_arrays", "refuse_baked_attributes"]

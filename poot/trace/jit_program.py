@@ -126,8 +126,6 @@ class JitProgram:
             lazy.realize_nodes(outer_pending, f"pt.jit({name}) closing over an array")
         self.scalar_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves) if type(x) in SCALARS}
         self.int_casts = sorted(weak_casts, key=lambda d: d.name)
-        self.host_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves)
-                            if isinstance(x, (np.ndarray, np.generic))}
         self.donated = donated
         # the fast paths of a call, decided once for this signature (its leaves' kinds are fixed):
         # every graph input an array argument, and the results a flat tuple or list (or one array)
@@ -177,7 +175,7 @@ class JitProgram:
         (jit.py's guard knows which): an array argument's position, a captured Node or a
         _ScalarArgument. None where a call needs the general path (NumPy arguments, donation, no
         compiled program)."""
-        if self.program is None or self.donated or self.host_dtypes:
+        if self.program is None or self.donated:
             return None
         out = []
         for b in self.binds:
@@ -323,11 +321,8 @@ class JitProgram:
             if t is Array:
                 n = x._node
                 bufs.append(n.buf if n.buf is not None else x._realize(f"calling {self.name}").buf)
-            elif t in SCALARS:
+            else:               # NumPy arguments arrive as poot arrays (jit.py _from_host)
                 bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b]))
-            else:
-                arr = np.ascontiguousarray(x, dtype=self.host_dtypes[b].np).reshape(-1).view(np.uint8)
-                bufs.append(numpy_to_buffer(arr, self.backend) if arr.size else self.backend.allocate(0))
         return bufs
 
     def _scalar_buffer(self, value, dtype: dt.DType):

@@ -29,7 +29,7 @@ from poot.trace.array import Array
 from poot.graph.registry import SlotView
 from poot.transforms import batching_control, batching_host, batching_rules  # noqa: F401  (register the rules)
 from poot.transforms.batching_core import BatchContext, BatchingError, place
-from poot.transforms.tracing import RuleInBodyError, can_mark
+from poot.transforms.tracing import ArgumentWriteError, RuleInBodyError, can_mark
 
 __all__ = ["vmap", "BATCHING_RULES", "UNBATCHABLE", "BatchingError"]
 
@@ -96,6 +96,7 @@ class _Vmapped:
             stand_ins[id(p)] = (p, node, axis)
             leaves.append(Array(p))
         t_args, t_kwargs = self._rebuild(args, kwargs, leaves)
+        before = [x._node if isinstance(x, Array) else None for x in leaves]
         try:
             with lazy.scope() as inside:
                 result = self.fn(*t_args, **t_kwargs)
@@ -112,7 +113,17 @@ class _Vmapped:
                 f"batches, so it cannot get a batch axis. Launch it once on the whole batch outside "
                 f"vmap (its grid can cover the batch), or write this step with poot array operations"
             ) from None
-        return self._batched_result(result, inside, stand_ins, size, device, name)
+        # arguments the function updated in place (x[i] = v, x += y): their new per-example values are
+        # batched too and written back to the caller's arrays, as a loop over the examples leaves them
+        writes = [(k, x._node) for k, x in enumerate(leaves) if before[k] is not None and x._node is not before[k]]
+        try:
+            return self._batched_result(result, inside, stand_ins, size, device, name,
+                                        [mapped[k] for k, _ in writes], [n for _, n in writes])
+        except BaseException:   # an unmapped argument is the caller's own array: it keeps its value
+            for k, _ in writes:
+                if mapped[k][2] is None:
+                    leaves[k]._node = before[k]
+            raise
 
     # -- arguments -------------------------------------------------------------------------------
     def _mapped_leaves(self, args, kwargs) -> list[tuple]:
@@ -168,9 +179,11 @@ class _Vmapped:
         return new_args, new_kwargs
 
     # -- results ---------------------------------------------------------------------------------
-    def _batched_result(self, result, inside, stand_ins, size, device, name):
+    def _batched_result(self, result, inside, stand_ins, size, device, name, written=(), new_values=()):
+        """The batched result; `written` (the mapped leaves the function updated in place) are rebound
+        to their batched `new_values`, at their own in_axes."""
         flat, treedef = pytree.flatten(result)
-        roots = [x._node for x in flat if isinstance(x, Array)]
+        roots = [x._node for x in flat if isinstance(x, Array)] + list(new_values)
         graph, graph_leaves = lazy.build_graph(roots, inside)
         values = []
         for leaf in graph_leaves:
@@ -193,7 +206,20 @@ class _Vmapped:
                 raise BatchingError(f"vmap({name}): {path or 'the result'} is a {type(x).__name__}; a "
                                     f"mapped function returns arrays (or pytrees of them)")
             placed.append(Array(place(ctx, node, dim, axis, path or "the result")))
-        return pytree.unflatten(treedef, placed)
+        out = pytree.unflatten(treedef, placed)
+        back = []
+        for (where, value, axis), (node, dim) in zip(written, outs):
+            if not isinstance(value, Array):     # NumPy data was copied in: nothing to write back to
+                continue
+            if axis is None and dim is not None:
+                raise ArgumentWriteError(
+                    f"vmap({name}): the function writes a per-example value into {where} in place, which "
+                    f"is not mapped (in_axes None): one array shared by every example cannot hold them "
+                    f"all. Map it, or return the new values instead of writing them into the argument")
+            back.append((value, place(ctx, node, dim, axis, where)))
+        for value, node in back:
+            value._node = node
+        return out
 
 
 # --- axis specifications -----------------------------------------------------------------------------

@@ -53,6 +53,28 @@ def _transforming():
             _depth.level -= 1
 
 
+class ArgumentWriteError(TracerError):
+    """A function under pt.vmap or a differentiation writes into an argument in place."""
+
+
+def refuse_argument_writes(given: list, what: str, hint: str) -> None:
+    """Raise ArgumentWriteError where the function wrote into one of its arguments in place
+    (`x[i] = v`, `x += y`): `given` holds (the Array it received, its node then). An eager or
+    jitted call updates the caller's array so (NumPy's semantics); a transformation calls the function
+    on stand-ins (one batch element, or the point it differentiates at), whose new values have no
+    meaning for the caller's array, so the update would be lost silently. Each array is put back."""
+    changed = [(x, old) for x, old in given if x._node is not old]
+    if not changed:
+        return
+    line = lazy.format_where(changed[0][0]._node.where)
+    for y, old in changed:
+        y._node = old
+    raise ArgumentWriteError(
+        f"{what}: the function writes into an argument in place (at {line}); that update is not "
+        f"written back to the array passed (pt.vmap and the derivative transformations call the function "
+        f"on stand-ins). {hint}")
+
+
 class CustomCall:
     """One call of a function with user-defined derivative rules.
 
@@ -180,11 +202,15 @@ class Traced:
         device = in_nodes[0].device if in_nodes else None
         with _transforming() as inside:
             self.params = [lazy.record("reshape", (n,), {"shape": n.aval.shape}) for n in in_nodes]
+            given = [Array(p) for p in self.params]
             try:
-                result = fn(*pytree.unflatten(in_tree, [Array(p) for p in self.params]))
+                result = fn(*pytree.unflatten(in_tree, given))
             except TracerError as e:
                 _refuse_in_place_kernel(e, what)
                 raise
+        refuse_argument_writes(list(zip(given, self.params)), what,
+                               "Compute the new value out of place (y = x + 1, y = pt.where(mask, v, x)) "
+                               "and return it, or copy the argument first (x = x.copy())")
         self.params += list(closed)
         if has_aux:
             if not (isinstance(result, tuple) and len(result) == 2):
