@@ -24,6 +24,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, TracerError, api_boundary
+from poot.trace import context as _dev
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import random as _r
@@ -63,7 +64,7 @@ class Generator:
 
     def __init__(self, seed):
         self._seed = operator.index(seed) & (2**64 - 1)
-        self._key = _r.key(self._seed)
+        self._keys: dict[str, Array] = {}    # the seed's key on each device drawn on (`_next`)
         self._count = 0
         self._traced = is_tracing()     # made inside a traced function: its draws belong to the trace
 
@@ -79,7 +80,14 @@ class Generator:
                               "every call would get the same numbers. Pass a key argument and draw with "
                               "pt.random.normal(key, ...), pt.random.uniform(key, ...) (fold_in(key, step) for a "
                               "new key a step)")
-        k = _r.fold_in(self._key, self._count)
+        # draws happen on the current device, as every other array op: a generator seeded on the CPU
+        # draws inside `with pt.device('vulkan')` on vulkan, with the same numbers (the key is made
+        # from the seed on each device, and the counter is shared)
+        device = _dev.current()
+        key = self._keys.get(device)
+        if key is None:
+            key = self._keys[device] = _r.key(self._seed)
+        k = _r.fold_in(key, self._count)
         self._count += 1
         return k
 
