@@ -5,6 +5,10 @@ Why one primitive: composed from sorts, scans and reductions, a draw over a 150k
 dozen kernels and two full sorts; as one opaque op the planner hands it to the sampling kernels
 (kernels/sampling/), which read the row a few times and write one integer.
 
+A temperature so small that its float32 reciprocal overflows (below about 2.9e-39) is greedy too: the
+product would be inf or NaN, and the argmax is what sampling tends to as the temperature goes to 0
+(`greedy_temperature`; the tracer, the oracle and the kernels' launch all use it).
+
 Operands: logits [R, V] float32 (V >= 1) and bits [R] uint32, the row's 32 random bits (the tracer,
 poot/trace/sampling.py, draws them with `pt.random`, so they are the same on every device). Result: [R]
 int64. Parameters: `greedy` (bool), `temperature` (> 0; unless it is 1 the logits are multiplied by its float32 reciprocal, a product
@@ -52,6 +56,15 @@ def sample_rule(avals, greedy, temperature, top_k, p24, mp24):
         raise ShapeError(f"sample: parameters out of range (temperature {temperature}, top_k {top_k}, "
                          f"p24 {p24}, mp24 {mp24})")
     return Aval(logits.shape[:1], dt.int64)
+
+
+def greedy_temperature(temperature: float) -> bool:
+    """Whether `temperature` (>= 0) draws as greedy: 0, or so small that float32(1 / temperature)
+    overflows to inf."""
+    if temperature == 0:
+        return True
+    with np.errstate(over="ignore"):
+        return not np.isfinite(np.float32(1.0 / temperature))
 
 
 def cleaned(logits, temperature: float = 1.0) -> np.ndarray:
@@ -106,6 +119,7 @@ def _top_p_floor(q: np.ndarray, p24: int) -> int:
 
 def sample_row(logits, u: int, greedy, temperature, top_k, p24, mp24) -> int:
     """The token of one row (the oracle's definition)."""
+    greedy = greedy or greedy_temperature(temperature)
     l = cleaned(logits, 1.0 if greedy else temperature)
     first = int(np.argmax(l))
     if greedy:

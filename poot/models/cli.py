@@ -15,7 +15,7 @@ def add_commands(sub) -> None:
     g.add_argument("--max-tokens", type=int, default=64)
     _sampling_args(g)
     g.add_argument("--capacity", type=int, default=None,
-                   help="KV cache length (default: prompt + max tokens, rounded up to 64)")
+                   help="KV cache length: prompt + max tokens must fit (default: min(max_position_embeddings, 4096))")
     _kv_dtype_arg(g)
     _quantize_arg(g)
     g.set_defaults(func=_cmd_generate)
@@ -28,7 +28,8 @@ def add_commands(sub) -> None:
     d.add_argument("--device", default=None)
     d.add_argument("--context", type=int, default=128, help="KV cache positions attended per step")
     d.add_argument("--tokens", type=int, default=32, help="decode steps timed")
-    d.add_argument("--dtype", choices=("bfloat16", "float32"), default=None, help="weights (default: the preset's)")
+    d.add_argument("--dtype", choices=("bfloat16", "float16", "float32"), default=None,
+                   help="weights (default: the preset's)")
     _kv_dtype_arg(d)
     _quantize_arg(d)
     _sampling_args(d)
@@ -54,35 +55,48 @@ def _sampling_args(p) -> None:
 
 
 def _cmd_generate(args) -> int:
+    import os
+
     import poot as pt
     from poot.errors import PootError
-    from poot.models import Decoder, SamplingConfig
+    from poot.models import Decoder, SamplingConfig, Tokenizer
     from poot.models.config import LlamaConfig
 
+    if args.max_tokens < 0:
+        raise PootError(f"--max-tokens must be >= 0, got {args.max_tokens}")
     cfg = LlamaConfig.from_json(args.model_dir)
+    s = SamplingConfig(args.temperature, args.top_k, args.top_p, args.min_p)
+    tok_path = os.path.join(args.model_dir, "tokenizer.json")
+    if not os.path.exists(tok_path):
+        raise PootError(f"{args.model_dir} has no tokenizer.json")
+    # the prompt's length and the capacity are known before the weights are read: a prompt too long
+    # fails now, not after loading and compiling
+    tokenizer = Tokenizer(tok_path)
+    ids = tokenizer.encode(args.prompt)
     cap = args.capacity or min(cfg.max_position_embeddings, 4096)
+    if len(ids) + args.max_tokens > cap:
+        raise PootError(f"the prompt ({len(ids)} tokens) + --max-tokens {args.max_tokens} exceed the KV cache "
+                        f"capacity {cap}; pass a larger --capacity or a smaller --max-tokens")
     t0 = time.perf_counter()
     m = Decoder.from_pretrained(args.model_dir, device=args.device, capacity=cap)
     m.cache_dtype = getattr(pt, args.kv_dtype)
     if args.quantize:
         m.quantize(args.quantize)
     load_s = time.perf_counter() - t0
-    if m.tokenizer is None:
-        raise PootError(f"{args.model_dir} has no tokenizer.json")
-    s = SamplingConfig(args.temperature, args.top_k, args.top_p, args.min_p)
-    ids = m.tokenizer.encode(args.prompt)
     t0 = time.perf_counter()
-    m.generate(ids, max_tokens=2, sampling=s, stop_at_eos=False)      # trace and compile
+    m.generate(ids, max_tokens=min(2, args.max_tokens), sampling=s, stop_at_eos=False)      # trace and compile
     compile_s = time.perf_counter() - t0
     print(f"[{m.cfg.architecture} on {m.device}: loaded in {load_s:.1f} s, compiled in {compile_s:.1f} s]",
           file=sys.stderr)
     sys.stdout.write(args.prompt)
     sys.stdout.flush()
-    out, shown = [], [""]
+    # each new piece of text is the decoding of prompt + tokens so far minus what is shown: a token decoded
+    # alone loses what depends on its neighbours (SentencePiece's leading space, say)
+    out, shown = [], [m.tokenizer.decode(ids)]
 
     def on_token(t):
         out.append(t)
-        text = m.tokenizer.decode(out)
+        text = m.tokenizer.decode(ids + out)
         if not text.endswith("\ufffd"):          # an incomplete UTF-8 sequence: wait for more
             sys.stdout.write(text[len(shown[0]):])
             sys.stdout.flush()
@@ -91,7 +105,7 @@ def _cmd_generate(args) -> int:
     g = m.generate(ids, max_tokens=args.max_tokens, sampling=s, seed=args.seed, on_token=on_token)
     print()
     print(f"prefill: {g.prompt_tokens} tokens in {g.prefill_s * 1e3:.1f} ms ({g.prefill_tokens_per_s:.1f} tokens/s)"
-          f"; decode: {len(g.tokens) - 1} tokens in {g.decode_s * 1e3:.1f} ms "
+          f"; decode: {max(len(g.tokens) - 1, 0)} tokens in {g.decode_s * 1e3:.1f} ms "
           f"({g.decode_tokens_per_s:.1f} tokens/s)", file=sys.stderr)
     return 0
 

@@ -13,6 +13,8 @@ from poot.errors import PootError
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM")
 ROPE_TYPES = ("default", "linear", "llama3")
+DTYPES = ("bfloat16", "float16", "float32")
+ACTIVATIONS = ("silu", "swish")
 
 
 class ModelConfigError(PootError):
@@ -37,10 +39,15 @@ class LlamaConfig:
     tie_word_embeddings: bool = False
     attention_bias: bool = False             # q/k/v projections carry biases (Qwen2)
     sliding_window: int | None = None        # Mistral: keys further back than this are masked
-    dtype: str = "bfloat16"                  # weight dtype: "bfloat16" or "float32"
+    dtype: str = "bfloat16"                  # weight dtype: "bfloat16", "float16" or "float32"
     bos_token_id: int | None = None
     eos_token_ids: tuple = ()
     architecture: str = "LlamaForCausalLM"
+    o_bias: bool = False                     # the attention output projection carries a bias (Llama attention_bias)
+    mlp_bias: bool = False                   # gate/up/down projections carry biases (Llama mlp_bias)
+    # one entry a layer, the window of that layer (None: full attention), where the window does not apply
+    # to every layer (Qwen2's max_window_layers, `layer_types`); None: `sliding_window` applies to all
+    layer_windows: tuple | None = None
 
     def __post_init__(self):
         if self.num_attention_heads % self.num_key_value_heads:
@@ -48,12 +55,22 @@ class LlamaConfig:
                                    f"of num_key_value_heads ({self.num_key_value_heads})")
         if self.head_dim % 2:
             raise ModelConfigError(f"head_dim must be even for RoPE, got {self.head_dim}")
-        if self.dtype not in ("bfloat16", "float32"):
-            raise ModelConfigError(f"dtype must be 'bfloat16' or 'float32', got {self.dtype!r}")
+        if self.dtype not in DTYPES:
+            raise ModelConfigError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.layer_windows is not None:     # a tuple: the config is a static argument, hashed
+            object.__setattr__(self, "layer_windows", tuple(self.layer_windows))
+        if self.layer_windows is not None and len(self.layer_windows) != self.num_hidden_layers:
+            raise ModelConfigError(f"layer_windows has {len(self.layer_windows)} entries for "
+                                   f"{self.num_hidden_layers} layers")
         rope_type = self.rope.get("rope_type", self.rope.get("type", "default"))
         if rope_type not in ROPE_TYPES:
             raise ModelConfigError(f"RoPE scaling type {rope_type!r} is not supported (supported: "
                                    f"{', '.join(ROPE_TYPES)})")
+
+    def window(self, layer: int) -> int | None:
+        """The sliding window of layer `layer` (None: it attends to every earlier position)."""
+        w = self.sliding_window if self.layer_windows is None else self.layer_windows[layer]
+        return w or None
 
     @property
     def rope(self) -> dict:
@@ -76,7 +93,8 @@ class LlamaConfig:
         h, i, layers = self.hidden_size, self.intermediate_size, self.num_hidden_layers
         attn = h * (self.q_size + 2 * self.kv_size) + self.q_size * h
         attn += (self.q_size + 2 * self.kv_size) if self.attention_bias else 0
-        per_layer = attn + 3 * h * i + 2 * h
+        attn += h if self.o_bias else 0
+        per_layer = attn + 3 * h * i + 2 * h + ((2 * i + h) if self.mlp_bias else 0)
         head = 0 if self.tie_word_embeddings else self.vocab_size * h
         return self.vocab_size * h + layers * per_layer + h + head
 
@@ -90,27 +108,32 @@ class LlamaConfig:
                                    f"{', '.join(SUPPORTED_ARCHITECTURES)})")
         heads = cfg["num_attention_heads"]
         hidden = cfg["hidden_size"]
+        layers = cfg["num_hidden_layers"]
         eos = cfg.get("eos_token_id")
         eos = () if eos is None else tuple(eos) if isinstance(eos, list) else (eos,)
-        dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
-        dtype = "float32" if dtype in ("float32", "float") else "bfloat16"
+        act = cfg.get("hidden_act", "silu")
+        if act not in ACTIVATIONS:
+            raise ModelConfigError(f"hidden_act {act!r} is not supported (the MLP is SwiGLU: silu)")
+        theta, scaling = _rope_from_hf(cfg)
         if arch == "Qwen2ForCausalLM":
-            bias = True
-            window = cfg.get("sliding_window") if cfg.get("use_sliding_window") else None
+            bias, o_bias, mlp_bias = True, False, False
+        elif arch == "MistralForCausalLM":
+            bias = o_bias = mlp_bias = False
         else:
-            bias = bool(cfg.get("attention_bias", False))
-            window = cfg.get("sliding_window") if arch == "MistralForCausalLM" else None
+            bias = o_bias = bool(cfg.get("attention_bias", False))     # HF Llama: q, k, v and o
+            mlp_bias = bool(cfg.get("mlp_bias", False))
+        window, layer_windows = _windows_from_hf(cfg, arch, layers)
         return cls(vocab_size=cfg["vocab_size"], hidden_size=hidden,
                    intermediate_size=cfg["intermediate_size"],
-                   num_hidden_layers=cfg["num_hidden_layers"], num_attention_heads=heads,
+                   num_hidden_layers=layers, num_attention_heads=heads,
                    num_key_value_heads=cfg.get("num_key_value_heads") or heads,
                    head_dim=cfg.get("head_dim") or hidden // heads,
                    rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-                   rope_theta=float(cfg.get("rope_theta", 10000.0)),
-                   rope_scaling=_freeze(cfg.get("rope_scaling")),
+                   rope_theta=theta, rope_scaling=scaling,
                    max_position_embeddings=int(cfg.get("max_position_embeddings", 4096)),
                    tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-                   attention_bias=bias, sliding_window=window, dtype=dtype,
+                   attention_bias=bias, o_bias=o_bias, mlp_bias=mlp_bias, sliding_window=window,
+                   layer_windows=layer_windows, dtype=_dtype_from_hf(cfg),
                    bos_token_id=cfg.get("bos_token_id"), eos_token_ids=eos, architecture=arch)
 
     @classmethod
@@ -124,6 +147,61 @@ class LlamaConfig:
             raise ModelConfigError(f"no config.json at {path}") from None
         except (KeyError, json.JSONDecodeError) as e:
             raise ModelConfigError(f"{path}: not a Llama-family config.json ({type(e).__name__}: {e})") from None
+
+
+def _dtype_from_hf(cfg: dict) -> str:
+    """The weight dtype: float32, float16 and bfloat16 as stored (float16 stays float16: rounding it to
+    bfloat16 would drop 3 mantissa bits); anything else (float64, unset) runs as bfloat16."""
+    dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16").removeprefix("torch.")
+    dtype = {"float": "float32", "half": "float16"}.get(dtype, dtype)
+    return dtype if dtype in DTYPES else "bfloat16"
+
+
+def _rope_from_hf(cfg: dict) -> tuple:
+    """(rope_theta, frozen scaling or None) from either form: transformers v5 writes one `rope_parameters`
+    dict (rope_theta, rope_type and the scaling's own keys); earlier versions top-level `rope_theta` and a
+    `rope_scaling` dict (None when unscaled)."""
+    params = cfg.get("rope_parameters")
+    if isinstance(params, dict):
+        params = dict(params)
+        theta = params.pop("rope_theta", cfg.get("rope_theta", 10000.0))
+        scaling = params
+    else:
+        theta, scaling = cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling")
+    scaling = dict(scaling or {})
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind not in ROPE_TYPES:
+        raise ModelConfigError(f"RoPE scaling type {kind!r} is not supported (supported: {', '.join(ROPE_TYPES)})")
+    if kind == "default":
+        scaling = {}     # an unscaled RoPE, however it is written
+    return float(theta), _freeze(scaling)
+
+
+def _windows_from_hf(cfg: dict, arch: str, layers: int) -> tuple:
+    """(sliding_window, layer_windows), as transformers applies the window: Mistral's to every layer;
+    Qwen2's (when use_sliding_window) to the layers >= max_window_layers, or to those `layer_types`
+    marks "sliding_attention"; Llama has none."""
+    window = cfg.get("sliding_window")
+    if arch == "LlamaForCausalLM" or not window or (arch == "Qwen2ForCausalLM" and not cfg.get("use_sliding_window")):
+        return None, None
+    types = cfg.get("layer_types")
+    if types is not None:
+        if len(types) != layers:
+            raise ModelConfigError(f"layer_types has {len(types)} entries for {layers} layers")
+        bad = sorted(set(types) - {"sliding_attention", "full_attention"})
+        if bad:
+            raise ModelConfigError(f"layer_types {bad} are not supported (sliding_attention, full_attention)")
+        per = [window if t == "sliding_attention" else None for t in types]
+    elif arch == "Qwen2ForCausalLM":
+        first = int(cfg.get("max_window_layers", 28))
+        per = [window if i >= first else None for i in range(layers)]
+    else:
+        per = [window] * layers
+    if all(w == window for w in per):
+        return int(window), None
+    if not any(per):
+        return None, None
+    return int(window), tuple(per)
 
 
 def _freeze(d):

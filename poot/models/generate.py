@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 import time
 
@@ -106,7 +107,8 @@ class Decoder:
     def generate(self, prompt, max_tokens: int = 32, sampling: SamplingConfig = GREEDY, seed: int = 0,
                  on_token=None, stop_at_eos: bool = True) -> Generation:
         """Generate up to `max_tokens` tokens after `prompt` (token ids, or text with a tokenizer).
-        `on_token(token_id)` is called as each token arrives (for streaming)."""
+        `on_token(token_id)` is called as each token arrives (for streaming). max_tokens 0 runs nothing
+        and gives no tokens."""
         if isinstance(prompt, str):
             if self.tokenizer is None:
                 raise PootError("this model has no tokenizer (tokenizer.json); pass token ids")
@@ -114,10 +116,19 @@ class Decoder:
         prompt = [int(t) for t in prompt]
         if not prompt:
             raise PootError("the prompt is empty")
+        bad = [t for t in prompt if not 0 <= t < self.cfg.vocab_size]
+        if bad:
+            raise pt.PootIndexError(f"token id {bad[0]} of the prompt is outside the vocabulary "
+                                    f"[0, {self.cfg.vocab_size})")
+        max_tokens = operator.index(max_tokens)
+        if max_tokens < 0:
+            raise PootError(f"max_tokens must be >= 0, got {max_tokens}")
         n = len(prompt)
         if n + max_tokens > self.capacity:
             raise PootError(f"prompt ({n} tokens) + max_tokens ({max_tokens}) exceed the cache "
                             f"capacity {self.capacity}; raise the capacity")
+        if max_tokens == 0:
+            return Generation([], n, 0.0, 0.0)
         eos = set(self.cfg.eos_token_ids) if stop_at_eos else set()
         keys = self._keys(seed, max_tokens + 1)
         with pt.device(self.device):

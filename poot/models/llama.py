@@ -3,8 +3,9 @@
 Architecture: token embedding; per layer `x += attn(rms_norm(x))`, `x += mlp(rms_norm(x))`; a final
 RMSNorm and the LM head (the embedding matrix itself when tied). Attention is grouped-query (each
 key/value head serves num_attention_heads // num_key_value_heads query heads) with rotary position
-embeddings in the rotate-half layout of Hugging Face checkpoints, optional q/k/v biases (Qwen2) and
-an optional sliding window (Mistral). The MLP is SwiGLU: down(silu(gate(x)) * up(x)).
+embeddings in the rotate-half layout of Hugging Face checkpoints, optional q/k/v biases (Qwen2), o and MLP
+biases (Llama's attention_bias, mlp_bias) and an optional sliding window (Mistral: every layer; Qwen2: the
+layers the config names). The MLP is SwiGLU: down(silu(gate(x)) * up(x)).
 
 Parameters are a pytree (dict) of poot arrays with the checkpoint's (out, in) matrices; q/k/v and
 gate/up are concatenated into one matrix each at load time (one matrix-vector product instead of
@@ -15,6 +16,10 @@ The KV cache is a preallocated pytree {"k": [layer arrays (kv_heads, capacity, h
 The decode step is one `@pt.jit` function that donates the cache and writes the new key/value row at
 the traced position `pos` by assignment (`k[:, pos] = ...`, a scatter of one row), then attends over
 the whole capacity with positions > pos masked out.
+
+Token ids and positions are never counted from the end, as NumPy's negative indices are: a negative one
+given as a Python int or NumPy array raises PootIndexError at the call; one held in a poot array is
+made out of range, so the gather's bounds check raises KernelIndexError at the next host read.
 """
 from __future__ import annotations
 
@@ -78,9 +83,9 @@ def _norm(x, w, cfg):
 
 
 def _mlp(x, layer, cfg):
-    gu = _linear(x, layer["w_gate_up"])
+    gu = _linear(x, layer["w_gate_up"], layer.get("b_gate_up"))
     i = cfg.intermediate_size
-    return _linear(pt.nn.silu(gu[..., :i]) * gu[..., i:], layer["w_down"])
+    return _linear(pt.nn.silu(gu[..., :i]) * gu[..., i:], layer["w_down"], layer.get("b_down"))
 
 
 def _qkv(x, layer, cfg):
@@ -89,8 +94,32 @@ def _qkv(x, layer, cfg):
     return qkv[..., :q], qkv[..., q:q + kv], qkv[..., q + kv:]
 
 
+def _no_negatives(index, n: int, what: str):
+    """`index` (token ids or a position) with negative entries refused: now for a Python int or NumPy
+    array, else replaced by n, out of range for an axis of n, which the gather's bounds check reports."""
+    if isinstance(index, pt.Array):
+        return pt.where(index < 0, n, index)
+    a = np.asarray(index)
+    if a.size and a.min() < 0:
+        raise pt.PootIndexError(f"{what} must be >= 0, got {a.min()} (negative values are not counted "
+                                f"from the end)")
+    return index
+
+
 def _embed(params, tokens):
+    tokens = _no_negatives(tokens, params["embed"].shape[0], "token ids")
     return pt.take(params["embed"], tokens, axis=0).astype(pt.float32)
+
+
+def _window_masks(cfg, causal, dist):
+    """The visibility mask of each layer: `causal` where the layer has no sliding window, else also
+    `dist` (query position - key position) below the window; layers of one window share the mask."""
+    masks = {}
+    for li in range(cfg.num_hidden_layers):
+        w = cfg.window(li)
+        if w not in masks:
+            masks[w] = causal if not w else causal & (dist < w)
+    return [masks[cfg.window(li)] for li in range(cfg.num_hidden_layers)]
 
 
 def _logits(params, h, cfg):
@@ -106,13 +135,12 @@ def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
     Python int), and the cache with this position's keys and values written."""
     nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
     cap = cache["k"][0].shape[1]
+    pos = _no_negatives(pos, params["rope_cos"].shape[0], "the position")
     pos = pt.asarray(pos).astype(pt.int64) if not isinstance(pos, int) else pt.asarray(pos)
     cos = pt.take(params["rope_cos"], pos, axis=0)          # (d/2,)
     sin = pt.take(params["rope_sin"], pos, axis=0)
     keys = pt.arange(cap, device=cos.device)
-    visible = keys <= pos
-    if cfg.sliding_window:
-        visible = visible & (pos - keys < cfg.sliding_window)
+    masks = _window_masks(cfg, keys <= pos, pos - keys)
     scale = 1.0 / float(np.sqrt(d))
     x = _embed(params, token).reshape((cfg.hidden_size,))
     ks, vs = list(cache["k"]), list(cache["v"])
@@ -127,8 +155,8 @@ def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
         # one query per head over the whole cache, the positions not written yet masked off: the
         # split-key decode attention kernel
         qh = q.reshape((nh, 1, d)).astype(kc.dtype)             # products in the cache's dtype
-        o = pt.nn.scaled_dot_product_attention(qh, kc, vc, mask=visible, scale=scale, enable_gqa=True)
-        x = x + _linear(o.astype(pt.float32).reshape((nh * d,)), layer["w_o"])
+        o = pt.nn.scaled_dot_product_attention(qh, kc, vc, mask=masks[li], scale=scale, enable_gqa=True)
+        x = x + _linear(o.astype(pt.float32).reshape((nh * d,)), layer["w_o"], layer.get("b_o"))
         x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
     return _logits(params, x, cfg), {"k": ks, "v": vs}
 
@@ -144,9 +172,7 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
     cos = params["rope_cos"][:t][:, None, :]                # (T, 1, d/2)
     sin = params["rope_sin"][:t][:, None, :]
     qi = pt.arange(t, device=tokens.device)
-    visible = qi[None, :] <= qi[:, None]                    # (T query, T key)
-    if cfg.sliding_window:
-        visible = visible & (qi[:, None] - qi[None, :] < cfg.sliding_window)
+    masks = _window_masks(cfg, qi[None, :] <= qi[:, None], qi[:, None] - qi[None, :])   # (T query, T key)
     scale = 1.0 / float(np.sqrt(d))
     x = _embed(params, tokens)                              # (T, hidden)
     ks, vs = list(cache["k"]), list(cache["v"])
@@ -162,9 +188,9 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
         ks[li], vs[li] = kc, vc
         k, v = k.astype(kc.dtype).astype(pt.float32), v.astype(vc.dtype).astype(pt.float32)   # as cached
         qh = pt.permute_dims(q, (1, 0, 2))                   # (nh, T, d)
-        o = pt.nn.scaled_dot_product_attention(qh, k, v, mask=visible, scale=scale, enable_gqa=True)
+        o = pt.nn.scaled_dot_product_attention(qh, k, v, mask=masks[li], scale=scale, enable_gqa=True)
         o = pt.permute_dims(o, (1, 0, 2)).reshape((t, nh * d))
-        x = x + _linear(o, layer["w_o"])
+        x = x + _linear(o, layer["w_o"], layer.get("b_o"))
         x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
     if last is not None:
         x = pt.take(x, pt.asarray(last), axis=0)

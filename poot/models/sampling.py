@@ -9,6 +9,7 @@ import math
 import poot as pt
 
 from poot.errors import SamplingError
+from poot.graph.sampling import greedy_temperature
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +33,8 @@ class SamplingConfig:
 
     @property
     def greedy(self) -> bool:
-        return self.temperature == 0 or self.top_k == 1
+        """temperature 0, top_k 1, or a temperature too small for its float32 reciprocal (pt.nn.sample's rule)."""
+        return self.top_k == 1 or greedy_temperature(self.temperature)
 
     def __str__(self) -> str:
         """"greedy", or the active settings ("temperature 0.8, top-p 0.9")."""

@@ -2,7 +2,11 @@
 `*.safetensors`, read with the `safetensors` package's NumPy API) or made at random from a config.
 
 The parameter pytree (see llama.py): {"embed", "norm", ["lm_head"], "rope_cos", "rope_sin",
-"layers": [{"attn_norm", "w_qkv", ["b_qkv"], "w_o", "mlp_norm", "w_gate_up", "w_down"}]}.
+"layers": [{"attn_norm", "w_qkv", ["b_qkv"], "w_o", ["b_o"], "mlp_norm", "w_gate_up", ["b_gate_up"], "w_down",
+["b_down"]}]} (the biases where the config has them; always float32).
+
+Loading refuses a checkpoint with tensors the model would not use (an o_proj bias of a config without
+one, say): ignoring them would run a different model than the one saved, silently.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import numpy as np
 import poot as pt
 
 from poot.errors import PootError
-from poot.models.config import LlamaConfig
+from poot.models.config import LlamaConfig, ModelConfigError
 from poot.models.llama import rope_tables
 
 _INSTALL = "pip install 'poot[llm]'"
@@ -36,14 +40,18 @@ def require(module: str):
                               f"package ({e}); install it with: {_INSTALL}") from None
 
 
+# tensors a checkpoint may hold that the model does not need: RoPE tables older transformers saved
+_HARMLESS = ("rotary_emb.inv_freq",)
+
+
 def _np_dtype(cfg: LlamaConfig):
     import ml_dtypes
 
-    return ml_dtypes.bfloat16 if cfg.dtype == "bfloat16" else np.float32
+    return {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}.get(cfg.dtype, np.float32)
 
 
 def _dev_dtype(cfg: LlamaConfig):
-    return pt.bfloat16 if cfg.dtype == "bfloat16" else pt.float32
+    return {"bfloat16": pt.bfloat16, "float16": pt.float16}.get(cfg.dtype, pt.float32)
 
 
 def _rope_params(cfg, capacity, device):
@@ -55,18 +63,22 @@ def params_from_numpy(cfg: LlamaConfig, tensors: dict, capacity: int, device=Non
     """The parameter pytree on `device` from Hugging Face tensor names -> NumPy arrays (any float
     dtype; converted to the config's weight dtype)."""
     wd = _np_dtype(cfg)
+    used = set()
 
     def get(name, required=True):
-        if name in tensors:
-            return tensors[name]
-        if name.startswith("model.") and name[6:] in tensors:   # checkpoints saved without "model."
-            return tensors[name[6:]]
+        for n in (name, name[6:] if name.startswith("model.") else None):   # saved without "model."
+            if n is not None and n in tensors:
+                used.add(n)
+                return tensors[n]
         if required:
             raise CheckpointError(f"the checkpoint has no tensor {name!r}")
         return None
 
     def put(a):
         return pt.asarray(np.ascontiguousarray(np.asarray(a).astype(wd)), device=device)
+
+    def bias(*names):
+        return pt.asarray(np.concatenate([get(n) for n in names]).astype(np.float32), device=device)
 
     layers = []
     for i in range(cfg.num_hidden_layers):
@@ -80,14 +92,24 @@ def params_from_numpy(cfg: LlamaConfig, tensors: dict, capacity: int, device=Non
                                                   get(p + "mlp.up_proj.weight")], axis=0)),
                  "w_down": put(get(p + "mlp.down_proj.weight"))}
         if cfg.attention_bias:
-            b = [get(p + f"self_attn.{n}_proj.bias") for n in "qkv"]
-            layer["b_qkv"] = pt.asarray(np.concatenate(b).astype(np.float32), device=device)
+            layer["b_qkv"] = bias(*[p + f"self_attn.{n}_proj.bias" for n in "qkv"])
+        if cfg.o_bias:
+            layer["b_o"] = bias(p + "self_attn.o_proj.bias")
+        if cfg.mlp_bias:
+            layer["b_gate_up"] = bias(p + "mlp.gate_proj.bias", p + "mlp.up_proj.bias")
+            layer["b_down"] = bias(p + "mlp.down_proj.bias")
         layers.append(layer)
     params = {"embed": put(get("model.embed_tokens.weight")), "norm": put(get("model.norm.weight")),
               "layers": layers, **_rope_params(cfg, capacity, device)}
+    head = get("lm_head.weight", required=False)     # tied checkpoints may still hold a copy
     if not cfg.tie_word_embeddings:
-        head = get("lm_head.weight", required=False)
         params["lm_head"] = put(head if head is not None else get("model.embed_tokens.weight"))
+    unused = sorted(n for n in tensors if n not in used and not n.endswith(_HARMLESS))
+    if unused:
+        shown = ", ".join(unused[:4]) + (f" and {len(unused) - 4} more" if len(unused) > 4 else "")
+        raise CheckpointError(f"the checkpoint has {len(unused)} tensors this {cfg.architecture} config does not "
+                              f"use: {shown} (a config flag poot does not read, e.g. a bias or another layer "
+                              f"count, or weights of another architecture)")
     return params
 
 
@@ -143,9 +165,11 @@ def random_params(cfg: LlamaConfig, capacity: int, seed: int = 0, device=None, s
     for _ in range(cfg.num_hidden_layers):
         layer = {"attn_norm": ones(h), "w_qkv": rnd(qkv, h), "w_o": rnd(h, cfg.q_size),
                  "mlp_norm": ones(h), "w_gate_up": rnd(2 * i, h), "w_down": rnd(h, i)}
-        if cfg.attention_bias:
-            k = pt.random.fold_in(base, 10**6 + len(layers))
-            layer["b_qkv"] = pt.random.uniform(k, (qkv,), dtype=pt.float32, minval=-a, maxval=a)
+        for j, (name, n, on) in enumerate((("b_qkv", qkv, cfg.attention_bias), ("b_o", h, cfg.o_bias),
+                                           ("b_gate_up", 2 * i, cfg.mlp_bias), ("b_down", h, cfg.mlp_bias))):
+            if on:
+                k = pt.random.fold_in(base, (j + 1) * 10**6 + len(layers))
+                layer[name] = pt.random.uniform(k, (n,), dtype=pt.float32, minval=-a, maxval=a)
         layers.append(layer)
     params = {"embed": rnd(cfg.vocab_size, h), "norm": ones(h), "layers": layers,
               **_rope_params(cfg, capacity, device)}
@@ -216,6 +240,12 @@ def to_hf_tensors(cfg: LlamaConfig, params: dict) -> dict:
         out[p + "mlp.gate_proj.weight"] = gu[:i]
         out[p + "mlp.up_proj.weight"] = gu[i:]
         out[p + "mlp.down_proj.weight"] = layer["w_down"].numpy()
+        if "b_o" in layer:
+            out[p + "self_attn.o_proj.bias"] = layer["b_o"].numpy()
+        if "b_gate_up" in layer:
+            b = layer["b_gate_up"].numpy()
+            out[p + "mlp.gate_proj.bias"], out[p + "mlp.up_proj.bias"] = b[:i], b[i:]
+            out[p + "mlp.down_proj.bias"] = layer["b_down"].numpy()
         out[p + "input_layernorm.weight"] = layer["attn_norm"].numpy()
         out[p + "post_attention_layernorm.weight"] = layer["mlp_norm"].numpy()
     return {k: np.ascontiguousarray(v) for k, v in out.items()}
@@ -232,10 +262,17 @@ def hf_config_dict(cfg: LlamaConfig) -> dict:
          "tie_word_embeddings": cfg.tie_word_embeddings, "torch_dtype": cfg.dtype,
          "bos_token_id": cfg.bos_token_id, "eos_token_id": list(cfg.eos_token_ids) or None}
     if cfg.architecture == "LlamaForCausalLM":
+        if cfg.attention_bias != cfg.o_bias:
+            raise ModelConfigError("a Llama config.json has one attention_bias, for q, k, v and o alike")
         d["attention_bias"] = cfg.attention_bias
+        d["mlp_bias"] = cfg.mlp_bias
     if cfg.sliding_window:
         d["sliding_window"] = cfg.sliding_window
         d["use_sliding_window"] = True
+        if cfg.architecture == "Qwen2ForCausalLM":
+            d["max_window_layers"] = 0          # every layer (transformers' default is 28)
+        if cfg.layer_windows is not None:
+            d["layer_types"] = ["sliding_attention" if w else "full_attention" for w in cfg.layer_windows]
     return d
 
 

@@ -12,7 +12,7 @@ import operator
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, SamplingError, ShapeError, api_boundary
-from poot.graph.sampling import scaled
+from poot.graph.sampling import greedy_temperature, scaled
 from poot.trace.creation import zeros
 from poot.trace.lazy import record
 from poot.trace.movement import arr
@@ -44,7 +44,8 @@ def _check(temperature, top_k, top_p, min_p) -> tuple[float, int, float, float]:
 def sample(logits, key=None, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0):
     """Token indices (int64, shape logits.shape[:-1]) drawn from softmax(logits / temperature) over
     the last axis, after top-k, top-p (nucleus) and min-p, in that order; temperature 0 or top_k 1 is
-    greedy (the first index of the maximum; `key` may then be None).
+    greedy (the first index of the maximum; `key` may then be None), and so is a temperature whose
+    float32 reciprocal overflows (below about 2.9e-39): the limit of the draw as the temperature goes to 0.
 
     - NaN logits count as -inf; a row of -inf only gives index 0.
     - top_k keeps the logits >= the k-th largest (ties stay); top_p keeps a token while the tokens
@@ -61,7 +62,7 @@ def sample(logits, key=None, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0):
         raise ShapeError(f"{OP}: logits need a last axis of at least one token, got shape {l.shape}")
     batch, vocab = l.shape[:-1], l.shape[-1]
     rows = math.prod(batch)
-    greedy = temperature == 0 or top_k == 1
+    greedy = top_k == 1 or greedy_temperature(temperature)    # 0, or a float32 reciprocal that overflows
     if greedy:
         words = zeros((rows,), dtype=dt.uint32, device=l.device)
     elif key is None:

@@ -36,10 +36,13 @@ class Reference:
         c = hf
         self.nh, self.nkv, self.d = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
         self.inv = inv_freq(self.d, c["rope_theta"], c.get("rope_scaling"))
-        self.window = c.get("sliding_window") if c.get("use_sliding_window") else None
+        self.windows = _windows(c)
         self.k_cache = [[] for _ in range(c["num_hidden_layers"])]
         self.v_cache = [[] for _ in range(c["num_hidden_layers"])]
         self.bias = c["architectures"][0] == "Qwen2ForCausalLM" or c.get("attention_bias", False)
+        llama = c["architectures"][0] == "LlamaForCausalLM"
+        self.o_bias = llama and c.get("attention_bias", False)
+        self.mlp_bias = llama and c.get("mlp_bias", False)
 
     def lin(self, x, name, bias=None):
         w = self.t[name]
@@ -81,19 +84,32 @@ class Reference:
             rep = self.nh // self.nkv
             K, V = np.repeat(K, rep, 0), np.repeat(V, rep, 0)   # head j uses kv head j // rep
             s = np.einsum("hd,hsd->hs", q, K) / math.sqrt(self.d)
-            if self.window:
-                s[:, : max(0, pos + 1 - self.window)] = -np.inf
+            if self.windows[i]:
+                s[:, : max(0, pos + 1 - self.windows[i])] = -np.inf
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
             o = np.einsum("hs,hsd->hd", s, V).reshape(-1)
-            x = x + self.lin(o, p + "self_attn.o_proj.weight")
+            mb = (lambda n: p + f"mlp.{n}_proj.bias") if self.mlp_bias else (lambda n: None)
+            x = x + self.lin(o, p + "self_attn.o_proj.weight", p + "self_attn.o_proj.bias" if self.o_bias else None)
             h = self.rms(x, p + "post_attention_layernorm.weight")
-            g = self.lin(h, p + "mlp.gate_proj.weight")
-            u = self.lin(h, p + "mlp.up_proj.weight")
-            x = x + self.lin(g / (1 + np.exp(-g)) * u, p + "mlp.down_proj.weight")
+            g = self.lin(h, p + "mlp.gate_proj.weight", mb("gate"))
+            u = self.lin(h, p + "mlp.up_proj.weight", mb("up"))
+            x = x + self.lin(g / (1 + np.exp(-g)) * u, p + "mlp.down_proj.weight", mb("down"))
         x = self.rms(x, "model.norm.weight")
         head = "model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"
         return self.lin(x, head)
+
+
+def _windows(c):
+    """Each layer's sliding window (None: full attention), as transformers' Mistral and Qwen2 set it."""
+    arch, n, w = c["architectures"][0], c["num_hidden_layers"], c.get("sliding_window")
+    if arch == "LlamaForCausalLM" or (arch == "Qwen2ForCausalLM" and not c.get("use_sliding_window")):
+        return [None] * n
+    if "layer_types" in c:
+        return [w if t == "sliding_attention" else None for t in c["layer_types"]]
+    if arch == "Qwen2ForCausalLM":
+        return [w if i >= c.get("max_window_layers", 28) else None for i in range(n)]
+    return [w] * n
 
 
 def random_checkpoint(hf: dict, seed=0, scale=0.2):
@@ -118,6 +134,12 @@ def random_checkpoint(hf: dict, seed=0, scale=0.2):
         t[p + "mlp.gate_proj.weight"] = w(i, h)
         t[p + "mlp.up_proj.weight"] = w(i, h)
         t[p + "mlp.down_proj.weight"] = w(h, i)
+        if hf["architectures"][0] == "LlamaForCausalLM":
+            if hf.get("attention_bias", False):
+                t[p + "self_attn.o_proj.bias"] = w(h)
+            if hf.get("mlp_bias", False):
+                for nm, size in (("gate", i), ("up", i), ("down", h)):
+                    t[p + f"mlp.{nm}_proj.bias"] = w(size)
         t[p + "input_layernorm.weight"] = 1 + w(h)
         t[p + "post_attention_layernorm.weight"] = 1 + w(h)
     return t

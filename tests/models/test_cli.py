@@ -42,3 +42,48 @@ def test_bench_decode_tiny(capsys):
 def test_generate_missing_dir(tmp_path, capsys):
     assert main(["generate", str(tmp_path / "none"), "--prompt", "x"]) == 1
     assert "config.json" in capsys.readouterr().err
+
+
+def _checkpoint_with_metaspace_tokenizer(path):
+    """A tiny checkpoint whose tokenizer marks a word's leading space on the token (SentencePiece's ▁),
+    and whose model always continues with "▁Paris" (the LM head scores only that token)."""
+    st = pytest.importorskip("safetensors.numpy", reason="safetensors is not installed")
+    tk = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
+    hf = {**CONFIGS["qwen2"], "eos_token_id": None}
+    (path / "config.json").write_text(json.dumps(hf))
+    t = random_checkpoint(hf, seed=5)
+    t["lm_head.weight"][:] = 0
+    t["lm_head.weight"][4] = 1.0
+    t["model.norm.weight"][:] = 1.0
+    st.save_file(t, str(path / "model.safetensors"))
+    vocab = {"<unk>": 0, "\u2581The": 1, "\u2581capital": 2, "\u2581is": 3, "\u2581Paris": 4}
+    tok = tk.Tokenizer(tk.models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = tk.pre_tokenizers.Metaspace()
+    tok.decoder = tk.decoders.Metaspace()
+    tok.save(str(path / "tokenizer.json"))
+
+
+def test_generate_keeps_the_leading_space_of_streamed_tokens(tmp_path, capsys):
+    _checkpoint_with_metaspace_tokenizer(tmp_path)
+    assert main(["generate", str(tmp_path), "--prompt", "The capital is", "--max-tokens", "2",
+                 "--device", "cpu"]) == 0
+    assert capsys.readouterr().out == "The capital is Paris Paris\n"
+    assert main(["generate", str(tmp_path), "--prompt", "The capital is", "--max-tokens", "0",
+                 "--device", "cpu"]) == 0
+    assert capsys.readouterr().out == "The capital is\n"
+
+
+def test_generate_checks_max_tokens_and_capacity_first(tmp_path, capsys, monkeypatch):
+    _checkpoint_with_metaspace_tokenizer(tmp_path)
+    assert main(["generate", str(tmp_path), "--prompt", "The", "--max-tokens", "-3"]) == 1
+    assert "--max-tokens must be >= 0, got -3" in capsys.readouterr().err
+    from poot.models import Decoder
+
+    def never(*a, **k):
+        raise AssertionError("loaded the weights before checking the capacity")
+
+    monkeypatch.setattr(Decoder, "from_pretrained", never)
+    assert main(["generate", str(tmp_path), "--prompt", "The capital is", "--max-tokens", "9",
+                 "--capacity", "8"]) == 1
+    err = capsys.readouterr().err
+    assert "--max-tokens 9" in err and "capacity 8" in err

@@ -46,3 +46,19 @@ def test_bad_parameters():
     for kw in ({"temperature": -1}, {"top_p": 0}, {"top_p": 1.5}, {"min_p": 2}, {"top_k": -1}):
         with pytest.raises(pt.SamplingError):
             S.SamplingConfig(**kw)
+
+
+@pytest.mark.parametrize("temperature", [1e-39, 1e-45, 2.9e-39])
+def test_temperature_below_the_float32_reciprocal_is_greedy(device, temperature):
+    """1 / temperature overflows float32 here: the logits would be inf or NaN, so the draw is the argmax,
+    the limit of sampling as the temperature goes to 0, with any key."""
+    rows = np.array([[0.0, 1.0, 0.5], [-1.0, -2.0, 0.0], [-3.0, -0.5, -0.25]], np.float32)
+    for seed in range(4):
+        got = pt.nn.sample(pt.asarray(rows), pt.random.key(seed), temperature=temperature).numpy()
+        np.testing.assert_array_equal(got, [1, 2, 2])
+    bits = pt.random.bits(pt.random.key(0), (3,)).numpy()
+    np.testing.assert_array_equal(sample_oracle((rows, bits), False, temperature, 0, *scaled(1.0, 0.0)), [1, 2, 2])
+    cfg = S.SamplingConfig(temperature=temperature)
+    assert cfg.greedy and int(S.sample(pt.asarray(rows[0]), pt.random.key(1), cfg).numpy()) == 1
+    # the smallest temperatures whose reciprocal fits still sample
+    assert not S.SamplingConfig(temperature=3e-39).greedy

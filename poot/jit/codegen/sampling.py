@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot.errors import CompileLimitError
+from poot.graph.sampling import greedy_temperature
 from poot.jit.codegen.common import Launch, StepCode, asset, style_of
 from poot.jit.llvm.targets import KernelStyle
 
@@ -33,9 +34,10 @@ def generate_sample(step, plan, caps) -> StepCode:
     cpu = style_of(caps) is KernelStyle.CPU
     kernel = asset("sample_rows_cpu" if cpu else "sample_rows_gpu")
     code.temps.append(4 * rows * vocab)
-    greedy = bool(p["greedy"])
+    greedy = bool(p["greedy"]) or greedy_temperature(p["temperature"])   # 1 / temperature overflowing too
     scaled = not greedy and p["temperature"] != 1.0
-    scalars = (vocab, float(np.float32(1.0 / p["temperature"])), int(scaled), int(greedy), int(p["top_k"]),
+    scale = 1.0 if greedy else float(np.float32(1.0 / p["temperature"]))
+    scalars = (vocab, scale, int(scaled), int(greedy), int(p["top_k"]),
                int(p["p24"]), int(p["mp24"]))
     code.launches.append(Launch(kernel, [("var", logits), ("var", bits), ("var", e.out), ("temp", 0)],
                                 (rows, 1, 1), scalars))
