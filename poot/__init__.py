@@ -2,12 +2,16 @@
 import sys as _sys
 
 from poot._version import __version__
+from poot.jit.runtime import env as _env
+
+_env.check()   # a POOT_* variable poot cannot use is reported now, not at the first realize or compile
 from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8,
                      int16, int32, int64, uint8, uint16, uint32, uint64)
-from poot.errors import (APIVersionError, ArgumentError, AxisError, CompileLimitError, CopyError, DeviceError, DomainError,
-                     DeviceUnavailableError, DTypeError, InternalError,
-                     KernelImportError, KernelTrap, KIRError, NotBuiltError, PootError, PootIndexError,
-                     RetraceWarning, SamplingError, ShapeError, TracerError)
+from poot.errors import (APIVersionError, ArgumentError, AxisError, CacheError, CompileLimitError, ConfigError,
+                         CopyError, DeviceError, DomainError, DeviceUnavailableError, DTypeError, InternalError,
+                         KernelImportError, KernelIndexError, KernelTrap, KIRError, LoweringError, NotBuiltError,
+                         OutOfMemoryError, PootError, PootIndexError, RetraceWarning, SamplingError, ShapeError,
+                         TracerError)
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64
@@ -34,6 +38,7 @@ from poot import lib, testing  # noqa: E402  (np.lib.stride_tricks, np.testing f
 from poot.transforms.batching import vmap  # noqa: E402  (pt.vmap: poot/transforms)
 from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, jvp, remat,  # noqa: E402
                              scan, stop_gradient, value_and_grad, vjp)  # (poot/transforms)
+from poot.transforms.tracing import ArgumentWriteError  # noqa: E402  (a TracerError the docs name)
 from poot.trace.kernel_call import kernel_call  # noqa: E402  (a @pt.kernel as a traced function)
 bool = bool_  # noqa: A001
 

@@ -65,6 +65,12 @@ def main(argv=None) -> int:
     except PootError as e:
         print(f"poot: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:
+        if e.filename is None:   # not a path the user named: a real failure, keep its traceback
+            raise
+        # a file or folder named on the command line that cannot be read or written: one line, not a traceback
+        print(f"poot: error: {e.strerror or e}: '{e.filename}'", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -90,7 +90,8 @@ class KernelImportError(PootError):
 
 
 class KernelTrap(PootError, RuntimeError):
-    """A kernel hit a trap (failed bounds check or assert); raised at the next synchronize."""
+    """A kernel hit a trap (failed bounds check or assert); raised by the call on the CPU (and by any
+    call with NumPy arguments), at the next synchronize or host read on a GPU device."""
 
     def __init__(self, kernel: str, code: int, where: str | None = None, what: str | None = None):
         self.kernel, self.code, self.where, self.what = kernel, code, where, what
@@ -161,6 +162,11 @@ class InternalError(PootError, RuntimeError):
         if dump:
             text += "\n" + dump
         super().__init__(text)
+
+
+class ConfigError(PootError, ValueError):
+    """A setting poot cannot use: an environment variable's value (the message names the variable and
+    the value) or a command-line option such as a target architecture."""
 
 
 class NotBuiltError(PootError, NotImplementedError):

@@ -285,3 +285,17 @@ def test_device_shared_limits():
     assert device_limit(h100)[0] == 227 << 10
     assert device_limit(Capabilities("cuda:0", "ptx", shared_memory_bytes=48 << 10))[0] == 48 << 10
     assert device_limit(Capabilities("wgpu", "spirv", shared_memory_bytes=16384))[0] == 16384
+
+
+@pytest.mark.parametrize("workgroup, message", [((64.5,), "must be integers"), ((64, 1.0), "must be integers"),
+                                                ((2048,), "2048 threads; the limit is 1024"),
+                                                ((64, 32, 1), "2048 threads")])
+def test_workgroup_that_is_not_integers_or_too_large_is_refused_at_decoration(workgroup, message):
+    """int() would truncate 64.5 to 64 without a word, and an oversized workgroup failed only at
+    verification: both are bad kernel configurations, named at the decorator."""
+    with pytest.raises(pt.KernelImportError) as info:
+        @pt.kernel(workgroup=workgroup)
+        def k(c: pt.Out[pt.f32]):
+            c[0] = 1.0
+    assert info.value.code == "kernel-import::bad-kernel-config"
+    assert message in str(info.value)

@@ -29,7 +29,7 @@ def device_for(spec: str | None, worker_name, environ=os.environ) -> str:
     (None: the worker's own POOT_DEVICE, else "cpu")."""
     from poot.trace import context
 
-    name = (spec if spec is not None else environ.get("POOT_DEVICE", "cpu")).strip().lower()
+    name = (spec if spec is not None else environ.get("POOT_DEVICE") or "cpu").strip().lower() or "cpu"
     if name in _MULTI:
         try:
             index = int(worker_name)

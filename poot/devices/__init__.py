@@ -25,7 +25,8 @@ def parse_name(name: str) -> tuple[str, int]:
     """'cuda:1' -> ('cuda', 1); 'cpu' -> ('cpu', 0). Unknown kinds raise DeviceUnavailableError."""
     kind, _, idx = str(name).strip().lower().partition(":")
     if kind not in KNOWN:
-        raise DeviceUnavailableError(f"unknown device '{name}'; poot knows " + ", ".join(KNOWN))
+        raise DeviceUnavailableError(f"unknown device '{name}'; poot knows " + ", ".join(KNOWN)
+                                     + " and the pseudo-device oracle (NumPy's reference semantics)")
     try:
         index = int(idx) if idx else 0
     except ValueError:

@@ -292,7 +292,12 @@ class CpuDevice(Device):
         return CpuBuffer(self, flat.nbytes, flat, _address(flat))
 
     def write(self, buf: Buffer, data) -> None:
-        src = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), dtype=np.uint8)
+        # an array is viewed as bytes by NumPy, not through memoryview: the buffer protocol has no format
+        # for ml_dtypes' bfloat16 ('E') and refuses it
+        if isinstance(data, np.ndarray):
+            src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        else:
+            src = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), dtype=np.uint8)
         buf.handle[: src.nbytes] = src
 
     def read(self, buf: Buffer):

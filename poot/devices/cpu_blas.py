@@ -21,6 +21,7 @@ import math
 import os
 
 from poot import dtypes as dt
+from poot.jit.runtime import env
 
 log = logging.getLogger("poot.devices.cpu")
 
@@ -40,8 +41,8 @@ _REAL = {"f32": (ctypes.c_float, "float"), "f64": (ctypes.c_double, "double")}
 _found: dict = {}
 
 
-def enabled() -> bool:
-    return os.environ.get("POOT_CPU_BLAS", "1") != "0"
+enabled = env.switch_reader("POOT_CPU_BLAS", True)
+enabled.__doc__ = """POOT_CPU_BLAS=0 runs matrix products as host steps instead of BLAS calls in the native call."""
 
 
 def _library_paths() -> list[str]:

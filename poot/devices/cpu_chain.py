@@ -20,7 +20,8 @@ from __future__ import annotations
 import ctypes
 import itertools
 import logging
-import os
+
+from poot.jit.runtime import env
 
 log = logging.getLogger("poot.devices.cpu")
 
@@ -29,9 +30,8 @@ _names = itertools.count()
 _CHAIN = ctypes.CFUNCTYPE(None)
 
 
-def enabled() -> bool:
-    """POOT_CPU_CHAIN=0 keeps replays on the per-launch Python path (to compare, or to bisect)."""
-    return os.environ.get("POOT_CPU_CHAIN", "1") != "0"
+enabled = env.switch_reader("POOT_CPU_CHAIN", True)
+enabled.__doc__ = """POOT_CPU_CHAIN=0 keeps replays on the per-launch Python path (to compare, or to bisect)."""
 
 
 def _address(obj) -> int:

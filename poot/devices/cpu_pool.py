@@ -21,6 +21,8 @@ import threading
 
 import numpy as np
 
+from poot.jit.runtime import env
+
 MIN_BYTES = 1 << 20
 
 
@@ -33,11 +35,9 @@ def _default_limit() -> int:
 
 
 def _limit() -> int:
-    raw = os.environ.get("POOT_CPU_POOL_BYTES", "")
-    try:
-        return int(raw) if raw else _default_limit()
-    except ValueError:
+    if not (os.environ.get("POOT_CPU_POOL_BYTES") or "").strip():
         return _default_limit()
+    return env.integer("POOT_CPU_POOL_BYTES", 0)
 
 
 class HostPool:

@@ -37,7 +37,6 @@ import collections
 import hashlib
 import logging
 import math
-import os
 import sys
 import threading
 import time
@@ -46,6 +45,7 @@ import weakref
 import numpy as np
 
 from poot.errors import DeviceError, DTypeError, NotBuiltError, OutOfMemoryError
+from poot.jit.runtime import env
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
 from poot.devices.vulkan_setup import (CAPABILITY_FEATURES, create_instance, exchange_lanes,
@@ -71,10 +71,7 @@ _SPIRV_BINDING = 33               # SPIR-V Decoration Binding
 
 
 def _debug() -> int:
-    try:
-        return int(os.environ.get("POOT_DEBUG", "0") or 0)
-    except ValueError:
-        return 0
+    return env.debug_level()
 
 
 class VulkanProgram:

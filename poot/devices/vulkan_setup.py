@@ -17,6 +17,7 @@ import os
 import tempfile
 
 from poot.errors import DeviceUnavailableError
+from poot.jit.runtime import env
 
 log = logging.getLogger("poot.devices.vulkan")
 
@@ -55,7 +56,7 @@ def create_instance(vk, messages: list):
     """The instance (Vulkan 1.3), with the validation layer and a messenger that appends its messages to
     `messages` when POOT_VULKAN_VALIDATION=1. Returns (instance, messenger or None)."""
     layers, extensions = [], []
-    if os.environ.get("POOT_VULKAN_VALIDATION") == "1":
+    if env.switch("POOT_VULKAN_VALIDATION", False):
         available = {p.layerName for p in vk.vkEnumerateInstanceLayerProperties()}
         if VALIDATION_LAYER not in available:
             raise DeviceUnavailableError(f"vulkan: POOT_VULKAN_VALIDATION=1 but the {VALIDATION_LAYER} layer is not "
@@ -201,7 +202,7 @@ def pipeline_cache_path(info: dict) -> str | None:
     """Where the pipeline cache of this device and driver lives: POOT_CACHE_DIR (default ~/.cache/poot)
     /vulkan/<vendor>-<device>-<pipeline cache UUID>-<driver>.pipelines; None when POOT_DISK_CACHE=0.
     (The same folder rules as poot.jit.llvm.cache, which `poot cache clear` follows to remove it.)"""
-    if os.environ.get("POOT_DISK_CACHE", "1") == "0":
+    if not env.switch("POOT_DISK_CACHE", True):
         return None
     root = os.environ.get("POOT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "poot")
     return os.path.join(root, "vulkan", f"{info['vendor_id']:04x}-{info['device_id']:04x}-"

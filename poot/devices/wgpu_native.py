@@ -22,10 +22,10 @@ POOT_WGPU_NATIVE=0).
 from __future__ import annotations
 
 import logging
-import os
 import time
 
 from poot.errors import DeviceError, OutOfMemoryError
+from poot.jit.runtime import env
 
 log = logging.getLogger("poot.devices.wgpu")
 
@@ -69,7 +69,7 @@ class NativeQueue:
     def open(cls, device, queue) -> "NativeQueue | None":
         """The native path for `device` (a wgpu-py GPUDevice) and its `queue`, or None (then use wgpu-py's
         public methods) when wgpu-py's backend is not laid out as expected or POOT_WGPU_NATIVE=0."""
-        if os.environ.get("POOT_WGPU_NATIVE", "1").strip() == "0":
+        if not env.switch("POOT_WGPU_NATIVE", True):
             return None
         try:
             from wgpu.backends.wgpu_native import _api as api

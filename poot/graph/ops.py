@@ -184,9 +184,23 @@ def _convert_rule(avals, dtype):
     return Aval(avals[0].shape, dtype)
 
 
+def _float_to_int(x, target: np.dtype):
+    """Float -> int as every compiled device casts (the kernel language's rule): truncate toward zero,
+    saturate at the integer type's bounds, NaN gives 0. NumPy's own cast of an out-of-range value is
+    platform-dependent (INT_MIN on x86), so the reference does not use it for those values."""
+    info = np.iinfo(target)
+    t = np.trunc(np.asarray(x, dtype=np.float64))
+    high, low = t >= float(info.max), t <= float(info.min)
+    inside = np.where(high | low | np.isnan(t), 0.0, t).astype(target)
+    return np.where(high, target.type(info.max), np.where(low, target.type(info.min), inside)).astype(target)
+
+
 def _convert_oracle(xs, dtype):
+    x, target = xs[0], np.dtype(_np(dtype))
+    if target.kind in "iu" and (x.dtype.kind == "f" or x.dtype.name == "bfloat16"):
+        return _float_to_int(x, target)
     with np.errstate(all="ignore"):
-        return xs[0].astype(_np(dtype))
+        return x.astype(target)
 
 
 _register("convert", "elementwise", _convert_rule, _convert_oracle, arity=1, params=("dtype",))

@@ -26,6 +26,7 @@ from poot import devices
 from poot.devices import Device
 from poot.errors import DTypeError, KernelImportError, PootError
 from poot.jit.kir.model import BufferParam, Kernel
+from poot.jit.kir.verify import MAX_WORKGROUP_SIZE
 from poot.kernel.diagnostics import code as diag_code
 from poot.kernel.emulate import EmulatedKernel, buffer_view, scalar_value
 from poot.kernel.importer import ImportedKernel, import_kernel
@@ -59,6 +60,9 @@ class Context:
 def normalize_grid(g, what: str) -> tuple[int, int, int]:
     if isinstance(g, (int, np.integer)):
         g = (int(g),)
+    g = tuple(g)
+    if not all(isinstance(x, (int, np.integer)) for x in g):   # int() would truncate 64.5 without a word
+        raise PootError(f"{what} extents must be integers, got {g}")
     g = tuple(int(x) for x in g)
     if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
         raise PootError(f"{what} must be 1 to 3 non-negative extents, got {g}")
@@ -89,6 +93,11 @@ class KernelFunction:
         if any(w < 1 for w in self.workgroup):
             raise KernelImportError(diag_code("bad-kernel-config"), f"workgroup {self.workgroup} has a zero extent",
                                     fn.__code__.co_filename, fn.__code__.co_firstlineno, 0)
+        threads = self.workgroup[0] * self.workgroup[1] * self.workgroup[2]
+        if threads > MAX_WORKGROUP_SIZE:     # what KIR verification refuses: say so at the decorator's line
+            raise KernelImportError(diag_code("bad-kernel-config"), f"workgroup {self.workgroup} has {threads} "
+                                    f"threads; the limit is {MAX_WORKGROUP_SIZE}", fn.__code__.co_filename,
+                                    fn.__code__.co_firstlineno, 0)
         self._imports: dict = {}
         self._emulators: dict = {}
 

@@ -55,6 +55,11 @@ def load_kernels(spec: str) -> list:
     sys.modules[mod_name] = module
     try:
         module_spec.loader.exec_module(module)
+    except SyntaxError as e:     # the file is not Python: say where, as a compiler would, not a traceback
+        where = f"{e.filename or file}:{e.lineno}" + (f":{e.offset}" if e.offset else "")
+        raise PootError(f"poot compile: {where}: {e.msg} (the file does not parse as Python)") from None
+    except OSError as e:
+        raise PootError(f"poot compile: cannot read '{file}': {e.strerror or e}") from None
     finally:
         sys.modules.pop(mod_name, None)
     found = [v for v in vars(module).values() if isinstance(v, KernelFunction)]
@@ -94,7 +99,10 @@ def cmd_compile(args) -> int:
         if out.exists() and not out.is_dir():
             raise PootError(f"poot compile: {args.spec} has {len(kernels)} kernels, so -o must be a folder; "
                             f"'{out}' is a file")
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise PootError(f"poot compile: cannot create the folder '{out}': {e.strerror or e}") from None
     for k in kernels:
         data = compile_output(k.kir, args.target, args.arch)
         if out is None:
@@ -103,10 +111,13 @@ def cmd_compile(args) -> int:
             path = out / f"{k.name}{ext}"
         else:
             path = out
-        if isinstance(data, str):
-            path.write_text(data)
-        else:
-            path.write_bytes(data)
+        try:
+            if isinstance(data, str):
+                path.write_text(data)
+            else:
+                path.write_bytes(data)
+        except OSError as e:
+            raise PootError(f"poot compile: cannot write '{path}': {e.strerror or e}") from None
         print(f"{k.name}: {args.target} -> {path}")
         if args.check:
             print(check_output(path, args.target, args.arch))
@@ -118,6 +129,9 @@ def cmd_regen(args) -> int:
     from poot.kernel import assets
 
     root = Path(args.root) if args.root else None
+    if root is not None and not (root / "kernels").is_dir():
+        raise PootError(f"poot regen-kernel-assets: '{root}' has no kernels/ folder (--root names the folder "
+                        f"holding kernels/ and assets/)")
     entries = assets.load_manifest(root)
     if args.check:
         problems = assets.check_assets(root)

@@ -42,7 +42,7 @@ def executor(name: str):
 
 
 def _default_from_env(value) -> str:
-    return canonical("cpu" if value is None else value)
+    return canonical((value or "").strip() or "cpu")   # unset or empty: the default device
 
 
 # the variable is read on every jitted call and every recording without a device: a cheap read

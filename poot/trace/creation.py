@@ -343,10 +343,9 @@ def meshgrid(*xs, indexing="xy"):
 
 @api_boundary
 def from_dlpack(x, /, *, device=None, copy=None):
-    """A poot array from a DLPack-exporting CPU object (a poot array too). copy=True copies;
-    copy=False shares the producer's memory on the CPU (the producer's later writes show through) or
-    raises CopyError (a BufferError) where that is impossible; copy=None copies, as asarray does.
-    See poot/trace/dlpack.py."""
+    """A poot array from a DLPack-exporting CPU object (a poot array too). The data is always copied in
+    (copy=None or True): poot arrays never alias memory a producer could still write, so copy=False
+    raises CopyError (a BufferError) for every producer but a poot array. See poot/trace/dlpack.py."""
     from poot.trace.dlpack import from_dlpack_array
 
     return from_dlpack_array(x, _device(device), copy)

@@ -1,10 +1,10 @@
-"""DLPack exchange without copies (the array API standard 2023.12's `copy=` rules).
+"""DLPack exchange (the array API standard 2023.12's `copy=` rules).
 
-`from_dlpack(x, copy=False)` must never copy (copy=None copies, as `pt.asarray` does): on the CPU a poot buffer can adopt the producer's memory
-(`Device.wrap`), so the result shares it (later writes by the producer show through, as with any
-DLPack consumer). Where sharing is impossible (another device, memory that is not C-contiguous or
-not aligned as poot's kernels assume, read-only memory poot's in-place element writes could touch),
-it raises CopyError, a BufferError, as the standard allows.
+`from_dlpack(x)` of a foreign producer always copies its data in (copy=None copies, as `pt.asarray`
+does): poot arrays are immutable values, and memory a producer still holds could change under one
+(a recorded graph, a cached program or a replay would read the new bytes). So `copy=False`, which must
+never copy, raises CopyError (a BufferError, as the standard allows) for every host producer; a poot
+array passed back in is returned as it is (nothing to alias).
 
 `x.__dlpack__(copy=False)` shares a realized CPU array's memory with a consumer that can be told it
 is read-only (DLPack 1.0, `max_version=(1, 0)` or newer). A legacy consumer (no max_version) cannot
@@ -15,13 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from poot.errors import CopyError, DTypeError
-from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
-from poot.trace.lazy import from_buffer, from_numpy
-from poot.graph import Aval
-from poot import dtypes as dt
-
-SHARED_ALIGN = 64       # the alignment of the CPU device's own buffers, which kernels may rely on
+from poot.trace.lazy import from_numpy
 
 
 def _host_view(x, copy) -> np.ndarray:
@@ -35,37 +30,22 @@ def _host_view(x, copy) -> np.ndarray:
                          f"poot takes DLPack data on the CPU") from None
 
 
-def _why_not_shared(host: np.ndarray, device: str) -> str | None:
-    if not _dev.backend(device).shares_host_memory:
-        return f"the array is wanted on '{device}', and only the CPU shares host memory"
-    if host.size and not host.flags.c_contiguous:
-        return "its memory is not C-contiguous (strided)"
-    if host.size and host.ctypes.data % SHARED_ALIGN:
-        return f"its memory is not {SHARED_ALIGN}-byte aligned, as poot's CPU kernels assume"
-    if not host.flags.writeable:
-        return "its memory is read-only"
-    return None
-
-
 def from_dlpack_array(x, device: str, copy) -> Array:
-    """A poot array from a DLPack producer on `device`: shared (copy=False; or CopyError), else copied
-    (copy=None copies too, as pt.asarray does: a value poot records stays what it was)."""
+    """A poot array from a DLPack producer on `device`: a copy (copy=None copies too, as pt.asarray does:
+    a value poot records stays what it was); copy=False raises CopyError unless `x` is a poot array."""
     if isinstance(x, Array):
         if copy:
             return x.to(device).copy()
         if x.device != device and copy is False:
             raise CopyError(f"from_dlpack(copy=False): x is on '{x.device}' but wanted on '{device}'")
         return x.to(device)
-    host = _host_view(x, False if copy is False else None)
+    if copy is False:
+        raise CopyError(f"from_dlpack(copy=False): poot arrays never alias host memory (they are immutable, "
+                        f"and this {type(x).__name__}'s owner could still write it), so the data must be "
+                        f"copied in; pass copy=None or copy=True")
+    host = _host_view(x, None)
     host_array(host, "from_dlpack")               # a dtype poot has, or DTypeError
-    why = _why_not_shared(host, device)
-    if copy is False and why is not None:
-        raise CopyError(f"from_dlpack(copy=False): cannot share this {type(x).__name__}'s memory: {why}; "
-                        f"pass copy=None or copy=True for a copy")
-    if copy is not False or why is not None or not host.size:
-        return Array(from_numpy(host, device))
-    buf = _dev.backend(device).wrap(np.ascontiguousarray(host))
-    return Array(from_buffer(buf, Aval(tuple(host.shape), dt.as_dtype(host.dtype)), device))
+    return Array(from_numpy(host, device))
 
 
 def export(arr: Array, kwargs: dict, copy):
@@ -84,4 +64,4 @@ def export(arr: Array, kwargs: dict, copy):
         return np.array(view).__dlpack__(**kwargs)   # a legacy consumer gets a private copy
 
 
-__all__ = ["from_dlpack_array", "export", "SHARED_ALIGN"]
+__all__ = ["from_dlpack_array", "export"]

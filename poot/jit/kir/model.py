@@ -24,7 +24,7 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
   memory or barriers. Legal only in a workgroup (32k, 1, 1) and where a Barrier would be (every thread
   evaluates it together). Lowered on PTX, AMDGCN and SPIR-V (OpGroupNonUniformShuffle, run only by a
   device whose subgroups hold the lanes exchanged: `Kernel.lane_span`); on the CPU lowering raises
-  NotBuiltError, and kernel generation uses it only where `caps` allow (kernelgen/gpu_lanes.py `shuffles`).
+  NotBuiltError, and kernel generation uses it only where `caps` allow (poot/jit/codegen/gpu_lanes.py `shuffles`).
 - `Shuffle(x, index)` is x as the thread at lane `index % 32` of this thread's aligned run of 32 threads
   holds it (the index a uint32 value, any per thread). Same rules and targets as ShuffleXor.
 - `Mma(a, b, c, elem)` is element `elem` (0..3) of this lane's part of D = A @ B + C, a warp-level

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 
 from poot.errors import CacheError
+from poot.jit.runtime import env
 
 log = logging.getLogger("poot.jit.llvm.cache")
 FORMAT, VERSION = "poot-artifact", 1
@@ -37,7 +38,10 @@ def cache_dir() -> str:
 
 def disk_enabled() -> bool:
     """The disk cache is on unless POOT_DISK_CACHE=0."""
-    return os.environ.get("POOT_DISK_CACHE", "1") != "0"
+    return _disk_cache()
+
+
+_disk_cache = env.switch_reader("POOT_DISK_CACHE", True)
 
 
 @functools.lru_cache(maxsize=None)

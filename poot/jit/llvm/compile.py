@@ -14,13 +14,13 @@ IR, 5 its target assembly -- to stderr and the `poot.jit` logger.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 import time
 from dataclasses import dataclass, field, replace
 
 from poot.errors import LoweringError
+from poot.jit.runtime import env
 from poot.jit.llvm import cache, limits
 from poot.jit.llvm.targets import LLVM_LOCK, names as target_names, target_named
 from poot.jit.kir.model import Kernel
@@ -58,10 +58,8 @@ class Artifact:
 
 
 def debug_level() -> int:
-    try:
-        return int(os.environ.get("POOT_DEBUG", "0") or 0)
-    except ValueError:
-        return 0
+    """POOT_DEBUG's level (poot.jit.runtime.env parses it; a value that is not a level raises ConfigError)."""
+    return env.debug_level()
 
 
 def debug_print(level: int, text: str) -> None:

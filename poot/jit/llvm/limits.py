@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-
 from poot.errors import CompileLimitError
 from poot.jit.kir.model import Kernel
+from poot.jit.runtime import env as runtime_env
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,8 +26,7 @@ def _from_env() -> Limits:
     kw = {}
     for field, env in (("max_kernel_nodes", "POOT_MAX_KERNEL_NODES"), ("max_ir_bytes", "POOT_MAX_IR_BYTES"),
                        ("max_artifact_bytes", "POOT_MAX_ARTIFACT_BYTES")):
-        if os.environ.get(env):
-            kw[field] = int(os.environ[env])
+        kw[field] = runtime_env.integer(env, getattr(Limits, field), runtime_env.INTEGERS[env])
     return Limits(**kw)
 
 

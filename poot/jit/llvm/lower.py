@@ -100,7 +100,7 @@ class Lowering(Conversions, WideMemoryLowering):
     def shuffle_word(self, w: str, mask: int) -> str:
         """The i32 `w` of the thread whose local x index is this one's ^ `mask` (ShuffleXor)."""
         raise NotBuiltError("shuffle_xor (a subgroup exchange) is built for the GPU targets (PTX, AMDGCN, SPIR-V) "
-                            "only; kernel generation uses it only there (kernelgen/gpu_lanes.py shuffles)")
+                            "only; kernel generation uses it only there (poot/jit/codegen/gpu_lanes.py `shuffles`)")
 
     def shuffle_lane_word(self, w: str, lane: str) -> str:
         """The i32 `w` of the thread at lane `lane % 32` (an i32 value) of this thread's 32-lane run (Shuffle)."""

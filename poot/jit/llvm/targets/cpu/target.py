@@ -13,10 +13,14 @@ are written must not alias any other param), with its work items run as loops sp
 from __future__ import annotations
 
 import functools
+import os
 import re
+import sys
+import tempfile
 
 import llvmlite.binding as llvm
 
+from poot.errors import ConfigError
 from poot.jit.kir.model import TRAP_MISALIGNED, Access
 from poot.jit.llvm.ir import Func
 from poot.jit.llvm.targets.cpu.stream import mark_streaming_stores
@@ -52,6 +56,32 @@ class CpuTarget:
         self.triple = triple
         self._tm = None
         self._streams: dict[str, set[str]] = {}   # entry symbol -> its `stream` buffer params
+        if self.arch != cpu:
+            self._tm = self._checked_target_machine(cpu)
+
+    def _checked_target_machine(self, host_cpu: str):
+        """The target machine for an `arch` the caller named. LLVM only prints "'x' is not a recognized
+        processor" to fd 2 for an unknown name and aborts the process later, when it emits code; so
+        its stderr is read back here and the name refused before anything is compiled."""
+        sys.stderr.flush()
+        with tempfile.TemporaryFile() as captured:
+            saved = os.dup(2)
+            os.dup2(captured.fileno(), 2)
+            try:
+                tm = llvm.Target.from_triple(self.triple).create_target_machine(
+                    cpu=self.arch, features=self.features, opt=3, jit=True)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            captured.seek(0)
+            said = captured.read().decode(errors="replace")
+        if "not a recognized processor" in said:
+            raise ConfigError(f"'{self.arch}' is not a CPU LLVM knows for {self.triple}: use the host's name "
+                              f"('{host_cpu}', the default when --arch is left out) or another LLVM CPU name "
+                              f"(`llc -mcpu=help` lists them)")
+        if said:
+            sys.stderr.write(said)
+        return tm
 
     @property
     def tm(self):
