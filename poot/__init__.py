@@ -2,7 +2,7 @@
 import sys as _sys
 
 from poot._version import __version__
-from poot.jit.runtime import env as _env
+from poot import env as _env
 
 _env.check()   # a POOT_* variable poot cannot use is reported now, not at the first realize or compile
 from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8,

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import poot as pt
-from poot.jit.runtime import env
+from poot import env
 
 
 def run_import(**variables) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ import math
 import os
 
 from poot import dtypes as dt
-from poot.jit.runtime import env
+from poot import env
 
 log = logging.getLogger("poot.devices.cpu")
 

@@ -21,7 +21,7 @@ import ctypes
 import itertools
 import logging
 
-from poot.jit.runtime import env
+from poot import env
 
 log = logging.getLogger("poot.devices.cpu")
 

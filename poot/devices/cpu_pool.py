@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from poot.jit.runtime import env
+from poot import env
 
 MIN_BYTES = 1 << 20
 

@@ -45,7 +45,7 @@ import weakref
 import numpy as np
 
 from poot.errors import DeviceError, DTypeError, NotBuiltError, OutOfMemoryError
-from poot.jit.runtime import env
+from poot import env
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.vulkan_memory import VulkanMemory, _Allocation, _Chunk, _locked
 from poot.devices.vulkan_setup import (CAPABILITY_FEATURES, create_instance, exchange_lanes,

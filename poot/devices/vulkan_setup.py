@@ -17,7 +17,7 @@ import os
 import tempfile
 
 from poot.errors import DeviceUnavailableError
-from poot.jit.runtime import env
+from poot import env
 
 log = logging.getLogger("poot.devices.vulkan")
 

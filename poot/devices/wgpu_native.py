@@ -25,7 +25,7 @@ import logging
 import time
 
 from poot.errors import DeviceError, OutOfMemoryError
-from poot.jit.runtime import env
+from poot import env
 
 log = logging.getLogger("poot.devices.wgpu")
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
+
 import poot as pt
 
 from poot.errors import SamplingError
-from poot.graph.sampling import greedy_temperature
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +35,10 @@ class SamplingConfig:
     @property
     def greedy(self) -> bool:
         """temperature 0, top_k 1, or a temperature too small for its float32 reciprocal (pt.nn.sample's rule)."""
-        return self.top_k == 1 or greedy_temperature(self.temperature)
+        if self.top_k == 1 or self.temperature == 0:
+            return True
+        with np.errstate(over="ignore"):       # pt.nn.sample's rule: float32(1 / temperature) overflows
+            return not np.isfinite(np.float32(1.0 / self.temperature))
 
     def __str__(self) -> str:
         """"greedy", or the active settings ("temperature 0.8, top-p 0.9")."""

@@ -11,7 +11,7 @@ import threading
 
 from poot import devices
 from poot.errors import DeviceUnavailableError
-from poot.jit.runtime import env
+from poot import env
 
 ORACLE = "oracle"
 _SINGLE = ("cpu", "wgpu", "vulkan")  # kinds with one device per machine: no ":n" suffix

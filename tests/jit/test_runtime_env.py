@@ -1,10 +1,10 @@
-"""poot/jit/runtime/env.py: a hot-path read of an environment variable sees every change made
+"""poot/env.py: a hot-path read of an environment variable sees every change made
 through os.environ, and parses a value once."""
 from __future__ import annotations
 
 import os
 
-from poot.jit.runtime import env
+from poot import env
 
 
 def test_reader_follows_setenv_delenv_and_direct_assignment(monkeypatch):

@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 
 from poot.errors import CacheError
-from poot.jit.runtime import env
+from poot import env
 
 log = logging.getLogger("poot.jit.llvm.cache")
 FORMAT, VERSION = "poot-artifact", 1

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from poot.errors import LoweringError
-from poot.jit.runtime import env
+from poot import env
 from poot.jit.llvm import cache, limits
 from poot.jit.llvm.targets import LLVM_LOCK, names as target_names, target_named
 from poot.jit.kir.model import Kernel
@@ -58,7 +58,7 @@ class Artifact:
 
 
 def debug_level() -> int:
-    """POOT_DEBUG's level (poot.jit.runtime.env parses it; a value that is not a level raises ConfigError)."""
+    """POOT_DEBUG's level (poot.env parses it; a value that is not a level raises ConfigError)."""
     return env.debug_level()
 
 

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 from poot.errors import CompileLimitError
 from poot.jit.kir.model import Kernel
-from poot.jit.runtime import env as runtime_env
+from poot import env as runtime_env
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,7 @@ from poot.errors import InternalError, KernelIndexError, PootError
 from poot.graph import Graph, evaluate
 from poot.jit.runtime import traps
 from poot.jit.llvm import abi
-from poot.jit.runtime import env
+from poot import env
 from poot.jit.llvm.targets import target_of
 
 

@@ -25,7 +25,7 @@ from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, Laun
 from poot.jit.llvm.compile import compile_kernel, debug_print
 from poot.jit.kir.model import TRAP_MESSAGES, Kernel
 from poot.jit.llvm.targets import target_of
-from poot.jit.runtime import env
+from poot import env
 
 _launch_ids = itertools.count(1)
 _lock = threading.Lock()

@@ -20,7 +20,8 @@ from poot.devices import Buffer, Device
 from poot.devices.cpu_blas import gemm_for
 from poot.errors import kernel_trap
 from poot.fuse.plan import Plan
-from poot.jit.runtime import env, traps
+from poot import env
+from poot.jit.runtime import traps
 from poot.jit.llvm import abi
 from poot.jit.runtime.control import ControlRunner
 from poot.jit.runtime.epilogues import fused_epilogues
