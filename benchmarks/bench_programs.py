@@ -8,10 +8,12 @@ beside NumPy (and JAX on the CPU, where installed) in the same run:
 - JAX: the same driver with `jax.numpy` (beside poot eager) and `jax.jit(step, static_argnums=0)`
   (beside poot jit), blocked on every repetition; programs that assign items in place have no JAX row.
 
+The calls are taken in turn (NumPy, poot eager, poot jit, JAX..., NumPy, ...), so a shared machine's
+changing load weighs on all of them alike; each figure is the median of `--repeat` whole programs.
 Prints the median milliseconds per program, the ratios (NumPy time / poot time: above 1 is faster than
 NumPy) and their geometric means.
 
-    python -m benchmarks.bench_programs [--devices cpu] [--repeat 7] [--only heat-stencil-f32] [--json out.json]
+    python -m benchmarks.bench_programs [--devices cpu] [--repeat 41] [--only heat-stencil-f32] [--json out.json]
 """
 from __future__ import annotations
 
@@ -67,22 +69,21 @@ def measure(args, name: str, device: str) -> list[dict]:
                 r.numpy()
         return call
 
-    timing = {"repeat": args.repeat, "number": max(args.number, 1), "warmup": max(args.warmup, 1)}
     with pt.device(device):
-        jitted = pt.jit(step, static_argnums=0)
-        numpy_s = C.median(C.time_call(numpy_call, **timing))
-        eager_s = C.median(C.time_call(poot_call(step), **timing))
-        jit_s = C.median(C.time_call(poot_call(jitted), **timing))
-    jax_s = _jax_times(run, step, inputs, timing) if device == "cpu" else {}
-    return [row for mode, s in (("eager", eager_s), ("jit", jit_s))
-            for row in C.rows_against(f"program-{name}", {"program": name, "mode": mode}, device, s,
-                                      {"numpy": numpy_s, "jax": jax_s.get(mode)})]
+        calls = {"numpy": numpy_call, "eager": poot_call(step),
+                 "jit": poot_call(pt.jit(step, static_argnums=0))}
+        if device == "cpu":
+            calls.update(_jax_calls(run, step, inputs))
+        med = C.interleaved_medians(calls, repeat=args.repeat, warmup=max(args.warmup, 1))
+    return [row for mode in ("eager", "jit")
+            for row in C.rows_against(f"program-{name}", {"program": name, "mode": mode}, device, med[mode],
+                                      {"numpy": med["numpy"], "jax": med.get(f"jax-{mode}")})]
 
 
-def _jax_times(run, step, inputs, timing) -> dict:
-    """JAX on the CPU running the same driver and step (eager: jax.numpy; jit: jax.jit of the step),
-    results blocked on every repetition; {} where JAX is absent, a mode left out where the program
-    does what JAX cannot (in-place item assignment)."""
+def _jax_calls(run, step, inputs) -> dict:
+    """JAX on the CPU running the same driver and step (jax-eager: jax.numpy; jax-jit: jax.jit of the
+    step), results blocked on every repetition; {} where JAX is absent, a mode left out where the
+    program does what JAX cannot (in-place item assignment)."""
     jax = C.optional("jax")
     if jax is None:
         return {}
@@ -94,14 +95,16 @@ def _jax_times(run, step, inputs, timing) -> dict:
             arrays = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs]
             jax.block_until_ready(run(jnp, s, *arrays))
         try:
-            out[mode] = C.median(C.time_call(call, **timing))
+            call()
         except Exception as e:            # noqa: BLE001 (a baseline that cannot run the program)
             print(f"jax {mode}: cannot run this program ({type(e).__name__}); no JAX row", file=sys.stderr)
+            continue
+        out[f"jax-{mode}"] = call
     return out
 
 
 def main(argv=None) -> dict:
-    ap = C.parser(__doc__)
+    ap = C.parser(__doc__, repeat=41)
     ap.add_argument("--only", type=C.comma_list, default=None, help="program names (default: all): "
                     + ", ".join(PROGRAMS))
     args = ap.parse_args(argv)

@@ -12,7 +12,7 @@ def add_commands(sub) -> None:
     g.add_argument("model_dir")
     g.add_argument("--prompt", required=True)
     g.add_argument("--device", default=None, help="cpu, cuda, wgpu, vulkan, rocm (default: poot's default)")
-    g.add_argument("--max-tokens", type=int, default=64)
+    g.add_argument("--max-tokens", type=_count(0), default=64)
     _sampling_args(g)
     g.add_argument("--capacity", type=int, default=None,
                    help="KV cache length: prompt + max tokens must fit (default: min(max_position_embeddings, 4096))")
@@ -26,14 +26,31 @@ def add_commands(sub) -> None:
                         "the fraction of the weight-bandwidth bound")
     d.add_argument("--preset", default="qwen2.5-0.5b", help="tiny, qwen2.5-0.5b, llama-3.2-1b, llama-3-8b")
     d.add_argument("--device", default=None)
-    d.add_argument("--context", type=int, default=128, help="KV cache positions attended per step")
-    d.add_argument("--tokens", type=int, default=32, help="decode steps timed")
+    d.add_argument("--context", type=_count(0), default=128, help="KV cache positions attended per step")
+    d.add_argument("--tokens", type=_count(1), default=32, help="decode steps timed")
     d.add_argument("--dtype", choices=("bfloat16", "float16", "float32"), default=None,
                    help="weights (default: the preset's)")
     _kv_dtype_arg(d)
     _quantize_arg(d)
     _sampling_args(d)
     d.set_defaults(func=_cmd_bench_decode)
+
+
+def _count(least: int):
+    """An argparse type: an int of at least `least`, else argparse's one-line usage error."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {n}")
+        return n
+
+    parse.__name__ = "count"
+    return parse
 
 
 def _kv_dtype_arg(p) -> None:
@@ -62,8 +79,6 @@ def _cmd_generate(args) -> int:
     from poot.models import Decoder, SamplingConfig, Tokenizer
     from poot.models.config import LlamaConfig
 
-    if args.max_tokens < 0:
-        raise PootError(f"--max-tokens must be >= 0, got {args.max_tokens}")
     cfg = LlamaConfig.from_json(args.model_dir)
     s = SamplingConfig(args.temperature, args.top_k, args.top_p, args.min_p)
     tok_path = os.path.join(args.model_dir, "tokenizer.json")

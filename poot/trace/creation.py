@@ -16,7 +16,7 @@ from poot.errors import AxisError, CopyError, DTypeError, ShapeError, api_bounda
 from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
-from poot.trace.numpy_keywords import c_order_only
+from poot.trace.numpy_keywords import any_memory_order
 from poot.trace.promote import cast, is_weak, wrap
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -50,10 +50,13 @@ def _contains_array(obj) -> bool:
     return isinstance(obj, (list, tuple)) and any(_contains_array(o) for o in obj)
 
 
-def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
+def _array(obj, dtype=None, *, copy=True, order="K", device=None, ndmin=0):
     """A poot array from `obj`: an Array, a NumPy array, a (nested) list or a scalar. Lists of poot
     Arrays stack lazily. `copy` is accepted for NumPy compatibility: values are immutable, so poot
-    never needs to copy an Array and always copies host data."""
+    never needs to copy an Array and always copies host data. `order` is NumPy's memory layout, which
+    poot does not model (every array is C-ordered; the values are NumPy's for any order)."""
+    if order != "K":
+        any_memory_order("array", order)
     if type(obj) is np.ndarray and dtype is None and device is None and not ndmin:
         d = dt.BY_NUMPY.get(obj.dtype)        # the commonest call, `pt.asarray(numpy_array)`: no checks
         if d is not None:                        # left to make (host_array's are for other objects)
@@ -83,8 +86,10 @@ def _array(obj, dtype=None, *, copy=True, device=None, ndmin=0):
 def _asarray(obj, /, dtype=None, order=None, *, device=None, copy=None):
     """Like `array`; an Array of the right dtype and device is returned as it is. The array API's
     `copy`: True always gives a new array; False refuses (CopyError) whenever a copy is needed,
-    which is always for host data (it moves into device memory) and for a dtype or device change."""
-    c_order_only("asarray", order)
+    which is always for host data (it moves into device memory) and for a dtype or device change.
+    `order` ('C', 'F', 'A', 'K') is accepted and not modelled: every poot array is C-ordered, and the
+    values do not depend on the layout."""
+    any_memory_order("asarray", order)
     if copy is False:
         if not isinstance(obj, Array):
             raise CopyError(f"asarray(copy=False): a {type(obj).__name__} is always copied into "
@@ -112,8 +117,9 @@ def _fill_dtype(fill_value):
 
 @api_boundary
 def full(shape, fill_value, dtype=None, order="C", *, device=None):
-    """An array of `shape` filled with `fill_value` (dtype from the value when not given)."""
-    c_order_only("full", order)
+    """An array of `shape` filled with `fill_value` (dtype from the value when not given). `order` is
+    accepted and not modelled (every poot array is C-ordered), as for zeros, ones and empty."""
+    any_memory_order("full", order)
     shape = normalize_shape(shape, "full")
     d = _dtype(dtype)
     if isinstance(fill_value, Array) or (not is_weak(fill_value) and np.ndim(fill_value) > 0):
@@ -132,33 +138,34 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None):
 
 @api_boundary
 def zeros(shape, dtype=None, order="C", *, device=None):
-    c_order_only("zeros", order)
+    any_memory_order("zeros", order)
     return Array(constant(0, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "zeros")))
 
 
 @api_boundary
 def ones(shape, dtype=None, order="C", *, device=None):
-    c_order_only("ones", order)
+    any_memory_order("ones", order)
     return Array(constant(1, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "ones")))
 
 
 @api_boundary
-def empty(shape, dtype=None, *, device=None):
+def empty(shape, dtype=None, order="C", *, device=None):
     """Like zeros: poot never hands out uninitialized memory."""
+    any_memory_order("empty", order)
     return Array(constant(0, _dtype(dtype) or dt.float64, _device(device), normalize_shape(shape, "empty")))
 
 
 def _like(name, fn):
     def like(x, dtype=None, order="K", subok=True, shape=None, *, device=None):   # NumPy's order
         x = _array(x)
-        if order not in ("K", "A", "C", None):
-            raise ShapeError(f"{name}: only C-ordered arrays exist in poot, got order={order!r}")
+        any_memory_order(name, order)
         return fn(x.shape if shape is None else shape,
                   dtype=x.dtype if dtype is None else dtype,
                   device=x.device if device is None else device)
 
     like.__name__ = like.__qualname__ = name
-    like.__doc__ = f"{fn.__name__} with the shape, dtype and device of `x` unless given."
+    like.__doc__ = (f"{fn.__name__} with the shape, dtype and device of `x` unless given; `order` is accepted "
+                    f"and not modelled (every poot array is C-ordered).")
     return api_boundary(like)
 
 
@@ -168,7 +175,9 @@ empty_like = _like("empty_like", empty)
 
 
 @api_boundary
-def full_like(x, fill_value, dtype=None, *, shape=None, device=None):
+def full_like(x, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """full with the shape, dtype and device of `x` unless given; `order` is accepted and not modelled."""
+    any_memory_order("full_like", order)
     x = _array(x)
     return full(x.shape if shape is None else shape, fill_value, x.dtype if dtype is None else dtype,
                 device=x.device if device is None else device)
@@ -320,25 +329,28 @@ def triu(x, k=0):
 
 
 @api_boundary
-def meshgrid(*xs, indexing="xy"):
-    """Coordinate arrays from 1-D coordinate vectors (NumPy's meshgrid, lazily broadcast)."""
+def meshgrid(*xs, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays from 1-D coordinate vectors (NumPy's meshgrid, lazily broadcast). With
+    sparse=True each array keeps size 1 along the other axes, as NumPy's. `copy` is accepted: poot
+    arrays are values, so a broadcast result is never a view to write through."""
     from poot.trace.movement import broadcast_to
 
-    arrays = [_array(x).reshape(-1) for x in xs]
     if indexing not in ("xy", "ij"):
         raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    shape = [a.shape[0] for a in arrays]
-    if indexing == "xy" and len(arrays) >= 2:
-        shape[0], shape[1] = shape[1], shape[0]
+    arrays = [_array(x).reshape(-1) for x in xs]
+    pos = list(range(len(arrays)))
+    if indexing == "xy" and len(arrays) >= 2:     # 'xy' swaps the first two axes of the grid
+        pos[0], pos[1] = 1, 0
+    shape = [1] * len(arrays)
+    for p, a in zip(pos, arrays):
+        shape[p] = a.shape[0]
     out = []
-    for i, a in enumerate(arrays):
-        pos = i
-        if indexing == "xy" and len(arrays) >= 2 and i < 2:
-            pos = 1 - i
+    for p, a in zip(pos, arrays):
         view = [1] * len(arrays)
-        view[pos] = a.shape[0]
-        out.append(broadcast_to(a.reshape(tuple(view)), tuple(shape)))
-    return out
+        view[p] = a.shape[0]
+        a = a.reshape(tuple(view))
+        out.append(a if sparse else broadcast_to(a, tuple(shape)))
+    return tuple(out)
 
 
 @api_boundary
@@ -363,6 +375,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
 
 @api_boundary
 def copy(x, order="K", subok=False):
-    """A new handle on the same (immutable) value."""
-    c_order_only("copy", order)
+    """A new handle on the same (immutable) value; any `order` gives NumPy's values (poot arrays are all
+    C-ordered: memory order is not modelled)."""
+    any_memory_order("copy", order)
     return _array(x).copy()

@@ -452,9 +452,16 @@ def _clip_or_wrap(indices, n, mode, x):
 
 
 @api_boundary
-def take_along_axis(x, indices, axis):
-    """`x` gathered along `axis` at `indices` (of x's rank), as np.take_along_axis."""
+def take_along_axis(x, indices, axis=-1):
+    """`x` gathered along `axis` at `indices` (of x's rank), as np.take_along_axis. axis=None gathers
+    from the flattened `x`, and `indices` must then be 1-D (NumPy's rule)."""
     x = arr(x)
+    if axis is None:
+        shape = indices.shape if isinstance(indices, Array) else np.shape(indices)
+        if len(shape) != 1:
+            raise ShapeError(f"take_along_axis: when axis=None, indices must have a single dimension, "
+                             f"got shape {tuple(shape)}")
+        x, axis = wrap(_reshape_node(x._node, (x.size,))), 0
     ax = axis_of(axis, x.ndim, "take_along_axis", x)
     return wrap(getitem_node(x, along_axis_index(x, ax, indices, "take_along_axis")))
 

@@ -3,13 +3,14 @@ NumPy's 1-D rules), dot, vdot, inner, outer, tensordot, vecdot, einsum, diagonal
 from __future__ import annotations
 
 import math
+import operator
 
 from poot import dtypes as dt
-from poot.errors import ShapeError, api_boundary
+from poot.errors import ArgumentError, ShapeError, api_boundary
 from poot.graph import broadcast_shapes
 from poot.trace.complex_values import conj_node
 from poot.trace.lazy import constant, record
-from poot.trace.numpy_keywords import c_order_only, refuse_out
+from poot.trace.numpy_keywords import any_memory_order, refuse_out
 from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from poot.trace.promote import cast, finish, promote, wrap
 
@@ -252,6 +253,38 @@ def _parse_einsum(subscripts, nds):
     return out_terms, out
 
 
+def _sublist_label(s) -> str:
+    """One label of NumPy's sublist form as a subscripts letter: 0-25 are 'A'-'Z' and 26-51 'a'-'z' (as
+    NumPy's C parser maps them, so the implicit output keeps the labels' numeric order); Ellipsis is '...'."""
+    if s is Ellipsis:
+        return "..."
+    try:
+        k = operator.index(s)
+    except TypeError:
+        raise ArgumentError(f"einsum: each subscript must be either an integer or an ellipsis, got {s!r}") from None
+    if not 0 <= k < 52:
+        raise ShapeError(f"einsum: subscript {k} is not within the valid range [0, 52)")
+    return chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26)
+
+
+def _sublist_subscripts(args):
+    """NumPy's sublist form, einsum(op0, sublist0, op1, sublist1, ..., [sublistout]), as the subscripts
+    string and the operands."""
+    if len(args) < 2:
+        raise ArgumentError("einsum: the first argument must be a subscripts string like 'ij,jk->ik', or an "
+                            "operand followed by its sublist of integer subscripts")
+    out = args[-1] if len(args) % 2 else None      # an odd count ends with the output sublist
+    args = args[:-1] if len(args) % 2 else args
+    ops, terms = args[0::2], args[1::2]
+    for t in terms + (() if out is None else (out,)):
+        if isinstance(t, str) or not hasattr(t, "__iter__"):
+            raise ArgumentError(f"einsum: in the sublist form, each operand is followed by a list of "
+                                f"integer subscripts, got {t!r}")
+    lhs = ",".join("".join(_sublist_label(s) for s in t) for t in terms)
+    rhs = "" if out is None else "->" + "".join(_sublist_label(s) for s in out)
+    return lhs + rhs, tuple(ops)
+
+
 def _sum_out(n, labels, drop):
     from poot.trace.reductions import _reduce
 
@@ -265,13 +298,14 @@ def _sum_out(n, labels, drop):
 def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """Einstein summation for the forms that reduce to diagonals, sums, transposes, broadcasting and
     matrix products (which is every form of plain labels and '...'); contracts left to right
-    (NumPy's `optimize` only picks a contraction order, so it is accepted and not needed)."""
+    (NumPy's `optimize` only picks a contraction order, so it is accepted and not needed). NumPy's
+    sublist form, einsum(a, [0, 1], b, [1, 2], [0, 2]), is turned into the subscripts string first."""
     refuse_out("einsum", out)
-    c_order_only("einsum", order)
+    any_memory_order("einsum", order)
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublist_subscripts((subscripts,) + operands)
     if dtype is not None:
         operands = tuple(arr(o).astype(dtype) for o in operands)
-    if not isinstance(subscripts, str):
-        raise ShapeError("einsum: the first argument must be a subscripts string like 'ij,jk->ik'")
     nodes, d, work = _operands("einsum", *operands)
     terms, out = _parse_einsum(subscripts, [n.aval.ndim for n in nodes])
     sizes: dict[str, int] = {}

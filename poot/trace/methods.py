@@ -82,10 +82,18 @@ def _inplace(fn, symbol):
     return op
 
 
+def _array_power(x1, x2):
+    """`x ** 2` is NumPy's `square(x)` (ndarray.__pow__ takes that shortcut for the Python int 2): the
+    same values as power(x, 2), but a bool x squares in int8, where power(bool, 2) gives int64."""
+    if type(x2) is int and x2 == 2 and type(x1) is Array and x1._node.aval.dtype is dt.bool_:
+        return _raw(ew.square)(x1)
+    return _raw(ew.power)(x1, x2)
+
+
 _BINARY = {  # dunder stem -> (function, symbol)
     "add": (ew.add, "+"), "sub": (ew.subtract, "-"), "mul": (ew.multiply, "*"),
     "truediv": (ew.divide, "/"), "floordiv": (ew.floor_divide, "//"), "mod": (ew.remainder, "%"),
-    "pow": (ew.power, "**"), "matmul": (linalg.matmul, "@"), "and": (ew.bitwise_and, "&"),
+    "pow": (_array_power, "**"), "matmul": (linalg.matmul, "@"), "and": (ew.bitwise_and, "&"),
     "or": (ew.bitwise_or, "|"), "xor": (ew.bitwise_xor, "^"), "lshift": (ew.left_shift, "<<"),
     "rshift": (ew.right_shift, ">>"),
 }

@@ -14,7 +14,7 @@ from poot.trace.array import Array
 from poot.trace.creation import normalize_shape
 from poot.trace.fastpath import host_join
 from poot.trace.lazy import record, scalar_value
-from poot.trace.numpy_keywords import refuse_out
+from poot.trace.numpy_keywords import memory_order, refuse_out
 from poot.trace.promote import cast, device_of, promote, wrap
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes",
@@ -56,12 +56,8 @@ def _reshape_node(n, shape):
     return n if tuple(shape) == n.aval.shape else record("reshape", (n,), {"shape": tuple(shape)})
 
 
-@api_boundary
-def reshape(x, shape, order="C", *, copy=None):
-    """`x` with a new shape of the same size; one dimension may be -1 (inferred). C order only."""
-    x = arr(x)
-    if order != "C":
-        raise ShapeError(f"reshape: only order='C' is supported, got {order!r}")
+def _new_shape(x, shape) -> tuple[int, ...]:
+    """`shape` for a reshape of `x`, as a tuple of sizes with its one -1 (if any) inferred."""
     shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
     try:
         shape = tuple(operator.index(s) for s in shape)
@@ -79,12 +75,42 @@ def reshape(x, shape, order="C", *, copy=None):
         raise ShapeError(f"reshape: cannot reshape {x.aval} ({x.size} elements) into {shape} "
                          f"({math.prod(shape)} elements); the new shape must keep {x.size} elements "
                          f"(use -1 for one inferred dimension)")
-    return wrap(_reshape_node(x._node, shape))
+    return shape
+
+
+def _fortran_reshape_node(n, shape):
+    """NumPy's order='F' reshape: elements read and written with the first index changing fastest,
+    which is the C-order reshape of the reversed axes into the reversed shape, reversed back."""
+    rev = tuple(range(n.aval.ndim))[::-1]
+    flipped = _reshape_node(_transpose_node(n, rev), tuple(shape)[::-1])
+    return _transpose_node(flipped, tuple(range(len(shape)))[::-1])
+
+
+def _reshape_in_order(x, shape, order, op: str):
+    """The reshape node for NumPy's `order` ('A' is 'C' here: every poot array is C-contiguous)."""
+    shape = _new_shape(x, shape)
+    if memory_order(op, order) == "F":
+        return _fortran_reshape_node(x._node, shape)
+    return _reshape_node(x._node, shape)
+
+
+@api_boundary
+def reshape(x, shape, order="C", *, copy=None):
+    """`x` with a new shape of the same size; one dimension may be -1 (inferred). order='F' reads and
+    places the elements with the first index changing fastest, as NumPy's; 'A' is 'C' (poot arrays are
+    C-contiguous); 'K', as in NumPy, is refused."""
+    x = arr(x)
+    if memory_order("reshape", order) == "K":
+        raise ShapeError(f"reshape: order={order!r} is not permitted for reshaping (give 'C', 'F' or 'A')")
+    return wrap(_reshape_in_order(x, shape, order, "reshape"))
 
 
 @api_boundary
 def ravel(x, order="C"):
-    return reshape(x, (-1,), order)
+    """`x` as 1-D: in C order, or with the first index changing fastest for order='F' ('A' and 'K'
+    are 'C': poot arrays are C-contiguous). Also `x.flatten(order)`."""
+    x = arr(x)
+    return wrap(_reshape_in_order(x, (x.size,), order, "ravel"))
 
 
 def _transpose_node(n, perm):

@@ -1,12 +1,15 @@
-"""NumPy keywords that poot accepts at their default value only: `out=` (poot arrays are immutable
-values, so a result is assigned, never written into a given array) and `order=` (every poot array is
-C-ordered). A NumPy script that spells the defaults out runs unchanged; any other value gets a
-PootError naming the function and what to do instead."""
+"""NumPy keywords that poot accepts without their memory meaning: `out=` (poot arrays are immutable
+values, so a result is assigned, never written into a given array: only the default, None, is taken)
+and `order=` (NumPy's memory layout, 'C', 'F', 'A' or 'K' in either case). Every poot array is stored
+C-ordered and memory order is not modelled: a NumPy result's values do not depend on its layout, so a
+creation function or a copy takes any order and gives NumPy's values. Where the order changes the values
+(reshape, ravel, flatten) the caller reads the normalized letter (poot/trace/movement.py). A value NumPy
+refuses gets a PootError naming the function and the value."""
 from __future__ import annotations
 
-from poot.errors import ShapeError
+from poot.errors import ArgumentError, ShapeError
 
-_C_ORDERS = (None, "C", "K", "A")
+ORDERS = ("C", "F", "A", "K")
 
 
 def refuse_out(op: str, out) -> None:
@@ -15,7 +18,22 @@ def refuse_out(op: str, out) -> None:
                          f"result instead (y = {op}(...))")
 
 
-def c_order_only(op: str, order) -> None:
-    if order not in _C_ORDERS:
-        raise ShapeError(f"{op}: order={order!r} is not supported; poot arrays are always C-ordered "
-                         f"(give 'C', 'K', 'A' or None)")
+def memory_order(op: str, order, default: str = "C") -> str:
+    """NumPy's `order` as one upper-case letter of ORDERS (None is `default`), as NumPy reads it (the
+    lower-case letters too): a non-string is NumPy's TypeError (ArgumentError), any other string its
+    ValueError (ShapeError)."""
+    if order is None:
+        return default
+    if not isinstance(order, str):
+        raise ArgumentError(f"{op}: order must be a string ('C', 'F', 'A' or 'K'), not "
+                            f"{type(order).__name__} ({order!r})")
+    letter = order.upper()
+    if letter not in ORDERS:
+        raise ShapeError(f"{op}: order must be one of 'C', 'F', 'A' or 'K', got order={order!r}")
+    return letter
+
+
+def any_memory_order(op: str, order) -> None:
+    """Check `order` of a function whose values do not depend on it (creation, copies, einsum): every
+    order NumPy takes is accepted, and the result is C-ordered as every poot array is."""
+    memory_order(op, order)

@@ -314,9 +314,11 @@ def _scan(op, x, axis, dtype, out):
     else:
         ax = axis_of(axis, x.ndim, op, x)
     d = _acc_dtype(x.dtype, dtype)
-    work = dt.float32 if d in _HALF else d
-    if work.kind == "b":
-        work = dt.int64
+    # A float16/bfloat16 scan on the CPU runs in its own dtype, one element after another: NumPy
+    # rounds the running value after every step (a float16 cumsum of ones stops at 2048), and so does
+    # the CPU's sequential scan. A GPU scans in blocks, whose half-precision partial totals would
+    # match neither NumPy nor the true sums: there it runs in float32 and rounds once.
+    work = dt.int64 if d.kind == "b" else dt.float32 if d in _HALF and n.device != "cpu" else d
     n = cast(n, work)
     if op == "cumprod" and work.kind == "c":    # the running complex product, on the parts
         from poot.trace.complex_order import running_product

@@ -75,8 +75,10 @@ def test_generate_keeps_the_leading_space_of_streamed_tokens(tmp_path, capsys):
 
 def test_generate_checks_max_tokens_and_capacity_first(tmp_path, capsys, monkeypatch):
     _checkpoint_with_metaspace_tokenizer(tmp_path)
-    assert main(["generate", str(tmp_path), "--prompt", "The", "--max-tokens", "-3"]) == 1
-    assert "--max-tokens must be >= 0, got -3" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["generate", str(tmp_path), "--prompt", "The", "--max-tokens", "-3"])
+    assert exit_.value.code == 2
+    assert "argument --max-tokens: must be at least 0, got -3" in capsys.readouterr().err
     from poot.models import Decoder
 
     def never(*a, **k):
@@ -87,3 +89,15 @@ def test_generate_checks_max_tokens_and_capacity_first(tmp_path, capsys, monkeyp
                  "--capacity", "8"]) == 1
     err = capsys.readouterr().err
     assert "--max-tokens 9" in err and "capacity 8" in err
+
+
+@pytest.mark.parametrize("flag, value, message", [("--tokens", "0", "must be at least 1, got 0"),
+                                                  ("--tokens", "-1", "must be at least 1, got -1"),
+                                                  ("--context", "-5", "must be at least 0, got -5"),
+                                                  ("--context", "x", "expected an integer, got 'x'")])
+def test_bench_decode_refuses_bad_counts_in_one_line(capsys, flag, value, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "decode", "--preset", "tiny", "--device", "cpu", flag, value])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: {message}" in err and "Traceback" not in err
