@@ -5,6 +5,12 @@ program is built. At run time the loop is a loop in the program: the predicate (
 device buffer) is read back each iteration; a fori loop runs its body a static number of times and
 reads nothing back. Results are copied into the step's own output buffers, so an output never shares
 memory with an operand (a carry that passes through unchanged would otherwise alias an input).
+
+A body that scatters into its carry (`dynamic_update_slice` of a buffer, `scan` stacking its outputs,
+the residuals of a differentiated loop) would copy the whole carry every iteration, making a loop of n
+steps cost n squared. From the second iteration on, each carry the loop itself made in the last one
+(not an operand of the step, not passed in twice) is donated to the body, whose scatter then writes in
+place (poot/jit/runtime/inplace.py), as a jitted call's donated argument is.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from poot.jit.runtime import traps
 class _SubProgram:
     """One subgraph, runnable on buffers: a compiled Program, or a pure pass-through."""
 
-    __slots__ = ("program", "picks")
+    __slots__ = ("program", "picks", "scatters")
 
     def __init__(self, graph: Graph, device: Device):
         from poot.jit.runtime.execute import compiled_program
@@ -26,11 +32,13 @@ class _SubProgram:
         self.program = compiled_program(graph, device) if graph.eqns else None
         pos = {v.id: i for i, v in enumerate(graph.inputs)}
         self.picks = [pos[v.id] for v in graph.outputs] if not graph.eqns else None
+        # whether donating inputs can spare a copy: only a scatter writes over its operand's buffer
+        self.scatters = self.program is not None and any(s.kind == "scatter" for s in self.program.plan.steps)
 
-    def __call__(self, inputs: list[Buffer]) -> list[Buffer]:
+    def __call__(self, inputs: list[Buffer], donate: set[int] | None = None) -> list[Buffer]:
         if self.program is None:
             return [inputs[i] for i in self.picks]
-        return self.program.run(inputs)
+        return self.program.run(inputs, donate or None)
 
 
 class ControlRunner:
@@ -64,18 +72,30 @@ class ControlRunner:
         else:
             n = len(region.out_avals)
             carry, extra = xs[:n], xs[n:]
+            operands = {id(b) for b in xs}
             if region.kind == "while":
                 cond, body = self.subs
                 while self._truth(cond(carry + extra)[0]):
-                    carry = body(carry + extra)
+                    carry = body(carry + extra, _loop_owned(carry, operands, 0) if body.scatters else None)
             else:
                 (body,) = self.subs
                 index = self.index_buf
                 for i in range(region.lower, region.upper):
                     dev.write(index, np.asarray(i, dtype=np.int64))
-                    carry = body([index] + carry + extra)
+                    carry = body([index] + carry + extra,
+                                 _loop_owned(carry, operands, 1) if body.scatters else None)
             results = carry
         for slot, k in self.outputs:
             nbytes = region.out_avals[k].nbytes
             if nbytes:
                 dev.copy(bufs[slot], results[k], nbytes)
+
+
+def _loop_owned(carry: list[Buffer], operands: set[int], first: int) -> set[int]:
+    """The body-input positions (carry k at `first + k`) whose buffers the loop made in its last
+    iteration and nothing else holds: not one of the step's operands (the outer program's buffers, and
+    a carry passed through unchanged stays one), and at one carry position only."""
+    seen: dict[int, int] = {}
+    for b in carry:
+        seen[id(b)] = seen.get(id(b), 0) + 1
+    return {first + k for k, b in enumerate(carry) if id(b) not in operands and seen[id(b)] == 1}
