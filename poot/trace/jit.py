@@ -21,7 +21,7 @@ from collections import OrderedDict
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import PootError, RetraceWarning, api_boundary, located_error
+from poot.errors import ArgumentError, PootError, RetraceWarning, api_boundary, located_error
 from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
@@ -283,11 +283,25 @@ class Jitted:
             sig = inspect.signature(self.fn)
         except (TypeError, ValueError):         # a builtin without a signature: the call will say
             return
+        self._check_static_positions(sig)
         try:
             sig.bind(*args, **kwargs)
         except TypeError as e:
             raise PootError(f"pt.jit({self.__name__}): cannot call it with these arguments: {e}; "
                             f"it takes {self.__name__}{sig}") from None
+
+    def _check_static_positions(self, sig: inspect.Signature) -> None:
+        """A static_argnums index past the function's positional parameters names no argument: it
+        would silently make nothing static (JAX raises too). A function taking *args takes any."""
+        kinds = [p.kind for p in sig.parameters.values()]
+        if inspect.Parameter.VAR_POSITIONAL in kinds:
+            return
+        n = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+        bad = [i for i in self.static_argnums if not -n <= i < n]
+        if bad:
+            raise ArgumentError(f"pt.jit({self.__name__}): static_argnums holds {bad[0]}, but "
+                                f"{self.__name__}{sig} takes {n} positional argument{'' if n == 1 else 's'}; "
+                                f"static_argnums must index its positional parameters")
 
     def _held_arrays(self, args, kwargs) -> dict:
         """The arrays held by the plain objects among the non-static arguments (jit_held.py)."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 
-from poot.errors import DTypeError, PootError, ShapeError, api_boundary
+import numpy as np
+
+from poot.errors import ArgumentError, DTypeError, PootError, ShapeError, api_boundary
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
@@ -27,11 +29,27 @@ def _device_of(leaves) -> str:
     return _dev.current()
 
 
-def _flatten_values(values, what: str):
-    """A pytree of array-likes as (Array leaves, treedef)."""
+def _flatten_values(values, what: str, prefix: str = ""):
+    """A pytree of array-likes as (Array leaves, treedef); `prefix` names `values` in messages."""
     leaves, tree = pytree.flatten(values)
     dev = _device_of(leaves)
-    return [x if isinstance(x, Array) else Array(to_node(x, dev, what)) for x in leaves], tree
+    paths = pytree.paths(tree, prefix)
+    return [x if isinstance(x, Array) else _leaf_array(x, dev, what, p) for x, p in zip(leaves, paths)], tree
+
+
+def _leaf_array(x, device: str, what: str, path: str) -> Array:
+    """A non-Array leaf of the values a transformation takes as an Array: a number or numeric NumPy
+    data. Anything else (a string, an object) has no derivative: an ArgumentError naming the
+    transformation, the leaf's path and its type (JAX refuses it too), not a dtype error from deep
+    inside the conversion."""
+    numeric = isinstance(x, (bool, int, float, complex, np.number, np.bool_)) or \
+        (isinstance(x, np.ndarray) and x.dtype.kind in "biufc")
+    if not numeric:
+        other = " or pass it as an argument not listed in argnums" if "grad" in what else ""
+        raise ArgumentError(f"{what}: {path or 'the argument'} has type {type(x).__name__} ({x!r:.40}), which "
+                            f"is not an array or a number; {what} differentiates pytrees of arrays only. "
+                            f"Close over such a value{other} instead")
+    return Array(to_node(x, device, what))
 
 
 def _argnums(argnums, nargs: int, what: str) -> tuple[int, ...]:
@@ -60,11 +78,11 @@ def _require_float(arrays: list, tree, what: str, prefix: str) -> None:
 def _value_and_grad_call(fn, argnums, has_aux, what, args, kwargs):
     nums = _argnums(argnums, len(args), what)
     diff = tuple(args[n] for n in nums)
-    arrays, tree = _flatten_values(diff, what)
     names = [f"argument {n}" for n in nums]
     for k, n in enumerate(nums):
-        sub, sub_tree = _flatten_values(diff[k], what)
+        sub, sub_tree = _flatten_values(diff[k], what, names[k])
         _require_float(sub, sub_tree, what, names[k])
+    arrays, tree = _flatten_values(diff, what)
 
     def partial_fn(*values):
         full = list(args)
@@ -131,7 +149,7 @@ def vjp(fn, *primals, has_aux=False):
     """`(fn(*primals), vjp_fn)`: `vjp_fn(cotangent)` (a pytree shaped like the result) returns a tuple
     with one cotangent per primal (zeros for integer primals). With `has_aux=True` `fn` returns
     `(result, aux)` and this returns `(result, vjp_fn, aux)`."""
-    arrays, tree = _flatten_values(tuple(primals), "vjp")
+    arrays, tree = _flatten_values(tuple(primals), "vjp", "primals")
     nodes = [a._node for a in arrays]
     traced = Traced(fn, nodes, tree, "vjp", has_aux)
     pull = vjp_pass(traced, [True] * len(nodes))
@@ -145,15 +163,26 @@ def vjp(fn, *primals, has_aux=False):
             raise ShapeError("vjp: the cotangent must have the structure of the function's result")
         cts = []
         for path, o, c in zip(pytree.paths(ct_tree, "cotangent"), out_arrays, leaves):
-            c = c if isinstance(c, Array) else Array(to_node(c, o.device, "vjp"))
-            if c.shape != o.shape:
-                raise ShapeError(f"vjp: {path} has shape {c.shape}; the result there has {o.shape}")
-            cts.append(convert(c, o.dtype) if o.dtype.kind == "f" else None)
+            cts.append(_cotangent(c, o, path))
         got = pull(cts)
         filled = [g if g is not None else zeros_like(a) for g, a in zip(got, arrays)]
         return tuple(pytree.unflatten(tree, filled))
 
     return (result, vjp_fn, traced.aux) if has_aux else (result, vjp_fn)
+
+
+def _cotangent(given, out: Array, path: str) -> Array | None:
+    """The cotangent `given` for result `out` (None for a non-float result). A float result's
+    cotangent is of its dtype, as JAX requires and as pt.jvp requires of tangents: a float32
+    cotangent of a float64 result is a mistake a silent conversion would hide; a Python scalar
+    takes the result's dtype."""
+    c = given if isinstance(given, Array) else Array(to_node(given, out.device, "vjp"))
+    if c.shape != out.shape:
+        raise ShapeError(f"vjp: {path} has shape {c.shape}; the result there has {out.shape}")
+    if out.dtype.kind in "fc" and c.dtype is not out.dtype and not is_weak(given):
+        raise DTypeError(f"vjp: {path} is {c.dtype.name}; the result there is {out.dtype.name}. Pass a "
+                         f"cotangent of the result's dtype (ct.astype({out.dtype.name}))")
+    return convert(c, out.dtype) if out.dtype.kind == "f" else None
 
 
 @api_boundary
@@ -163,9 +192,9 @@ def jvp(fn, primals, tangents, has_aux=False):
     returns `(result, aux)` and this returns `(result, result tangent, aux)`."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise PootError("jvp: primals and tangents must be tuples (or lists) of the arguments")
-    arrays, tree = _flatten_values(tuple(primals), "jvp")
+    arrays, tree = _flatten_values(tuple(primals), "jvp", "primals")
     t_leaves = pytree.flatten(tuple(tangents))[0]
-    t_arrays, t_tree = _flatten_values(tuple(tangents), "jvp")
+    t_arrays, t_tree = _flatten_values(tuple(tangents), "jvp", "tangents")
     if t_tree != tree:
         raise ShapeError("jvp: tangents must have the structure of primals")
     tans = []

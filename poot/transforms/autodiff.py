@@ -47,7 +47,7 @@ def _rule(table: dict, unsupported: dict, s: Step, mode: str):
                             f"differentiate a formulation on the real and imaginary parts")
     rule = table.get(s.op)
     if rule is None:
-        why = unsupported.get(s.op)
+        why = _traced_bound(s) or unsupported.get(s.op)
         where = lazy.format_where(s.node.where)
         if why is not None:
             launch = s.params.get("launch")      # a kernel_call: name the kernel
@@ -55,6 +55,42 @@ def _rule(table: dict, unsupported: dict, s: Step, mode: str):
             raise NotBuiltError(f"{mode}: cannot differentiate {what} (recorded at {where}): {why}")
         raise NotBuiltError(f"{mode}: '{s.op}' (recorded at {where}) has no {mode} rule")
     return rule
+
+
+def _traced_bound(s: Step) -> str | None:
+    """For a `while` that is a fori_loop with an array bound (its condition is `i < upper`), the
+    reason it has no reverse rule, naming the bound and, where the bound is an argument traced by
+    an enclosing @pt.jit (the usual way to get there, `jit(lambda w, n: grad(...))(w, 3)`), the fix
+    of marking that argument static; None for any other construct."""
+    if s.op != "while":
+        return None
+    cond_g = s.params["region"].graphs[0]
+    ins = [v.id for v in cond_g.inputs[:2]]
+    if len(cond_g.eqns) != 1 or cond_g.eqns[0].op != "lt" or [v.id for v in cond_g.eqns[0].inputs] != ins:
+        return None
+    names = [name for name, n in zip(("lower", "upper"), s.inputs) if _placeholder_below(n) is not None]
+    head = ("reverse mode through fori_loop needs its trip count when tracing, and a fori_loop whose bound is "
+            "an array is a while_loop, whose trip count is known only when it runs")
+    if not names:
+        return f"{head}; pass the bounds as Python ints (int(n)), or use forward mode (pt.jvp)"
+    site = lazy.format_where(_placeholder_below(s.inputs[1 if "upper" in names else 0]).where)
+    return (f"{head}; its {' and '.join(names)} bound is traced (from {site}), as an argument of an enclosing "
+            f"@pt.jit function is. Mark that argument static (pt.jit(f, static_argnums=...) or "
+            f"static_argnames=...) so the bound is a Python int, or use forward mode (pt.jvp)")
+
+
+def _placeholder_below(node: lazy.Node) -> lazy.Node | None:
+    """An abstract input (a traced function's placeholder) that `node` is computed from, or None."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is None and n.buf is None:
+            return n
+        stack.extend(n.inputs)
+    return None
 
 
 def _touches_complex(s: Step) -> bool:

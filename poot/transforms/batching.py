@@ -26,6 +26,7 @@ from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.graph.registry import SlotView
 from poot.transforms import batching_control, batching_host, batching_rules  # noqa: F401  (register the rules)
 from poot.transforms.batching_core import BatchContext, BatchingError, place
@@ -97,10 +98,30 @@ class _Vmapped:
             leaves.append(Array(p))
         t_args, t_kwargs = self._rebuild(args, kwargs, leaves)
         before = [x._node if isinstance(x, Array) else None for x in leaves]
+        result, inside = self._trace(t_args, t_kwargs, name, {id(v) for _, v, _ in mapped})
+        # arguments the function updated in place (x[i] = v, x += y): their new per-example values are
+        # batched too and written back to the caller's arrays, as a loop over the examples leaves them
+        writes = [(k, x._node) for k, x in enumerate(leaves) if before[k] is not None and x._node is not before[k]]
+        try:
+            return self._batched_result(result, inside, stand_ins, size, device, name,
+                                        [mapped[k] for k, _ in writes], [n for _, n in writes])
+        except BaseException:   # an unmapped argument is the caller's own array: it keeps its value
+            for k, _ in writes:
+                if mapped[k][2] is None:
+                    leaves[k]._node = before[k]
+            raise
+
+    def _trace(self, t_args, t_kwargs, name: str, passed: set):
+        """`fn` called on one batch element's stand-ins in a lazy scope: (its result, the nodes it
+        recorded). An array it closes over (not one of the `passed` arguments) that it writes into
+        would hold a value of the stand-ins forever: that is refused, and the array put back, as
+        @pt.jit and the loop bodies do (ClosedOverWriteError)."""
+        reached = [r for r in reachable_arrays(self.fn) if id(r[0]) not in passed]
         try:
             with lazy.scope() as inside:
                 result = self.fn(*t_args, **t_kwargs)
         except TracerError as e:
+            refuse_writes(reached, f"pt.vmap({name})", failed=True)
             kernel = _kernel_in(e.__traceback__)
             if kernel is None:
                 err = TracerError(f"{e.args[0] if e.args else e}\n  (inside pt.vmap({name}), whose "
@@ -113,17 +134,11 @@ class _Vmapped:
                 f"batches, so it cannot get a batch axis. Launch it once on the whole batch outside "
                 f"vmap (its grid can cover the batch), or write this step with poot array operations"
             ) from None
-        # arguments the function updated in place (x[i] = v, x += y): their new per-example values are
-        # batched too and written back to the caller's arrays, as a loop over the examples leaves them
-        writes = [(k, x._node) for k, x in enumerate(leaves) if before[k] is not None and x._node is not before[k]]
-        try:
-            return self._batched_result(result, inside, stand_ins, size, device, name,
-                                        [mapped[k] for k, _ in writes], [n for _, n in writes])
-        except BaseException:   # an unmapped argument is the caller's own array: it keeps its value
-            for k, _ in writes:
-                if mapped[k][2] is None:
-                    leaves[k]._node = before[k]
+        except BaseException:
+            refuse_writes(reached, f"pt.vmap({name})", failed=True)
             raise
+        refuse_writes(reached, f"pt.vmap({name})")
+        return result, inside
 
     # -- arguments -------------------------------------------------------------------------------
     def _mapped_leaves(self, args, kwargs) -> list[tuple]:
@@ -253,12 +268,17 @@ def _spread(spec, tree, where: str, what: str, out: list) -> None:
                              f"be a tree prefix of it (an int or None per leaf or subtree)")
     if isinstance(spec, (tuple, list)) and t in (tuple, list) and not hasattr(spec, "_fields"):
         if len(spec) != len(tree):
-            raise mismatch
+            raise BatchingError(f"vmap {what}: the specification at '{where or 'the top'}' is a "
+                                f"{type(spec).__name__} of {len(spec)} entries but the value there is a "
+                                f"{t.__name__} of {len(tree)}; {what} must be a tree prefix of it: one entry "
+                                f"(an int, None or a subtree) per element, or one int or None for all")
         for i, (s, x) in enumerate(zip(spec, tree)):
             _spread(s, x, f"{where}[{i}]", what, out)
     elif isinstance(spec, dict) and t is dict:
         if sorted(spec) != sorted(tree):
-            raise mismatch
+            raise BatchingError(f"vmap {what}: the specification at '{where or 'the top'}' is a dict with "
+                                f"keys {sorted(spec)!r} but the value there has keys {sorted(tree)!r}; {what} "
+                                f"must be a tree prefix of it: one entry per key, or one int or None for all")
         for k in sorted(tree):
             _spread(spec[k], tree[k], f"{where}[{k!r}]", what, out)
     elif type(spec) is t and hasattr(t, "_fields"):

@@ -4,9 +4,11 @@ A construct's bodies are subgraphs; batching one re-traces it through `pt.cond`,
 `pt.while_loop` with Python functions that run the subgraph batched (`BatchContext.eval_graph`), so the
 result is again one construct on the device, never unrolled. What cannot stay one construct per batch
 is turned into masking, as JAX does:
-- `cond` with a batched predicate runs both branches and selects per example;
+- `cond` with a batched predicate runs both branches and selects per example (a branch that may trap
+  runs an example that does not take it on a taking example's operands, so it cannot trap for it);
 - `while` with a batched predicate runs until every example is done; an example that is done keeps
-  its carry (the body's result is selected away).
+  its carry (the body's result is selected away; a body that may trap runs it on a running example's
+  carry instead of its own, as a cond branch does).
 Loop carries are batched where the body makes them depend on a batched value (a fixed point over the
 body's dependencies), so an unbatched counter stays a scalar.
 
@@ -15,8 +17,9 @@ application (memoized) and returns the result asked for.
 """
 from __future__ import annotations
 
+from poot import dtypes as dt
 from poot.graph.registry import get
-from poot.trace import control
+from poot.trace import control, lazy
 from poot.trace.array import Array
 from poot.transforms.batching_core import (BatchContext, batched_outputs, force, front_if_batched,
                                            record, to_front)
@@ -61,9 +64,7 @@ def _cond_all(ctx, nodes, dims, region):
     pred, pred_dim = nodes[0], dims[0]
     operands = list(zip(nodes[1:], dims[1:]))
     if pred_dim is not None:    # each example takes its own branch: compute both, select
-        t = ctx.eval_graph(true_g, operands)
-        f = ctx.eval_graph(false_g, operands)
-        return [_select(ctx, (pred, tn, fn), (pred_dim, td, fd)) for (tn, td), (fn, fd) in zip(t, f)]
+        return _cond_both(ctx, region, to_front(ctx, pred, pred_dim), operands)
     in_flags = [d is not None for d in dims[1:]]
     flags = [a or b for a, b in zip(batched_outputs(false_g, in_flags), batched_outputs(true_g, in_flags))]
     moved = [front_if_batched(ctx, n, d) for n, d in operands]
@@ -74,6 +75,67 @@ def _cond_all(ctx, nodes, dims, region):
 
     results = control.cond(Array(pred), branch(true_g), branch(false_g), *[Array(n) for n, _ in moved])
     return _as_pairs(results, flags)
+
+
+_SAFE_KINDS = frozenset({"elementwise", "source", "reduce", "argreduce", "scan", "movement", "contraction",
+                         "attention", "sample", "qmatmul"})
+
+
+def _may_trap(graph) -> bool:
+    """Whether running `graph` can fail on some operand values: an index (`take`, `scatter`) out of
+    range, a host op (a factorization of a matrix it does not accept), in a nested body too."""
+    for eqn in graph.eqns:
+        op = get(eqn.op)
+        if op.kind == "control":
+            if any(_may_trap(g) for g in eqn.params["region"].graphs):
+                return True
+        elif op.kind not in _SAFE_KINDS and eqn.op != "update_slice":
+            return True
+    return False
+
+
+def _cond_both(ctx, region, pred, operands):
+    """A cond whose predicate differs per example: both branches run for every example and the
+    predicate selects. A branch that may trap is guarded (`_guarded`), so an example that does not
+    take it cannot raise an error the unbatched cond would not (x[i] guarded by `i < len(x)`)."""
+    false_g, true_g = region.graphs
+    if ctx.size and _may_trap(true_g):
+        t = _guarded(ctx, true_g, pred, operands, region.out_avals)
+    else:
+        t = ctx.eval_graph(true_g, operands)
+    if ctx.size and _may_trap(false_g):
+        f = _guarded(ctx, false_g, record("logical_not", (pred,)), operands, region.out_avals)
+    else:
+        f = ctx.eval_graph(false_g, operands)
+    return [_select(ctx, (pred, tn, fn), (0, td, fd)) for (tn, td), (fn, fd) in zip(t, f)]
+
+
+def _guarded(ctx, graph, lanes, operands, out_avals):
+    """`graph` run only on examples that take it (`lanes`, bool (B,)): the others run it on a
+    taking example's operands (`_on_lanes`); when no example takes the branch, a device cond skips
+    it. The selected examples still trap on a genuinely bad index."""
+    anyone = record("reshape", (record("reduce_max", (lanes,), axes=(0,)),), shape=())
+    moved = _on_lanes(ctx, lanes, operands)
+    flags = [True] * len(out_avals)
+
+    def run(*arrays):
+        return _run(ctx, graph, _as_pairs(arrays, [d is not None for _, d in moved]), flags)
+
+    def skip(*arrays):
+        return tuple(Array(lazy.constant(0, a.dtype, lanes.device, (ctx.size,) + a.shape)) for a in out_avals)
+
+    return _as_pairs(control.cond(Array(anyone), run, skip, *[Array(n) for n, _ in moved]), flags)
+
+
+def _on_lanes(ctx, lanes, pairs):
+    """`pairs` with every batched value front-batched and each example outside `lanes` (bool (B,))
+    given the first lane's value: what runs for it is what a lane runs, so it fails only where a
+    lane genuinely fails, and its result is selected away. Needs at least one lane (else: example 0)."""
+    first = record("argmax", (record("convert", (lanes,), dtype=dt.int32),), axis=0)
+    rows = lazy.record("iota", (), {"shape": (ctx.size,), "axis": 0, "dtype": dt.int64}, lanes.device)
+    src = record("select", (lanes, rows, first))
+    moved = [front_if_batched(ctx, n, d) for n, d in pairs]
+    return [(n if d is None else record("take", (n, src), axis=0), d) for n, d in moved]
 
 
 # --- fori ----------------------------------------------------------------------------------------
@@ -116,12 +178,14 @@ def _while_all(ctx, nodes, dims, region):
         return Array(record("reshape", (anyone,), shape=()))
 
     def body_fun(carry):
-        new = _run(ctx, body, _as_pairs(carry, flags) + captured, flags)
         if not pred_batched:
-            return new
-        p, pd = pred_of(carry)       # a finished example keeps its carry
-        return tuple(Array(_select(ctx, (p, nw._node, old._node), (pd, 0, 0))[0])
-                     for nw, old in zip(new, carry))
+            return _run(ctx, body, _as_pairs(carry, flags) + captured, flags)
+        p = to_front(ctx, *pred_of(carry))
+        ins = _as_pairs(carry, flags) + captured
+        if _may_trap(body):          # a finished example must not trap: it runs a running one's trip
+            ins = _on_lanes(ctx, p, ins)
+        new = _run(ctx, body, ins, flags)   # a finished example keeps its carry
+        return tuple(Array(_select(ctx, (p, nw._node, old._node), (0, 0, 0))[0]) for nw, old in zip(new, carry))
 
     return _as_pairs(control.while_loop(cond_fun, body_fun, init), flags)
 

@@ -15,9 +15,11 @@ rules, and the passes use those rules instead of differentiating the function's 
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
+import threading
 
 from poot.errors import PootError, ShapeError, api_boundary
 from poot.trace import lazy, pytree
@@ -147,6 +149,31 @@ def stop_gradient(x):
     return pytree.unflatten(tree, out)
 
 
+_fwd_state = threading.local()
+
+
+def _fwd_running() -> set:
+    """The ids of the custom_vjp functions whose `fwd` runs now on this thread."""
+    if not hasattr(_fwd_state, "ids"):
+        _fwd_state.ids = set()
+    return _fwd_state.ids
+
+
+@contextlib.contextmanager
+def _running_fwd(f):
+    """While `fwd` of custom_vjp function `f` runs, a call of `f` (JAX's idiom `fwd = lambda x: (f(x),
+    res)`) runs the primal function: its derivative is bwd's, so it needs no rule of its own, and
+    marking it would call fwd again without end."""
+    ids = _fwd_running()
+    nested = id(f) in ids
+    ids.add(id(f))
+    try:
+        yield
+    finally:
+        if not nested:
+            ids.discard(id(f))
+
+
 class custom_vjp:
     """A function with a user-defined reverse-mode derivative: `f = custom_vjp(fun)`, then
     `f.defvjp(fwd, bwd)` with `fwd(*args) -> (out, residuals)` and `bwd(residuals, cotangent) ->`
@@ -173,7 +200,7 @@ class custom_vjp:
         if self.fwd is None:
             raise PootError(f"custom_vjp function '{name}' has no rule; call .defvjp(fwd, bwd) first")
         args = _positional(self.fun, args, kwargs, self.nondiff_argnums, what)
-        if not transforming():
+        if not transforming() or id(self) in _fwd_running():
             return self.fun(*args)
         if not self.nondiff_argnums:
             return self._call(self.fwd, self.bwd, args, what)
@@ -184,7 +211,7 @@ class custom_vjp:
     def _call(self, fwd, bwd, args: tuple, what: str):
         """The call traced with its rules: `fwd` computes the results and residuals now, `bwd` is
         kept for the reverse pass."""
-        with recorded() as body:
+        with recorded() as body, _running_fwd(self):
             args = _behind_identities(args)
             got = fwd(*args)
         if not (isinstance(got, tuple) and len(got) == 2):

@@ -79,9 +79,13 @@ def _slogdet_jvp(primals, tangents, outs, **params):
 
 
 def _cholesky_jvp(primals, tangents, out, upper):
+    """Murray's rule on the symmetric part of the tangent, (dA + dA^T) / 2, as JAX does: cholesky is
+    defined on symmetric matrices, so only symmetric directions are meaningful, and symmetrizing
+    here (the transposed rule then symmetrizes the cotangent) makes the gradient symmetric."""
     low = _mT(out) if upper else out
     inv = bind("inv", low)
-    inner = _mm(_mm(inv, tangents[0]), _mT(inv))          # L^-1 dA L^-T
+    sym = (tangents[0] + _mT(tangents[0])) * 0.5
+    inner = _mm(_mm(inv, sym), _mT(inv))                   # L^-1 sym(dA) L^-T
     mask = _eye_mask(inner, lower=True)
     half = where(_eye_mask(inner), inner * 0.5, inner)
     phi = where(mask, half, zeros_like(inner))
