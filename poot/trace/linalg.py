@@ -330,7 +330,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     ops = [(broadcast_node(n, tuple(sizes[c] for c in labels)), labels) for n, labels in ops]
     n, labels = ops[0]
     for k in range(1, len(ops) + 1):
-        later = set(out).union(*(set(lb) for _, lb in ops[k:]))
+        # the labels needed after contracting with operand k: the output's and those of the operands
+        # after it (not operand k's own: a label shared with it and needed nowhere later is summed by
+        # the matmul, where counting it as needed made it a batch axis of outer products)
+        later = set(out).union(*(set(lb) for _, lb in ops[k + 1:]))
         if k == len(ops):
             n, labels = _sum_out(n, labels, set(labels) - later)
             break
