@@ -330,32 +330,53 @@ class _Planner:
         return store
 
     def _narrowed(self, kernels: list[dict]) -> set[int]:
-        """For each kernel binding more than max_buffers: the sub-expression of its closure that loads
-        the most values while fitting a kernel of its own (materializing it replaces those loads by one)."""
+        """For each kernel binding more than max_buffers: sub-expressions of its closure to store, each
+        the one loading the most values while fitting a kernel of its own (materializing it replaces
+        those loads by one), picked one after another until the kernel fits. Picking them all in one
+        round matters: a kernel reading a stack of 200 rows needs a few hundred picks, and a planner
+        round per pick re-walked the whole graph each time (quadratic in the rows)."""
         store = set()
         for k in kernels:
             if k["kind"] not in ("pointwise", "row"):
                 continue
             if _bindings(k["leaves"], 1, len(k.get("reductions", ()))) <= self.max_buffers:
                 continue
-            loads: dict[int, tuple[set, int]] = {}    # var id -> (leaf ids it loads, reductions inside)
-            best, best_n = None, 1
-            for e in k["eqns"]:
-                leaves, reds = set(), int(_reduction(e))
-                for u in e.inputs:
-                    sub = loads.get(u.id)
-                    if sub is None:
-                        leaves.add(u.id)
-                    else:
-                        leaves |= sub[0]
-                        reds += sub[1]
-                loads[e.out.id] = (leaves, reds)
-                if (e.out.id != k["root"].id and len(leaves) > best_n
-                        and _bindings(leaves, 1, reds) <= self.max_buffers):
-                    best, best_n = e.out.id, len(leaves)
-            if best is not None:
-                store.add(best)
+            picked: set[int] = set()
+            while True:
+                best = self._widest_fitting(k, picked)
+                if best is None:
+                    break
+                picked.add(best)
+            store |= picked
         return store
+
+    def _widest_fitting(self, k: dict, picked: set[int]) -> int | None:
+        """The value of kernel `k`'s closure (not its root, not in `picked`) loading the most values
+        while fitting a kernel of its own, with the values of `picked` read as stored; None once the
+        kernel itself fits that way, or nothing fits."""
+        loads: dict[int, tuple[set, int]] = {}    # var id -> (leaf ids it loads, reductions inside)
+        best, best_n = None, 1
+        for e in k["eqns"]:
+            if e.out.id in picked:
+                loads[e.out.id] = ({e.out.id}, 0)
+                continue
+            leaves, reds = set(), int(_reduction(e))
+            for u in e.inputs:
+                sub = loads.get(u.id)
+                if sub is None:
+                    leaves.add(u.id)
+                else:
+                    leaves |= sub[0]
+                    reds += sub[1]
+            loads[e.out.id] = (leaves, reds)
+            if (e.out.id != k["root"].id and len(leaves) > best_n
+                    and _bindings(leaves, 1, reds) <= self.max_buffers):
+                best, best_n = e.out.id, len(leaves)
+        if picked:
+            root_leaves, root_reds = loads[k["root"].id]
+            if _bindings(root_leaves, 1, root_reds) <= self.max_buffers:
+                return None
+        return best
 
     def _costs(self) -> dict[int, int]:
         """Rough cost of recomputing each value from materialized ones (a tree sum: shared parts

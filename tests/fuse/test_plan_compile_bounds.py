@@ -73,3 +73,25 @@ def test_index_forms_compare_and_sort_by_structure():
     assert [a.name for a, _ in f.terms] == ["i0", "i1"]
     assert (f // 6) == Form.of(i) and (f % 6) == Form.of(j)
     assert Div(f, 5) != Mod(f, 5) and Div(f, 5) == Div(g, 5)
+
+
+def test_a_stack_of_many_row_results_is_narrowed_in_few_rounds(monkeypatch):
+    """A sum over the stack of 150 per-row results reads more than MAX_KERNEL_BUFFERS values; the
+    planner stores sub-stacks until it fits, all in one round (one round per stored value re-walked the
+    whole graph each time: 150 rows took 150 rounds)."""
+    import poot.fuse.plan as plan_module
+
+    rounds = []
+    real = plan_module._Planner._read_at_many_indices
+
+    def counted(self):
+        rounds.append(1)
+        return real(self)
+
+    monkeypatch.setattr(plan_module._Planner, "_read_at_many_indices", counted)
+    xn = np.random.default_rng(3).random((150, 64))
+    x = pt.asarray(xn)
+    got = float(pt.vstack([r * 2 for r in x]).sum())
+    monkeypatch.undo()
+    assert len(rounds) <= 8, len(rounds)
+    np.testing.assert_allclose(got, (xn * 2).sum(), rtol=1e-12)
