@@ -2,22 +2,23 @@
 
 NumPy builds `sliding_window_view` by pointing new strides at the input's memory. A poot array is a
 value, not memory, so the windows are gathered instead: each windowed axis of length n becomes
-n - w + 1 window positions, the window's w elements on a new last axis (a `take` with a constant
-index table). The result has NumPy's shape and values; it is a new array (NumPy's view is read-only
-anyway), lazy and fused with what follows. `as_strided` reinterprets memory with arbitrary strides,
-which has no meaning for a value, so it is refused with what to use instead.
+n - w + 1 window positions, the window's w elements on a new last axis (a `take` whose index table
+is two lazy iotas added, computed inside the gather's kernel: no host table of positions x w). The
+result has NumPy's shape and values; it is a new array (NumPy's view is read-only anyway), lazy and
+fused with what follows. `as_strided` reinterprets memory with arbitrary strides, which has no
+meaning for a value, so it is refused with what to use instead.
 """
 from __future__ import annotations
 
 import operator
 
-import numpy as np
 
 from poot.errors import NotBuiltError, ShapeError, api_boundary
 from poot.trace import movement as mv
 from poot.trace.creation import zeros
 from poot.trace.indexing import take
 from poot.trace.movement import arr, axis_of
+from poot.trace.numpy_signals import window_index
 
 __all__ = ["sliding_window_view", "as_strided"]
 
@@ -57,7 +58,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         if w == 0:      # empty windows: nothing to gather
             out = zeros(out.shape[:ax] + (n,) + out.shape[ax + 1:] + (0,), dtype=out.dtype, device=out.device)
             continue
-        table = np.arange(n)[:, None] + np.arange(w)[None, :]            # (positions, window)
+        table = window_index(n, w, 0, out._node.device)         # (positions, window), lazy
         out = mv.moveaxis(take(out, table, axis=ax), ax + 1, -1)
     return out
 

@@ -4,7 +4,6 @@ operation and working inside @pt.jit.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, exporter
@@ -15,6 +14,7 @@ from poot.trace.array import Array
 from poot.trace.complex_values import conj_of, from_parts, imag_of, real_of
 from poot.trace.array_api_sets import argsort as _argsort, searchsorted as _searchsorted
 from poot.trace.indexing import take
+from poot.trace.lazy import constant, record
 from poot.trace.movement import arr
 from poot.trace.selection import where as _sel
 
@@ -23,19 +23,37 @@ _export = exporter(globals(), __all__)
 
 
 # --- signals -------------------------------------------------------------------------------------
+def window_index(positions: int, width: int, start: int, device: str) -> Array:
+    """The (positions, width) int64 table start + i + j of sliding windows, as a lazy sum of two iotas.
+
+    It is never built on the host: a NumPy table would hold positions * width int64s (8 GB for a
+    200k x 1001 convolve) and be uploaded on every call. As iotas the gather computes each index in its
+    own kernel, so the host and the graph hold O(1) for it, and the shape alone keys the compiled program.
+    """
+    shape = (positions, width)
+    rows = record("iota", (), {"shape": shape, "axis": 0, "dtype": dt.int64}, device)
+    cols = record("iota", (), {"shape": shape, "axis": 1, "dtype": dt.int64}, device)
+    idx = record("add", (rows, cols))
+    if start:
+        idx = record("add", (idx, constant(start, dt.int64, device)))
+    return Array(idx)
+
+
 def _corr_long(a: Array, w: Array, mode: str) -> Array:
-    """NumPy's correlate of 1-D a and w with len(a) >= len(w): c[k] = sum_j a[k + j - off] * w[j]."""
+    """NumPy's correlate of 1-D a and w with len(a) >= len(w): c[k] = sum_j a[k + j - off] * w[j].
+
+    A gather of the windows of a (zero-padded by m - 1 each side) whose index is computed lazily (see
+    window_index), times w, reduced along the window: one fused kernel, O(n + m) memory."""
     n, m = a.shape[0], w.shape[0]
     if mode == "full":
-        ks = np.arange(0, n + m - 1)
+        start, count = 0, n + m - 1
     elif mode == "same":
-        start = (m - 1) - m // 2
-        ks = np.arange(start, start + n)
+        start, count = (m - 1) - m // 2, n
     else:
-        ks = np.arange(m - 1, n)
+        start, count = m - 1, n - m + 1
     pad = m - 1
     ap = mv.pad(a, (pad, pad))
-    idx = ks[:, None] + np.arange(m)[None, :]          # rows of the padded a
+    idx = window_index(count, m, start, a._node.device)       # rows of the padded a
     d = a.dtype
     work = dt.int64 if d is dt.bool_ else d
     prod = ew.multiply(take(ap, idx).astype(work), w.astype(work))
