@@ -107,7 +107,10 @@ def conj_of(x) -> Array:
 @api_boundary
 def angle(z, deg=False):
     """The counterclockwise angle from the positive real axis, atan2(imag, real) (in degrees with
-    deg=True); real inputs give 0 or pi, as NumPy."""
+    deg=True); real inputs give 0 or pi, as NumPy.
+
+    A real `z` is NumPy's arctan2(0, z): the imaginary part is +0 (not z * 0, which is -0 for negative
+    z and would give -pi), and the Python int 0 makes bools float64 while integers take float_of."""
     from poot.trace.elementwise import arctan2
 
     z = arr(z)
@@ -116,8 +119,8 @@ def angle(z, deg=False):
     else:
         from poot.trace.promote import float_of
 
-        zf = z.astype(float_of(z.dtype))
-        a = arctan2(zf * 0, zf)
+        zf = z.astype(dt.float64 if z.dtype.kind == "b" else float_of(z.dtype))
+        a = arctan2(0.0, zf)
     return a * (180.0 / math.pi) if deg else a
 
 

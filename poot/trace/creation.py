@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import AxisError, CopyError, DTypeError, ShapeError, api_boundary
+from poot.errors import AxisError, CopyError, DomainError, DTypeError, ShapeError, api_boundary
 from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
@@ -132,6 +132,13 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None):
     d = d or _fill_dtype(fill_value)
     if isinstance(fill_value, np.generic):
         fill_value = fill_value.item()
+    if isinstance(fill_value, complex) and d.kind != "c":
+        # NumPy drops the imaginary part with a ComplexWarning: a real part of 0 would silently stand in
+        # for 1j, so only a value that is real anyway is taken
+        if fill_value.imag != 0:
+            raise DTypeError(f"full: fill_value {fill_value!r} is complex and dtype {d.name} is not; pass "
+                             f"fill_value.real or a complex dtype")
+        fill_value = fill_value.real
     check_scalar_fits(fill_value, d, "full")
     return Array(constant(fill_value, d, _device(device), shape))
 
@@ -202,6 +209,10 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None):
                              "arrays)")
     if step == 0:
         raise ShapeError("arange: step must not be zero")
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, (float, np.floating)) and not math.isfinite(v):   # the length would be NaN or inf
+            raise DomainError(f"arange: cannot compute length: {name}={v} is not finite (as NumPy's "
+                              f"ValueError)")
     is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
     d = _dtype(dtype) or (dt.float64 if is_float else dt.int64)
     n = max(0, math.ceil((stop - start) / step))
@@ -249,6 +260,18 @@ def _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device):
     return out
 
 
+def _linspace_dtype(start, stop) -> dt.DType:
+    """NumPy's result_type(start, stop, float(num)) for scalar ends: a NumPy scalar's dtype is strong and
+    a Python number weak (linspace(np.float32(0), 1) is float32), integers give float64, and a Python
+    complex makes the result complex."""
+    strong = [dt.as_dtype(v.dtype) for v in (start, stop) if isinstance(v, np.generic)]
+    w = dt.result_type(*strong) if strong else dt.float64
+    w = w if w.kind in "fc" else dt.float64
+    if w.kind != "c" and any(isinstance(v, complex) for v in (start, stop)):
+        w = dt.result_type(w, dt.complex64)
+    return w
+
+
 @api_boundary
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """`num` evenly spaced values from start to stop (NumPy's algorithm; integer dtypes floor)."""
@@ -259,8 +282,12 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         return _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device)
     if axis not in (0, -1):
         raise AxisError(f"linspace: axis {axis} is out of bounds for the 1-D result of scalar start/stop")
-    d = _dtype(dtype) or dt.float64
+    w = _linspace_dtype(start, stop)
     dev = _device(device)
+    if w is not dt.float64:     # computed in that dtype, as NumPy does (the float64 path below would not)
+        a, b = (asarray(v, dtype=w, device=dev) for v in (start, stop))
+        return _linspace_arrays(a, b, num, endpoint, retstep, dtype, axis, device)
+    d = _dtype(dtype) or dt.float64
     f = dt.float64
     div = num - 1 if endpoint else num
     delta = float(stop) - float(start)

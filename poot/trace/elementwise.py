@@ -361,11 +361,17 @@ _make_fmax("fmax", "max")
 _make_fmax("fmin", "min")
 
 
-def float_pair(items, d):
-    """NumPy's float type for a float-only binary function of promoted `items` (promote's; `d` their
-    dtype): the promotion of each strong operand's own float type (int8 with uint8 -> float16), and of
-    the float type of the strong operands' dtype with each weak scalar (int8 with 2.5 -> float64, with
-    2 -> float16; bool with 2 -> float64), as NumPy 2 picks the function's loop."""
+def float_pair(items, d, name):
+    """NumPy's float type for a float-only binary function `name` of promoted `items` (promote's; `d`
+    their dtype): the promotion of each strong operand's own float type (int8 with uint8 -> float16), and
+    of the float type of the strong operands' dtype with each weak scalar (int8 with 2.5 -> float64, with
+    2 -> float16; bool with 2 -> float64), as NumPy 2 picks the function's loop. Complex operands (a
+    Python complex scalar included) have no loop: NumPy's TypeError, as a DTypeError naming `name`."""
+    if d.kind == "c":
+        kinds = ", ".join(type(it).__name__ if isinstance(it, (bool, int, float, complex)) else it.aval.dtype.name
+                          for it in items)
+        raise DTypeError(f"{name}: complex input is not supported (NumPy has no complex loop for it); got "
+                         f"{kinds}")
     raw = [it.aval.dtype for it in items if not isinstance(it, (bool, int, float))]
     if not raw:
         return float_of(d)
@@ -381,7 +387,7 @@ def _make_float2(name, prim):
     def fn(x1, x2):
         items, d, dev = promote(name, (x1, x2))
         _check_broadcast(name, items)
-        nodes = finish(name, items, float_pair(items, d), dev)
+        nodes = finish(name, items, float_pair(items, d, name), dev)
         return wrap(record(prim, tuple(nodes)))
 
     return _export(name, fn, f"Elementwise {name} in floating point (integers as NumPy promotes them).")

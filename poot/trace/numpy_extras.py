@@ -99,9 +99,12 @@ def _modf(x):
     return ew.copysign(frac, x), whole
 
 
-def _magnitude(v):
-    """|v|, keeping a Python scalar weak (so it does not widen the other operand's dtype)."""
-    return abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else ew.abs(arr(v))
+def _magnitude(v, d):
+    """|v|, keeping a Python scalar weak (so it does not widen the other operand's dtype); an array is
+    cast to the result dtype `d` first, as |INT_MIN| overflows its own integer dtype."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return abs(v)
+    return ew.abs(arr(v).astype(d))
 
 
 def _fmod(x1, x2):
@@ -112,7 +115,7 @@ def _fmod(x1, x2):
     if r.dtype.kind in "iu":     # truncated division: the remainder takes the dividend's sign
         flip = ew.logical_and(ew.not_equal(r, 0), ew.not_equal(ew.less(r, 0), negative_dividend))
         return where(flip, ew.subtract(r, x2), r).astype(r.dtype)
-    m = ew.remainder(_magnitude(x1), _magnitude(x2)).astype(r.dtype)   # both non-negative: exact
+    m = ew.remainder(_magnitude(x1, r.dtype), _magnitude(x2, r.dtype)).astype(r.dtype)   # both non-negative: exact
     return where(ew.logical_or(negative_dividend, ew.signbit(arr(x1).astype(r.dtype))), ew.negative(m), m)
 
 
@@ -124,7 +127,7 @@ def _fabs(x):
 
 
 def _heaviside(x1, x2):
-    d = ew.float_pair(*promote("heaviside", (x1, x2))[:2])     # a Python scalar x2 stays weak
+    d = ew.float_pair(*promote("heaviside", (x1, x2))[:2], "heaviside")     # a Python scalar x2 stays weak
     x, h0 = arr(x1), arr(x2)
     step = where(ew.less(x, 0), 0.0, 1.0).astype(d)
     return where(ew.isnan(x), x.astype(d), where(ew.equal(x, 0), h0.astype(d), step))
@@ -132,7 +135,8 @@ def _heaviside(x1, x2):
 
 def _sinc(x):
     x = arr(x)
-    x = x.astype(float_of(x.dtype)) if x.dtype.kind != "c" else x
+    # NumPy computes where(x == 0, 1e-20, x): a Python float makes bools and integers float64
+    x = x.astype(dt.float64) if x.dtype.kind in "biu" else x
     y = ew.multiply(x, math.pi)
     safe = where(ew.equal(y, 0), 1.0e-20, y).astype(y.dtype)
     return where(ew.equal(y, 0), 1.0, ew.divide(ew.sin(safe), safe)).astype(y.dtype)

@@ -81,7 +81,7 @@ def _count_valid(x: Array, axis, keepdims):
 
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     x = arr(a)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":    # complex values have NaNs too (either part): they are skipped
         return red.mean(x, axis, dtype, out, keepdims, where=where)
     d = dt.as_dtype(dtype) if dtype is not None else x.dtype
     tot = red.sum(_nan_safe(x, 0), axis, d, out, keepdims, where=where)
@@ -96,21 +96,27 @@ def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction):
     work = dt.float32 if d in _HALF else d
     nan = ew.isnan(x)
     xv = _sel(nan, 0, x).astype(work)
-    cnt = red.sum(ew.logical_not(nan), axis=axis, keepdims=True).astype(work)
+    # the count stays real: complex deviations are measured by |dev|**2, a real variance (NumPy's)
+    cnt = red.sum(ew.logical_not(nan), axis=axis, keepdims=True).astype(dt.real_dtype(work))
     avg = ew.divide(red.sum(xv, axis=axis, keepdims=True), cnt)
     dev = _sel(nan, 0, ew.subtract(xv, avg))
-    s = red.sum(ew.multiply(dev, dev), axis=axis, keepdims=keepdims)
+    if dev.dtype.kind == "c":
+        re, im = real_of(dev), imag_of(dev)
+        sq = ew.add(ew.multiply(re, re), ew.multiply(im, im))
+    else:
+        sq = ew.multiply(dev, dev)
+    s = red.sum(sq, axis=axis, keepdims=keepdims)
     dof = ew.subtract(cnt if keepdims else mv.reshape(cnt, s.shape), ddof)
     v = ew.divide(s, dof)
     v = _sel(ew.less_equal(dof, 0), math.nan, v)
-    return v, d
+    return v, dt.real_dtype(d)
 
 
 def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
     red._check_out("nanvar", out, where)
     x = arr(a)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         return red.var(x, axis, dtype, None, ddof, keepdims, correction=correction)
     v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
     return v.astype(d)
@@ -120,7 +126,7 @@ def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
             correction=None):
     red._check_out("nanstd", out, where)
     x = arr(a)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         return red.std(x, axis, dtype, None, ddof, keepdims, correction=correction)
     v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
     return ew.sqrt(v).astype(d)
@@ -246,10 +252,11 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
     if method not in METHODS:
         raise ShapeError(f"{op}: method={method!r} is not one of NumPy's: {', '.join(METHODS)}")
     x = arr(a)
-    if x.dtype.kind not in "iuf":
-        raise DTypeError(f"{op}: needs a numeric array, got {x.dtype.name}")
+    # a complex median is NumPy's too: the middle of the lexicographic sort (NaNs last), averaged
+    if x.dtype.kind not in ("iufc" if median else "iuf"):
+        raise DTypeError(f"{op}: needs a {'numeric' if median else 'real'} array, got {x.dtype.name}")
     discrete = method in DISCRETE and not median
-    d = x.dtype if discrete else _float_dtype(x.dtype)
+    d = x.dtype if discrete or x.dtype.kind == "c" else _float_dtype(x.dtype)
     if median:
         qa, qshape, qdt = None, (), None
     else:
@@ -268,7 +275,7 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
         nan_aware = False                      # integers hold no NaN to skip
     s = _sort(y.astype(work), axis=-1)
     rows = kept
-    if nan_aware and work.kind == "f":
+    if nan_aware and work.kind in "fc":
         c = red.sum(ew.logical_not(ew.isnan(y)), axis=-1, keepdims=True)   # (rows..., 1) int64
     else:
         c = None
@@ -307,7 +314,7 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
             g = mv.broadcast_to(gamma, full_shape).astype(work)
             r = _lerp(va, vb, g)
         k_shape = qshape
-    if work.kind == "f":
+    if work.kind in "fc":
         if c is None:
             bad = ew.isnan(s[..., n - 1:])                        # NaN sorts last: any NaN -> NaN
         else:

@@ -67,11 +67,18 @@ def _cbrt(x):
 
 
 def _int_pair(op, x1, x2):
+    """(|x1|, |x2|) broadcast, in the unsigned dtype of the operands' width, and that common dtype.
+
+    NumPy works on unsigned magnitudes: |INT_MIN| wraps to INT_MIN in its own dtype (a negative
+    "magnitude" that sends Euclid's steps astray: gcd(6, -128) gave -2), but casting the wrapped value
+    to the unsigned dtype is exactly 2**(bits-1). The result is cast back, wrapping as NumPy does."""
     (a, b), d = _operands(op, x1, x2)
     if d.kind not in "iu":
         raise DTypeError(f"{op}: needs integer operands, got {a.dtype.name} and {b.dtype.name}")
+    u = dt.as_dtype(f"uint{d.bits}")
     shape = mv.broadcast_shapes(a.shape, b.shape)
-    return mv.broadcast_to(ew.abs(a), shape), mv.broadcast_to(ew.abs(b), shape)
+    mag = (lambda v: ew.abs(v.astype(d)).astype(u)) if d.kind == "i" else (lambda v: v.astype(u))
+    return mv.broadcast_to(mag(a), shape), mv.broadcast_to(mag(b), shape), d
 
 
 def _gcd_of(a, b):
@@ -84,14 +91,15 @@ def _gcd_of(a, b):
 
 
 def _gcd(x1, x2):
-    return _gcd_of(*_int_pair("gcd", x1, x2))
+    a, b, d = _int_pair("gcd", x1, x2)
+    return _gcd_of(a, b).astype(d)
 
 
 def _lcm(x1, x2):
-    a, b = _int_pair("lcm", x1, x2)
+    a, b, d = _int_pair("lcm", x1, x2)
     g = _gcd_of(a, b)
     zero = ew.equal(g, 0)
-    return where(zero, 0, ew.multiply(ew.floor_divide(a, where(zero, 1, g)), b))
+    return where(zero, 0, ew.multiply(ew.floor_divide(a, where(zero, 1, g)), b)).astype(d)
 
 
 def _ldexp(x1, x2):
@@ -123,7 +131,7 @@ def _logaddexp2(x1, x2):
     from poot.trace.elementwise import float_pair
 
     items, d, dev = promote("logaddexp2", (x1, x2))
-    f = float_pair(items, d)
+    f = float_pair(items, d, "logaddexp2")
     a, b = (Array(n) for n in finish("logaddexp2", items, f, dev))
     w = _work(f)
     a, b = a.astype(w), b.astype(w)

@@ -255,7 +255,8 @@ def _randint_key(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **nu
     n = math.prod(shape)
     dev = key._node.device
     b = _bits64(key, n, "randint")
-    r = record("mod", (b, constant(span, dt.uint64, dev)))
+    # a full 64-bit span (2**64, which no uint64 constant holds) is the raw random bits themselves
+    r = b if span == 2**64 else record("mod", (b, constant(span, dt.uint64, dev)))
     r = record("add", (r, constant(minval % 2**64, dt.uint64, dev)))  # wraps to minval + r
     return Array(record("reshape", (cast(r, d),), {"shape": shape}))
 

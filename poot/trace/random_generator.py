@@ -390,10 +390,15 @@ class Generator:
         if p is not None:
             pa = p.astype(dt.float64) if isinstance(p, Array) else None
             if pa is None:
+                # NumPy's tolerance on the sum: sqrt(eps) of float64, or of p's own (wider-eps) float
+                # dtype, so a float32 softmax output that sums to 1 within float32 rounding is accepted
+                atol = math.sqrt(np.finfo(np.float64).eps)
+                if isinstance(p, np.ndarray) and p.dtype.kind == "f":
+                    atol = max(atol, math.sqrt(np.finfo(p.dtype).eps))
                 pn = np.asarray(p, dtype=np.float64)
                 if pn.shape != (n,):
                     raise ShapeError("Generator.choice: a and p must have the same size")
-                if (pn < 0).any() or not math.isclose(pn.sum(), 1.0, rel_tol=0, abs_tol=1e-8):
+                if (pn < 0).any() or not math.isclose(pn.sum(), 1.0, rel_tol=0, abs_tol=atol):
                     raise ShapeError("Generator.choice: probabilities are not non-negative or do not sum to 1")
                 if not replace and np.count_nonzero(pn) < k:
                     raise ShapeError("Generator.choice: fewer non-zero entries in p than size")

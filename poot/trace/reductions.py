@@ -6,8 +6,10 @@ from __future__ import annotations
 import builtins as _bi
 import math
 
+import numpy as np
+
 from poot import dtypes as dt
-from poot.errors import ShapeError, api_boundary
+from poot.errors import DomainError, ShapeError, api_boundary
 from poot.trace.lazy import constant, record
 from poot.trace.movement import arr, axes_of, axis_of, _reshape_node
 from poot.trace.promote import cast, wrap
@@ -193,8 +195,23 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return wrap(cast(record("sqrt", (v,)), d))
 
 
+def _check_initial(op, x, initial):
+    """NumPy raises OverflowError for an integer `initial` its integer dtype cannot hold; a silent wrap
+    (max of int8 with initial=1000 being -24) would be a wrong answer, so say so."""
+    d = arr(x).dtype
+    if d.kind not in "iu" or isinstance(initial, bool) or not isinstance(initial, (int, np.integer)):
+        return
+    info = dt.iinfo(d)
+    if not info.min <= int(initial) <= info.max:
+        raise DomainError(f"{op}: initial={int(initial)} is out of bounds for {d.name} "
+                          f"[{info.min}, {info.max}] (NumPy raises OverflowError); pass an initial the "
+                          f"dtype can hold or cast the array first")
+
+
 def _extreme(op, prim, x, axis, keepdims, out, initial, where):
     _check_out(op, out, where)
+    if initial is not None:
+        _check_initial(op, x, initial)
     if where is not True:
         if initial is None:
             raise ShapeError(f"{op}: reduction operation '{op}imum' does not have an identity, so to "

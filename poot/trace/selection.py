@@ -91,14 +91,17 @@ def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     f = dt.real_dtype(f)        # |.| of complex values is real: so are the tolerances
     tol = record("add", (constant(atol, f, dev), record("mul", (constant(rtol, f, dev),
                                                                 record("abs", (y,))))))
-    close = record("or", (record("eq", (x, y)), record("le", (diff, tol))))
+    # Only finite pairs use the tolerance: atol + rtol*|inf| is inf, which would call every finite value
+    # close to an infinity; NumPy's infinities are close only to the same infinity (the eq test).
+    finite = record("and", (record("isfinite", (x,)), record("isfinite", (y,))))
+    close = record("or", (record("eq", (x, y)), record("and", (finite, record("le", (diff, tol))))))
     if equal_nan:
         both = record("and", (record("isnan", (x,)), record("isnan", (y,))))
         close = record("or", (close, both))
     return wrap(close)
 
 
-_export("isclose", _isclose, "Elementwise |a - b| <= atol + rtol * |b| (inf equals inf).")
+_export("isclose", _isclose, "Elementwise |a - b| <= atol + rtol * |b| (an inf is close only to the same inf).")
 
 
 def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
