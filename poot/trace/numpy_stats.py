@@ -18,7 +18,7 @@ from poot.trace.array_api_sets import sort as _sort
 from poot.trace.complex_values import conj_of, from_parts, imag_of, real_of
 from poot.trace.creation import full, zeros
 from poot.trace.indexing import take_along_axis
-from poot.trace.lazy import from_numpy
+from poot.trace.lazy import from_numpy, is_tracing
 from poot.trace.movement import arr, axes_of
 from poot.trace.selection import where as _sel
 
@@ -412,13 +412,10 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         ddof = 0 if bias else 1
     w = aw = None
     if fweights is not None:
-        fw = np.asarray(fweights.numpy() if isinstance(fweights, Array) else fweights)
-        if not np.all(fw == np.around(fw)):
-            raise DTypeError("cov: fweights must be integer")
-        w = fw.astype(np.float64)
+        w = _cov_weights(fweights, "fweights", x.device)
     if aweights is not None:
-        aw = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, np.float64)
-        w = aw if w is None else w * aw
+        aw = _cov_weights(aweights, "aweights", x.device)
+        w = aw if w is None else ew.multiply(w, aw)
     n = X.shape[1]
     if w is None:
         avg = red.mean(X, axis=1, keepdims=True)
@@ -427,19 +424,34 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         c = ew.divide(matmul(Xc, _conj(Xc).T), fact if fact > 0 else 0.0)
     else:
         if w.ndim != 1 or w.shape[0] != n:
-            raise ShapeError("cov: incompatible numbers of samples and weights")
-        w_sum = float(w.sum())
-        wa = _leaf(w, x.device).astype(d)
+            raise ShapeError(f"cov: incompatible numbers of samples and weights ({n} samples, weights "
+                             f"of shape {w.shape})")
+        # lazy throughout, so traced weights work inside @pt.jit: the sums stay 0-d arrays
+        w_sum = red.sum(w)
+        wa = w.astype(d)
         avg = ew.divide(red.sum(ew.multiply(X, wa), axis=1, keepdims=True), w_sum)
         if ddof == 0:
             fact = w_sum
         elif aw is None:
-            fact = w_sum - ddof
+            fact = ew.subtract(w_sum, ddof)
         else:
-            fact = w_sum - ddof * float((w * aw).sum()) / w_sum
+            fact = ew.subtract(w_sum, ew.divide(ew.multiply(ddof, red.sum(ew.multiply(w, aw))), w_sum))
         Xc = ew.subtract(X, avg)
-        c = ew.divide(matmul(ew.multiply(Xc, wa), _conj(Xc).T), fact if fact > 0 else 0.0)
+        c = ew.divide(matmul(ew.multiply(Xc, wa), _conj(Xc).T), _sel(ew.greater(fact, 0), fact, 0.0))
     return mv.squeeze(c) if c.shape[0] == 1 else c
+
+
+def _cov_weights(v, name: str, device) -> Array:
+    """cov's fweights or aweights as a lazy float64 array on `device` (a poot array stays lazy, so a
+    traced one works in @pt.jit). fweights must hold integers: checked where the values are at hand
+    (NumPy input, or a concrete poot array of floats)."""
+    a = v if isinstance(v, Array) else _leaf(np.asarray(v), device)
+    if name == "fweights" and a.dtype.kind == "f" and not is_tracing():
+        if not bool(red.all(ew.equal(a, ew.round(a)))):
+            raise DTypeError("cov: fweights must be integer")
+    elif name == "fweights" and a.dtype.kind not in "biuf":
+        raise DTypeError(f"cov: fweights must be integer, got {a.dtype}")
+    return a.astype(dt.float64)
 
 
 def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
