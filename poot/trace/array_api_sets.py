@@ -116,14 +116,14 @@ def searchsorted(x1, x2, /, side="left", sorter=None):     # side, sorter by pos
     from poot.trace.promote import promote
     from poot.trace.reductions import sum as sum_
 
-    x1 = arr(x1)
+    x1 = arr(x1, "searchsorted", (x2, sorter))
     if x1.ndim != 1:
         raise ShapeError(f"searchsorted: x1 must be one-dimensional (sorted ascending), got {x1.aval}")
     if side not in ("left", "right"):
         raise ShapeError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if sorter is not None:
         x1 = take(x1, sorter)
-    x2 = arr(x2)
+    x2 = arr(x2, "searchsorted", (x1,))
     _, d, _ = promote("searchsorted", (x1, x2))
     if d.kind == "c":         # the sort order's comparison (complex_order.sort_less), fused at every size
         from poot.trace.complex_order import sort_less

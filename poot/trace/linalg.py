@@ -23,6 +23,8 @@ def _operands(op, *xs):
     for x in xs:
         if isinstance(x, (bool, int, float)) and op != "dot":
             raise ShapeError(f"{op}: scalar operands are not allowed; use * to scale an array")
+    if op == "dot":     # NumPy's dot makes an array of a Python scalar first: int64, float64, no weak typing
+        xs = tuple(arr(x, "dot", xs) if type(x) in (bool, int, float, complex) else x for x in xs)
     items, d, dev = promote(op, xs)
     work = dt.int64 if d.kind == "b" else d
     return finish(op, items, work, dev), d, work

@@ -10,6 +10,7 @@ from poot import dtypes as dt
 from poot.errors import ShapeError, api_boundary
 from poot.trace import reductions as red
 from poot.trace.array_api_linalg import _float_dtype, _matrices, svd
+from poot.trace.complex_values import conj_of, imag_of, real_of
 from poot.trace.creation import zeros
 from poot.trace.lazy import is_tracing
 from poot.trace.movement import arr, matrix_transpose
@@ -49,9 +50,24 @@ def lstsq(a, b, rcond=None):
         keep = s > cutoff * s[:1]
         # 1/s only where kept: a zero singular value must not put inf * 0 into x or its derivative
         s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-        x = matrix_transpose(vh) @ (s_inv.reshape((-1, 1)) * (matrix_transpose(u) @ rhs))
+        # the pseudo-inverse V S^+ U^H: conjugate transposes, which a complex a needs (a = U S V^H)
+        x = _adjoint(vh) @ (s_inv.reshape((-1, 1)) * (_adjoint(u) @ rhs))
         rank = red.count_nonzero(keep).astype(dt.int32)     # NumPy's rank is int32
-    residuals = red.sum((rhs - a @ x) ** 2, axis=0) if m > n else zeros((0,), dtype=d, device=a.device)
+    rd = dt.real_dtype(d)           # NumPy's residuals are real (sum |r|^2) for a complex system too
+    residuals = _squared_norms(rhs - a @ x) if m > n else zeros((0,), dtype=rd, device=a.device)
     if m > n and not is_tracing() and int(rank) < n:
-        residuals = zeros((0,), dtype=d, device=a.device)
+        residuals = zeros((0,), dtype=rd, device=a.device)
     return (x.reshape((n,)) if vector else x), residuals, rank, s
+
+
+def _adjoint(m):
+    """The conjugate transpose of matrix `m` (the plain transpose for a real one)."""
+    return matrix_transpose(conj_of(m) if m.dtype.kind == "c" else m)
+
+
+def _squared_norms(r):
+    """The squared 2-norm of each column of `r`, real: re^2 + im^2 for a complex `r` (not r**2, which
+    is complex and wrong, nor abs(r)**2, whose square root has no derivative at a zero residual)."""
+    if r.dtype.kind == "c":
+        return red.sum(real_of(r) ** 2 + imag_of(r) ** 2, axis=0)
+    return red.sum(r ** 2, axis=0)

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import AxisError, ShapeError, api_boundary
+from poot.errors import AxisError, DTypeError, ShapeError, TracerError, api_boundary
 from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
 from poot.trace.creation import normalize_shape
@@ -23,12 +23,24 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", 
            "pad", "tile", "repeat", "atleast_1d", "atleast_2d"]
 
 
-def arr(x, op="array") -> Array:
+def arr(x, op="array", peers=()) -> Array:
+    """`x` as an Array. A NumPy array, list or scalar goes onto the device of the poot Arrays among
+    `peers` (the call's other operands), as arithmetic's promote does: `concatenate([a, np.zeros(2)])`
+    with `a` on vulkan must not build the NumPy piece on the default device and then refuse the mix."""
     if isinstance(x, Array):
         return x
     from poot.trace.creation import asarray
 
-    return asarray(x)
+    return asarray(x, device=peer_device(op, peers))
+
+
+def peer_device(op: str, xs) -> str | None:
+    """The device shared by the poot Arrays among `xs`, for converting the NumPy operands beside them;
+    None (the default device) when there are none. Arrays on different devices raise device_of's
+    DeviceError naming `op`: which one to move is the caller's choice."""
+    if not any(isinstance(x, Array) for x in xs):
+        return None
+    return device_of(op, xs)
 
 
 def _axis_hint(ndim):
@@ -222,7 +234,7 @@ def broadcast_to(x, shape):
 
 @api_boundary
 def broadcast_arrays(*arrays):
-    xs = [arr(a) for a in arrays]
+    xs = _arrays(arrays, "broadcast_arrays")
     device_of("broadcast_arrays", xs)
     try:
         shape = broadcast_shapes(*(a.shape for a in xs), op="broadcast_arrays")
@@ -281,9 +293,16 @@ def roll(x, shift, axis=None):
     return wrap(n)
 
 
-def _arrays(xs) -> list:
-    """Each of `xs` as an Array (a join's list of pieces, often long: no call for an Array)."""
-    return [x if type(x) is Array else arr(x) for x in xs]
+def _arrays(xs, op="array") -> list:
+    """Each of `xs` as an Array (a join's list of pieces, often long: no call for an Array); NumPy
+    pieces go onto the device of the poot pieces among them (peer_device)."""
+    xs = list(xs)
+    if all(type(x) is Array for x in xs):
+        return xs
+    from poot.trace.creation import asarray
+
+    dev = peer_device(op, xs)
+    return [x if isinstance(x, Array) else asarray(x, device=dev) for x in xs]
 
 
 def _join(op, xs, axis):
@@ -312,7 +331,7 @@ def _join_nodes(op, nodes, ax):
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (flattened first when axis is None)."""
     refuse_out("concatenate", out)
-    xs = _arrays(arrays)
+    xs = _arrays(arrays, "concatenate")
     if not xs:
         raise ShapeError("concatenate: needs at least one array")
     if axis is None:
@@ -332,7 +351,8 @@ concat = concatenate
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
     refuse_out("stack", out)
-    xs = _arrays(arrays) if dtype is None else [arr(a).astype(dtype) for a in arrays]
+    xs = _arrays(arrays, "stack")
+    xs = xs if dtype is None else [a.astype(dtype) for a in xs]
     if not xs:
         raise ShapeError("stack: needs at least one array")
     shape = xs[0].shape
@@ -356,8 +376,7 @@ def _at_least(arys, ndim: int, op: str):
     if not arys:
         raise ShapeError(f"{op}: needs at least one array")
     out = []
-    for a in arys:
-        x = arr(a)
+    for x in _arrays(arys, op):
         out.append(x if x.ndim >= ndim else reshape(x, (1,) * (ndim - x.ndim) + x.shape))
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -374,19 +393,40 @@ def atleast_2d(*arys):
 
 @api_boundary
 def vstack(arrays):
-    return concatenate([atleast_2d(a) for a in arrays], axis=0)
+    return concatenate([atleast_2d(a) for a in _arrays(arrays, "vstack")], axis=0)
 
 
 @api_boundary
 def hstack(arrays):
-    xs = [atleast_1d(a) for a in arrays]
+    xs = [atleast_1d(a) for a in _arrays(arrays, "hstack")]
     return concatenate(xs, axis=0 if xs and xs[0].ndim == 1 else 1)
+
+
+def _split_points(ios, op):
+    """A poot array of split points (or a section count) as NumPy data. The pieces' shapes come
+    from its values, so they are read on the host as NumPy does (`np.split(v, np.flatnonzero(
+    np.diff(g)) + 1)`); a value traced inside @pt.jit has none to read, so it is refused by name."""
+    if ios.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: split points must be integers, got {ios.aval}")
+    if ios.ndim > 1:
+        raise ShapeError(f"{op}: split points must be a 1-D array of indices (or one section count), "
+                         f"got {ios.aval}")
+    try:
+        return ios.numpy()
+    except TracerError:
+        raise TracerError(f"{op}: split points must be concrete: the pieces' shapes depend on them, and "
+                          f"this {ios.aval} array is traced inside @pt.jit; pass them as a list or NumPy "
+                          f"array, or mark the argument static (pt.jit(f, static_argnums=...))") from None
 
 
 def _split(x, indices_or_sections, axis, op, even):
     x = arr(x)
     ax = axis_of(axis, x.ndim, op, x)
     n = x.shape[ax]
+    if isinstance(indices_or_sections, Array):
+        indices_or_sections = _split_points(indices_or_sections, op)
+        if indices_or_sections.ndim == 0:
+            indices_or_sections = int(indices_or_sections)
     if isinstance(indices_or_sections, (list, tuple, np.ndarray)):
         cuts = [operator.index(i) for i in indices_or_sections]
         bounds = [0] + [min(max(c + n if c < 0 else c, 0), n) for c in cuts] + [n]

@@ -152,7 +152,7 @@ def _select(condlist, choicelist, default=0):
 
 
 def _append(arr_, values, axis=None):
-    x, v = arr(arr_), arr(values)
+    x, v = arr(arr_, "append", (values,)), arr(values, "append", (arr_,))
     if axis is None:
         return mv.concatenate([mv.reshape(x, (-1,)), mv.reshape(v, (-1,))])
     return mv.concatenate([x, v], axis=axis)

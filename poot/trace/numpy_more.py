@@ -127,8 +127,8 @@ _export("unique", _unique, "The sorted unique elements (NumPy's signature and re
 
 
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
-    e = arr(element)
-    t = arr(test_elements)
+    e = arr(element, "isin", (test_elements,))
+    t = arr(test_elements, "isin", (e,))
     t = mv.reshape(t, (-1,))
     if t.size == 0:
         return full(e.shape, bool(invert), dtype=dt.bool_, device=e.device)
@@ -312,14 +312,13 @@ def _atleast_3d(*arys):
 
 def _column_stack(tup):
     cols = []
-    for a in tup:
-        x = arr(a)
+    for x in mv._arrays(tup, "column_stack"):
         cols.append(mv.reshape(x, (-1, 1)) if x.ndim < 2 else x)
     return mv.concatenate(cols, axis=1)
 
 
 def _dstack(tup):
-    xs = [_atleast_3d(a) for a in tup]
+    xs = [_atleast_3d(a) for a in mv._arrays(tup, "dstack")]
     return mv.concatenate(xs, axis=2)
 
 

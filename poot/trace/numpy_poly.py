@@ -48,9 +48,9 @@ def _coeffs(p, op):
 
 # --- polynomials ---------------------------------------------------------------------------------
 def _polyval(p, x):
-    c = arr(p)
-    y = zeros_like(arr(x))
-    xs = arr(x)
+    c = arr(p, "polyval", (x,))
+    xs = arr(x, "polyval", (c,))
+    y = zeros_like(xs)
     for k in range(c.shape[0] if c.ndim else 0):
         y = ew.add(ew.multiply(y, xs), c[k])
     return y

@@ -63,7 +63,7 @@ def _corr_long(a: Array, w: Array, mode: str) -> Array:
 def _signal_operands(op, a, v, mode):
     if mode not in ("full", "same", "valid"):
         raise ShapeError(f"{op}: mode must be 'full', 'same' or 'valid', got {mode!r}")
-    x, y = arr(a), arr(v)
+    x, y = arr(a, op, (v,)), arr(v, op, (a,))
     x = mv.reshape(x, (-1,)) if x.ndim == 0 else x
     y = mv.reshape(y, (-1,)) if y.ndim == 0 else y
     if x.ndim != 1 or y.ndim != 1:
@@ -99,7 +99,7 @@ _export("convolve", _convolve, "Discrete linear convolution of two 1-D arrays (m
 
 
 def _interp(x, xp, fp, left=None, right=None, period=None):
-    x, xp, fp = arr(x), arr(xp), arr(fp)
+    x, xp, fp = (arr(v, "interp", (x, xp, fp)) for v in (x, xp, fp))
     for name, v in (("x", x), ("xp", xp)):
         if v.dtype.kind == "c":
             raise DTypeError(f"interp: {name} must be real, got {v.dtype.name} (only fp may be complex)")

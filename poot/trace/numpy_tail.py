@@ -253,14 +253,14 @@ def _np_positions(fn, *args, op):
 
 
 def _insert(arr_, obj, values, axis=None):
-    x, ax = _along(arr(arr_), axis, "insert")
+    x, ax = _along(arr(arr_, "insert", (values,)), axis, "insert")
     n = x.shape[ax]
     idx = _host_index(obj, "insert")
     if isinstance(idx, slice):
         idx = np.arange(*idx.indices(n))
     if idx.dtype == np.bool_:
         raise PootIndexError("insert: boolean obj is not supported; pass integer indices")
-    v = arr(values).astype(x.dtype)
+    v = arr(values, "insert", (x,)).astype(x.dtype)
     if v.ndim < x.ndim:
         v = mv.reshape(v, (1,) * (x.ndim - v.ndim) + v.shape)
     if idx.ndim == 0:
