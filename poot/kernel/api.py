@@ -24,11 +24,12 @@ import numpy as np
 
 from poot import devices
 from poot.devices import Device
-from poot.errors import DTypeError, KernelImportError, PootError
+from poot.errors import KernelImportError, NotBuiltError, PootError, user_frame
 from poot.jit.kir.model import BufferParam, Kernel
 from poot.jit.kir.verify import MAX_WORKGROUP_SIZE
 from poot.kernel.diagnostics import code as diag_code
-from poot.kernel.emulate import EmulatedKernel, buffer_view, scalar_value
+from poot.kernel.arguments import LaunchArguments
+from poot.kernel.emulate import EmulatedKernel
 from poot.kernel.importer import ImportedKernel, import_kernel
 from poot.kernel.shared_memory import check_device as check_shared_memory
 
@@ -58,8 +59,11 @@ class Context:
 
 
 def normalize_grid(g, what: str) -> tuple[int, int, int]:
+    """`g` (an int or 1 to 3 ints) as 3 extents, padded with 1."""
     if isinstance(g, (int, np.integer)):
         g = (int(g),)
+    if not isinstance(g, (tuple, list)):      # tuple("64") would be ('6', '4')
+        raise PootError(f"{what} must be an int or a tuple of 1 to 3 ints, got {g!r} ({type(g).__name__})")
     g = tuple(g)
     if not all(isinstance(x, (int, np.integer)) for x in g):   # int() would truncate 64.5 without a word
         raise PootError(f"{what} extents must be integers, got {g}")
@@ -67,6 +71,21 @@ def normalize_grid(g, what: str) -> tuple[int, int, int]:
     if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
         raise PootError(f"{what} must be 1 to 3 non-negative extents, got {g}")
     return g + (1,) * (3 - len(g))
+
+
+THREAD_INDEX_LIMIT = 2**32     # thread indices are uint32: a grid axis holds at most this many threads
+
+
+def grid_groups(name: str, grid, workgroup) -> tuple[int, int, int]:
+    """The workgroups of a launch of `grid` threads (rounded up to whole workgroups); refuses a grid
+    whose thread indices would not fit their uint32 (they would wrap around)."""
+    groups = tuple(-(-t // w) for t, w in zip(grid, workgroup))
+    for axis, (g, w) in enumerate(zip(groups, workgroup)):
+        if g * w > THREAD_INDEX_LIMIT:
+            raise PootError(f"kernel '{name}': threads={tuple(grid)} asks for {g * w:,} threads along axis {axis} "
+                            f"(whole workgroups of {w}); thread indices are uint32, so an axis takes at most "
+                            f"2**32 = {THREAD_INDEX_LIMIT:,}")
+    return groups
 
 
 class KernelFunction:
@@ -134,18 +153,22 @@ class KernelFunction:
         kernel = emu.kernel
         check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
+        grid_groups(self.name, grid, wg)
         emu.run(args, grid, wg)
 
     # -- compile and launch ---------------------------------------------------------------------
     def compile(self, target: str, *, arch: str | None = None, workgroup=None):
         """The compiled artifact for `target` ('cpu', 'ptx', 'spirv', 'amdgcn')."""
-        from poot.jit.llvm.compile import compile_kernel
+        from poot.jit.runtime.launch import compiled
 
-        return compile_kernel(self.kernel_for(workgroup), target, arch=arch)
+        imported = self.imported(workgroup)
+        refuse_unbuildable(imported, target, arch)
+        return compiled(imported.kernel, target, arch)
 
     def launch(self, ctx: Context, *args, threads=None, workgroup=None) -> None:
-        """Dispatch on `ctx`'s device; poot Arrays are used in place, NumPy arrays copied in (and the
-        writable ones copied back)."""
+        """Dispatch on `ctx`'s device. A poot Array bound to an Out/InOut parameter takes the kernel's result
+        as its new value (written in place where nothing else sees it: arguments.py); NumPy arrays are
+        copied in (and the writable ones copied back) or, on the CPU, used in place."""
         if not isinstance(ctx, Context):
             raise PootError(f"kernel '{self.name}' is launched as {self.name}(ctx, *args) with ctx = "
                             f"pt.Context(device); got {type(ctx).__name__} first (use .emulate(...) to run "
@@ -155,53 +178,42 @@ class KernelFunction:
         kernel = imported.kernel
         check_arity(kernel, args)
         grid = normalize_grid(threads, "threads") if threads is not None else default_threads(kernel, args)
-        groups = tuple(-(-t // w) for t, w in zip(grid, wg))
+        groups = grid_groups(self.name, grid, wg)
         from poot.jit.runtime.launch import launch as device_launch
 
         device = ctx.device
         check_shared_memory(imported, device)     # before compiling: past the limit a device crashes
-        wrap = getattr(device, "wrap", None)      # a device that can use host memory in place (the CPU)
-        buffers, scalars, copy_back, host_views = [], [], [], []
-        from poot.jit.runtime.execute import numpy_to_buffer
-
+        refuse_unbuildable(imported, device.caps.target, device.caps.compile_arch)
+        bound = LaunchArguments(self.name, device)
         for p, a in zip(kernel.params, args):
-            if not isinstance(p, BufferParam):
-                scalars.append(scalar_value(p, a, self.name))
-            elif hasattr(a, "__poot_buffer__"):
-                if a.aval.dtype is not p.dtype:
-                    raise DTypeError(f"kernel '{self.name}': buffer '{p.name}' is {p.dtype.name}, the array is "
-                                     f"{a.aval.dtype.name}")
-                buf = a.__poot_buffer__()
-                if buf.device is not device:
-                    raise PootError(f"kernel '{self.name}': array for '{p.name}' lives on {buf.device.name}, the "
-                                    f"context on {device.name}; move it with .to(...)")
-                buffers.append(buf)
-            else:
-                view = buffer_view(p, a, self.name)
-                if wrap is not None and not any(np.shares_memory(view, o) for o in host_views):
-                    buf = wrap(view)             # host memory the device can use as is: no copies
-                else:
-                    buf = numpy_to_buffer(view.view(np.uint8), device)     # bytes: any dtype, bf16 too
-                    if p.access.writable:
-                        copy_back.append((view, buf))
-                host_views.append(view)
-                buffers.append(buf)
+            bound.add(p, a)
         if math.prod(groups) == 0:
             return
-        device_launch(device, kernel, buffers, scalars, groups)
-        if host_views:                           # NumPy arguments: the call is synchronous, traps surface now
-            from poot.jit.runtime.launch import synchronize
-
-            synchronize(device)
-        for view, buf in copy_back:
-            raw = device.read(buf)
-            view[...] = np.frombuffer(raw[: view.nbytes].tobytes(), dtype=view.dtype)
+        device_launch(device, kernel, bound.buffers, bound.scalars, groups)
+        bound.finish()
 
     def __call__(self, ctx: Context, *args):
         return self.launch(ctx, *args)
 
     def __repr__(self) -> str:
         return f"<poot kernel {self.name} workgroup={self.workgroup}>"
+
+
+def refuse_unbuildable(imported: ImportedKernel, target: str, arch: str | None) -> None:
+    """NotBuiltError, at the line, for what a target's consumer would refuse only when loading the kernel
+    (with a validation dump): wgpu's shader compiler naga (SPIR-V without an arch) takes float32 atomics
+    on storage buffers, not on workgroup-shared arrays."""
+    if arch or not imported.shared_float_atomics:
+        return
+    from poot.jit.llvm.targets import BinaryFormat, target_named
+
+    if target_named(target).binary_format is not BinaryFormat.SPIRV_WORDS:
+        return
+    name, where = imported.shared_float_atomics[0]
+    raise NotBuiltError(f"kernel '{imported.kernel.name}': pt.atomic_add on float shared array '{name}' at {where} "
+                        "cannot be built for wgpu: its shader compiler (naga) takes float32 atomics on storage "
+                        "buffers only. Add into an Out/InOut buffer, or into an int32/uint32 shared array (fixed "
+                        "point), or run the kernel on the vulkan, cpu or cuda device")
 
 
 def check_arity(kernel: Kernel, args) -> None:
@@ -226,11 +238,14 @@ def default_threads(kernel: Kernel, args) -> tuple[int, int, int]:
 
 
 def kernel(fn=None, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: str | None = None,
-           cpu_vector_bits: int = 0):
+           cpu_vector_bits: int = 0, **options):
     """Mark a Python function as a kernel: `@pt.kernel` or `@pt.kernel(workgroup=(x, y, z), checks=False)`.
     `cpu_vector_bits=512` lets the CPU lowering prefer 512-bit vectors where the host has them (LLVM
     otherwise keeps 256 on AVX-512 CPUs, which some lower their clocks for): worth it for kernels bound
-    by arithmetic, such as the flash attention's matrix products; 0 leaves LLVM's choice."""
+    by arithmetic, such as the flash attention's matrix products; 0 leaves LLVM's choice. Any other
+    option is `kernel-import::bad-kernel-config` (a misspelt `checks=False` must not pass unnoticed)."""
+    if options:
+        raise unknown_options(options, fn)
     if fn is None:
         return lambda f: KernelFunction(f, workgroup=workgroup, checks=checks, name=name,
                                         cpu_vector_bits=cpu_vector_bits)
@@ -238,4 +253,16 @@ def kernel(fn=None, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: s
         return fn
     if not callable(fn) or not hasattr(fn, "__code__"):
         raise PootError(f"@poot.kernel needs a Python function, got {fn!r}")
-    return KernelFunction(fn, workgroup=workgroup, checks=checks, name=name)
+    return KernelFunction(fn, workgroup=workgroup, checks=checks, name=name, cpu_vector_bits=cpu_vector_bits)
+
+
+def unknown_options(options: dict, fn) -> KernelImportError:
+    """`bad-kernel-config` for options @pt.kernel does not take, at the function's line (or the caller's)."""
+    code = getattr(fn, "__code__", None)
+    where = (code.co_filename, code.co_firstlineno) if code is not None else None
+    if where is None:
+        f = user_frame()
+        where = (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+    return KernelImportError(diag_code("bad-kernel-config"), f"@pt.kernel has no option "
+                             f"{', '.join(map(repr, options))}; it takes workgroup, checks, name and "
+                             "cpu_vector_bits", *where, 0)

@@ -172,6 +172,8 @@ class CallLowering:
             raise self.err("ambiguous-types", f"atomic add of a {v.dtype.name} into {buf.dtype.name} buffer "
                            f"'{buf.py_name}'; cast with pt.{buf.dtype.short}(...)", v_node)
         code = self.bounds_check(buf, idx, node)
+        if buf.access is None and dt.is_float(buf.dtype):
+            self.shared_float_atomics.append((buf.py_name, self.sc.info.where(node)))
         self.call_note(node, emu.atomic_add, (0, 1, 2), code)
         result = self.new_temp(buf.dtype) if want_result else None
         self.emit(AtomicAdd(buf.name, idx, ev, result))

@@ -73,14 +73,13 @@ def load_kernels(spec: str) -> list:
 
 
 def compile_output(kernel, form: str, arch: str | None):
-    """The bytes or text of `kernel` (a KIR Kernel) as `form`: KIR's JSON, or a registered target's artifact."""
+    """The bytes or text of `kernel` (a @pt.kernel function) as `form`: KIR's JSON, or a registered target's
+    artifact (through `kernel.compile`, which refuses what the target's consumer cannot build by line)."""
     if form == KIR:
         from poot.jit.kir.serialize import to_json
 
-        return to_json(kernel) + "\n"
-    from poot.jit.llvm.compile import compile_kernel
-
-    return compile_kernel(kernel, form, arch=arch).data
+        return to_json(kernel.kir) + "\n"
+    return kernel.compile(form, arch=arch).data
 
 
 def check_output(path: Path, form: str, arch: str | None) -> str:
@@ -104,7 +103,7 @@ def cmd_compile(args) -> int:
         except OSError as e:
             raise PootError(f"poot compile: cannot create the folder '{out}': {e.strerror or e}") from None
     for k in kernels:
-        data = compile_output(k.kir, args.target, args.arch)
+        data = compile_output(k, args.target, args.arch)
         if out is None:
             path = Path(f"{k.name}{ext}")
         elif len(kernels) > 1 or out.is_dir():

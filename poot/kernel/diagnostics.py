@@ -16,7 +16,7 @@ CODES = {
     "bad-signature": "*args, **kwargs, keyword-only or defaulted parameters",
     "missing-annotation": "a parameter without an annotation",
     "bad-annotation": "an annotation that is neither pt.In/Out/InOut[dtype] nor a dtype",
-    "bad-kernel-config": "a bad workgroup size or option of @pt.kernel",
+    "bad-kernel-config": "a bad workgroup size or option of @pt.kernel, or an option it does not take",
     # syntax the subset leaves out
     "list": "a list display", "dict": "a dict display", "set": "a set display",
     "tuple": "a tuple outside `a, b = x, y`", "comprehension": "a comprehension or generator expression",
@@ -52,7 +52,8 @@ CODES = {
     "assign-to-parameter": "assigning to a parameter name", "range": "a for loop over something other than "
     "range(...), or a range with a step that is not a non-zero constant",
     "loop-variable": "assigning a for-loop variable in its loop, or reading it after the loop",
-    "return-value": "a kernel that returns a value", "divergent-barrier": "a barrier under control flow "
+    "return-value": "a kernel that returns a value, a device function returning one on some paths only, "
+    "or the value of a call that returns none", "divergent-barrier": "a barrier under control flow "
     "that depends on the thread (or after a thread-dependent return/break)",
 }
 

@@ -23,11 +23,12 @@ import sys
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, KernelTrap, PootError
+from poot.errors import ArgumentError, DTypeError, KernelTrap, PootError
 from poot.jit.kir.model import TRAP_BOUNDS, BufferParam
 from poot.kernel import emulate_ops as emu
 from poot.kernel import async_copy, subgroup
 from poot.kernel.importer import ImportedKernel, Scope
+from poot.kernel.values import fits
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -44,6 +45,10 @@ class _Rewriter(ast.NodeTransformer):
     def call(self, impl, args) -> ast.Call:
         return ast.Call(func=self.slot(impl), args=list(args), keywords=[])
 
+    def calls_device_fn(self, node) -> bool:
+        """Whether `node` calls a device function: folded to a constant, it still runs for its effects."""
+        return any("devfn" in self.ann(n) for n in ast.walk(node))
+
     def temp(self) -> str:
         self.tmp += 1
         return f"__poot_tmp{self.tmp}"
@@ -52,7 +57,10 @@ class _Rewriter(ast.NodeTransformer):
     def visit(self, node):
         a = self.ann(node)
         if "const" in a and isinstance(node, ast.expr):
-            return ast.Constant(value=a["const"][0])
+            value = ast.Constant(value=a["const"][0])
+            if not self.calls_device_fn(node):
+                return value
+            return self.call(emu.effect_then, [super().visit(node), value])
         if "value" in a:
             return self.slot(a["value"][0])
         return super().visit(node)
@@ -244,21 +252,34 @@ class EmulatedKernel:
         return f"__poot_kernel_{scope.inst}" if scope.device else f"__poot_kernel_{self.kernel.name}"
 
     # -- running --------------------------------------------------------------------------------
-    def prepare(self, args) -> list:
+    def prepare(self, args) -> tuple[list, list]:
+        """(the values the body runs on, the (argument, copy) pairs to copy back after the run). An array
+        sharing memory with an earlier argument is copied, as the devices copy it (arguments.py): no
+        parameter sees another one's writes during the run, and the later written parameter wins."""
         params = self.kernel.params
         if len(args) != len(params):
             raise PootError(f"kernel '{self.kernel.name}' takes {len(params)} arguments "
                             f"({', '.join(p.name for p in params)}), got {len(args)}")
-        out = []
+        out, views, copy_back = [], [], []
         for p, a in zip(params, args):
-            if isinstance(p, BufferParam):
-                out.append(buffer_view(p, a, self.kernel.name))
-            else:
+            if not isinstance(p, BufferParam):
                 out.append(scalar_value(p, a, self.kernel.name))
-        return out
+                continue
+            view = buffer_view(p, a, self.kernel.name)
+            aliased = any(np.shares_memory(view, v) for v in views)
+            views.append(view)
+            if aliased:
+                own = view.copy()
+                if p.access.writable:
+                    copy_back.append((view, own))
+                else:
+                    own.flags.writeable = False
+                view = own
+            out.append(view)
+        return out, copy_back
 
     def run(self, args, threads, workgroup) -> None:
-        values = self.prepare(args)
+        values, copy_back = self.prepare(args)
         groups = tuple(-(-t // w) for t, w in zip(threads, workgroup))
         st = emu.STATE
         st.group_size, st.num_groups = tuple(workgroup), groups
@@ -277,6 +298,8 @@ class EmulatedKernel:
                     trap = code
         if trap is not None:
             raise self.trap(trap)
+        for view, own in copy_back:
+            view[...] = own
 
     def _run_plain(self, values, group, coords):
         st, first = emu.STATE, None
@@ -377,6 +400,9 @@ def scalar_value(p, a, kernel: str):
             raise DTypeError(f"kernel '{kernel}': {a!r} is not a {d.name} value for '{p.name}'")
     if dt.is_bool(d) and not isinstance(a, bool):
         raise DTypeError(f"kernel '{kernel}': '{p.name}' is bool, got {a!r}")
+    if dt.is_float(d) and not fits(a, d):
+        raise ArgumentError(f"kernel '{kernel}': {a!r} is outside the finite range of {d.name} for '{p.name}' (it "
+                            "would round to infinity; pass float('inf') or -float('inf') if that is meant)")
     from poot.kernel.scalar_ops import as_scalar
 
     return as_scalar(a, d)

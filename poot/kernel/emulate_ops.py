@@ -47,6 +47,12 @@ def shared(name: str):
     return arr
 
 
+def effect_then(_effects, value):
+    """`value`, once its expression has run for its effects: the importer folded the expression to a
+    constant, but a device function called in it may still store or trap (its arguments evaluate first)."""
+    return value
+
+
 def _check(buf, i, code):
     if not 0 <= i < len(buf):
         raise TrapSignal(code if code is not None else 1)

@@ -82,6 +82,9 @@ class ExprLowering:
     def value(self, node: ast.AST):
         """A scalar: Val or Lit."""
         v = self.expr(node)
+        if v is None:                   # a call of a device function that returns nothing
+            raise self.err("return-value", "this call has no value (a device function without `return value`, "
+                           "or an intrinsic such as pt.store_x4); call it as a statement", node)
         if isinstance(v, Buf):
             raise self.err("buffer-as-value", f"buffer '{v.py_name}' used as a scalar value; index it", node)
         if isinstance(v, Static):
@@ -313,7 +316,8 @@ class ExprLowering:
             t = self.new_temp(None, literal=kind, node=node)
             d = self.local_dtype(t)
             ea, eb = self.lit_as(a, d, node), self.lit_as(b, d, node)
-            self.emit(If(c.expr, (self.assign_stmt(t, ea),), (self.assign_stmt(t, eb),)))
+            # a branch's statements stay (a device function returning a literal may store or trap)
+            self.emit(If(c.expr, tuple(s1) + (self.assign_stmt(t, ea),), tuple(s2) + (self.assign_stmt(t, eb),)))
             return Val(Read(t, d), d, local=t)
         ea, eb, d = self.unify(a, b, node)
         if not s1 and not s2 and not has_load(ea) and not has_load(eb):

@@ -85,6 +85,8 @@ class ImportedKernel:
     instances: list
     shared: dict                                      # kir name -> (dtype, size)
     shared_nodes: dict = field(default_factory=dict)  # kir name -> its pt.shared(...) call (diagnostics)
+    # (shared array, file:line) of each float atomic add into a shared array: wgpu cannot build those
+    shared_float_atomics: tuple = ()
 
 
 def python_locals(tree: ast.FunctionDef) -> set:
@@ -118,6 +120,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         self.defaulted: dict[str, str] = {}
         self.shared: dict[str, tuple[DType, int]] = {}
         self.shared_nodes: dict[str, ast.AST] = {}
+        self.shared_float_atomics: list[tuple[str, str]] = []
         self.traps: list[TrapSite] = []
         self.next_code = TRAP_ASSERT
         self.temp_count = 0
@@ -153,7 +156,8 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         verify(kernel)
         log.debug("imported kernel %s: %d params, %d locals, %d trap sites", self.name, len(params),
                   len(kernel.locals), len(self.traps))
-        return ImportedKernel(kernel, self.sc, self.instances, dict(self.shared), dict(self.shared_nodes))
+        return ImportedKernel(kernel, self.sc, self.instances, dict(self.shared), dict(self.shared_nodes),
+                              tuple(self.shared_float_atomics))
 
     def parameters(self, tree: ast.FunctionDef):
         a = tree.args
@@ -386,7 +390,11 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
             if scope.mode == "wrapper":
                 from poot.jit.kir.model import Break, While
 
-                stmts, _ = self.capture(lambda: self.block(body))
+                stmts, ends = self.block_capture(body)
+                if scope.ret_void is False and not ends:
+                    raise scope.info.error("return-value", f"device function '{tree.name}' returns a value on some "
+                                           "paths but can reach its end without a return (Python would return "
+                                           "None there): return a value on every path", tree)
                 if not stmts or not isinstance(stmts[-1], Break):
                     stmts.append(Break())
                 self.emit(While(Const(True, dt.bool_), tuple(stmts)))

@@ -20,14 +20,17 @@ Rules the IR follows (KIR semantics, model.py):
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from poot import dtypes as dt
 from poot.errors import LoweringError, NotBuiltError
 from poot.jit.kir.model import (Assign, AtomicAdd, Barrier, Binary, Bitcast, Break, BufferParam, Cast, Const,
                          Continue, Fma, For, If, Index, Kernel, Len, Load, MMA_SHAPES, Mma, Read, Return, Select,
-                         Shuffle, ShuffleXor, Store, Trap, TRAP_BOUNDS, Unary, While)
+                         Shuffle, ShuffleXor, Store, StoreX4, Trap, TRAP_BOUNDS, Unary, While)
 from poot.jit.llvm import mathlib
 from poot.jit.llvm.convert import Conversions, _sfx
 from poot.jit.llvm.ir import Func, Module, const, float_const, int_const, mem_type, reg_type
+from poot.jit.llvm.targets import REGISTRY, BinaryFormat
 from poot.jit.llvm.wide_memory import WideMemoryLowering
 
 _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
@@ -511,6 +514,51 @@ class Lowering(Conversions, WideMemoryLowering):
         self.on_trap_exit()
 
 
+# --- stores into shared arrays (SPIR-V) ------------------------------------------------------------
+# LLVM's SPIR-V backend aborts on a store or atomic whose pointer is a shared array's global itself
+# ("Unsupported ptrcast use in store", "Unsupported ptrcast user"): what the element pointer at an index
+# that folds to the constant 0 becomes (`s[0] = v`, `j = 0; s[j] = v`, an unrolled `for k in range(4)`;
+# loads are fine). gpu_sort.py's MIN_TILE avoids the same abort.
+_WRITES = (Store, AtomicAdd, StoreX4)
+
+
+def opaque_zero(dtype):
+    """0 of integer `dtype` that LLVM cannot fold: `num_groups_z == 0`, a launch's meta word, is false in
+    every thread that runs (a launch has at least one workgroup). Not x or y: the SPIR-V entry divides by
+    those (group ids from the linear workgroup id), which tells LLVM they are not 0."""
+    return Cast(Binary("eq", Index("num_groups", 2), Const(0, dt.uint32), dt.bool_), dtype)
+
+
+def _unfolded_write(s, shared: frozenset):
+    """Statement `s` with its shared-array writes (its own and those nested in it) at `index + opaque_zero`."""
+    if isinstance(s, _WRITES) and s.buffer in shared:
+        t = s.index.dtype
+        return replace(s, index=Binary("add", s.index, opaque_zero(t), t))
+    if isinstance(s, If):
+        return replace(s, then=_unfolded_writes(s.then, shared), orelse=_unfolded_writes(s.orelse, shared))
+    if isinstance(s, (For, While)):
+        return replace(s, body=_unfolded_writes(s.body, shared))
+    return s
+
+
+def _unfolded_writes(body, shared: frozenset) -> tuple:
+    return tuple(_unfolded_write(s, shared) for s in body)
+
+
+def _emits_spirv(target) -> bool:
+    """Whether `target` (a lowering object) is the registry's SPIR-V target: LLVM's SPIR-V backend is the one
+    with the abort above."""
+    known = REGISTRY.get(getattr(target, "name", None))
+    return known is not None and known.binary_format is BinaryFormat.SPIRV_WORDS
+
+
+def unfolded_shared_writes(kernel: Kernel) -> Kernel:
+    """`kernel` with every store, atomic add and 16-byte store into a shared array at an index LLVM cannot
+    fold to a constant (one add of `opaque_zero`): the SPIR-V target's input."""
+    shared = frozenset(a.name for a in kernel.shared)
+    return replace(kernel, body=_unfolded_writes(kernel.body, shared)) if shared else kernel
+
+
 def lower_to_llvm(kernel: Kernel, target, symbol: str | None = None, *, verified: bool = False) -> str:
     """The LLVM IR module text of `kernel` for `target` (a targets.* object), entry `@symbol`
     (default: the kernel's name). Verifies the kernel first unless `verified`."""
@@ -518,6 +566,8 @@ def lower_to_llvm(kernel: Kernel, target, symbol: str | None = None, *, verified
         from poot.jit.kir.verify import verify
 
         verify(kernel, max_workgroup_size=getattr(target, "max_workgroup_size", 1024))
+    if _emits_spirv(target):
+        kernel = unfolded_shared_writes(kernel)
     module = Module(target.triple, target.datalayout)
     target.build_module(kernel, module, symbol or kernel.name)
     return module.render()

@@ -15,6 +15,7 @@ from poot import devices
 from poot.devices import Buffer, Device
 from poot.errors import InternalError, KernelIndexError, PootError
 from poot.graph import Graph, evaluate
+from poot.jit.runtime import launch as launches
 from poot.jit.runtime import traps
 from poot.jit.llvm import abi
 from poot import env
@@ -29,6 +30,8 @@ def buffer_to_numpy(buf: Buffer, aval) -> np.ndarray:
     device's work, and one round trip where the device copies both in one submission or maps the
     trap word into host memory."""
     device = buf.device
+    if launches.unchecked:               # a @kernel launch's trap surfaces here too (launch.py)
+        launches.check_host_read(device)
     taken = traps.take(device) if traps._pending else None
     if taken is None:
         return device.to_numpy(buf, aval.shape, aval.dtype.np)
@@ -45,21 +48,25 @@ def _as_array(raw: np.ndarray, aval) -> np.ndarray:
 
 class PendingHostRead:
     """A host read started by `start_host_read`: `result()` waits for the copy alone (and for the trap
-    word read beside it), not for the work queued on the device after it started."""
-    __slots__ = ("_read", "_traps", "_aval")
+    words read beside it), not for the work queued on the device after it started."""
+    __slots__ = ("_read", "_traps", "_launches", "_aval")
 
-    def __init__(self, read, started_traps, aval):
+    def __init__(self, read, started_traps, aval, started_launches=None):
         self._read, self._traps, self._aval = read, started_traps, aval
+        self._launches = started_launches
 
     def result(self) -> np.ndarray:
+        launches.finish_host_read_check(self._launches)
         traps.finish_check(self._traps)
         return _as_array(self._read.wait(), self._aval)
 
 
 def start_host_read(buf: Buffer, aval) -> PendingHostRead:
-    """`buffer_to_numpy`, started now and finished by `result()`: the copy (and the trap check of the
-    programs launched so far) is queued behind the device's work without waiting for it."""
-    return PendingHostRead(buf.device.read_async(buf), traps.start_check(buf.device), aval)
+    """`buffer_to_numpy`, started now and finished by `result()`: the copy (and the trap checks of the
+    programs and @kernel launches so far) is queued behind the device's work without waiting for it."""
+    device = buf.device
+    started = launches.start_host_read_check(device) if launches.unchecked else None
+    return PendingHostRead(device.read_async(buf), traps.start_check(device), aval, started)
 
 
 def numpy_to_buffer(array: np.ndarray, device: Device) -> Buffer:

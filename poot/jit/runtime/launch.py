@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import re
 import threading
 import time
 import weakref
@@ -20,7 +21,7 @@ import numpy as np
 
 from poot import devices
 from poot.devices import Buffer
-from poot.errors import kernel_trap
+from poot.errors import LoweringError, kernel_trap
 from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
 from poot.jit.llvm.compile import compile_kernel, debug_print
 from poot.jit.kir.model import TRAP_MESSAGES, Kernel
@@ -33,7 +34,23 @@ _programs: dict = {}          # (id(kernel), id(device), arch) -> (weakref(kerne
 _trap_buffers: dict = {}      # id(device) -> trap Buffer
 _trap_words: dict = {}        # id(device) -> uint32 view of a host trap buffer
 _recent: dict = {}            # launch id -> kernel, for naming a trap seen at a later synchronize
+unchecked: set = set()        # ids of the GPU devices launched on since their trap word was last read
 _RECENT_MAX = 4096
+
+
+def compiled(kernel: Kernel, target: str, arch=None):
+    """`compile_kernel`, a LoweringError naming the kernel as its author did: a target's own message
+    names the entry symbol (`poot_<name>_<key>`, compile.entry_symbol), which the author never wrote."""
+    try:
+        return compile_kernel(kernel, target, arch=arch)
+    except LoweringError as e:
+        text = _ENTRY_SYMBOL.sub(f"'{kernel.name}'", str(e))
+        if text == str(e):
+            raise
+        raise type(e)(text) from None
+
+
+_ENTRY_SYMBOL = re.compile(r"'poot_\w+_[0-9a-f]{16}'")
 
 
 def _program(device, kernel: Kernel, arch):
@@ -41,7 +58,7 @@ def _program(device, kernel: Kernel, arch):
     hit = _programs.get(key)
     if hit is not None and hit[0]() is kernel:
         return hit
-    art = compile_kernel(kernel, device.caps.target, arch=arch or device.caps.compile_arch)
+    art = compiled(kernel, device.caps.target, arch or device.caps.compile_arch)
     prog = device.load(art)
     ref = weakref.ref(kernel, lambda _, key=key: _programs.pop(key, None))
     entry = (ref, prog, meta_layout(kernel), tuple(p.dtype.itemsize for p in kernel.buffers))
@@ -86,6 +103,7 @@ def launch(device, kernel: Kernel, buffers, scalars=(), groups=1, *, arch=None) 
     trap = trap_buffer(device)
     if not cpu:                          # traps surface at a later synchronize: remember who launched
         with _lock:
+            unchecked.add(id(device))
             _recent[launch_id] = kernel
             if len(_recent) > _RECENT_MAX:
                 for k in list(_recent)[: _RECENT_MAX // 2]:
@@ -114,12 +132,42 @@ def synchronize(device) -> None:
     check_traps(device)
 
 
+def check_host_read(device) -> None:
+    """Before a host read of `device` returns (`buffer_to_numpy`): raise the KernelTrap of a launch there
+    since the last check, as a synchronize would (docs/kernels.md, Traps). Nothing to read where no launch
+    ran since (the CPU checks each launch as it returns)."""
+    if id(device) in unchecked:
+        check_traps(device)
+
+
+def start_host_read_check(device):
+    """`check_host_read` started behind the work queued so far, without waiting for it (a host read
+    started by `copy_to_host_async`); `finish_host_read_check` of the result raises. None: nothing to check."""
+    buf = _trap_buffers.get(id(device))
+    if buf is None or id(device) not in unchecked:
+        return None
+    unchecked.discard(id(device))
+    return device, buf, device.read_async(buf)
+
+
+def finish_host_read_check(started) -> None:
+    if started is not None:
+        device, buf, read = started
+        _raise_trapped(device, buf, read.wait())
+
+
 def check_traps(device) -> None:
     """Raise KernelTrap if a launch on `device` trapped since the last check (and clear the word)."""
     buf = _trap_buffers.get(id(device))
     if buf is None:
         return
-    raw = device.read(buf)
+    unchecked.discard(id(device))        # before the read: a launch queued meanwhile is noted again
+    _raise_trapped(device, buf, device.read(buf))
+
+
+def _raise_trapped(device, buf, raw) -> None:
+    """Raise the KernelTrap the trap words `raw` (trap buffer `buf`'s bytes) hold, clearing them; nothing
+    if no launch trapped."""
     words = np.frombuffer(raw[: 4 * TRAP_WORDS].tobytes() if not raw.flags.c_contiguous else raw[: 4 * TRAP_WORDS],
                           dtype=np.uint32)
     code = int(words[TRAP_CODE_WORD])
@@ -134,4 +182,5 @@ def check_traps(device) -> None:
     raise kernel_trap(name, code, site.where if site and site.where else None, what)
 
 
-__all__ = ["launch", "synchronize", "check_traps", "trap_buffer"]
+__all__ = ["launch", "synchronize", "check_traps", "check_host_read", "start_host_read_check", "finish_host_read_check",
+           "compiled", "trap_buffer"]
