@@ -356,10 +356,13 @@ def step_body(out: list, ind0: str, mode: str, cond: str, rows: int, words: bool
                 w(f"{sub}s{j} = score(x{r * kt + j}, qi, j{j}, c1, left, right, mask, has_mask, mr{r} + j{j} * msk, "
                   f"softcap)\n")
         w(f"{ind}mx = max(m{r}, {', '.join(f's{j}' for j in keys)})\n")
-        w(f"{ind}base = offset(mx) * LOG2E\n")
-        w(f"{ind}alpha = pt.fast_exp2(m{r} * LOG2E - base)\n")
+        # (s - max) * LOG2E, not s * LOG2E - max * LOG2E: a masked logit can be as large as 1e38, and the
+        # multiply-add would leave the rounding of max * LOG2E (half an ulp of 1e38) in the maximum's own
+        # exponent, where s - max is exactly 0 (a Hugging Face finfo.min row averages its values)
+        w(f"{ind}base = offset(mx)\n")
+        w(f"{ind}alpha = pt.fast_exp2((m{r} - base) * LOG2E)\n")
         for j in keys:
-            w(f"{ind}p{j} = pt.fast_exp2(s{j} * LOG2E - base)\n")
+            w(f"{ind}p{j} = pt.fast_exp2((s{j} - base) * LOG2E)\n")
         w(f"{ind}m{r} = mx\n")
         w(f"{ind}l{r} = l{r} * alpha + ({' + '.join(f'p{j}' for j in keys)})\n")
         for s in range(slots):
@@ -517,10 +520,10 @@ def make(dmax: int, rows: int, words: bool, t: Tiles = DEFAULT) -> str:
 {i12}r = e // Dv
 {i12}d = e % Dv
 {i12}big = max({', '.join(f's_m[{x * rows} + r]' for x in ws)})
-{i12}base = offset(big) * LOG2E
+{i12}base = offset(big)
 """)
     for x in ws:
-        w(f"{i12}w{x} = pt.fast_exp2(s_m[{x * rows} + r] * LOG2E - base)\n")
+        w(f"{i12}w{x} = pt.fast_exp2((s_m[{x * rows} + r] - base) * LOG2E)\n")
     w(f"{i12}part = (row0 + r) * splits + split\n")
     terms = " + ".join(f"s_acc[({x * rows} + r) * {dmax} + d] * w{x}" for x in ws)
     w(f"{i12}pacc[part * Dv + d] = {terms}\n")

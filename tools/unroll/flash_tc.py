@@ -319,7 +319,10 @@ def make(HD, t: Tiles = DEFAULT):
                         sv_ = ", ".join(f"s{m}_{tile}_{e}" for e in range(4))
                         a(f"{ind}{sv_} = pt.mma_m16n8k16({fa}, lo(y{w0}), hi(y{w0}), lo(y{w0+1}), hi(y{w0+1}), {sv_})")
         # scores -> log2 logits. A tile inside every query's band, without mask or softcap, needs the scale
-        # only, which the exponentials' multiply-add takes (sl); the others get theirs here (sl = LOG2E).
+        # only, which the exponentials' multiply-add takes (sl); the others are turned into log2 units here,
+        # each product rounded once (sl = 1): a masked logit can be as large as 1e38, and the multiply-add
+        # s * LOG2E - round(max * LOG2E) would then be off by half an ulp of 1e38 for the row's maximum
+        # itself, where s * 1 - max is exactly 0 (a Hugging Face finfo.min row averages its values).
         a(f"{ind}sl = scale2")
         a(f"{ind}if not (plain and k0 + BKV <= hi_ and pt.i32(k0) - pt.i32(q0 + BQ - 1) >= -left")
         a(f"{ind}        and pt.i32(k0 + BKV - 1) - pt.i32(q0) <= right):")
@@ -341,14 +344,14 @@ def make(HD, t: Tiles = DEFAULT):
                         a(f"{ind}        {v} = {v} if pt.i32({c}) >= lo{r} else NEG_INF")
             a(f"{ind}    else:")
         i2 = ind + ("        " if t.band else "    ")
-        a(f"{i2}sl = pt.f32(LOG2E)")
+        a(f"{i2}sl = pt.f32(1.0)")
         for m in range(MQ):
             for j in range(SJ):
                 for e in range(4):
                     row = f"qa{m}" if e < 2 else f"qb{m}"
                     mrow = f"ma{m}" if e < 2 else f"mb{m}"
                     a(f"{i2}kj = k0 + {8 * j} + 2 * t + {e % 2}")
-                    a(f"{i2}s{m}_{j}_{e} = score(s{m}_{j}_{e} * scale, {row}, kj, hi_, left, right, mask, has_mask, {mrow} + kj * msk, softcap)")
+                    a(f"{i2}s{m}_{j}_{e} = score(s{m}_{j}_{e} * scale, {row}, kj, hi_, left, right, mask, has_mask, {mrow} + kj * msk, softcap) * LOG2E")
         for m in range(MQ):
             for half, (e0, e1) in enumerate(((0, 1), (2, 3))):
                 mx = tree(lambda x, y: f"max({x}, {y})", [f"s{m}_{j}_{e}" for j in range(SJ) for e in (e0, e1)])
