@@ -225,52 +225,88 @@ class SpirvLowering(Lowering):
         return super().binary(op, a, b, t)
 
     def float_rem(self, a: str, b: str, t) -> str:
-        """fmod as C (and NumPy's remainder, built on it) defines it: exact. Vulkan's OpFRem is
-        x - y * trunc(x / y) with a rounded product, wrong by up to half an ulp of x (x % 0.7 for x
-        near 1000 was off by 3e-5 in float32), and NaN for a finite x and y = +-inf (fmod gives x).
-        Here q = trunc(x / y) and the product y * q is kept exactly as p + err (Dekker's split, no
-        fused multiply-add needed), x - p is exact (p is within a factor 2 of x), and a q off by one
-        (x / y rounded onto an integer) moves the result back into [0, |y|) with x's sign. Where q
-        passes the mantissa (no exact integer) or the split overflows, OpFRem's value stays."""
+        """fmod as C (and NumPy's remainder, built on it) defines it: exact, NaN for a zero divisor or an
+        infinite dividend, x for y = +-inf. Vulkan's OpFRem is x - y * trunc(x / y) with a rounded
+        product: wrong by up to half an ulp of x (x % 0.7 near 1000 was off by 3e-5 in float32), all
+        wrong once the quotient passes the mantissa (1e9 % 7 gave 64), NaN for y = inf, and x for a
+        constant zero y. So |x| is reduced by |y| scaled by powers of two 2**(bits-2) apart: a loop
+        scales |y| up while it stays below |x|, then each step of a second loop takes the exact
+        remainder of a quotient below 2**(bits-2) (rem_step) and scales back down, ending at |y| --
+        a step per bits-2 of exponent difference, one for an ordinary quotient. The sign is x's."""
         ty = reg_type(t)
         sfx = _sfx(ty)
-        o = self.op
-        frem = o(f"frem {ty} {a}, {b}")
-        bits = 24 if ty == "float" else 53
-        splitter = float_const(float((1 << ((bits + 1) // 2)) + 1))
-        inf, zero = float_const(float("inf")), float_const(0.0)
+        o, f = self.op, self.f
+        inf, zero, one = float_const(float("inf")), float_const(0.0), float_const(1.0)
+        scale = float_const(float(1 << ((24 if ty == "float" else 53) - 2)))
+        x = self.intr(f"llvm.fabs.{sfx}", ty, [(ty, a)])
+        y = self.intr(f"llvm.fabs.{sfx}", ty, [(ty, b)])
+        ok = o(f"and i1 {o(f'fcmp olt {ty} {x}, {inf}')}, {o(f'fcmp olt {ty} {y}, {inf}')}")
+        ok = o(f"and i1 {ok}, {o(f'fcmp ogt {ty} {y}, {zero}')}")          # false for NaN
+        rp, tp = self.alloca(ty, "remr"), self.alloca(ty, "remt")
+        f.emit(f"store {ty} {o(f'select i1 {ok}, {ty} {x}, {ty} {zero}')}, ptr {rp}")
+        y = o(f"select i1 {ok}, {ty} {y}, {ty} {one}")                      # no endless loop on 0/inf/NaN
+        f.emit(f"store {ty} {y}, ptr {tp}")
+        up, up_body, down, down_body, done = (f.label(n) for n in ("remup", "remupb", "remdn", "remdnb", "remend"))
+        f.br(up)
+        f.start(up)
+        big = o(f"fmul {ty} {o(f'load {ty}, ptr {tp}')}, {scale}")          # inf past the range: stops
+        f.cbr(o(f"fcmp ole {ty} {big}, {o(f'load {ty}, ptr {rp}')}"), up_body, down)
+        f.start(up_body)
+        f.emit(f"store {ty} {big}, ptr {tp}")
+        f.br(up)
+        f.start(down)
+        step = o(f"load {ty}, ptr {tp}")
+        f.cbr(o(f"fcmp oge {ty} {step}, {y}"), down_body, done)
+        f.start(down_body)
+        f.emit(f"store {ty} {self.rem_step(o(f'load {ty}, ptr {rp}'), step, ty)}, ptr {rp}")
+        f.emit(f"store {ty} {o(f'fdiv {ty} {step}, {scale}')}, ptr {tp}")  # exact down to |y|
+        f.br(down)
+        f.start(done)
+        r = o(f"load {ty}, ptr {rp}")
+        abs_b = self.intr(f"llvm.fabs.{sfx}", ty, [(ty, b)])
+        keep = o(f"and i1 {o(f'fcmp oeq {ty} {abs_b}, {inf}')}, {o(f'fcmp olt {ty} {x}, {inf}')}")
+        r = o(f"select i1 {keep}, {ty} {x}, {ty} {r}")
+        r = self.intr(f"llvm.copysign.{sfx}", ty, [(ty, r), (ty, a)])
+        nan = o(f"and i1 {o(f'xor i1 {ok}, true')}, {o(f'xor i1 {keep}, true')}")
+        r = o(f"select i1 {nan}, {ty} {float_const(float('nan'))}, {ty} {r}")
+        return self.round_to(r, t)
 
-        def fabs(v):
-            return self.intr(f"llvm.fabs.{sfx}", ty, [(ty, v)])
+    def rem_step(self, r: str, t: str, ty: str) -> str:
+        """r mod t for finite 0 <= r < t * 2**(bits-2), t > 0, exact. q = trunc(r / t) and the product
+        t * q is kept exactly as p + err (Dekker's split, no fused multiply-add needed), r - p is exact
+        (p is within a factor 2 of r), and a q off by one (r / t rounded onto an integer) moves the
+        result back into [0, t). Near the ends of the range both are scaled by a power of two first
+        (exact there: r >= t, else r is the result), so that the split neither overflows nor loses bits
+        to subnormals."""
+        o = self.op
+        sfx = _sfx(ty)
+        r0, t0 = r, t
+        bits, emax = (24, 127) if ty == "float" else (53, 1023)
+        lo, hi = float_const(2.0 ** (2 * bits - emax)), float_const(2.0 ** (emax - bits))
+        s = o(f"select i1 {o(f'fcmp ogt {ty} {t}, {hi}')}, {ty} {float_const(2.0 ** -(2 * bits))}, "
+              f"{ty} {float_const(1.0)}")
+        s = o(f"select i1 {o(f'fcmp olt {ty} {t}, {lo}')}, {ty} {float_const(2.0 ** (2 * bits))}, {ty} {s}")
+        r, t = o(f"fmul {ty} {r}, {s}"), o(f"fmul {ty} {t}, {s}")
+        splitter = float_const(float((1 << ((bits + 1) // 2)) + 1))
 
         def split(v):
             c = o(f"fmul {ty} {splitter}, {v}")
             hi = o(f"fsub {ty} {c}, {o(f'fsub {ty} {c}, {v}')}")
-            return c, hi, o(f"fsub {ty} {v}, {hi}")
-        q = self.intr(f"llvm.trunc.{sfx}", ty, [(ty, o(f"fdiv {ty} {a}, {b}"))])
-        p = o(f"fmul {ty} {b}, {q}")
-        cb, bh, bl = split(b)
-        cq, qh, ql = split(q)
-        err = o(f"fsub {ty} {o(f'fmul {ty} {bh}, {qh}')}, {p}")
-        err = o(f"fadd {ty} {err}, {o(f'fmul {ty} {bh}, {ql}')}")
-        err = o(f"fadd {ty} {err}, {o(f'fmul {ty} {bl}, {qh}')}")
-        err = o(f"fadd {ty} {err}, {o(f'fmul {ty} {bl}, {ql}')}")
-        r = o(f"fsub {ty} {o(f'fsub {ty} {a}, {p}')}, {err}")
-        # back into [0, |b|) with a's sign: r' = |r| measured from a's side
-        abs_b = fabs(b)
-        neg_a = o(f"fcmp olt {ty} {a}, {zero}")
-        ra = o(f"select i1 {neg_a}, {ty} {o(f'fneg {ty} {r}')}, {ty} {r}")
-        ra = o(f"select i1 {o(f'fcmp olt {ty} {ra}, {zero}')}, {ty} {o(f'fadd {ty} {ra}, {abs_b}')}, {ty} {ra}")
-        ra = o(f"select i1 {o(f'fcmp oge {ty} {ra}, {abs_b}')}, {ty} {o(f'fsub {ty} {ra}, {abs_b}')}, {ty} {ra}")
-        exact = self.intr(f"llvm.copysign.{sfx}", ty, [(ty, ra), (ty, a)])
-        limit = float_const(float(1 << bits))
-        splits_finite = o(f"fcmp olt {ty} {fabs(o(f'fadd {ty} {cb}, {cq}'))}, {inf}")
-        usable = o(f"and i1 {o(f'fcmp olt {ty} {fabs(q)}, {limit}')}, {splits_finite}")
-        usable = o(f"and i1 {usable}, {o(f'fcmp olt {ty} {fabs(a)}, {inf}')}")
-        usable = o(f"and i1 {usable}, {o(f'fcmp one {ty} {b}, {zero}')}")
-        r = o(f"select i1 {usable}, {ty} {exact}, {ty} {frem}")
-        keep_a = o(f"and i1 {o(f'fcmp oeq {ty} {abs_b}, {inf}')}, {o(f'fcmp olt {ty} {fabs(a)}, {inf}')}")
-        return self.round_to(o(f"select i1 {keep_a}, {ty} {a}, {ty} {r}"), t)
+            return hi, o(f"fsub {ty} {v}, {hi}")
+        q = self.intr(f"llvm.trunc.{sfx}", ty, [(ty, o(f"fdiv {ty} {r}, {t}"))])
+        p = o(f"fmul {ty} {t}, {q}")
+        th, tl = split(t)
+        qh, ql = split(q)
+        err = o(f"fsub {ty} {o(f'fmul {ty} {th}, {qh}')}, {p}")
+        err = o(f"fadd {ty} {err}, {o(f'fmul {ty} {th}, {ql}')}")
+        err = o(f"fadd {ty} {err}, {o(f'fmul {ty} {tl}, {qh}')}")
+        err = o(f"fadd {ty} {err}, {o(f'fmul {ty} {tl}, {ql}')}")
+        r = o(f"fsub {ty} {o(f'fsub {ty} {r}, {p}')}, {err}")
+        zero = float_const(0.0)
+        r = o(f"select i1 {o(f'fcmp olt {ty} {r}, {zero}')}, {ty} {o(f'fadd {ty} {r}, {t}')}, {ty} {r}")
+        r = o(f"select i1 {o(f'fcmp oge {ty} {r}, {t}')}, {ty} {o(f'fsub {ty} {r}, {t}')}, {ty} {r}")
+        r = o(f"fdiv {ty} {r}, {s}")
+        return o(f"select i1 {o(f'fcmp olt {ty} {r0}, {t0}')}, {ty} {r0}, {ty} {r}")  # scaling r could lose it
 
     def round_to(self, v: str, dtype) -> str:
         """f16 rounding in integer operations: NVIDIA's Vulkan compiler drops the f32 -> f16 -> f32
@@ -305,6 +341,20 @@ class SpirvLowering(Lowering):
         nan = o(f"icmp ugt i32 {a}, 2139095040")
         r = o(f"select i1 {nan}, i32 {o(f'or i32 {a}, 4194304')}, i32 {r}")
         return o(f"bitcast i32 {o(f'or i32 {r}, {sign}')} to float")
+
+    def f32_round_odd(self, v: str) -> str:
+        """double `v` rounded to float32 towards zero, the last bit set where that was inexact (round to
+        odd): rounding that to float16 (f16_round) rounds `v` itself correctly, as 24 bits are more than
+        11 + 2. Vulkan's (and naga's) double -> half conversion goes through a round-to-nearest float32
+        and rounded twice: 65519.99999 became inf, 1 + 2**-11 + 2**-40 became 1, 2**-25 + 2**-60 0."""
+        o = self.op
+        near = o(f"fptrunc double {v} to float")
+        back = o(f"fpext float {near} to double")
+        b = o(f"bitcast float {near} to i32")
+        abs_v, abs_back = (self.intr("llvm.fabs.f64", "double", [("double", x)]) for x in (v, back))
+        b = o(f"select i1 {o(f'fcmp ogt double {abs_back}, {abs_v}')}, i32 {o(f'sub i32 {b}, 1')}, i32 {b}")
+        b = o(f"select i1 {o(f'fcmp one double {back}, {v}')}, i32 {o(f'or i32 {b}, 1')}, i32 {b}")
+        return o(f"bitcast i32 {b} to float")
 
     # 16-bit floats move through i32 (naga has no i16): their bits are the low half of a word
     def bits16(self, v: str, dtype) -> str:
@@ -493,6 +543,8 @@ class SpirvLowering(Lowering):
         return self.intr("llvm.spv.wave.readlane.i32", "i32", [("i32", w), ("i32", src)])
 
     def cast(self, v: str, src, dst) -> str:
+        if src is dt.float64 and dst is dt.float16:
+            return self.f16_round(self.f32_round_odd(v))
         if not (dt.is_float(src) and dt.is_int(dst)):
             return super().cast(v, src, dst)
         st, tt, signed = reg_type(src), reg_type(dst), dt.is_signed(dst)
