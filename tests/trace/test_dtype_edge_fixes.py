@@ -1,4 +1,4 @@
-"""Dtype edge cases a tester found against NumPy 2: isclose with infinities, the nan-statistics of complex
+"""Dtype edge cases against NumPy 2: isclose with infinities, the nan-statistics of complex
 arrays, angle of negative reals, fmod with INT_MIN, sinc/angle result dtypes, max's initial overflow,
 gcd of INT_MIN, choice's probability tolerance, full-range 64-bit integers, complex scalars in float-only
 functions, full/arange argument errors and linspace's dtype of NumPy scalars. Values, dtypes and shapes

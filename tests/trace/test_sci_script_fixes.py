@@ -1,4 +1,4 @@
-"""Fixes from a scientific-script hunt: complex lstsq, NumPy operands on a poot operand's device,
+"""What scientific scripts meet: complex lstsq, NumPy operands on a poot operand's device,
 split at a poot array of indices."""
 import numpy as np
 import pytest
