@@ -121,21 +121,14 @@ def test_gqa_needs_enable_gqa():
         pt.nn.scaled_dot_product_attention(q, k, k)
 
 
-def test_no_scores_buffer_is_allocated(monkeypatch):
+def test_no_scores_buffer_is_allocated(monkeypatch, allocation_spy):
     """Every device allocation of a realize with L = 1536 is far below one L x L float32 matrix."""
     dev = pt.devices.get("cpu")
     L, D = 1536, 32
     rng = np.random.default_rng(2)
     q, k, v = (pt.asarray(rng.standard_normal((1, 2, L, D)).astype(np.float32)) for _ in range(3))
     pt.realize(q, k, v)
-    sizes = []
-    real = dev.allocate
-
-    def spy(nbytes, *a, **kw):
-        sizes.append(nbytes)
-        return real(nbytes, *a, **kw)
-
-    monkeypatch.setattr(dev, "allocate", spy)
+    sizes = allocation_spy(dev)
     out = pt.nn.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
     assert sizes and max(sizes) < L * L * 4 // 8, sizes
     monkeypatch.undo()

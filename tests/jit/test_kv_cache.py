@@ -82,19 +82,7 @@ def _address(buf):
     return data if data is not None else id(buf.handle)
 
 
-def _spy_allocations(monkeypatch, dev):
-    sizes = []
-    real = dev.allocate
-
-    def spy(nbytes, *a, **kw):
-        sizes.append(nbytes)
-        return real(nbytes, *a, **kw)
-
-    monkeypatch.setattr(dev, "allocate", spy)
-    return sizes
-
-
-def test_donated_cache_is_updated_in_place(device, monkeypatch):
+def test_donated_cache_is_updated_in_place(device, monkeypatch, allocation_spy):
     dev = pt.devices.get(device)
 
     @pt.jit(donate_argnums=0)
@@ -107,7 +95,7 @@ def test_donated_cache_is_updated_in_place(device, monkeypatch):
     cache = append(cache, np.full((2, 1, 16), 1, np.float32), 0)        # compiles
     want[:, 0] = 1
     first = _address(cache._node.buf)
-    sizes = _spy_allocations(monkeypatch, dev)
+    sizes = allocation_spy(dev)
     for i in range(1, 6):
         tok = np.full((2, 1, 16), i + 1, np.float32)
         cache = append(cache, tok, i)
@@ -118,7 +106,7 @@ def test_donated_cache_is_updated_in_place(device, monkeypatch):
     np.testing.assert_array_equal(cache.numpy(), want)
 
 
-def test_donated_paged_cache_is_updated_in_place(monkeypatch):
+def test_donated_paged_cache_is_updated_in_place(monkeypatch, allocation_spy):
     dev = pt.devices.get("cpu")
 
     @pt.jit(donate_argnums=0)
@@ -136,7 +124,7 @@ def test_donated_paged_cache_is_updated_in_place(monkeypatch):
         cache = write(cache, rows, table, pos)
         want[table[step], 3] = step + 1
         if step == 0:
-            sizes = _spy_allocations(monkeypatch, dev)
+            sizes = allocation_spy(dev)
     assert all(n < want.nbytes for n in sizes), sizes
     monkeypatch.undo()
     np.testing.assert_array_equal(cache.numpy(), want)

@@ -8,20 +8,8 @@ import pytest
 import poot as pt
 
 
-def _spy_allocations(monkeypatch, dev):
-    sizes = []
-    real = dev.allocate
-
-    def spy(nbytes, *a, **kw):
-        sizes.append(nbytes)
-        return real(nbytes, *a, **kw)
-
-    monkeypatch.setattr(dev, "allocate", spy)
-    return sizes
-
-
 @pytest.mark.parametrize("kind", ["fori", "while"])
-def test_loop_writing_rows_allocates_no_carry_per_iteration(device, monkeypatch, kind):
+def test_loop_writing_rows_allocates_no_carry_per_iteration(device, monkeypatch, allocation_spy, kind):
     n, width = 40, 1024
 
     def body(i, b):
@@ -34,7 +22,7 @@ def test_loop_writing_rows_allocates_no_carry_per_iteration(device, monkeypatch,
                                            (pt.asarray(0), b))[1])
     b = pt.zeros((n, width))
     pt.realize(f(b))                                        # compiles
-    sizes = _spy_allocations(monkeypatch, pt.devices.get(device))
+    sizes = allocation_spy(pt.devices.get(device))
     out = f(b).numpy()
     monkeypatch.undo()
     carry_sized = [s for s in sizes if s >= n * width * 4]
