@@ -21,14 +21,14 @@ from collections import OrderedDict
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, PootError, RetraceWarning, TracerError, api_boundary, located_error
+from poot.errors import ArgumentError, PootError, RetraceWarning, api_boundary, located_error
 from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.trace.creation import _array
-from poot.trace.jit_held import held_arrays, receiver_arrays, refuse_baked_attributes
+from poot.trace.jit_held import held_arrays, receiver_arrays, refuse_baked_attributes, refuse_container_writes
 from poot.trace.jit_program import SCALARS as _SCALARS
 from poot.trace.jit_program import JitProgram
 
@@ -267,7 +267,7 @@ class Jitted:
         finally:
             lazy._state.weak_casts = None
         refuse_writes(reached, f"pt.jit({self.__name__})")
-        self._refuse_container_writes(given, (t_args, t_kwargs))
+        refuse_container_writes(self.__name__, self.fn, given, (t_args, t_kwargs))
         # arguments the function updated in place (x[i] = v, x += 1): their new values are results
         # too, which each call hands back to the caller's arrays, as an eager call leaves them
         writes = tuple(k for k, x in enumerate(leaves) if isinstance(x, Array) and stand_ins[k]._node is not params[k])
@@ -277,24 +277,6 @@ class Jitted:
                           self._donated_positions(args, leaves), device, writes)
         refuse_baked_attributes(self.__name__, self._held_arrays(args, kwargs), prog.binds)
         return prog
-
-    def _refuse_container_writes(self, given: tuple, traced_args) -> None:
-        """Refuse a function that stored into a list, dict or dataclass it was given (`st["m"] = ...`,
-        `lst.append(x)`): the trace ran on copies of the caller's containers, so the change would be
-        dropped on every call where an eager call keeps it. Updating an array in place (`x[i] = v`,
-        `st["m"] += 1`) changes no container and reaches the caller's array."""
-        leaves, treedef = given
-        now, now_def = pytree.flatten(traced_args)
-        if now_def == treedef and all(a is b for a, b in zip(now, leaves)):
-            return
-        names = pytree.paths(treedef, "")
-        changed = next((names[i] for i, (a, b) in enumerate(zip(now, leaves)) if a is not b), None) \
-            if now_def == treedef else None
-        what = f"the argument entry {_argument_path(self.fn, changed)}" if changed else "an argument's structure"
-        raise TracerError(
-            f"pt.jit({self.__name__}) changed {what} by storing into the list, dict or dataclass it was "
-            f"given; a jitted call cannot carry that change back to the caller's container. Return the "
-            f"new value instead (state = f(state, ...)), or update the array in place (x[...] = v, x += v)")
 
     def _check_binding(self, args, kwargs) -> None:
         """A call whose arguments the function cannot take (too many, a missing or unknown one) is
@@ -589,18 +571,3 @@ def _definition_site(fn):
     code = getattr(fn, "__code__", None)
     return (code.co_filename, code.co_firstlineno) if code else None
 
-
-def _argument_path(fn, path: str) -> str:
-    """A leaf path of ((args...), {kwargs}) as the user names it: `[0][1]['m']` -> `st['m']` for the
-    second parameter `st` of `fn`, `[1]['lr']` -> `lr`."""
-    if path.startswith("[1]["):
-        key, _, rest = path[4:].partition("]")
-        return key.strip("'\"") + rest
-    if path.startswith("[0]["):
-        pos, _, rest = path[4:].partition("]")
-        try:
-            name = list(inspect.signature(fn).parameters)[int(pos)]
-        except (TypeError, ValueError, IndexError):
-            name = f"argument {pos}"
-        return name + rest
-    return path

@@ -9,13 +9,19 @@ class a dataclass or NamedTuple (a pytree: its arrays become inputs of every cal
 as arguments, or list the argument in `static_argnums` to bake its arrays in on purpose. The object a
 bound method passed to pt.jit is bound to (`pt.jit(model.__call__)`) is read the same way and refused
 the same way: jit the class's function and pass the object as an argument instead.
+
+The containers among the arguments (lists, dicts, dataclasses) are the other way a trace could lose a
+change silently: the trace runs on copies of them, so a function storing into one (`st["m"] = ...`) is
+refused too (`refuse_container_writes`).
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 
-from poot.errors import PootError
+from poot.errors import PootError, TracerError
+from poot.trace import pytree
 from poot.trace.array import Array
 
 _MAX_DEPTH = 3          # attributes of attributes of attributes: far enough for models of layers
@@ -95,3 +101,40 @@ def refuse_baked_attributes(fn_name: str, held: dict[int, tuple[str, str, str]],
 
 
 __all__ = ["held_arrays", "receiver_arrays", "refuse_baked_attributes"]
+
+
+def refuse_container_writes(name: str, fn, given: tuple, traced_args) -> None:
+    """Refuse a function that stored into a list, dict or dataclass it was given (`st["m"] = ...`,
+    `lst.append(x)`): the trace ran on copies of the caller's containers (`given`: the flattened
+    `traced_args` before the trace), so the change would be dropped on every call where an eager call
+    keeps it. Updating an array in place (`x[i] = v`, `st["m"] += 1`) changes no container and reaches
+    the caller's array."""
+    leaves, treedef = given
+    now, now_def = pytree.flatten(traced_args)
+    if now_def == treedef and all(a is b for a, b in zip(now, leaves)):
+        return
+    changed = None
+    if now_def == treedef:
+        names = pytree.paths(treedef, "")
+        changed = next(names[i] for i, (a, b) in enumerate(zip(now, leaves)) if a is not b)
+    what = f"the argument entry {_argument_path(fn, changed)}" if changed else "an argument's structure"
+    raise TracerError(
+        f"pt.jit({name}) changed {what} by storing into the list, dict or dataclass it was given; a "
+        f"jitted call cannot carry that change back to the caller's container. Return the new value "
+        f"instead (state = f(state, ...)), or update the array in place (x[...] = v, x += v)")
+
+
+def _argument_path(fn, path: str) -> str:
+    """A leaf path of ((args...), {kwargs}) as the user names it: `[0][1]['m']` -> `st['m']` for the
+    second parameter `st` of `fn`, `[1]['lr']` -> `lr`."""
+    if path.startswith("[1]["):
+        key, _, rest = path[4:].partition("]")
+        return key.strip("'\"") + rest
+    if path.startswith("[0]["):
+        pos, _, rest = path[4:].partition("]")
+        try:
+            name = list(inspect.signature(fn).parameters)[int(pos)]
+        except (TypeError, ValueError, IndexError):
+            name = f"argument {pos}"
+        return name + rest
+    return path
