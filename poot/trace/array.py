@@ -7,20 +7,16 @@ its attributes, realization and conversion from host data.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from poot import dtypes as dt
-from poot.devices import Buffer
 from poot.errors import (APIVersionError, ArgumentError, DeviceError, DTypeError, ShapeError, TracerError,
                          api_boundary)
 from poot.graph import Aval
 from poot.jit.runtime.execute import buffer_to_numpy, start_host_read
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
-from poot.trace.lazy import (HostScalar, Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes,
-                             shared_constant)
+from poot.trace.lazy import Node, constant, from_buffer, from_numpy, is_tracing, realize_nodes, shared_constant
 
 
 
@@ -96,7 +92,9 @@ class Array:
         launch gives this array object a new value; no other array, value computed from this one before
         the launch, or NumPy view of it changes (docs/kernels.md, Launching)."""
         self._realize("passing it to a kernel")
-        if private or not _sole_owner(self):
+        from poot.trace.fastpath import sole_owner      # the CPU's `x[i] = v` asks the same question
+
+        if private or not sole_owner(self):
             n = self._node
             src = n.buf
             new = src.device.allocate(src.nbytes)
@@ -286,31 +284,6 @@ class Array:
         # (hashable) scalars where poot's are 0-d arrays: say how to get the number
         raise ArgumentError(f"a poot array ({self.aval}) is not hashable, 0-d ones included: == is "
                             f"elementwise; use x.item() (or x.tolist()) for a set or a dict key")
-
-
-def _refs(x: Array) -> tuple[int, int]:
-    """Reference counts of x's node and its buffer, as seen from here."""
-    n = x._node
-    return sys.getrefcount(n), sys.getrefcount(n.buf)
-
-
-# the counts of an array nothing else refers to (its buffer a stand-in: Python objects are all counted)
-_ALONE_REFS = _refs(Array(from_buffer(Buffer(None, 0, None), Aval((0,), dt.uint8), "cpu")))
-
-
-def _sole_owner(x: Array) -> bool:
-    """Whether only `x` can see its realized memory: no other Array or pending node refers to its node,
-    no other node to its buffer, and (host memory) no NumPy view or DLPack export to the memory. The
-    caller holds no reference to x's node or its buffer."""
-    b = x._node.buf
-    host = type(b) is not HostScalar and b.device.shares_host_memory
-    del b
-    if not host:
-        return type(x._node.buf) is not HostScalar and _refs(x) == _ALONE_REFS
-    from poot.trace import fastpath          # the CPU's `x[i] = v` asks the same question
-
-    counts = fastpath._counts(x)
-    return counts == fastpath._alone or fastpath._alone_after_all(x, counts)
 
 
 def _rebuild(array, device):

@@ -444,21 +444,51 @@ def _counts(x: Array) -> tuple:
     return _getrefcount(n), _getrefcount(b), _getrefcount(raw)
 
 
+def _node_counts(x: Array) -> tuple:
+    """_counts less the memory's owner (a device buffer has no NumPy base): the same first two."""
+    n = x._node
+    b = n.buf
+    return _getrefcount(n), _getrefcount(b)
+
+
 _alone = None      # the counts of an array nothing else refers to, measured on first use
+
+
+def _alone_counts(cpu) -> tuple:
+    """`_alone`, measured on a probe array of CPU device `cpu` the first time."""
+    global _alone
+    if _alone is None:
+        _alone = _counts(Array(Node(None, (), None, Aval((8,), dt.uint8), "cpu", None, 0, cpu.allocate(8))))
+    return _alone
+
+
+def sole_owner(x: Array) -> bool:
+    """Whether only realized `x` can see its memory: no other Array or pending node refers to its node,
+    no other node to its buffer, and (host memory) no NumPy view or DLPack export of the memory. What
+    the CPU's `x[i] = v` asks before writing in place (`_write`), and a @kernel launch on any device
+    (Array.__poot_write_buffer__). The caller holds no reference to x's node or its buffer."""
+    b = x._node.buf
+    if type(b) is HostScalar:
+        return False
+    device = b.device
+    del b
+    if device.shares_host_memory:
+        counts = _counts(x)
+        return counts == _alone or _alone_after_all(x, counts)
+    from poot.trace import context
+
+    return _node_counts(x) == _alone_counts(context.backend("cpu"))[:2]
 
 
 def _alone_after_all(x: Array, counts: tuple) -> bool:
     """True when `x`, whose counts are not `_alone`, is still the only one that can see its memory:
     `_alone` was not measured yet, or the one more reference to the memory is the CPU device's pool
     of reusable large allocations (cpu_pool.py) listing it."""
-    global _alone
     b = x._node.buf
-    if _alone is None:
-        probe = Array(Node(None, (), None, Aval((8,), dt.uint8), "cpu", None, 0, b.device.allocate(8)))
-        _alone = _counts(probe)
-        if counts == _alone:
-            return True
-    if counts[0] != _alone[0] or counts[1] != _alone[1] or counts[2] != _alone[2] + 1:
+    alone = _alone_counts(b.device)
+    if counts == alone:
+        return True
+    if counts[0] != alone[0] or counts[1] != alone[1] or counts[2] != alone[2] + 1:
         return False
     raw = b.handle.base
     pool = getattr(b.device, "_host_pool", None)
