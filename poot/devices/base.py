@@ -172,6 +172,14 @@ class Device:
     def copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         raise NotImplementedError
 
+    def duplicate(self, src: Buffer) -> Buffer:
+        """A new buffer holding what `src` holds once the work queued before it has run (a copy queued
+        behind that work): what a write must go to where something else still reads `src`."""
+        buf = self.allocate(src.nbytes)
+        if src.nbytes:
+            self.copy(buf, src, src.nbytes)
+        return buf
+
     def read_async(self, buf: Buffer) -> "HostRead":
         """Start copying the bytes of `buf` to the host, behind the work queued so far, and return
         the pending read (`.wait()` gives what `read` would have given at this point). Work queued

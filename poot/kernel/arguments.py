@@ -51,16 +51,9 @@ class LaunchArguments:
             buf = a.__poot_write_buffer__(private=bound)
             self.written.append(buf)
             return buf
-        if any(b is a.__poot_buffer__() for b in self.written):    # read the value from before the launch
-            return self.snapshot(a.__poot_buffer__())
+        if any(b is a.__poot_buffer__() for b in self.written):    # the value from before the launch
+            return self.device.duplicate(a.__poot_buffer__())          # (a copy queued before it)
         return a.__poot_buffer__()
-
-    def snapshot(self, src):
-        """A copy of device buffer `src` (queued before the launch, so it holds the old value)."""
-        buf = self.device.allocate(src.nbytes)
-        if src.nbytes:
-            self.device.copy(buf, src, src.nbytes)
-        return buf
 
     def host_buffer(self, p: BufferParam, a):
         """The buffer of NumPy array `a` for `p`: its memory where the device can use it and no other

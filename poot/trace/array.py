@@ -96,11 +96,7 @@ class Array:
 
         if private or not sole_owner(self):
             n = self._node
-            src = n.buf
-            new = src.device.allocate(src.nbytes)
-            if src.nbytes:
-                src.device.copy(new, src, src.nbytes)
-            self._node = from_buffer(new, n.aval, n.device)
+            self._node = from_buffer(n.buf.device.duplicate(n.buf), n.aval, n.device)
         return self._node.buf
 
     def block_until_ready(self) -> "Array":
