@@ -98,6 +98,21 @@ class Chain:
         return True
 
 
+_machine_at_o0 = None
+
+
+def _machine():
+    """The target machine compiling chains: without optimization. A chain is a straight run of calls
+    through constant addresses, which no pass improves, and the engine's optimizing code generator
+    took ~50 ms for a training step's 130 calls (the second call of a jitted step paid it), -O0 ~2."""
+    global _machine_at_o0
+    if _machine_at_o0 is None:
+        import llvmlite.binding as llvm
+
+        _machine_at_o0 = llvm.Target.from_default_triple().create_target_machine(jit=True, opt=0)
+    return _machine_at_o0
+
+
 def build(device, calls: list) -> Chain | None:
     """The chain of `calls` on `device` (a CpuDevice), or None where it cannot be built."""
     from poot.devices.cpu import INLINE_NS, NATIVE_CHUNKS_PER_THREAD
@@ -116,10 +131,10 @@ def build(device, calls: list) -> Chain | None:
 
         mod = llvm.parse_assembly(ir)
         mod.verify()
+        obj = _machine().emit_object(mod)
         eng = device._engine()
         with device._load_lock:
-            eng.add_module(mod)
-            eng.finalize_object()
+            eng.add_object_file(llvm.ObjectFileRef.from_data(obj))
             addr = eng.get_function_address(name)
     except RuntimeError as e:       # an LLVM that refuses the module: the per-launch path still works
         log.warning("poot: cannot chain a CPU recording (%s); its launches run one call each", e)
