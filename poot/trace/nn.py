@@ -1,5 +1,6 @@
-"""`pt.nn`: activations and normalizations, composed from elementwise ops and reductions. Integer
-inputs compute in NumPy's float type; float16/bfloat16 compute in float32 and round once."""
+"""`pt.nn`: activations and normalizations, composed from elementwise ops and reductions; convolution
+and pooling (nn_conv.py), from lazy window gathers and one einsum. Integer inputs compute in NumPy's
+float type; float16/bfloat16 compute in float32 and round once."""
 from __future__ import annotations
 
 import math
@@ -14,9 +15,12 @@ from poot.trace.movement import arr, axes_of
 from poot.trace.promote import float_argument, float_of
 from poot.trace.attention import scaled_dot_product_attention  # noqa: E402,F401  (one fused op)
 from poot.trace.sampling import sample  # noqa: E402,F401  (one fused op)
+from poot.trace.nn_conv import (avg_pool1d, avg_pool2d, conv1d, conv2d,  # noqa: F401  (gathers + einsum)
+                                max_pool1d, max_pool2d)
 
 __all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "logsumexp", "layer_norm",
-           "rms_norm", "one_hot", "scaled_dot_product_attention", "sample"]
+           "rms_norm", "one_hot", "scaled_dot_product_attention", "sample", "conv1d", "conv2d", "max_pool1d",
+           "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
 
 def _work(x):
