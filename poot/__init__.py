@@ -36,8 +36,11 @@ from poot.trace.ufunc import Ufunc as ufunc  # noqa: E402  (the type of pt.add, 
 from poot import linalg  # noqa: E402
 from poot import lib, testing  # noqa: E402  (np.lib.stride_tricks, np.testing for poot arrays)
 from poot.transforms.batching import vmap  # noqa: E402  (pt.vmap: poot/transforms)
-from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, jvp, remat,  # noqa: E402
-                             scan, stop_gradient, value_and_grad, vjp)  # (poot/transforms)
+from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd,  # noqa: E402
+                             jacrev, jvp, linearize, remat, scan, stop_gradient, value_and_grad,
+                             vjp)  # (poot/transforms)
+from poot import tree_util  # noqa: E402  (JAX's pytree helpers, over poot's one pytree flattening)
+from poot.tree_util import tree_map  # noqa: E402
 from poot.transforms.tracing import ArgumentWriteError  # noqa: E402  (a TracerError the docs name)
 from poot.trace.kernel_call import kernel_call  # noqa: E402  (a @pt.kernel as a traced function)
 bool = bool_  # noqa: A001

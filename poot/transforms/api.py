@@ -11,12 +11,15 @@ import functools
 
 import numpy as np
 
-from poot.errors import ArgumentError, DTypeError, PootError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, NotBuiltError, PootError, ShapeError, api_boundary
 from poot.trace import context as _dev
+from poot.trace import creation as _creation
+from poot.trace import movement as _movement
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.promote import is_weak
 
+from . import batching as _batching
 from .autodiff import jvp_pass, vjp_pass
 from .prims import convert, zeros_like
 from .tracing import Traced, to_node
@@ -53,17 +56,25 @@ def _leaf_array(x, device: str, what: str, path: str) -> Array:
 
 
 def _argnums(argnums, nargs: int, what: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    """argnums (an int or a sequence of ints) as a tuple of non-negative positions; an ArgumentError
+    (a PootError) names what is wrong with it."""
+    if isinstance(argnums, (bool, np.bool_)) or not isinstance(argnums, (int, np.integer, tuple, list)):
+        raise ArgumentError(f"{what}: argnums must be an int or a tuple of ints; got "
+                            f"{type(argnums).__name__} {argnums!r:.40}")
+    nums = (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
     if not nums:
-        raise PootError(f"{what}: argnums is empty; name at least one argument to differentiate")
+        raise ArgumentError(f"{what}: argnums is empty; name at least one argument to differentiate")
     for n in nums:
-        if not isinstance(n, int) or not -nargs <= n < nargs:
-            raise PootError(f"{what}: argnums {argnums!r} does not fit a call with {nargs} "
-                            f"positional arguments")
-    out = tuple(n % nargs for n in nums)
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise ArgumentError(f"{what}: argnums {argnums!r} holds {type(n).__name__} {n!r:.40}; "
+                                f"argnums are ints (positions of the arguments)")
+        if not -nargs <= n < nargs:
+            raise ArgumentError(f"{what}: argnums {argnums!r} does not fit a call with {nargs} "
+                                f"positional arguments")
+    out = tuple(int(n) % nargs for n in nums)
     if len(set(out)) != len(out):
-        raise PootError(f"{what}: argnums {argnums!r} names an argument twice; list each "
-                        f"argument to differentiate once")
+        raise ArgumentError(f"{what}: argnums {argnums!r} names an argument twice; list each "
+                            f"argument to differentiate once")
     return out
 
 
@@ -217,4 +228,169 @@ def jvp(fn, primals, tangents, has_aux=False):
     return (result, tangent, traced.aux) if has_aux else (result, tangent)
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp"]
+# --- Jacobians, Hessians, linearize (JAX's jacrev, jacfwd, hessian, linearize) ---------------------------
+# Built on vjp/jvp above and pt.vmap: one pullback (or pushforward) per vector of the standard basis of
+# the results (inputs), batched into one program by vmap. The Jacobian of a pytree-valued function of
+# pytree arguments is nested as in JAX: the result's structure outside, the arguments' inside, and
+# each block has shape result leaf's shape + argument leaf's shape.
+
+def _check_jac_options(fun, what: str, holomorphic, allow_int) -> None:
+    if not callable(fun):
+        raise PootError(f"{what} needs a function; got {type(fun).__name__}")
+    if holomorphic:
+        raise NotBuiltError(f"{what}: holomorphic=True (complex Jacobians) is not built; poot "
+                            f"differentiates real floating-point functions")
+    if allow_int:
+        raise NotBuiltError(f"{what}: allow_int=True is not built; differentiate floating-point "
+                            f"arguments only (close over the integer ones)")
+
+
+def _diff_args(fun, argnums, args, kwargs, what: str):
+    """(the differentiated arguments as a tuple of pytrees of Arrays, their flat Arrays, the tree of
+    that tuple, the tree a Jacobian nests inside (the argument's own for an int argnums), the function
+    of those arguments alone) for a Jacobian of `fun` at `args`."""
+    nums = _argnums(argnums, len(args), what)
+    diff = []
+    for n in nums:
+        leaves, tree = _flatten_values(args[n], what, f"argument {n}")
+        _require_float(leaves, tree, what, f"argument {n}")
+        diff.append(pytree.unflatten(tree, leaves) if leaves else args[n])
+    arrays, tree = pytree.flatten(tuple(diff))
+    if not arrays:
+        raise ArgumentError(f"{what}: the arguments {argnums!r} hold no arrays to differentiate")
+
+    def partial_fn(*values):
+        full = list(args)
+        for n, v in zip(nums, values):
+            full[n] = v
+        return fun(*full, **kwargs)
+
+    inner = pytree.flatten(diff[0])[1] if isinstance(argnums, (int, np.integer)) else tree
+    return tuple(diff), arrays, tree, inner, partial_fn
+
+
+def _basis(arrays: list) -> list:
+    """The standard basis of the space of `arrays` (flattened and concatenated, n numbers in all), one
+    leaf per array: leaf j has shape (n, *arrays[j].shape) and holds the identity's columns of it."""
+    sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in arrays]
+    n, out, offset = sum(sizes), [], 0
+    for a, size in zip(arrays, sizes):
+        block = _creation.eye(n, size, k=-offset, dtype=a.dtype, device=a.device)
+        out.append(block.reshape((n, *a.shape)))
+        offset += size
+    return out
+
+
+def _offsets(arrays: list) -> list[tuple[int, int]]:
+    spans, offset = [], 0
+    for a in arrays:
+        size = int(np.prod(a.shape, dtype=np.int64))
+        spans.append((offset, offset + size))
+        offset += size
+    return spans
+
+
+def _nest(out_tree, in_tree, blocks) -> object:
+    """blocks[i][j] (result leaf i, argument leaf j) as the result's structure of the arguments'."""
+    return pytree.unflatten(out_tree, [pytree.unflatten(in_tree, row) for row in blocks])
+
+
+def _result_arrays(result, what: str) -> tuple[list, object]:
+    leaves, tree = pytree.flatten(result)
+    for path, y in zip(pytree.paths(tree, "the result"), leaves):
+        if not isinstance(y, Array):
+            raise ArgumentError(f"{what}: {path or 'the result'} is a {type(y).__name__}, not an array; "
+                                f"the function must return arrays (or pytrees of them)")
+    return leaves, tree
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of `fun` with respect to argument `argnums` (an int, or a tuple of ints for a
+    tuple of Jacobians), by reverse mode: one vjp per result element, batched with pt.vmap (JAX's
+    `jax.jacrev`). For a result leaf of shape S and an argument leaf of shape T the block has shape
+    S + T; pytree results and arguments nest as JAX nests them (result structure outside). With
+    `has_aux=True` `fun` returns `(result, aux)` and the Jacobian function `(jacobian, aux)`.
+    Arguments and results must be floating-point."""
+    _check_jac_options(fun, "jacrev", holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    @api_boundary
+    def jacfun(*args, **kwargs):
+        diff, arrays, _, in_tree, partial_fn = _diff_args(fun, argnums, args, kwargs, "jacrev")
+        got = vjp(partial_fn, *diff, has_aux=has_aux)
+        ys, out_tree = _result_arrays(got[0], "jacrev")
+        for path, y in zip(pytree.paths(out_tree, "the result"), ys):
+            if y.dtype.kind != "f":
+                raise DTypeError(f"jacrev requires floating-point results, but {path or 'the result'} is "
+                                 f"{y.dtype.name}; convert it (y.astype(pt.float32)) or use pt.jacfwd")
+        pullback = got[1]
+        cts = _batching.vmap(pullback)(pytree.unflatten(out_tree, _basis(ys)))
+        g_leaves = pytree.flatten(cts)[0]          # per argument leaf: shape (m, *argument shape)
+        blocks = [[g[lo:hi].reshape((*y.shape, *a.shape)) for g, a in zip(g_leaves, arrays)]
+                  for y, (lo, hi) in zip(ys, _offsets(ys))]
+        jac = _nest(out_tree, in_tree, blocks)
+        return (jac, got[2]) if has_aux else jac
+
+    return jacfun
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of `fun` with respect to argument `argnums` by forward mode: one jvp per argument
+    element, batched with pt.vmap (JAX's `jax.jacfwd`). Same result structure and shapes as
+    `pt.jacrev`; cheaper when the arguments have fewer elements than the results. With
+    `has_aux=True` `fun` returns `(result, aux)` and the Jacobian function `(jacobian, aux)`."""
+    _check_jac_options(fun, "jacfwd", holomorphic, False)
+
+    @functools.wraps(fun)
+    @api_boundary
+    def jacfun(*args, **kwargs):
+        diff, arrays, args_tree, in_tree, partial_fn = _diff_args(fun, argnums, args, kwargs, "jacfwd")
+
+        def push(*tangents):
+            got = jvp(partial_fn, diff, tangents, has_aux=has_aux)
+            return (got[1], got[2]) if has_aux else got[1]
+
+        basis = pytree.unflatten(args_tree, _basis(arrays))
+        got = _batching.vmap(push, out_axes=(0, None) if has_aux else 0)(*basis)
+        touts, aux = got if has_aux else (got, None)
+        ts, out_tree = _result_arrays(touts, "jacfwd")    # per result leaf: shape (n, *result shape)
+        blocks = [[_movement.moveaxis(t[lo:hi], 0, -1).reshape((*t.shape[1:], *a.shape))
+                   for a, (lo, hi) in zip(arrays, _offsets(arrays))] for t in ts]
+        jac = _nest(out_tree, in_tree, blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian of scalar-valued `fun`: `jacfwd(jacrev(fun, argnums), argnums)` (JAX's
+    `jax.hessian`); for an argument of shape T the result has shape T + T, and pytree arguments nest
+    as for the Jacobians. With `has_aux=True` `fun` returns `(value, aux)` and this `(hessian, aux)`."""
+    _check_jac_options(fun, "hessian", holomorphic, False)
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+
+
+@api_boundary
+def linearize(fun, *primals, has_aux=False):
+    """`(fun(*primals), f_jvp)` (JAX's `jax.linearize`): `f_jvp(*tangents)`, one tangent per primal of
+    its shape and dtype, returns the tangent of the result, `pt.jvp(fun, primals, tangents)[1]`. poot
+    records the derivative again on each call of `f_jvp` (nothing runs until a result is realized).
+    With `has_aux=True` `fun` returns `(result, aux)` and this returns `(result, f_jvp, aux)`."""
+    if not callable(fun):
+        raise PootError(f"linearize needs a function; got {type(fun).__name__}")
+    arrays, tree = _flatten_values(tuple(primals), "linearize", "primals")
+    fixed = tuple(pytree.unflatten(tree, arrays))
+    zeros = tuple(pytree.unflatten(tree, [zeros_like(a) for a in arrays]))
+    got = jvp(fun, fixed, zeros, has_aux=has_aux)
+
+    @api_boundary
+    def f_jvp(*tangents):
+        if len(tangents) != len(fixed):
+            raise ArgumentError(f"linearize: f_jvp takes one tangent per primal ({len(fixed)}); got "
+                                f"{len(tangents)}")
+        return jvp(fun, fixed, tangents, has_aux=has_aux)[1]
+
+    return (got[0], f_jvp, got[2]) if has_aux else (got[0], f_jvp)
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]

@@ -1,0 +1,174 @@
+"""JAX's pytree helpers (`jax.tree_util`) over poot's one pytree flattening (poot/trace/pytree.py, the
+one `@pt.jit`, `pt.grad` and `pt.vmap` use): nested tuples, lists, dicts (keys sorted), NamedTuples and
+dataclasses are nodes, None is an empty subtree, everything else is a leaf.
+
+    leaves, treedef = pt.tree_util.tree_flatten({"w": w, "b": b})
+    params = pt.tree_util.tree_unflatten(treedef, [x * 0.5 for x in leaves])
+    params = pt.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+`is_leaf(x) -> bool` stops the flattening at a subtree (which is then one leaf), as in JAX.
+"""
+from __future__ import annotations
+
+from poot.errors import ArgumentError, ShapeError
+from poot.trace import pytree
+
+__all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map",
+           "treedef_is_leaf"]
+
+
+class PyTreeDef:
+    """The structure of a pytree without its leaves (what `tree_flatten` returns beside the leaves);
+    equal structures compare and hash equal."""
+
+    __slots__ = ("_def", "num_leaves")
+
+    def __init__(self, treedef, num_leaves: int):
+        self._def, self.num_leaves = treedef, num_leaves
+
+    def unflatten(self, leaves):
+        """The pytree of this structure holding `leaves` (an iterable of exactly num_leaves values)."""
+        return tree_unflatten(self, leaves)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PyTreeDef) and self._def == other._def
+
+    def __hash__(self) -> int:
+        return hash(self._def)
+
+    def __repr__(self) -> str:
+        return f"PyTreeDef({_text(self._def)})"
+
+
+def _text(d) -> str:
+    if d is pytree.LEAF:
+        return "*"
+    if d == pytree._NONE:
+        return "None"
+    t, kids = d[0], [_text(c) for c in d[-1]]
+    if t is tuple:
+        return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
+    if t is list:
+        return f"[{', '.join(kids)}]"
+    names = d[1] if len(d) == 3 else t._fields
+    inner = ", ".join(f"{k!r}: {c}" if t is dict else f"{k}={c}" for k, c in zip(names, kids))
+    return f"{{{inner}}}" if t is dict else f"{t.__name__}({inner})"
+
+
+class _Stop:
+    """A subtree `is_leaf` chose as a leaf, hidden from the flattening (which treats it as a leaf)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _children(x, d) -> list:
+    """The children of node `x`, whose one-level structure is `d` (a node of pytree's treedefs), in
+    the flattening's order."""
+    t = d[0]
+    if t is dict:
+        return [x[k] for k in d[1]]
+    if len(d) == 3:                   # dataclass: (type, field names, children)
+        return [getattr(x, n) for n in d[1]]
+    return list(x)                    # tuple, list, NamedTuple
+
+
+def _node_def(x):
+    """pytree's treedef of `x` (LEAF, the None node or a container node)."""
+    return pytree.flatten(x)[1]
+
+
+def _stop_at(x, is_leaf):
+    """`x` with every subtree that `is_leaf` accepts (top down) wrapped as one leaf."""
+    if is_leaf(x):
+        return _Stop(x)
+    d = _node_def(x)
+    if d is pytree.LEAF or d == pytree._NONE:
+        return x
+    kids = [_stop_at(c, is_leaf) for c in _children(x, d)]
+    shallow = d[:-1] + (tuple(pytree.LEAF for _ in kids),)
+    return pytree.unflatten(shallow, kids) if kids else x
+
+
+def tree_flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
+    """(leaves, treedef): the leaves of `tree` in poot's (and JAX's) order, and its structure."""
+    if is_leaf is not None:
+        if not callable(is_leaf):
+            raise ArgumentError(f"tree_flatten: is_leaf must be a function of a subtree; got "
+                                f"{type(is_leaf).__name__}")
+        tree = _stop_at(tree, is_leaf)
+    leaves, d = pytree.flatten(tree)
+    if is_leaf is not None:
+        leaves = [x.value if isinstance(x, _Stop) else x for x in leaves]
+    return leaves, PyTreeDef(d, len(leaves))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves):
+    """The pytree of structure `treedef` holding `leaves` (exactly treedef.num_leaves of them)."""
+    if not isinstance(treedef, PyTreeDef):
+        raise ArgumentError(f"tree_unflatten: treedef must be a PyTreeDef (from tree_flatten or "
+                            f"tree_structure); got {type(treedef).__name__}")
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ShapeError(f"tree_unflatten: the structure {treedef} holds {treedef.num_leaves} leaves; "
+                         f"got {len(leaves)}")
+    if treedef._def is pytree.LEAF:
+        return leaves[0]
+    return pytree.unflatten(treedef._def, leaves)
+
+
+def tree_leaves(tree, is_leaf=None) -> list:
+    """The leaves of `tree`, in flattening order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None) -> PyTreeDef:
+    """The structure of `tree` (a PyTreeDef)."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether `treedef` is the structure of a single leaf."""
+    return treedef._def is pytree.LEAF
+
+
+def _up_to(d, x, path: str, i: int, out: list) -> None:
+    """The subtrees of `x` at the leaves of structure `d` (JAX's flatten_up_to): `x` has `d`'s
+    structure down to `d`'s leaves, and anything (a leaf or a deeper subtree) at each of them."""
+    if d is pytree.LEAF:
+        out.append(x)
+        return
+    if d == pytree._NONE:
+        if x is not None:
+            raise ShapeError(f"tree_map: tree {i} has {type(x).__name__} at {path or 'the root'}, "
+                             f"where the first tree has None")
+        return
+    here = _node_def(x)
+    if here is pytree.LEAF or here == pytree._NONE or here[0] is not d[0] or here[:-1] != d[:-1]:
+        raise ShapeError(f"tree_map: tree {i} does not have the first tree's structure at "
+                         f"{path or 'the root'}: {_text(d[:-1] + (tuple(pytree.LEAF for _ in d[-1]),))} "
+                         f"there, {type(x).__name__} {x!r:.60} in tree {i}")
+    kids = _children(x, here)
+    if len(kids) != len(d[-1]):
+        raise ShapeError(f"tree_map: tree {i} has {len(kids)} children at {path or 'the root'}; the "
+                         f"first tree has {len(d[-1])}")
+    names = pytree.paths(d[:-1] + (tuple(pytree.LEAF for _ in d[-1]),), path)
+    for c, sub, name in zip(kids, d[-1], names):
+        _up_to(sub, c, name, i, out)
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """`f` applied leaf by leaf: a tree of `tree`'s structure holding `f(leaf, *same leaf of rest)`.
+    Each tree of `rest` has `tree`'s structure, or a deeper one (its subtree at a leaf of `tree` is
+    passed whole), as in JAX."""
+    if not callable(f):
+        raise ArgumentError(f"tree_map: f must be a function; got {type(f).__name__}")
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    columns = [leaves]
+    for i, other in enumerate(rest, 1):
+        col: list = []
+        _up_to(treedef._def, other, "", i, col)
+        columns.append(col)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(*columns)])
