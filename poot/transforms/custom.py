@@ -27,7 +27,7 @@ from poot.trace.array import Array
 
 from .flat import jvp_flat, vjp_flat
 from .prims import zeros, zeros_like
-from .tracing import CustomCall, closed_over, mark, recorded, to_node, transforming
+from .tracing import CustomCall, can_mark, closed_over, mark, recorded, to_node, transforming
 
 
 def _behind_identities(args: tuple) -> tuple:
@@ -336,7 +336,9 @@ class custom_jvp:
 
 def checkpoint(fun, **options):
     """`fun` whose reverse-mode derivative records `fun` again from its arguments instead of
-    reusing the forward pass's values (rematerialization, JAX's jax.checkpoint / remat)."""
+    reusing the forward pass's values (rematerialization, JAX's jax.checkpoint / remat). Inside a
+    pt.cond / loop / pt.scan body being differentiated (where a custom rule cannot be carried, see
+    tracing.mark) it runs as `fun` itself: the same values and derivatives, without rematerializing."""
     if not callable(fun):
         raise PootError(f"checkpoint needs a function; got {type(fun).__name__}")
     if options:
@@ -345,7 +347,7 @@ def checkpoint(fun, **options):
     @functools.wraps(fun)
     @api_boundary
     def wrapped(*args, **kwargs):
-        if not transforming():
+        if not transforming() or not can_mark():
             return fun(*args, **kwargs)
         what = f"checkpoint of '{getattr(fun, '__name__', 'function')}'"
         with recorded() as body:
