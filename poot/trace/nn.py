@@ -161,3 +161,8 @@ def one_hot(indices, num_classes, dtype=None):
     if num_classes < 0:
         raise ArgumentError(f"one_hot: num_classes must be 0 or more, got {num_classes}")
     return ew.equal(i[..., None], arange(num_classes, device=i.device)).astype(dtype or dt.float64)
+
+
+def __dir__():
+    """pt.nn's functions, not the modules and helpers this file imports (what tab completion offers)."""
+    return sorted(__all__)
