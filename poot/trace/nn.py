@@ -17,10 +17,23 @@ from poot.trace.attention import scaled_dot_product_attention  # noqa: E402,F401
 from poot.trace.sampling import sample  # noqa: E402,F401  (one fused op)
 from poot.trace.nn_conv import (avg_pool1d, avg_pool2d, conv1d, conv2d,  # noqa: F401  (gathers + einsum)
                                 max_pool1d, max_pool2d)
+from poot.trace.nn_activations import (celu, dropout, elu, embedding, glu, hard_sigmoid, hard_swish,
+                                       hard_tanh, hardsigmoid, hardswish, hardtanh, leaky_relu, linear,
+                                       log_sigmoid, logsigmoid, mish, normalize, relu6, selu, soft_sign,
+                                       softplus, softsign, standardize, swish, tanh)
+from poot.trace.nn_losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity,
+                                  cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
+                                  smooth_l1_loss)
 
 __all__ = ["relu", "gelu", "silu", "sigmoid", "softmax", "log_softmax", "logsumexp", "layer_norm",
            "rms_norm", "one_hot", "scaled_dot_product_attention", "sample", "conv1d", "conv2d", "max_pool1d",
-           "max_pool2d", "avg_pool1d", "avg_pool2d"]
+           "max_pool2d", "avg_pool1d", "avg_pool2d",
+           # nn_activations.py (jax.nn and torch.nn.functional names) and nn_losses.py (torch's losses)
+           "softplus", "leaky_relu", "elu", "selu", "celu", "relu6", "hard_sigmoid", "hardsigmoid",
+           "hard_swish", "hardswish", "hard_tanh", "hardtanh", "log_sigmoid", "logsigmoid", "soft_sign",
+           "softsign", "swish", "mish", "glu", "tanh", "standardize", "normalize", "linear", "embedding",
+           "dropout", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity"]
 
 
 def _work(x):
