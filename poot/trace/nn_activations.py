@@ -12,10 +12,9 @@ the discarded branch is 0, not inf * 0 = NaN.
 from __future__ import annotations
 
 import math
-import operator
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, NotBuiltError, ShapeError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace import reductions as red
 from poot.trace import selection as sel
@@ -316,9 +315,9 @@ def linear(input, weight, bias=None):
 def embedding(input, weight, padding_idx=None, max_norm=None):
     """torch.nn.functional.embedding: the rows of weight (num_embeddings, dim) at integer `input`
     (any shape) -> input.shape + (dim,). An index outside [0, num_embeddings) raises PootIndexError
-    at the next host read (a gather's bounds check). padding_idx: the rows it selects get no gradient
-    (PyTorch's rule; a negative padding_idx counts from the end). max_norm's renormalization (which
-    writes the weight in place in PyTorch) is not built."""
+    at the next host read (a gather's bounds check). padding_idx (its rows take no gradient in
+    PyTorch) and max_norm's renormalization (which writes the weight in place in PyTorch) are not
+    built: each raises NotBuiltError."""
     from poot.trace.indexing import take
 
     i = arr(input, "embedding", (weight,))
@@ -328,23 +327,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
     if w.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got {w.aval}")
     if max_norm is not None:
-        raise ArgumentError("embedding: max_norm is not supported (PyTorch renormalizes the weight in place)")
-    y = take(w, i, axis=0)
+        raise NotBuiltError("embedding: max_norm is not built (PyTorch renormalizes the weight in place)")
     if padding_idx is not None:
-        if isinstance(padding_idx, bool):
-            raise ArgumentError(f"embedding: padding_idx must be an int, got {padding_idx!r}")
-        try:
-            p = operator.index(padding_idx)
-        except TypeError:
-            raise ArgumentError(f"embedding: padding_idx must be an int, got {padding_idx!r}") from None
-        n = w.shape[0]
-        if not -n <= p < n:
-            raise ArgumentError(f"embedding: padding_idx must be within [-{n}, {n}), got {p}")
-        p %= n
-        from poot.transforms.custom import stop_gradient
-
-        y = sel.where((i == p)[..., None], stop_gradient(y), y)
-    return y
+        # PyTorch's padding row takes no gradient; pt.nn sits below the transforms, so it cannot stop
+        # a derivative itself: refused rather than differentiated the wrong way
+        raise NotBuiltError("embedding: padding_idx is not built (its row would still get gradients); "
+                            "mask the padding positions yourself, e.g. "
+                            "pt.where((idx == p)[..., None], pt.stop_gradient(e), e)")
+    return take(w, i, axis=0)
 
 
 @api_boundary
