@@ -182,12 +182,12 @@ class Array:
 
     def __len__(self):
         if not self.shape:
-            raise TypeError("len() of a 0-d array (it has no length)")
+            raise ArgumentError("len() of a 0-d array (it has no length)")
         return self.shape[0]
 
     def __iter__(self):
         if not self.shape:
-            raise TypeError("iteration over a 0-d array")
+            raise ArgumentError("iteration over a 0-d array")
         if not is_tracing():
             self._realize("iterating")  # realize once, not once per row
         return (self[i] for i in range(self.shape[0]))
@@ -287,8 +287,29 @@ def _rebuild(array, device):
 
 
 # --- host data -----------------------------------------------------------------------------------
+def _refuse_subclass(obj, op: str) -> None:
+    """Refuse the ndarray subclasses whose values a plain conversion would change: np.ma arrays (the
+    mask) and np.matrix (its operators' meaning)."""
+    if isinstance(obj, np.ma.MaskedArray):
+        raise DTypeError(f"{op}: got a NumPy masked array (np.ma.MaskedArray {obj.shape}); poot has no "
+                         f"masked arrays and would drop the mask. Pass the values with the masked ones "
+                         f"filled (m.filled(fill)) or compressed (m.compressed()), or the data and the "
+                         f"mask separately (pt.where(mask, fill, data), the where= of a reduction)")
+    if isinstance(obj, np.matrix):
+        raise DTypeError(f"{op}: got an np.matrix {obj.shape}; poot arrays follow ndarray semantics (`*` "
+                         f"is elementwise, reductions are not 2-D), so a matrix is not converted "
+                         f"silently: pass np.asarray(m)")
+
+
 def host_array(obj, op: str = "array", dtype: dt.DType | None = None) -> np.ndarray:
-    """`obj` (NumPy array, nested list, scalar...) as a NumPy array of a dtype poot supports."""
+    """`obj` (NumPy array, nested list, scalar...) as a NumPy array of a dtype poot supports. NumPy's
+    masked arrays and np.matrix are refused: converting them would drop the mask (sum(m) counting
+    the masked values) or change the semantics (matrix `*` is a matrix product) without a word."""
+    if isinstance(obj, np.ndarray) and type(obj) is not np.ndarray:
+        _refuse_subclass(obj, op)
+    elif isinstance(obj, (str, bytes)):
+        raise DTypeError(f"{op}: got the {type(obj).__name__} operand {obj!r}; poot has no string "
+                         f"arrays (use a number)")
     try:
         a = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype.np)
     except (ValueError, TypeError) as e:

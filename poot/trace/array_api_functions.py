@@ -3,7 +3,7 @@ cumulative_sum, unstack, conj, real, imag (the complex parts: poot/trace/complex
 array_api_sets, inspection and dtype functions in array_api_info, linalg in array_api_linalg.)"""
 from __future__ import annotations
 
-from poot.errors import AxisError, ShapeError, api_boundary
+from poot.errors import AxisError, api_boundary
 from poot.trace import complex_values
 from poot.trace.movement import arr, axis_of
 
@@ -27,8 +27,8 @@ def cumulative(x, axis, dtype, include_initial: bool, scan, initial, what: str):
     from poot.trace.movement import concat
 
     x = arr(x)
-    if x.ndim == 0:
-        raise ShapeError(f"{what}: needs an array of one or more dimensions, got {x.aval}")
+    if x.ndim == 0:     # NumPy 2's cumulative_sum/prod take a 0-d array as a 1-element vector
+        x = x.reshape((1,))
     if axis is None:
         if x.ndim > 1:
             raise AxisError(f"{what}: axis is required for an array of {x.ndim} dimensions "

@@ -19,7 +19,7 @@ import operator
 from typing import NamedTuple
 
 from poot import dtypes as dt
-from poot.errors import ShapeError, api_boundary
+from poot.errors import ArgumentError, ShapeError, api_boundary
 from poot.graph.aval import broadcast_shapes
 from poot.graph.host import LinAlgError, LinAlgShapeError
 from poot.trace import elementwise as ew, reductions as red
@@ -119,24 +119,47 @@ def inv(x, /):
     return _host("inv", [_matrices("inv", x, square=True)])
 
 
-@api_boundary
-def eigh(x, /):
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, from the lower
-    triangle."""
-    return EighResult(*_host("eigh", [_matrices("eigh", x, square=True)], results=2))
+def _triangle(op: str, x, UPLO) -> Array:
+    """The square matrices `x` arranged so the host step's lower triangle is the one NumPy's UPLO
+    names: for 'U' the conjugate transpose (its lower triangle holds the upper one's values, and
+    the Hermitian matrix both define is the same)."""
+    a = _matrices(op, x, square=True)
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
+        raise ArgumentError(f"linalg.{op}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    if uplo == "L":
+        return a
+    a = matrix_transpose(a)
+    if a.dtype.kind == "c":
+        from poot.trace.complex_values import conj_of
+
+        a = conj_of(a)
+    return a
 
 
 @api_boundary
-def eigvalsh(x, /):
-    """Eigenvalues (ascending) of symmetric matrices."""
-    return _host("eigvalsh", [_matrices("eigvalsh", x, square=True)])
+def eigh(x, /, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric (Hermitian) matrices, from the
+    lower triangle (UPLO='L', the default) or the upper one (UPLO='U'), as NumPy's."""
+    return EighResult(*_host("eigh", [_triangle("eigh", x, UPLO)], results=2))
 
 
 @api_boundary
-def qr(x, /, *, mode="reduced"):
-    """QR factorization (mode 'reduced' or 'complete')."""
-    if mode not in ("reduced", "complete"):
-        raise ShapeError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
+def eigvalsh(x, /, UPLO="L"):
+    """Eigenvalues (ascending) of symmetric (Hermitian) matrices, from the lower triangle
+    (UPLO='L') or the upper one (UPLO='U')."""
+    return _host("eigvalsh", [_triangle("eigvalsh", x, UPLO)])
+
+
+@api_boundary
+def qr(x, /, mode="reduced"):
+    """QR factorization: mode 'reduced' (Q m x k, R k x n, k = min(m, n)) or 'complete' (Q m x m)
+    give (Q, R); mode 'r' gives the reduced R alone, as NumPy's ('raw' is not built)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ShapeError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}"
+                         + (" ('raw', LAPACK's Householder form, is not built)" if mode == "raw" else ""))
+    if mode == "r":
+        return _host("qr", [_matrices("qr", x)], {"mode": "reduced"}, results=2)[1]
     return QRResult(*_host("qr", [_matrices("qr", x)], {"mode": mode}, results=2))
 
 
@@ -175,22 +198,48 @@ def _rtol(rtol, x: Array):
 
 
 @api_boundary
-def matrix_rank(x, /, *, rtol=None):
-    """How many singular values exceed rtol times the largest (int64). The singular values are a
-    host step (svdvals); the count is lazy."""
+def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
+    """How many singular values exceed rtol times the largest (int64), or exceed the absolute `tol`
+    (NumPy's; one per matrix of the stack). A 0-d or 1-D x has rank 1 unless it is all zeros, as
+    NumPy's. hermitian=True is accepted (the singular values of the general algorithm serve). The
+    singular values are a host step (svdvals); the count is lazy."""
     from poot.trace.creation import zeros
 
-    x = _matrices("matrix_rank", x)
+    if tol is not None and rtol is not None:
+        raise ArgumentError("linalg.matrix_rank: tol and rtol cannot both be given (as NumPy)")
+    xa = arr(x)
+    if xa.ndim < 2:
+        return red.any(ew.not_equal(xa, 0)).astype(dt.int64)
+    x = _matrices("matrix_rank", xa)
     s = svdvals(x)
     if s.shape[-1] == 0:
         return zeros(s.shape[:-1], dtype=dt.int64, device=x.device)
+    if tol is not None:
+        t = arr(tol, "linalg.matrix_rank", (x,))
+        t = t.astype(s.dtype) if t.dtype is not s.dtype else t
+        try:
+            t = broadcast_to(t, broadcast_shapes(t.shape, s.shape[:-1], op="linalg.matrix_rank"))
+        except ShapeError:
+            raise ShapeError(f"linalg.matrix_rank: tol {t.aval} does not broadcast against the stack "
+                             f"{x.aval}") from None
+        return red.count_nonzero(ew.greater(s, t.reshape(t.shape + (1,))), axis=-1)
     tol = _rtol(rtol, x).reshape(s.shape[:-1] + (1,)) * red.max(s, axis=-1, keepdims=True)
     return red.count_nonzero(ew.greater(s, tol), axis=-1)
 
 
+_NO_VALUE = object()
+
+
 @api_boundary
-def pinv(x, /, *, rtol=None):
-    """Moore-Penrose pseudo-inverse, singular values below rtol times the largest set to zero."""
+def pinv(x, /, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
+    """Moore-Penrose pseudo-inverse, singular values below rtol times the largest set to zero.
+    NumPy's rcond (its older name) is taken as rtol; by default the cutoff is the standard's
+    max(M, N) * eps (NumPy's pinv defaults to rcond=1e-15). hermitian=True is accepted (the general
+    algorithm serves)."""
+    if rcond is not None and rtol is not _NO_VALUE:
+        raise ArgumentError("linalg.pinv: rtol and rcond cannot both be given (as NumPy)")
+    if rtol is _NO_VALUE:
+        rtol = rcond
     x = _matrices("pinv", x)
     rc = _rtol(rtol, x)
     if rc.shape != x.shape[:-2]:
@@ -283,6 +332,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the s
     """The p-norm over `axis` (all axes when None, or a tuple): ord inf/-inf are max/min of |x|, 0
     counts nonzeros, others are (sum |x|**ord) ** (1/ord). Lazy (one reduction)."""
     x = _as_float(arr(x))
+    if ord is None:                          # NumPy's spelling of the default 2-norm
+        ord = 2  # noqa: A001
     if ord == 2 and x.dtype.kind != "c":     # the usual norm: x * x, a sum and a root (no |x| recorded)
         return ew.sqrt(red.sum(x * x, axis=axis, keepdims=keepdims))
     a = ew.abs(x)

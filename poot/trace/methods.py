@@ -27,20 +27,24 @@ recipes.memoize_module(creation, ["zeros", "ones", "full", "empty", "zeros_like"
                                   "empty_like", "eye", "identity", "arange", "linspace"])
 
 _OPERAND_TYPES = (Array, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+# arithmetic also takes str/bytes operands, to refuse them with the function's DTypeError naming the
+# operand (NumPy raises for `x + 'a'`; NotImplemented would give Python's bare TypeError); == and !=
+# with a str keep NotImplemented (Python's False for ==, as before)
+_ARITH_OPERAND_TYPES = _OPERAND_TYPES + (str, bytes)
 
 
-def _binary(fn):
+def _binary(fn, types=_OPERAND_TYPES):
     def op(self, other):
-        if not isinstance(other, _OPERAND_TYPES):
+        if not isinstance(other, types):
             return NotImplemented
         return fn(self, other)
 
     return op
 
 
-def _reflected(fn):
+def _reflected(fn, types=_ARITH_OPERAND_TYPES):
     def op(self, other):
-        if not isinstance(other, _OPERAND_TYPES):
+        if not isinstance(other, types):
             return NotImplemented
         return fn(other, self)
 
@@ -59,7 +63,7 @@ def _same_kind(src: dt.DType, dst: dt.DType) -> bool:
 
 def _inplace(fn, symbol):
     def op(self, other):
-        if not isinstance(other, _OPERAND_TYPES):
+        if not isinstance(other, _ARITH_OPERAND_TYPES):
             return NotImplemented
         r = fn(self, other)
         if self.ndim == 0 and (r.shape != () or not _same_kind(r.dtype, self.dtype)):
@@ -106,13 +110,15 @@ def _raw(fn):
 # a memoized function carries its own api_boundary (recipes.memoize): no second wrapper around it
 _memo = recipes.memoize
 for _stem, (_fn, _sym) in _BINARY.items():
-    setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn))))
+    setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn), _ARITH_OPERAND_TYPES)))
     setattr(Array, f"__r{_stem}__", _memo(_reflected(_raw(_fn))))
     setattr(Array, f"__i{_stem}__", api_boundary(_inplace(_raw(_fn), _sym)))
 
 for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
-    setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn))))
+    # `x < 'a'` is refused with a DTypeError as arithmetic is; `x == 'a'` stays Python's False
+    setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn), _OPERAND_TYPES if _stem in ("eq", "ne")
+                                                 else _ARITH_OPERAND_TYPES)))
 
 
 

@@ -6,8 +6,10 @@ All lazy but polymul (NumPy trims leading zero coefficients first, which reads t
 steps, padding and convolution for the polynomials, lstsq for polyfit (NumPy's
 column scaling, no rank warning, which would need to read the rank), shifted differences for gradient
 and unwrap, and searchsorted plus a fixed-length bincount for the histograms (bin edges from the
-data's min and max are computed lazily, as np.linspace would). roots is not here: it needs a general
-(non-symmetric) eigenvalue solver, which poot does not have.
+data's min and max are computed lazily, as np.linspace would). roots (the eigenvalues of the companion
+matrix, computed on the host by NumPy once the values are read) and polydiv read the values, as polymul does: NumPy trims
+zeros first, so the result's length depends on them; poly is lazy but for complex zeros (NumPy returns
+real coefficients where the zeros come in conjugate pairs, a dtype that depends on the values).
 """
 from __future__ import annotations
 
@@ -150,6 +152,88 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return c, ew.multiply(mv.expand_dims(base, -1), fac)
 
 
+def _host_values(a: Array, op: str, why: str, fix: str) -> np.ndarray:
+    refuse_data_dependent(f"{op}()", why, fix)
+    return a.numpy()
+
+
+def _roots(p):
+    c = mv.atleast_1d(arr(p))
+    if c.ndim != 1:
+        raise ShapeError(f"roots: input must be a rank-1 array, got {c.aval}")
+    host = _host_values(c, "roots", "NumPy trims the leading and trailing zero coefficients first",
+                        "call it outside the traced function")
+    if c.dtype in (dt.float16, dt.bfloat16):     # LAPACK has no half precision: float32, as linalg
+        host = host.astype(np.float32)
+    # the values are at hand: NumPy's own companion matrix and LAPACK call (the real solver for real
+    # coefficients, so real roots come out exactly real and the result is real, as np.roots gives)
+    r = np.roots(host)
+    return asarray(r, device=c.device)
+
+
+def _poly(seq_of_zeros):
+    from poot.trace.linalg_extra import eigvals
+
+    z = mv.atleast_1d(arr(seq_of_zeros))
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        real_matrix = z.dtype.kind != "c"
+        z = eigvals(z)
+    elif z.ndim == 1:
+        real_matrix = False
+        if z.dtype.kind not in "fc" or z.dtype in (dt.float16, dt.bfloat16):
+            z = z.astype(dt.float64)                 # np.mintypecode: float64 for other dtypes
+    else:
+        raise ShapeError(f"poly: input must be 1d or non-empty square 2d array, got {z.aval}")
+    if z.shape[0] == 0:
+        return 1.0
+    a = asarray([1], dtype=z.dtype, device=z.device)
+    zero = zeros(1, dtype=z.dtype, device=z.device)
+    for k in range(z.shape[0]):     # a * (x - z[k]): shift and subtract
+        a = ew.subtract(mv.concatenate([a, zero]), ew.multiply(z[k], mv.concatenate([zero, a])))
+    if a.dtype.kind == "c":
+        from poot.trace.complex_values import real_of
+
+        if real_matrix:        # a real matrix's eigenvalues come in conjugate pairs
+            return real_of(a)
+        r = _host_values(z, "poly", "NumPy returns real coefficients when the complex zeros come "
+                         "in conjugate pairs, a dtype that depends on the values",
+                         "call it outside the traced function")
+        if np.all(np.sort(r) == np.sort(r.conjugate())):
+            return real_of(a)
+    return a
+
+
+def _polydiv(u, v):
+    a = ew.add(mv.atleast_1d(arr(u, "polydiv", (v,))), 0.0)
+    b = ew.add(mv.atleast_1d(arr(v, "polydiv", (u,))), 0.0)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"polydiv: coefficients must be 1-D, got {a.aval} and {b.aval}")
+    d = dt.result_type(a.dtype, b.dtype)
+    a, b = a.astype(d), b.astype(d)
+    m, n = a.shape[0] - 1, b.shape[0] - 1
+    scale = ew.divide(1.0, b[0])
+    q, r = [], a
+    for k in range(m - n + 1):       # NumPy's long division, one quotient coefficient at a time
+        f = ew.multiply(scale, r[k])
+        q.append(f)
+        r = mv.concatenate([r[:k], ew.subtract(r[k:k + n + 1], ew.multiply(f, b)), r[k + n + 1:]])
+    q = mv.stack(q) if q else zeros(1, dtype=d, device=a.device)
+    host = _host_values(r, "polydiv", "NumPy trims the remainder's leading (near) zeros",
+                        "call it outside the traced function")
+    lead = 0
+    while host.shape[-1] - lead > 1 and np.allclose(host[lead], 0, rtol=1e-14):
+        lead += 1
+    return q, r[lead:]
+
+
+_export("roots", _roots, "The roots of a polynomial (coefficients highest power first): the eigenvalues "
+                         "of its companion matrix, as np.roots (real when every root is). Reads the "
+                         "values (zeros are trimmed first); the eigenvalues are a host step.")
+_export("poly", _poly, "The coefficients of the monic polynomial with the given zeros (or a square "
+                       "matrix's characteristic polynomial), as np.poly. Lazy, but complex zeros are "
+                       "read to decide whether the result is real (NumPy's rule).")
+_export("polydiv", _polydiv, "(quotient, remainder) of polynomial division u / v, as np.polydiv (the "
+                             "remainder's leading near-zeros trimmed, which reads the values).")
 _export("polyval", _polyval, "The polynomial p (highest power first) at x, by Horner's rule. Lazy.")
 _export("polyadd", _polyadd, "The sum of two polynomials (coefficient arrays, highest power first). Lazy.")
 _export("polysub", _polysub, "The difference of two polynomials (a1 - a2). Lazy.")

@@ -75,8 +75,21 @@ def _nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, w
     return red.prod(_nan_safe(x, 1), axis, dtype, out, keepdims, initial, where)
 
 
-def _count_valid(x: Array, axis, keepdims):
-    return red.sum(ew.logical_not(ew.isnan(x)), axis=axis, keepdims=keepdims)
+def _valid(x: Array, where=True, skip_nan: bool = True) -> Array:
+    """The elements a nan-reduction counts: not NaN (skip_nan, float/complex x) and selected by
+    `where` (NumPy's where=, broadcast against x), as a bool array of x's shape."""
+    ok = ew.logical_not(ew.isnan(x)) if skip_nan and x.dtype.kind in "fc" else \
+        mv.broadcast_to(_leaf(True, x.device), x.shape)
+    if where is not True:
+        w = arr(where, "where", (x,))
+        if w.dtype is not dt.bool_:
+            w = w.astype(dt.bool_)
+        ok = ew.logical_and(ok, mv.broadcast_to(w, x.shape))
+    return ok
+
+
+def _count_valid(x: Array, axis, keepdims, where=True):
+    return red.sum(_valid(x, where), axis=axis, keepdims=keepdims)
 
 
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
@@ -85,21 +98,30 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         return red.mean(x, axis, dtype, out, keepdims, where=where)
     d = dt.as_dtype(dtype) if dtype is not None else x.dtype
     tot = red.sum(_nan_safe(x, 0), axis, d, out, keepdims, where=where)
-    cnt = _count_valid(x, axis, keepdims)
+    cnt = _count_valid(x, axis, keepdims, where)
     return ew.divide(tot, cnt.astype(d))
 
 
-def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction):
+def _var_parts(x, axis, dtype, ddof, keepdims, correction, where=True, mean=None, nan_aware=True):
+    """(variance, result dtype) of the elements of x selected by `where` (and not NaN, nan_aware),
+    about `mean` when given (NumPy's mean=: a precomputed mean, broadcast against x, as
+    keepdims=True gives it) else about their mean. nan_aware gives NaN where the degrees of freedom
+    are <= 0 (np.nanvar); otherwise the sum is divided by max(count - ddof, 0) (np.var)."""
     if correction is not None:
         ddof = correction
-    d = dt.as_dtype(dtype) if dtype is not None else x.dtype
+    d = dt.as_dtype(dtype) if dtype is not None else _float_dtype(x.dtype) if x.dtype.kind != "c" \
+        else x.dtype
     work = dt.float32 if d in _HALF else d
-    nan = ew.isnan(x)
-    xv = _sel(nan, 0, x).astype(work)
+    ok = _valid(x, where, nan_aware)
+    xv = _sel(ok, x, 0).astype(work)
     # the count stays real: complex deviations are measured by |dev|**2, a real variance (NumPy's)
-    cnt = red.sum(ew.logical_not(nan), axis=axis, keepdims=True).astype(dt.real_dtype(work))
-    avg = ew.divide(red.sum(xv, axis=axis, keepdims=True), cnt)
-    dev = _sel(nan, 0, ew.subtract(xv, avg))
+    cnt = red.sum(ok, axis=axis, keepdims=True).astype(dt.real_dtype(work))
+    if mean is None:
+        avg = ew.divide(red.sum(xv, axis=axis, keepdims=True), cnt)
+    else:
+        avg = arr(mean, "mean", (x,))
+        avg = avg.astype(work) if avg.dtype is not work else avg
+    dev = _sel(ok, ew.subtract(xv, avg), 0)
     if dev.dtype.kind == "c":
         re, im = real_of(dev), imag_of(dev)
         sq = ew.add(ew.multiply(re, re), ew.multiply(im, im))
@@ -107,18 +129,24 @@ def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction):
         sq = ew.multiply(dev, dev)
     s = red.sum(sq, axis=axis, keepdims=keepdims)
     dof = ew.subtract(cnt if keepdims else mv.reshape(cnt, s.shape), ddof)
-    v = ew.divide(s, dof)
-    v = _sel(ew.less_equal(dof, 0), math.nan, v)
+    if nan_aware:
+        v = _sel(ew.less_equal(dof, 0), math.nan, ew.divide(s, dof))
+    else:
+        v = ew.divide(s, ew.maximum(dof, 0))
     return v, dt.real_dtype(d)
+
+
+def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction, where=True, mean=None):
+    return _var_parts(x, axis, dtype, ddof, keepdims, correction, where, mean, x.dtype.kind in "fc")
 
 
 def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
     red._check_out("nanvar", out, where)
     x = arr(a)
-    if x.dtype.kind not in "fc":
-        return red.var(x, axis, dtype, None, ddof, keepdims, correction=correction)
-    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
+    if x.dtype.kind not in "fc" and mean is None:
+        return red.var(x, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
+    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction, where, mean)
     return v.astype(d)
 
 
@@ -126,10 +154,21 @@ def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
             correction=None):
     red._check_out("nanstd", out, where)
     x = arr(a)
-    if x.dtype.kind not in "fc":
-        return red.std(x, axis, dtype, None, ddof, keepdims, correction=correction)
-    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction)
+    if x.dtype.kind not in "fc" and mean is None:
+        return red.std(x, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
+    v, d = _nanvar_parts(x, axis, dtype, ddof, keepdims, correction, where, mean)
     return ew.sqrt(v).astype(d)
+
+
+def var_with_mean(a, axis=None, dtype=None, ddof=0, keepdims=False, where=True, mean=None,
+                  correction=None, std=False):
+    """np.var / np.std with mean= (a precomputed mean): what reductions.var/std can hand the call
+    to when `mean` is given (NumPy's division by max(count - ddof, 0), no NaN skipping)."""
+    x = arr(a)
+    if x.dtype.kind not in "biufc":
+        raise DTypeError(f"{'std' if std else 'var'}: needs a numeric array, got {x.dtype.name}")
+    v, d = _var_parts(x, axis, dtype, ddof, keepdims, correction, where, mean, nan_aware=False)
+    return (ew.sqrt(v) if std else v).astype(d)
 
 
 def _nanextreme(fn, fill):
@@ -253,7 +292,7 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
         raise ShapeError(f"{op}: method={method!r} is not one of NumPy's: {', '.join(METHODS)}")
     x = arr(a)
     # a complex median is NumPy's too: the middle of the lexicographic sort (NaNs last), averaged
-    if x.dtype.kind not in ("iufc" if median else "iuf"):
+    if x.dtype.kind not in ("biufc" if median else "iuf"):   # NumPy's median of bools is float64
         raise DTypeError(f"{op}: needs a {'numeric' if median else 'real'} array, got {x.dtype.name}")
     discrete = method in DISCRETE and not median
     d = x.dtype if discrete or x.dtype.kind == "c" else _float_dtype(x.dtype)

@@ -23,7 +23,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, TracerError, api_boundary
+from poot.errors import DTypeError, NotBuiltError, ShapeError, TracerError, api_boundary
 from poot.trace import context as _dev
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
@@ -278,6 +278,28 @@ class Generator:
     def noncentral_f(self, dfnum, dfden, nonc, size=None):
         """Noncentral F floats."""
         return _dist.noncentral_f(self._next, dfnum, dfden, nonc, size)
+
+    # NumPy's samplers poot has not built: a clear NotBuiltError rather than an AttributeError
+    @api_boundary
+    def hypergeometric(self, ngood, nbad, nsample, size=None):
+        """Not built: raises NotBuiltError (see the message for what to use instead)."""
+        raise NotBuiltError("Generator.hypergeometric is not built in poot (no sampler for it yet); "
+                            "draw it with NumPy (np.random.default_rng(seed).hypergeometric(ngood, nbad, "
+                            "nsample, size)) and pass the result to pt.asarray")
+
+    @api_boundary
+    def multivariate_hypergeometric(self, colors, nsample, size=None, method="marginals"):
+        """Not built: raises NotBuiltError (see the message for what to use instead)."""
+        raise NotBuiltError("Generator.multivariate_hypergeometric is not built in poot; draw it with "
+                            "NumPy (np.random.default_rng(seed).multivariate_hypergeometric(...)) and pass "
+                            "the result to pt.asarray")
+
+    @api_boundary
+    def zipf(self, a, size=None):
+        """Not built: raises NotBuiltError (see the message for what to use instead)."""
+        raise NotBuiltError("Generator.zipf is not built in poot (no sampler for it yet); draw it with "
+                            "NumPy (np.random.default_rng(seed).zipf(a, size)) and pass the result to "
+                            "pt.asarray")
 
     # --- integers --------------------------------------------------------------------------------
     @api_boundary

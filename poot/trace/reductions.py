@@ -180,17 +180,28 @@ def _masked_var_node(x, where, axes, dtype, ddof, keepdims):
 
 
 @api_boundary
-def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, correction=None):
-    """Variance: sum((x - mean)**2) / (N - correction); `ddof` is NumPy's name for correction."""
+def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=None):
+    """Variance: sum((x - mean)**2) / (N - correction); `ddof` is NumPy's name for correction; `mean`
+    (NumPy's) a precomputed mean, broadcast against x (as keepdims=True gives it)."""
     _check_out("var", out, where)
+    if mean is not None:
+        from poot.trace.numpy_stats import var_with_mean
+
+        return var_with_mean(x, axis, dtype, ddof, keepdims, where, mean, correction)
     v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "var", where)
     return wrap(cast(v, d))
 
 
 @api_boundary
-def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, correction=None):
-    """Standard deviation: sqrt(var(...))."""
+def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=None):
+    """Standard deviation: sqrt(var(...)); `mean` as var's."""
     _check_out("std", out, where)
+    if mean is not None:
+        from poot.trace.numpy_stats import var_with_mean
+
+        return var_with_mean(x, axis, dtype, ddof, keepdims, where, mean, correction, std=True)
     v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "std", where)
     return wrap(cast(record("sqrt", (v,)), d))
 

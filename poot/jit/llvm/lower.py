@@ -287,11 +287,16 @@ class Lowering(Conversions, WideMemoryLowering):
         if op == "abs":
             return self.intr(f"llvm.fabs.{_sfx(ty)}", ty, [(ty, x)])
         if op == "sign":
-            one, zero = float_const(1.0), float_const(0.0)
-            gt = self.op(f"fcmp ogt {ty} {x}, {zero}")
-            lt = self.op(f"fcmp olt {ty} {x}, {zero}")
-            s = self.op(f"select i1 {lt}, {ty} {float_const(-1.0)}, {ty} {x}")
-            return self.op(f"select i1 {gt}, {ty} {one}, {ty} {s}")
+            # NumPy's: -1, +1, +0.0 for either zero (never x itself: sign(-0.0) is +0.0), NaN for NaN.
+            # The +-1/0 comes from an integer (gt - lt, converted): a select between float constants
+            # is rewritten by GPU compilers (Mesa's NIR: bcsel(c, -1.0, 0.0) -> fneg(b2f(c))) into
+            # one giving -0.0 for a zero
+            zero = float_const(0.0)
+            gt = self.op(f"zext i1 {self.op(f'fcmp ogt {ty} {x}, {zero}')} to i32")
+            lt = self.op(f"zext i1 {self.op(f'fcmp olt {ty} {x}, {zero}')} to i32")
+            s = self.op(f"sitofp i32 {self.op(f'sub i32 {gt}, {lt}')} to {ty}")
+            nan = self.op(f"fcmp uno {ty} {x}, {x}")
+            return self.op(f"select i1 {nan}, {ty} {x}, {ty} {s}")
         if op == "rsqrt":
             s = self.intr(f"llvm.sqrt.{_sfx(ty)}", ty, [(ty, x)])
             return self.round_to(self.op(f"fdiv {ty} {float_const(1.0)}, {s}"), t)
