@@ -187,6 +187,16 @@ _FUNCTIONS = [
     "histogramdd", "real_if_close", "array_equiv",
     # numpy_inplace.py: they change the poot array passed (NumPy's fallback would change a copy)
     "put", "put_along_axis", "putmask", "place", "copyto", "fill_diagonal",
+    # the rest of poot's NumPy functions of arrays: lazy (and traceable) where NumPy's fallback would
+    # read the array and hand back an ndarray (a Dask graph of poot chunks then mixes the two)
+    "angle", "append", "argpartition", "argsort", "average", "block", "compress", "cross",
+    "cumulative_sum", "diag", "diag_indices_from", "diagflat", "digitize", "dsplit", "ediff1d", "extract",
+    "fix", "flatnonzero", "fliplr", "flipud", "histogram_bin_edges", "hsplit", "imag", "intersect1d",
+    "iscomplex", "iscomplexobj", "isneginf", "isposinf", "isreal", "isrealobj", "kron", "lexsort",
+    "nan_to_num", "packbits", "partition", "poly", "polydiv", "polyfit", "polymul", "ptp", "real",
+    "roots", "rot90", "searchsorted", "select", "setdiff1d", "setxor1d", "sinc", "sort", "sort_complex",
+    "trapezoid", "tril_indices_from", "triu_indices_from", "union1d", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values", "unpackbits", "unstack", "vander", "vsplit",
 ]
 
 

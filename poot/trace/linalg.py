@@ -205,6 +205,10 @@ def _diagonal_node(n, offset, axis1, axis2):
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """The diagonal of the (axis1, axis2) planes, as the last axis of the result (like NumPy)."""
     x = arr(x)
+    try:
+        offset = operator.index(offset)
+    except TypeError:
+        raise ArgumentError(f"diagonal: offset must be an integer, got {offset!r}") from None
     a1, a2 = axis_of(axis1, x.ndim, "diagonal", x), axis_of(axis2, x.ndim, "diagonal", x)
     if a1 == a2:
         raise ShapeError(f"diagonal: axis1 and axis2 cannot be the same ({axis1}, {axis2})")

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import AxisError, DTypeError, ShapeError, TracerError, api_boundary
+from poot.errors import ArgumentError, AxisError, DTypeError, ShapeError, TracerError, api_boundary
 from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
 from poot.trace.creation import normalize_shape
@@ -244,6 +244,9 @@ def broadcast_arrays(*arrays):
 
 
 def slice_node(n, starts, steps, sizes):
+    # plain ints: a NumPy integer (np.trace(x, offset=np.int64(1)), Dask's offsets) has no place in
+    # a slice's params, which the planner's index algebra takes apart
+    starts, steps, sizes = (tuple(int(v) for v in vs) for vs in (starts, steps, sizes))
     if tuple(starts) == (0,) * len(starts) and tuple(steps) == (1,) * len(steps) \
             and tuple(sizes) == n.aval.shape:
         return n
@@ -341,10 +344,22 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated; "
                          "use stack, or reshape them to (1,)")
     out = _join("concatenate", xs, axis)
-    return out if dtype is None else wrap(cast(out._node, dt.as_dtype(dtype)))
+    return out if dtype is None else wrap(cast(out._node, _cast_target("concatenate", out, dtype, casting)))
 
 
 concat = concatenate
+
+
+def _cast_target(op: str, x, dtype, casting: str) -> dt.DType:
+    """The dtype= of a join, which NumPy allows only where `casting` allows x's dtype to become it."""
+    d = dt.as_dtype(dtype)
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ArgumentError(f"{op}: casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
+                            f"got {casting!r}")
+    if not np.can_cast(x.dtype.np, d.np, casting=casting):
+        raise DTypeError(f"{op}: cannot cast {x.dtype.name} to dtype={d.name} under casting={casting!r} "
+                         f"(pass casting='unsafe' to allow it)")
+    return d
 
 
 @api_boundary
@@ -352,7 +367,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
     refuse_out("stack", out)
     xs = _arrays(arrays, "stack")
-    xs = xs if dtype is None else [a.astype(dtype) for a in xs]
+    xs = xs if dtype is None else [a.astype(_cast_target("stack", a, dtype, casting)) for a in xs]
     if not xs:
         raise ShapeError("stack: needs at least one array")
     shape = xs[0].shape
@@ -392,14 +407,14 @@ def atleast_2d(*arys):
 
 
 @api_boundary
-def vstack(arrays):
-    return concatenate([atleast_2d(a) for a in _arrays(arrays, "vstack")], axis=0)
+def vstack(arrays, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(a) for a in _arrays(arrays, "vstack")], axis=0, dtype=dtype, casting=casting)
 
 
 @api_boundary
-def hstack(arrays):
+def hstack(arrays, *, dtype=None, casting="same_kind"):
     xs = [atleast_1d(a) for a in _arrays(arrays, "hstack")]
-    return concatenate(xs, axis=0 if xs and xs[0].ndim == 1 else 1)
+    return concatenate(xs, axis=0 if xs and xs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
 def _split_points(ios, op):
