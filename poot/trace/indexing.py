@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import PootIndexError, ShapeError, TracerError, api_boundary
+from poot.errors import ArgumentError, PootIndexError, ShapeError, TracerError, api_boundary
 from poot.graph import broadcast_shapes
 from poot.trace.array import Array
 from poot.trace.lazy import (caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
@@ -131,8 +131,8 @@ def _expand(x, idx):
             raw.append(("none",))
         elif isinstance(it, (int, np.integer)):
             raw.append(("int", int(it)))
-        elif isinstance(it, (Array, list, np.ndarray, tuple)):
-            raw.append(_index_array(it, x))
+        elif isinstance(it, (Array, list, np.ndarray, tuple, range)):
+            raw.append(_index_array(list(it) if isinstance(it, range) else it, x))
         else:
             raise PootIndexError(f"only integers, slices, None, ..., and integer or boolean arrays are "
                                  f"valid indices; got {type(it).__name__} (indexing {x.aval})")
@@ -188,7 +188,11 @@ def _expand(x, idx):
 def _slice_entry(s, n):
     if s.step == 0:
         raise ShapeError("slice step cannot be zero")
-    start, stop, step = s.indices(n)
+    try:
+        start, stop, step = s.indices(n)
+    except TypeError:
+        raise ArgumentError(f"slice indices must be integers or None or have an __index__ method, not "
+                             f"{s!r}") from None
     k = len(range(start, stop, step))
     return ("slice", start if k else 0, step, k)
 
@@ -204,6 +208,8 @@ def _norm_index(a, n, axis, x):
             raise PootIndexError(f"index {bad} is out of bounds for axis {axis} with size {n} "
                                  f"(indexing {x.aval})")
         return None, np.where(a < 0, a + n, a)
+    if n == 0 and a.aval.size == 0:          # nothing is indexed: an empty NumPy index does as well
+        return None, np.zeros(a.aval.shape, np.int64)
     if n == 0:
         raise PootIndexError(f"cannot index the empty axis {axis} of {x.aval} with a poot index array")
     t = a.aval.dtype
@@ -368,6 +374,10 @@ def setitem_node(x: Array, idx, value, mode="set"):
     entries = None if scalar_bools else _expand(x, idx)
     if mode == "set" and entries is not None and not any(e[0] == "adv" for e in entries):
         starts, steps, sizes, out_shape = _region(entries, x)
+        if out_shape == () and v.aval.ndim > 0:          # NumPy 2 refuses x[2] = [7.0], even of size 1
+            raise ShapeError(f"setting an array element with a sequence: x[...] = value selects one "
+                             f"element of {x.aval}, and the value has shape {v.aval.shape}; assign a "
+                             f"scalar (value[0], or value.reshape(()))")
         v = _broadcast_value(v, out_shape, x)
         if math.prod(out_shape) == 0:
             return x._node
@@ -382,9 +392,45 @@ def setitem_node(x: Array, idx, value, mode="set"):
     k = lin.aval.size
     if k == 0:
         return x._node
-    flat = record("scatter", (_reshape_node(x._node, (size,)), _reshape_node(lin, (k,)),
-                              _reshape_node(v, (k,))), {"mode": mode})
+    if mode == "set" and _packs_subword_stores(x.dtype, dev):
+        flat = _scatter_by_winner(_reshape_node(x._node, (size,)), _reshape_node(lin, (k,)),
+                                  _reshape_node(v, (k,)), dev)
+    else:
+        flat = record("scatter", (_reshape_node(x._node, (size,)), _reshape_node(lin, (k,)),
+                                  _reshape_node(v, (k,))), {"mode": mode})
     return _reshape_node(flat, x.shape)
+
+
+# element types a SPIR-V device stores as fields of 32-bit words (poot/jit/llvm/targets/spirv/lowering.py
+# PACKED): a field is written by an atomic xor of its old bits with the new, so two threads writing one
+# element (a scatter's repeated index) combined their values by xor
+_SUBWORD = frozenset({dt.bool_, dt.int8, dt.uint8, dt.int16, dt.uint16, dt.bfloat16})
+
+
+def _packs_subword_stores(d, dev: str) -> bool:
+    if d not in _SUBWORD or dev == "cpu":
+        return False
+    try:
+        from poot.devices import get
+        return get(dev).caps.target == "spirv"
+    except Exception:          # an unknown or unavailable device: it fails later, where it is used
+        return False
+
+
+def _scatter_by_winner(flat, lin, v, dev):
+    """`flat` with flat[lin[i]] = v[i], no element written twice: a scatter of the update positions
+    into a 32-bit array picks one update per target (the last, where the device orders a scatter's
+    writes as the CPU does), then every element gathers its winner's value or keeps its own. Only
+    whole-word stores race, as a float32 scatter's do."""
+    size, k = flat.aval.shape[0], lin.aval.shape[0]
+    it = dt.int32 if k < 2**31 else dt.int64
+    none = broadcast_node(constant(-1, it, dev), (size,))
+    order = record("iota", (), {"shape": (k,), "axis": 0, "dtype": it}, dev)
+    winner = record("scatter", (none, lin, order), {"mode": "set"})
+    hit = record("ge", (winner, constant(0, it, dev)))
+    safe = record("select", (hit, winner, constant(0, it, dev)))
+    got = record("take", (v, cast(safe, dt.int64)), {"axis": 0})
+    return record("select", (hit, got, flat))
 
 
 def _broadcast_value(v, shape, x):

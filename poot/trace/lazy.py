@@ -292,6 +292,9 @@ def check_scalar_fits(value, dtype: dt.DType, op: str = "array"):
 
 def scalar_value(value, dtype: dt.DType):
     """`value` as the Python scalar a `full` equation of `dtype` stores."""
+    if dtype.kind != "c" and isinstance(value, complex):
+        raise DTypeError(f"cannot convert the complex value {value} to {dtype.name} (take .real or "
+                         f"use a complex array)")
     if dtype.kind == "f":
         return float(value)
     if dtype.kind == "b":

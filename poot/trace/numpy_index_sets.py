@@ -52,8 +52,8 @@ def _trapped_if_outside(i: Array, n: int) -> Array:
 
 
 def _unravel_index(indices, shape, order="C"):
-    if order != "C":
-        raise ShapeError(f"unravel_index: only order='C' is supported, got {order!r}")
+    if order not in ("C", "F"):
+        raise ShapeError(f"unravel_index: order must be 'C' or 'F', got {order!r}")
     dims = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(operator.index(s) for s in shape)
     idx = arr(indices)
     if idx.dtype.kind not in "iu":
@@ -67,22 +67,23 @@ def _unravel_index(indices, shape, order="C"):
     if isinstance(indices, Array):
         idx = _trapped_if_outside(idx, math.prod(dims))
     out = []
-    for n in reversed(dims):
+    for n in (reversed(dims) if order == "C" else dims):    # the fastest-varying axis first
         out.append(ew.remainder(idx, n) if n else idx)
         idx = ew.floor_divide(idx, n) if n else idx
-    return tuple(reversed(out))
+    return tuple(reversed(out)) if order == "C" else tuple(out)
 
 
 def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    if order != "C":
-        raise ShapeError(f"ravel_multi_index: only order='C' is supported, got {order!r}")
+    if order not in ("C", "F"):
+        raise ShapeError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}")
     dims = tuple(operator.index(s) for s in dims)
     if len(multi_index) != len(dims):
         raise ShapeError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
     flat = None
     stride = 1
-    for idx, n, m in reversed(list(zip(multi_index, dims, modes))):
+    axes = list(zip(multi_index, dims, modes))
+    for idx, n, m in (reversed(axes) if order == "C" else axes):    # the fastest-varying axis first
         i = arr(idx).astype(dt.int64)
         if m == "wrap":
             i = ew.remainder(i, n)
@@ -182,10 +183,10 @@ def _compress(condition, a, axis=None):
         x, ax = mv.reshape(x, (-1,)), 0
     else:
         ax = axis_of(axis, x.ndim, "compress", x)
-    if cond.shape[0] > x.shape[ax]:
+    if cond.shape[0] > x.shape[ax] and cond[x.shape[ax]:].any():    # NumPy ignores extra False entries
         raise ShapeError(f"compress: condition of length {cond.shape[0]} is longer than axis {ax} of "
-                         f"{x.aval}")
-    return take(x, np.flatnonzero(cond), axis=ax)
+                         f"{x.aval} and selects past its end")
+    return take(x, np.flatnonzero(cond[: x.shape[ax]]), axis=ax)
 
 
 def _extract(condition, arr_):

@@ -235,6 +235,11 @@ def at(uf, a, indices, b):
     if name in ("add", "subtract"):
         if name == "subtract" and a.dtype.kind == "b":
             raise DTypeError("subtract.at: boolean subtract is not defined (NumPy refuses it too)")
+        if a.dtype.kind == "b":           # NumPy's bool add is logical or: count the Trues each target gets
+            counts = full(a.shape, 0, dtype=dt.int32, device=a.device)
+            counts._node = setitem_node(counts, indices, _as_array(b).astype(dt.int32), mode="add")
+            a._node = (a | (counts > 0))._node
+            return
         v = _as_array(b).astype(a.dtype)
         if name == "subtract":
             v = -v
