@@ -11,7 +11,7 @@ from poot.errors import DomainError, DTypeError, ShapeError, exporter
 from poot.graph import broadcast_shapes
 from poot.trace.array import Array
 from poot.trace.lazy import Node, check_scalar_fits, constant, record, shared_constant
-from poot.trace.promote import cast, finish, float_of, promote, require, wrap
+from poot.trace.promote import _WEAK_SAMPLE, cast, finish, float_of, promote, require, wrap
 
 __all__: list[str] = []
 
@@ -372,14 +372,16 @@ def float_pair(items, d, name):
                           for it in items)
         raise DTypeError(f"{name}: complex input is not supported (NumPy has no complex loop for it); got "
                          f"{kinds}")
-    raw = [it.aval.dtype for it in items if not isinstance(it, (bool, int, float))]
+    # a traced Python scalar (a jitted function's scalar argument: a Node of weak 1) is weak too
+    weak = [it if isinstance(it, (bool, int, float)) else _WEAK_SAMPLE[it.aval.dtype.kind]
+            for it in items if isinstance(it, (bool, int, float)) or it.weak == 1]
+    raw = [it.aval.dtype for it in items if not isinstance(it, (bool, int, float)) and it.weak != 1]
     if not raw:
         return float_of(d)
     f = dt.result_type(*map(float_of, raw))
     joined = dt.result_type(*raw)
-    for it in items:
-        if isinstance(it, (bool, int, float)):
-            f = dt.result_type(f, float_of(dt.promote_with_scalar(joined, it)))
+    for it in weak:
+        f = dt.result_type(f, float_of(dt.promote_with_scalar(joined, it)))
     return f
 
 

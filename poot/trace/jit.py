@@ -2,7 +2,8 @@
 
 The signature of a call is the structure of its arguments (pytrees), each array leaf's shape, dtype
 and device, each Python scalar's type (not its value: scalars are weakly typed inputs), the values of
-the static arguments, and the current device. A new signature traces the function with abstract
+the static arguments, the identity and scalar attributes of plain objects (jit_held.object_state),
+and the current device. A new signature traces the function with abstract
 arrays (`lazy.placeholder`) into one Graph, which is planned and compiled into a Program; a known one
 binds the argument buffers and replays that Program: no tracing, planning or per-op Python work. A
 call is first checked against the guard of the signature used last (`_Guard`: the arguments' kinds,
@@ -28,7 +29,8 @@ from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.trace.creation import _array
-from poot.trace.jit_held import held_arrays, receiver_arrays, refuse_baked_attributes, refuse_container_writes
+from poot.trace.jit_held import (held_arrays, held_numpy, object_state, receiver_arrays, refuse_baked_attributes,
+                                 refuse_container_writes)
 from poot.trace.jit_program import SCALARS as _SCALARS
 from poot.trace.jit_program import JitProgram
 
@@ -67,6 +69,17 @@ class Jitted:
             self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
         self.fn = fn
         self._names, nums, names = _parameters(fn), set(_as_tuple(static_argnums)), set(_as_tuple(static_argnames))
+        sig = _signature_of(fn)
+        if sig is not None:
+            kinds = {p.kind for p in sig.parameters.values()}
+            if inspect.Parameter.VAR_POSITIONAL not in kinds:   # -1 is the last parameter, as in JAX
+                nums = {i + len(self._names) if -len(self._names) <= i < 0 else i for i in nums}
+            if inspect.Parameter.VAR_KEYWORD not in kinds:
+                unknown = sorted(n for n in names if n not in sig.parameters
+                                 or sig.parameters[n].kind is inspect.Parameter.VAR_POSITIONAL)
+                if unknown:
+                    raise ArgumentError(f"pt.jit({self.__name__}): static_argnames names {unknown[0]!r}, but "
+                                        f"{self.__name__}{sig} has no parameter of that name")
         for name in list(names):   # a static name is also a static position, and back
             if name in self._names:
                 nums.add(self._names.index(name))
@@ -83,6 +96,9 @@ class Jitted:
         self._changes: dict[str, int] = {}
         self._last_key = None
         self._hot: JitProgram | None = None   # the most recently used program, where it has a guard
+        # pt.jit(obj.method): the object it is bound to, whose scalars key each call as an argument's
+        receiver = getattr(fn, "__self__", None) if inspect.ismethod(fn) else None
+        self._receiver = None if receiver is None or isinstance(receiver, _UNKEYED) else receiver
 
     def __repr__(self) -> str:
         return f"<poot.jit {getattr(self.fn, '__qualname__', self.fn)}>"
@@ -184,6 +200,8 @@ class Jitted:
                     parts.append(("static", k, _type_key(v), _hashable(v, k)))
                 else:
                     parts.append(("kw", k, self._tree_spec(v, leaves, k)))
+        if self._receiver is not None:
+            parts.append(("self", object_state(self._receiver)))
         parts.append(_dev.current())
         return tuple(parts), leaves
 
@@ -204,8 +222,10 @@ class Jitted:
                 aval = x._node.aval
                 specs.append((aval.shape, aval.dtype.name, x._node.device))
                 leaves.append(x)
-            else:   # any other leaf is part of the structure, like a static argument
-                specs.append(("static", _type_key(x), _hashable(x, name)))
+            elif t in _VALUE_LEAVES:   # part of the structure, like a static argument
+                specs.append(("static", t, x))
+            else:   # an object: its identity (or hash) and the scalars it holds (jit_held.object_state)
+                specs.append(("static", _type_key(x), _leaf_hashable(x, name), object_state(x)))
         return (treedef, tuple(specs))
 
     def _arg_name(self, i: int) -> str:
@@ -239,6 +259,11 @@ class Jitted:
         params: list[lazy.Node] = []
         stand_ins: dict[int, Array] = {}
         earlier = dict(same)
+        # a Python scalar has no device of its own: it joins its operands' (as eagerly), so its
+        # stand-in lives where the array arguments do (the current device only where they are on
+        # several, or there are none)
+        arrays_on = {x._node.device for x in leaves if isinstance(x, Array)}
+        scalar_device = arrays_on.pop() if len(arrays_on) == 1 else device
         for k, x in enumerate(leaves):
             if k in earlier:
                 params.append(params[earlier[k]])
@@ -247,7 +272,7 @@ class Jitted:
             if isinstance(x, Array):
                 p = lazy.placeholder(x._node.aval, x._node.device, where)
             elif type(x) in _SCALARS:
-                p = lazy.placeholder(Aval((), _SCALAR_DTYPE[type(x)]), device, where)
+                p = lazy.placeholder(Aval((), _SCALAR_DTYPE[type(x)]), scalar_device, where)
                 p.weak = 1
             else:
                 p = lazy.placeholder(Aval(x.shape, dt.as_dtype(x.dtype)), device, where)
@@ -308,11 +333,14 @@ class Jitted:
     def _held_arrays(self, args, kwargs) -> dict:
         """The arrays held by the plain objects among the non-static arguments (jit_held.py)."""
         held: dict = receiver_arrays(self.fn)
+        if self._receiver is not None:
+            held_numpy(self._receiver, "self", receiver=True)
         named = [(self._arg_name(i), a) for i, a in enumerate(args) if i not in self.static_argnums]
         named += [(k, v) for k, v in kwargs.items() if k not in self.static_argnames]
         for name, a in named:
             for x in pytree.flatten(a)[0]:
                 if not _is_dynamic(x):
+                    held_numpy(x, name)
                     held.update(held_arrays(x, name))
         return held
 
@@ -398,10 +426,14 @@ class _Guard:
     would hash anew) has no guard. It holds no reference to its program (which holds it): a program
     dropped from the cache is freed at once."""
 
-    __slots__ = ("nargs", "statics", "arrays", "scalars", "groups", "dynamic", "device", "picks", "binds")
+    __slots__ = ("nargs", "statics", "arrays", "scalars", "groups", "dynamic", "device", "picks", "binds",
+                 "objects")
 
     def __init__(self, prog: JitProgram, nargs: int, statics, arrays, scalars, groups, dynamic, device: str,
-                 picks):
+                 picks, objects=()):
+        # (position, object, its object_state) of plain objects keyed by identity (position None:
+        # the object of a jitted bound method)
+        self.objects = tuple(objects)
         self.nargs, self.device = nargs, device
         self.statics = tuple(statics)      # (position, value)
         self.arrays = tuple(arrays)        # (position, aval, device)
@@ -418,7 +450,9 @@ class _Guard:
         positional ones, or where a call rebinds arguments updated in place (JitProgram.call does)."""
         if kwargs or prog.writes:
             return None
-        statics, arrays, scalars, groups, dynamic, picks = [], [], [], [], [], []
+        statics, arrays, scalars, groups, dynamic, picks, objects = [], [], [], [], [], [], []
+        if jitted._receiver is not None:      # pt.jit(obj.method): keyed by obj's scalars too
+            objects.append((None, jitted._receiver, object_state(jitted._receiver)))
         for i, a in enumerate(args):
             if i in jitted.static_argnums:
                 if not _fixed(a):
@@ -437,11 +471,16 @@ class _Guard:
                 dynamic.append(i)
                 picks += [i] * len(a)
                 continue
+            elif t.__hash__ is object.__hash__ and pytree.flatten(a)[1] is pytree.LEAF \
+                    and not isinstance(a, _UNKEYED):
+                # a plain object keyed by its identity: the very object, holding the same scalars
+                objects.append((i, a, object_state(a)))
+                continue
             else:
                 return None
             dynamic.append(i)
             picks.append(i)
-        return cls(prog, len(args), statics, arrays, scalars, groups, dynamic, device, picks)
+        return cls(prog, len(args), statics, arrays, scalars, groups, dynamic, device, picks, objects)
 
     def matches(self, args: tuple) -> bool:
         if len(args) != self.nargs:
@@ -458,6 +497,9 @@ class _Guard:
                 return False                                                # has the very aval
         for i, t in self.scalars:
             if type(args[i]) is not t:
+                return False
+        for i, obj, state in self.objects:
+            if (i is not None and args[i] is not obj) or object_state(obj) != state:
                 return False
         for i, t, specs in self.groups:
             g = args[i]
@@ -483,6 +525,8 @@ class _Guard:
                 out.append(a)
         return out
 
+
+_UNKEYED = (type, type(inspect), Array)     # receivers not keyed by their state: classes, modules
 
 _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, type(None), dt.DType, np.dtype})
 
@@ -556,6 +600,28 @@ def _hashable(value, name: str):
     except TypeError:
         raise PootError(f"pt.jit: static argument '{name}' is a {type(value).__name__}, which is not "
                         f"hashable; pass a tuple instead of a list, or make it a dynamic array") from None
+    return value
+
+
+def _signature_of(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+_VALUE_LEAVES = frozenset({str, bytes, complex, type(None)})
+
+
+def _leaf_hashable(value, name: str):
+    """A non-array leaf of a (non-static) argument, which keys the signature by its hash."""
+    try:
+        hash(value)
+    except TypeError:
+        raise PootError(f"pt.jit: the argument '{name}' is or holds a {type(value).__name__}, which poot does "
+                        f"not flatten as a pytree (tuples, lists, dicts, OrderedDict, defaultdict, NamedTuples "
+                        f"and dataclasses are) and which is not hashable, so it cannot be part of the call's "
+                        f"signature either; pass its arrays in one of those containers") from None
     return value
 
 

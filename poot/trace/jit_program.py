@@ -14,12 +14,13 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.cpu import CpuBuffer, buffer_address
-from poot.errors import DTypeError, KernelIndexError, PootError
+from poot.errors import DomainError, DTypeError, KernelIndexError, PootError
 from poot.jit.runtime.execute import _wheres, compiled_program, execute, located, numpy_to_buffer
 from poot.jit.runtime.replay import CpuReplay, Replay
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.jit_held import refuse_opaque_results
 from poot.trace.lazy import Node, leaf_node
 
 _SCALAR_BUFFERS: dict = {}   # (backend, dtype, type, value) -> the buffer of a scalar argument
@@ -32,10 +33,11 @@ class _ScalarArgument:
     input's dtype, and the value of the last call with its buffer. A loop passes the same scalar
     object (a learning rate) every step: the very object (so the very bits) needs no lookup."""
 
-    __slots__ = ("position", "dtype", "last")
+    __slots__ = ("position", "dtype", "last", "exponent")
 
-    def __init__(self, position: int, dtype: dt.DType):
+    def __init__(self, position: int, dtype: dt.DType, exponent: bool = False):
         self.position, self.dtype, self.last = position, dtype, (None, None)
+        self.exponent = exponent    # an integer power's exponent: a negative value is refused
 
 
 def _plain_builder(out_tree, out_slots: list):
@@ -74,6 +76,31 @@ def _sequence_of(tree) -> bool:
     return type(tree) is tuple and len(tree) == 2 and tree[0] in (tuple, list)
 
 
+def _integer_exponents(roots: list, inside: set, position: dict, scalar_dtypes: dict) -> frozenset:
+    """The leaf positions of the Python int arguments that are the exponent of an integer power
+    (`a ** n` of an int array): a negative value is refused at the call (DomainError), as outside
+    jit, where the value is known when the power is recorded."""
+    if not any(d.kind in "iu" for d in scalar_dtypes.values()):
+        return frozenset()
+    out = set()
+    seen: set = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or id(n) not in inside:
+            continue
+        seen.add(id(n))
+        if n.op == "pow" and n.aval.dtype.kind in "iu" and len(n.inputs) == 2:
+            e = n.inputs[1]
+            while e.op == "convert" and id(e) in inside:
+                e = e.inputs[0]
+            k = position.get(id(e))
+            if k is not None and k in scalar_dtypes and e.weak == 1:
+                out.add(k)
+        stack.extend(n.inputs)
+    return frozenset(out)
+
+
 def _first(values: list):
     return values[0]
 
@@ -89,6 +116,7 @@ class JitProgram:
         # their new values), and each call rebinds the caller's arrays to the new values
         self.writes = writes
         out_leaves, self.out_tree = pytree.flatten(result)
+        refuse_opaque_results(name, out_leaves, self.out_tree, inside | {id(p) for p in params}, bool(writes))
         self.out_slots: list = []          # per result leaf: index into the graph's outputs, or (value,)
         roots: list[lazy.Node] = []
         for x in out_leaves:
@@ -125,6 +153,7 @@ class JitProgram:
         if outer_pending:   # lazy arrays the function closed over: computed once, at trace time
             lazy.realize_nodes(outer_pending, f"pt.jit({name}) closing over an array")
         self.scalar_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves) if type(x) in SCALARS}
+        self.exponents = _integer_exponents(graph_roots, inside, position, self.scalar_dtypes)
         self.int_casts = sorted(weak_casts, key=lambda d: d.name)
         self.donated = donated
         # the fast paths of a call, decided once for this signature (its leaves' kinds are fixed):
@@ -182,7 +211,7 @@ class JitProgram:
             if type(b) is not int:
                 out.append(b)
             elif b in self.scalar_dtypes:
-                out.append(_ScalarArgument(picks[b], self.scalar_dtypes[b]))
+                out.append(_ScalarArgument(picks[b], self.scalar_dtypes[b], b in self.exponents))
             else:
                 out.append(picks[b])
         return tuple(out)
@@ -249,7 +278,7 @@ class JitProgram:
 
     def _scalar_argument(self, arg: _ScalarArgument, value):
         """The buffer of scalar argument `value`, kept as `arg`'s last."""
-        buf = self._scalar_buffer(value, arg.dtype)
+        buf = self._scalar_buffer(value, arg.dtype, arg.exponent)
         arg.last = (value, buf)
         return buf
 
@@ -322,13 +351,17 @@ class JitProgram:
                 n = x._node
                 bufs.append(n.buf if n.buf is not None else x._realize(f"calling {self.name}").buf)
             else:               # NumPy arguments arrive as poot arrays (jit.py _from_host)
-                bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b]))
+                bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b], b in self.exponents))
         return bufs
 
-    def _scalar_buffer(self, value, dtype: dt.DType):
+    def _scalar_buffer(self, value, dtype: dt.DType, exponent: bool = False):
         """The buffer of a Python scalar argument. A loop passes the same few scalars (a learning
         rate) on every call, so their buffers are kept: programs only read their inputs, except
-        donated ones (a function with donated arguments makes a fresh buffer each call)."""
+        donated ones (a function with donated arguments makes a fresh buffer each call). `exponent`:
+        the argument is an integer power's exponent, refused negative as outside jit."""
+        if exponent and type(value) is int and value < 0:
+            raise DomainError(f"power: integers to negative integer powers are not allowed (exponent {value}, "
+                              f"a scalar argument of pt.jit({self.name})); use a float base or pt.float_power")
         for d in self.int_casts:
             if not isinstance(value, float):
                 lazy.check_scalar_fits(value, d, f"{self.name}: a scalar argument")

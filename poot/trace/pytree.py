@@ -1,6 +1,8 @@
-"""Pytrees: nested tuples, lists, dicts, NamedTuples and dataclasses, flattened to leaves and back.
+"""Pytrees: nested tuples, lists, dicts (OrderedDict and defaultdict too, as in JAX), NamedTuples and
+dataclasses, flattened to leaves and back.
 
-`flatten(tree)` returns the leaves (in a fixed order: dict keys sorted) and a hashable `treedef` that
+`flatten(tree)` returns the leaves (in a fixed order: dict and defaultdict keys sorted, an
+OrderedDict's in their order) and a hashable `treedef` that
 `unflatten(treedef, leaves)` rebuilds the structure from. None is an empty subtree (no leaf), as in
 JAX. Everything else is a leaf. `paths(treedef)` names each leaf the way a user would index it
 (`[0]['w'].bias`), for messages.
@@ -8,6 +10,7 @@ JAX. Everything else is a leaf. `paths(treedef)` names each leaf the way a user 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict, defaultdict
 
 from poot.errors import PootError
 
@@ -38,6 +41,15 @@ def _flatten(x, leaves: list):
         return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
     if x is None:
         return _NONE
+    if t is OrderedDict:      # its order is part of it (JAX keeps it too)
+        keys = _Keys(x, OrderedDict)
+        return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
+    if t is defaultdict:
+        try:
+            keys = _Keys(sorted(x), (defaultdict, x.default_factory))
+        except TypeError:
+            raise PootError(f"a defaultdict in a pytree needs sortable keys; got {list(x)!r}") from None
+        return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
     if isinstance(x, tuple) and hasattr(t, "_fields"):     # NamedTuple
         return (t, tuple(_flatten(c, leaves) for c in x))
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -47,6 +59,32 @@ def _flatten(x, leaves: list):
         _LEAF_TYPES.add(t)    # a class object (isinstance(x, type)) is a leaf whatever it is
     leaves.append(x)
     return LEAF
+
+
+class _Keys(tuple):
+    """The keys of an OrderedDict or a defaultdict in its treedef node, which is a dict's otherwise
+    (`(dict, keys, children)`: whatever reads a dict node reads these), with the mapping's kind:
+    OrderedDict, or (defaultdict, its default_factory). Equal only to keys of the same kind."""
+
+    def __new__(cls, keys, kind):
+        self = tuple.__new__(cls, keys)
+        self.kind = kind
+        return self
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Keys and other.kind == self.kind and tuple.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((tuple.__hash__(self), self.kind))
+
+    def make(self, items):
+        """The mapping of this kind holding `items` (key, value pairs in key order)."""
+        if self.kind is OrderedDict:
+            return OrderedDict(items)
+        return defaultdict(self.kind[1], items)
 
 
 def unflatten(treedef, leaves):
@@ -69,6 +107,8 @@ def _unflatten(d, it):
     if t is tuple or t is list:
         return t(_unflatten(c, it) for c in d[1])
     if t is dict:
+        if type(d[1]) is _Keys:
+            return d[1].make([(k, _unflatten(c, it)) for k, c in zip(d[1], d[2])])
         return {k: _unflatten(c, it) for k, c in zip(d[1], d[2])}
     if len(d) == 2:                                          # NamedTuple
         return t(*[_unflatten(c, it) for c in d[1]])
