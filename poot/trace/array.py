@@ -213,7 +213,11 @@ class Array:
     def __format__(self, spec: str) -> str:
         if self.ndim == 0 and spec:
             return format(self._scalar("format()"), spec)
-        return format(str(self), spec)
+        if spec:     # NumPy refuses a format spec for an array of dimensions too (TypeError)
+            raise ArgumentError(f"format spec {spec!r} applies to a 0-d array, not to {self.aval}; "
+                                f"format its elements (e.g. ', '.join(f'{{v:{spec}}}' for v in x.tolist())), "
+                                f"or use np.printoptions")
+        return str(self)
 
     # --- copying, pickling, devices ---------------------------------------------------------------
     def copy(self) -> "Array":

@@ -160,3 +160,11 @@ def test_array_namespace(device):
     assert pt.asarray(1.0).__array_namespace__() is pt
     assert pt.result_type(pt.zeros(1, dtype=pt.int8), 1.0) is pt.float64
     assert pt.result_type(np.float32, pt.int16) is pt.float32
+
+
+def test_format_spec_of_an_array_is_refused_as_numpy_does():
+    x = pt.asarray(np.arange(6.0).reshape(2, 3))
+    assert f"{x}" == str(np.arange(6.0).reshape(2, 3))
+    assert f"{pt.asarray(2.25):.1f}" == f"{np.float64(2.25):.1f}"
+    with pytest.raises(pt.ArgumentError, match="0-d"):       # NumPy: TypeError, which this is too
+        f"{x:.2f}"
