@@ -10,12 +10,15 @@ PyTorch's computed eagerly (and `torch.cuda.synchronize()` on CUDA). On a GPU de
 and PyTorch on CUDA is the baseline. All three
 start from the same parameters and data, and the first step's losses are checked to agree. The
 repetitions of the libraries are interleaved (one call of each in turn) and each one's median is
-reported, so a machine whose load changes during the run still gives a fair ratio.
+reported, so a machine whose load changes during the run still gives a fair ratio. The first and the
+second call of each are timed once too (`-first-call`, `-second-call` rows): tracing and compiling, and
+poot's building of its replay, which a user waits for when a script starts.
 
     python -m benchmarks.bench_train_step [--devices cpu,cuda] [--batch 256] [--hidden 512] [--json out.json]
 """
 from __future__ import annotations
 
+import time
 
 import numpy as np
 
@@ -128,10 +131,22 @@ def _torch_step(device: str = "cpu"):
 BASELINES = {"jax": _jax_step, "torch": _torch_step}
 
 
+def _first_two(call) -> tuple[object, float, float]:
+    """(the first call's result, the first call's and the second call's wall time): a jitted step
+    traces and compiles on its first call, and poot builds its replay on the second."""
+    t0 = time.perf_counter()
+    out = call()
+    t1 = time.perf_counter()
+    call()
+    return out, t1 - t0, time.perf_counter() - t1
+
+
 def _measure(args, device: str, params, x, y) -> list[dict]:
     make, loss_of = _poot_step(device)
     calls = {"poot": make(params, x, y)}
-    first = loss_of(calls["poot"]())
+    out, *early = _first_two(calls["poot"])
+    first = loss_of(out)
+    starts = {"poot": early}
     baselines = BASELINES if device == "cpu" else {"torch": BASELINES["torch"]}
     for name, factory in baselines.items():
         try:
@@ -140,16 +155,21 @@ def _measure(args, device: str, params, x, y) -> list[dict]:
             C.note_once(f"bench_train_step: {name} is not installed for {device}; no {name} baseline")
             continue
         calls[name] = b_make(params, x, y)
-        b_first = b_loss(calls[name]())
+        b_out, *starts[name] = _first_two(calls[name])
+        b_first = b_loss(b_out)
         if not np.isclose(b_first, first, rtol=1e-4):
             raise C.BenchmarkError(f"bench_train_step: the first loss differs on {device}: poot {first}, "
                                    f"{name} {b_first}")
     medians = C.interleaved_medians(calls, args.repeat, args.warmup)
     poot_s = medians.pop("poot")
     shape = f"{args.features}-{args.hidden}-{args.classes}"
-    return C.rows_against("mlp-train-step", {"batch": args.batch, "layers": shape, "dtype": "float32"},
-                          device, poot_s, medians,
+    params_row = {"batch": args.batch, "layers": shape, "dtype": "float32"}
+    rows = C.rows_against("mlp-train-step", params_row, device, poot_s, medians,
                           flops=6 * args.batch * (args.features * args.hidden + args.hidden * args.classes))
+    for k, which in enumerate(("first", "second")):   # one sample each: what a user waits for at startup
+        rows += C.rows_against(f"mlp-train-step-{which}-call", {**params_row, "note": "one call, this process"},
+                               device, starts["poot"][k], {n: v[k] for n, v in starts.items() if n != "poot"})
+    return rows
 
 
 def main(argv=None) -> dict:
