@@ -410,11 +410,14 @@ _SUBWORD = frozenset({dt.bool_, dt.int8, dt.uint8, dt.int16, dt.uint16, dt.bfloa
 def _packs_subword_stores(d, dev: str) -> bool:
     if d not in _SUBWORD or dev == "cpu":
         return False
+    from poot.jit.llvm.targets import target_of
+    from poot.trace.context import backend
+
     try:
-        from poot.devices import get
-        return get(dev).caps.target == "spirv"
-    except Exception:          # an unknown or unavailable device: it fails later, where it is used
+        caps = backend(dev).caps
+    except Exception:          # an unknown or unavailable device (or the oracle): it fails later, where used
         return False
+    return target_of(caps).packs_narrow
 
 
 def _scatter_by_winner(flat, lin, v, dev):
