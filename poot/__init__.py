@@ -7,11 +7,12 @@ from poot import env as _env
 _env.check()   # a POOT_* variable poot cannot use is reported now, not at the first realize or compile
 from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8,
                      int16, int32, int64, uint8, uint16, uint32, uint64)
-from poot.errors import (APIVersionError, ArgumentError, AxisError, CacheError, CompileLimitError, ConfigError,
-                         CopyError, DeviceError, DomainError, DeviceUnavailableError, DTypeError, InternalError,
-                         KernelImportError, KernelIndexError, KernelTrap, KIRError, LoweringError, NotBuiltError,
-                         OutOfMemoryError, PootError, PootIndexError, RetraceWarning, SamplingError, ShapeError,
-                         TracerError)
+from poot.errors import (APIVersionError, ArgumentAttributeError, ArgumentError, ArgumentKeyError,
+                         ArgumentOverflowError, ArgumentValueError, ArgumentZeroDivisionError, AxisError, CacheError,
+                         CompileLimitError, ConfigError, CopyError, DeviceError, DomainError, DeviceUnavailableError,
+                         DTypeError, InternalError, KernelImportError, KernelIndexError, KernelTrap, KIRError,
+                         LoweringError, NotBuiltError, OutOfMemoryError, PootError, PootIndexError, RetraceWarning,
+                         SamplingError, ShapeError, TracerError)
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import sysconfig
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -173,6 +174,32 @@ class NotBuiltError(PootError, NotImplementedError):
     """A part of poot that is not built yet; the message names it."""
 
 
+# --- arguments poot's code met before checking them by name ------------------------------------
+# A public function that hands an argument it cannot use to Python or NumPy (float('abc'), a string
+# where a sequence was meant, 2**70 where an int64 was) raised that library's bare exception. At the
+# API boundary such an exception, raised in poot's code (not in a function of the user's that poot
+# called), becomes one of these: a PootError naming the function and the user's line, and still the
+# original's type, so `except ValueError:` written for NumPy catches it as before.
+class ArgumentValueError(PootError, ValueError):
+    """An argument value a public function could not use (Python's or NumPy's ValueError inside)."""
+
+
+class ArgumentKeyError(PootError, KeyError):
+    """An argument naming a key a public function does not know (a KeyError inside)."""
+
+
+class ArgumentOverflowError(PootError, OverflowError):
+    """An integer argument too large for the machine type it becomes (an OverflowError inside)."""
+
+
+class ArgumentAttributeError(PootError, AttributeError):
+    """An argument of a type a public function does not take (an AttributeError inside)."""
+
+
+class ArgumentZeroDivisionError(PootError, ZeroDivisionError):
+    """An argument of zero a public function divides by (a ZeroDivisionError inside)."""
+
+
 # --- locating the user's line -----------------------------------------------------------------
 def user_frame(skip_dirs: tuple[str, ...] = ()):
     """The innermost stack frame outside poot (and outside `skip_dirs`): the user's line."""
@@ -193,7 +220,9 @@ def user_location() -> str:
 
 def api_boundary(fn):
     """Decorate a public function so a PootError it raises shows the user's call, not poot's insides:
-    the traceback is cut at this frame and the message carries the user's file:line."""
+    the traceback is cut at this frame and the message carries the user's file:line. A call that does
+    not fit fn's signature is an ArgumentError; a bare Python exception raised in poot's code on the
+    way (an argument it could not use) becomes its PootError twin (`bare_as_poot`)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -201,10 +230,13 @@ def api_boundary(fn):
             return fn(*args, **kwargs)
         except PootError as e:
             raise located_error(e) from None
-        except TypeError as e:
-            if e.__traceback__.tb_next is not None:     # raised inside fn: not about the call's arguments
+        except _BARE as e:
+            if type(e) is TypeError and e.__traceback__.tb_next is None:   # the call did not fit fn
+                raise _argument_error(fn, e) from None
+            converted = bare_as_poot(fn, e)
+            if converted is None:
                 raise
-            raise _argument_error(fn, e) from None
+            raise converted from None
 
     return wrapper
 
@@ -223,8 +255,65 @@ def api_boundary_via(fn, impl):
             return impl(boundary, args, kwargs)
         except PootError as e:
             raise located_error(e) from None
+        except _BARE as e:
+            converted = bare_as_poot(fn, e)
+            if converted is None:
+                raise
+            raise converted from None
 
     return boundary
+
+
+# the bare exceptions a boundary converts, each to its twin (exact types only: a subclass such as
+# NumPy's LinAlgError or an exception class of the user's means something of its own)
+_TWINS = {TypeError: ArgumentError, ValueError: ArgumentValueError, IndexError: PootIndexError,
+          KeyError: ArgumentKeyError, OverflowError: ArgumentOverflowError,
+          AttributeError: ArgumentAttributeError, ZeroDivisionError: ArgumentZeroDivisionError}
+_BARE = tuple(_TWINS)
+_LIBRARY_DIRS = tuple(sorted({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+                              for k in ("stdlib", "platstdlib", "purelib", "platlib")}))
+
+
+def _twin_type(e: BaseException):
+    t = type(e)
+    if t in _TWINS:
+        return _TWINS[t]
+    if t.__module__.startswith("numpy") and isinstance(e, IndexError) and isinstance(e, ValueError):
+        return AxisError                             # NumPy's AxisError
+    if t.__module__.startswith("numpy") and t.__name__ == "UFuncTypeError":
+        return ArgumentError
+    return None
+
+
+def raised_in_poot(e: BaseException) -> bool:
+    """Whether the innermost frame of e's traceback that is poot's or the user's is poot's (frames of
+    the standard library and installed packages between them are skipped): an argument poot's code
+    could not use, not an exception of the user's own function that poot was running."""
+    files = []
+    tb = e.__traceback__
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    for name in reversed(files):
+        path = os.path.abspath(name)
+        if path.startswith(_PKG_DIR + os.sep):
+            return True
+        if not name.startswith("<") and not path.startswith(_LIBRARY_DIRS):
+            return False
+    return False
+
+
+def bare_as_poot(fn, e: BaseException) -> PootError | None:
+    """The PootError twin of bare exception `e` that public function `fn` let escape (its message
+    names fn, the original exception and the user's line), or None where `e` is to propagate as it is:
+    not one of the converted types, or raised by the user's code."""
+    twin = _twin_type(e)
+    if twin is None or not raised_in_poot(e):
+        return None
+    name = getattr(fn, "__name__", "function").lstrip("_")
+    detail = e.args[0] if type(e) is KeyError and e.args else e
+    err = twin(f"{name}: an argument it could not use ({type(e).__name__}: {detail})")
+    return located_error(err)
 
 
 def located_error(e: PootError) -> PootError:
