@@ -71,10 +71,15 @@ class DType:
         return (as_dtype, (self.name,))
 
     # `pt.f32(x)` is a cast: inside an @pt.kernel the importer lowers it; outside it builds a 0-d array.
-    def __call__(self, value):
+    def __call__(self, *args, **kwargs):
         from poot import _cast_hook  # set by poot/__init__: keeps this base module free of layers
 
-        return _cast_hook(value, self)
+        if len(args) != 1 or kwargs:
+            from poot.errors import ArgumentError
+
+            raise ArgumentError(f"pt.{self.name}(value) casts one value; got {len(args)} positional and "
+                                f"{sorted(kwargs) or 'no'} keyword arguments")
+        return _cast_hook(args[0], self)
 
     def __eq__(self, other):
         if isinstance(other, DType):

@@ -10,7 +10,7 @@ dataclasses are nodes, None is an empty subtree, everything else is a leaf.
 """
 from __future__ import annotations
 
-from poot.errors import ArgumentError, ShapeError
+from poot.errors import ArgumentError, ShapeError, api_boundary
 from poot.trace import pytree
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map",
@@ -92,6 +92,7 @@ def _stop_at(x, is_leaf):
     return pytree.unflatten(shallow, kids) if kids else x
 
 
+@api_boundary
 def tree_flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
     """(leaves, treedef): the leaves of `tree` in poot's (and JAX's) order, and its structure."""
     if is_leaf is not None:
@@ -105,6 +106,7 @@ def tree_flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
     return leaves, PyTreeDef(d, len(leaves))
 
 
+@api_boundary
 def tree_unflatten(treedef: PyTreeDef, leaves):
     """The pytree of structure `treedef` holding `leaves` (exactly treedef.num_leaves of them)."""
     if not isinstance(treedef, PyTreeDef):
@@ -119,11 +121,13 @@ def tree_unflatten(treedef: PyTreeDef, leaves):
     return pytree.unflatten(treedef._def, leaves)
 
 
+@api_boundary
 def tree_leaves(tree, is_leaf=None) -> list:
     """The leaves of `tree`, in flattening order."""
     return tree_flatten(tree, is_leaf)[0]
 
 
+@api_boundary
 def tree_structure(tree, is_leaf=None) -> PyTreeDef:
     """The structure of `tree` (a PyTreeDef)."""
     return tree_flatten(tree, is_leaf)[1]
@@ -159,6 +163,7 @@ def _up_to(d, x, path: str, i: int, out: list) -> None:
         _up_to(sub, c, name, i, out)
 
 
+@api_boundary
 def tree_map(f, tree, *rest, is_leaf=None):
     """`f` applied leaf by leaf: a tree of `tree`'s structure holding `f(leaf, *same leaf of rest)`.
     Each tree of `rest` has `tree`'s structure, or a deeper one (its subtree at a leaf of `tree` is

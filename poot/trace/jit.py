@@ -41,6 +41,7 @@ RETRACE_WARNING = 8      # traces of one function after which a warning names wh
 _SCALAR_DTYPE = {bool: dt.bool_, int: dt.int64, float: dt.float64}
 
 
+@api_boundary
 def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), cache_size=CACHE_SIZE):
     """Compile `fn` as one program per signature; usable as `@pt.jit` and `@pt.jit(...)`.
 

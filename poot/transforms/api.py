@@ -122,6 +122,7 @@ def _value_and_grad_call(fn, argnums, has_aux, what, args, kwargs):
     return value, grads
 
 
+@api_boundary
 def value_and_grad(fn, argnums=0, has_aux=False):
     """`fn` and its gradient: a function returning `(fn(*args), gradient)`, the gradient with respect
     to argument `argnums` (an int: its pytree structure; a tuple: a tuple of them). `fn` must return
@@ -138,6 +139,7 @@ def value_and_grad(fn, argnums=0, has_aux=False):
     return wrapped
 
 
+@api_boundary
 def grad(fn, argnums=0, has_aux=False):
     """The gradient of `fn` (which returns a floating-point scalar) with respect to argument
     `argnums` (an int, or a tuple for a tuple of gradients); with `has_aux=True`, `fn` returns
@@ -304,6 +306,7 @@ def _result_arrays(result, what: str) -> tuple[list, object]:
     return leaves, tree
 
 
+@api_boundary
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of `fun` with respect to argument `argnums` (an int, or a tuple of ints for a
     tuple of Jacobians), by reverse mode: one vjp per result element, batched with pt.vmap (JAX's
@@ -334,6 +337,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     return jacfun
 
 
+@api_boundary
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of `fun` with respect to argument `argnums` by forward mode: one jvp per argument
     element, batched with pt.vmap (JAX's `jax.jacfwd`). Same result structure and shapes as
@@ -362,6 +366,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     return jacfun
 
 
+@api_boundary
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Hessian of scalar-valued `fun`: `jacfwd(jacrev(fun, argnums), argnums)` (JAX's
     `jax.hessian`); for an argument of shape T the result has shape T + T, and pytree arguments nest

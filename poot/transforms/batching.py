@@ -41,6 +41,7 @@ BATCHING_RULES = SlotView("batch")
 UNBATCHABLE = SlotView("batch", reasons=True)
 
 
+@api_boundary
 def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
     """`fn` vectorized over axis `in_axes` of its arguments; the results carry the batch axis at
     `out_axes`. See the module docstring for the forms of `in_axes` and `out_axes`."""

@@ -21,7 +21,7 @@ import functools
 import inspect
 import threading
 
-from poot.errors import PootError, ShapeError, api_boundary
+from poot.errors import ArgumentError, PootError, ShapeError, api_boundary
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 
@@ -334,6 +334,7 @@ class custom_jvp:
         return result
 
 
+@api_boundary
 def checkpoint(fun, **options):
     """`fun` whose reverse-mode derivative records `fun` again from its arguments instead of
     reusing the forward pass's values (rematerialization, JAX's jax.checkpoint / remat). Inside a
@@ -342,7 +343,7 @@ def checkpoint(fun, **options):
     if not callable(fun):
         raise PootError(f"checkpoint needs a function; got {type(fun).__name__}")
     if options:
-        raise PootError(f"checkpoint: options {sorted(options)} are not supported")
+        raise ArgumentError(f"checkpoint: options {sorted(options)} are not supported")
 
     @functools.wraps(fun)
     @api_boundary

@@ -52,3 +52,11 @@ def test_the_users_own_exception_is_untouched(call):
 def test_meaningful_subclasses_are_untouched():
     with pytest.raises(np.linalg.LinAlgError):
         pt.linalg.inv(pt.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("make", [pt.grad, pt.value_and_grad, pt.vmap, pt.jacrev, pt.jacfwd, pt.hessian,
+                                  pt.checkpoint, pt.jit, pt.tree_map, pt.float32],
+                         ids=lambda f: getattr(f, "__name__", "jit"))
+def test_a_call_that_does_not_fit_a_public_factory(make):
+    with pytest.raises(pt.ArgumentError):
+        make(lambda v: v, bogus_keyword=1)
