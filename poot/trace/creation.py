@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import AxisError, CopyError, DomainError, DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, AxisError, CopyError, DomainError, DTypeError, ShapeError, api_boundary
 from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
@@ -316,6 +316,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     """A 2-D array with ones on the k-th diagonal."""
     M = N if M is None else M
     shape = normalize_shape((N, M), "eye")
+    k = _diagonal_offset(k, "eye")
     dev = _device(device)
     rows = _iota(shape, 0, dt.int64, dev)
     if k:
@@ -329,7 +330,18 @@ def identity(n, dtype=None, *, device=None):
     return eye(n, dtype=dtype, device=device)
 
 
+def _diagonal_offset(k, op: str) -> int:
+    """A diagonal's offset `k` as an int (NumPy refuses a float or None there); an offset past any
+    matrix is clipped, its diagonal being empty (or everything) either way."""
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise ArgumentError(f"{op}: the diagonal offset k must be an integer, got {k!r}") from None
+    return max(min(k, 2**62), -2**62)
+
+
 def _tri_mask(x, k, lower):
+    k = _diagonal_offset(k, "tril" if lower else "triu")
     n = x._node
     if x.ndim < 2:
         raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of 2 or more dimensions, "

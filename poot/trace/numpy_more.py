@@ -75,6 +75,7 @@ def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
         x = mv.concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
     lead = (slice(None),) * ax
     op = ew.not_equal if x.dtype is dt.bool_ else ew.subtract
+    n = min(n, x.shape[ax])       # each difference is one shorter: past the length, the result is empty
     for _ in range(n):
         x = op(x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)])
     return x

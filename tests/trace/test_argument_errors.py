@@ -12,7 +12,7 @@ X = pt.ones(3)
 CASES = [
     ("beta", lambda: pt.random.default_rng(0).beta("abc", 1.0), ValueError),
     ("normal", lambda: pt.random.default_rng(0).normal(size="abc"), TypeError),
-    ("eye", lambda: pt.eye(3, k="abc"), ValueError),
+    ("eye", lambda: pt.eye(3, k="abc"), TypeError),
     ("linspace", lambda: pt.linspace(0, 5, num=None), TypeError),
     ("fft2", lambda: pt.fft.fft2(pt.ones((2, 2)), s=1.5), TypeError),
     ("column_stack", lambda: pt.column_stack(None), TypeError),
@@ -60,3 +60,13 @@ def test_meaningful_subclasses_are_untouched():
 def test_a_call_that_does_not_fit_a_public_factory(make):
     with pytest.raises(pt.ArgumentError):
         make(lambda v: v, bogus_keyword=1)
+
+
+def test_diagonal_offsets_are_integers_and_huge_counts_finish():
+    for bad in (lambda: pt.eye(3, k=1.5), lambda: pt.eye(3, k=None), lambda: pt.triu(pt.ones((3, 3)), k=1.5),
+                lambda: pt.tril(pt.ones((3, 3)), k="1")):
+        with pytest.raises(pt.ArgumentError, match="offset k"):
+            bad()
+    np.testing.assert_array_equal(pt.eye(3, k=np.int64(1)).numpy(), np.eye(3, k=1))
+    assert pt.eye(3, k=2**70).numpy().sum() == 0 and pt.tril(pt.ones((2, 2)), k=-2**70).numpy().sum() == 0
+    assert pt.diff(pt.ones(3), n=2**70).shape == np.diff(np.ones(3), n=10).shape == (0,)   # no loop of 2**70
