@@ -286,3 +286,9 @@ def rfft2(x, /, s=None, axes=(-2, -1), norm="backward"):
 def irfft2(x, /, s=None, axes=(-2, -1), norm="backward"):
     """irfftn over the last two axes, as numpy.fft.irfft2."""
     return _many_axes(x, s, axes, norm, "irfftn")
+
+
+def __dir__():
+    """The public names (`__all__`), not the modules and helpers this file imports (what tab
+    completion offers)."""
+    return sorted(__all__)

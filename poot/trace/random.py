@@ -298,3 +298,9 @@ def _key_or_global(name: str, with_key):
 uniform = _key_or_global("uniform", _uniform_key)
 normal = _key_or_global("normal", _normal_key)
 randint = _key_or_global("randint", _randint_key)
+
+
+def __dir__():
+    """The public names (`__all__`), not the modules and helpers this file imports (what tab
+    completion offers)."""
+    return sorted(__all__)
