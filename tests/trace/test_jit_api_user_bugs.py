@@ -1,5 +1,6 @@
-"""@pt.jit bugs found by using it as a user would (/work/notes/hunt_jit.md): each test fails before
-its fix."""
+"""@pt.jit as a user calls it: Python scalar arguments stay weak in float-only functions and live on the
+arrays' device, plain objects' scalars key the call (no stale values), OrderedDict/defaultdict are
+pytrees, opaque results holding tracers are refused, static_argnums/argnames are checked."""
 import collections
 
 import numpy as np

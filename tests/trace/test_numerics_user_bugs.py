@@ -1,4 +1,4 @@
-"""Numerics bugs from a poot-vs-NumPy sweep (/work/notes/hunt_num.md): silent wrong numbers
+"""Numerics against NumPy: silent wrong numbers once
 (nan-reductions' where=/mean=, sign(-0.0), masked arrays and np.matrix), bare Python exceptions
 (vector_norm(ord=None), `x + 'a'`, roots/poly/polydiv, Generator.hypergeometric/zipf) and NumPy
 keywords the linalg and statistics functions refused."""
