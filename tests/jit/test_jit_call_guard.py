@@ -1,6 +1,6 @@
-"""A cached jitted call checks its arguments against the guard of the signature used last (jit.py
-_Guard) instead of building the signature: what it lets through must behave as the full lookup does,
-and what it turns away must still find its program (or trace one)."""
+"""A cached jitted call checks its arguments against the guard of the signature used last
+(poot/trace/jit_guard.py) instead of building the signature: what it lets through must behave as the
+full lookup does, and what it turns away must still find its program (or trace one)."""
 from __future__ import annotations
 
 import threading
