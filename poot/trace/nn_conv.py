@@ -29,6 +29,16 @@ __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_po
 
 
 # --- arguments -----------------------------------------------------------------------------------
+def _as_int(v) -> int | None:
+    """`v` as an int (anything with __index__ but a bool), or None."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
 def _ints(value, n: int, op: str, name: str, least: int) -> tuple[int, ...]:
     """`value` (an int, or a tuple of n ints) as n ints, each >= least; ArgumentError naming it."""
     items = tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
@@ -36,12 +46,9 @@ def _ints(value, n: int, op: str, name: str, least: int) -> tuple[int, ...]:
         raise ArgumentError(f"{op}: {name} must be an int or a tuple of {n} ints, got {value!r}")
     out = []
     for v in items:
-        if isinstance(v, bool):
+        v = _as_int(v)
+        if v is None:
             raise ArgumentError(f"{op}: {name} must be an int or a tuple of {n} ints, got {value!r}")
-        try:
-            v = operator.index(v)
-        except TypeError:
-            raise ArgumentError(f"{op}: {name} must be an int or a tuple of {n} ints, got {value!r}") from None
         if v < least:
             what = "positive" if least == 1 else "0 or more"
             raise ArgumentError(f"{op}: {name} must be {what}, got {value!r}")
@@ -104,13 +111,8 @@ def _conv(op, n, x, weight, bias, stride, padding, dilation, groups):
     if w.ndim != n + 2:
         raise ShapeError(f"{op}: weight must be {n + 2}-D (out_channels, in_channels / groups, "
                          f"{'kL' if n == 1 else 'kH, kW'}), got {w.ndim}-D {w.aval}")
-    if isinstance(groups, bool):
-        raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}")
-    try:
-        g = operator.index(groups)
-    except TypeError:
-        raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}") from None
-    if g < 1:
+    g = _as_int(groups)
+    if g is None or g < 1:
         raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}")
     cin, cout = x.shape[1], w.shape[0]
     if cin % g:
