@@ -7,7 +7,9 @@
   slice, None or ...). It becomes one `take` on an operand reshaped so the indexed axes form one axis.
   Indices in NumPy arrays and lists are bounds-checked now. Indices in a lazy poot array are checked by
   the kernel that gathers with them: an out-of-range one reads as 0 and sets a trap flag, and the next
-  host read raises PootIndexError (KernelIndexError) naming the line that indexed. `take(...,
+  host read raises PootIndexError (KernelIndexError) naming the line that indexed. An assignment
+  through a realized CPU index array checks it at once, as NumPy does, so a bad one leaves x as it
+  was. `take(...,
   mode="clip"|"wrap")` clips or wraps instead, as NumPy's take does.
 - boolean masks: the result's shape depends on how many elements are True, so a mask is realized
   right there (its integer positions become the indices); inside @pt.jit that is a TracerError naming
@@ -21,7 +23,9 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import ArgumentError, PootIndexError, ShapeError, TracerError, api_boundary
+from poot.devices.cpu import CpuBuffer
 from poot.graph import broadcast_shapes
+from poot.jit.runtime.execute import buffer_to_numpy
 from poot.trace.array import Array
 from poot.trace.lazy import (caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
                    record, scalar_value, shared_constant)
@@ -197,7 +201,7 @@ def _slice_entry(s, n):
     return ("slice", start if k else 0, step, k)
 
 
-def _norm_index(a, n, axis, x):
+def _norm_index(a, n, axis, x, check_host_indices=False):
     """An index array for an axis of size n as an int64 Node of non-negative positions (NumPy's
     negative indices counted from the end), or as a checked NumPy array. A lazy index still out of
     range is left for the kernel's check (see the module docstring)."""
@@ -212,6 +216,8 @@ def _norm_index(a, n, axis, x):
         return None, np.zeros(a.aval.shape, np.int64)
     if n == 0:
         raise PootIndexError(f"cannot index the empty axis {axis} of {x.aval} with a poot index array")
+    if check_host_indices:
+        _check_host_index(a, n, axis, x)
     t = a.aval.dtype
     if t.kind == "u":                        # no negative indices to count from the end
         return cast(a, dt.int64), None
@@ -222,6 +228,22 @@ def _norm_index(a, n, axis, x):
     a = cast(a, t)
     neg = record("lt", (a, constant(0, t, dev)))
     return cast(record("select", (neg, record("add", (a, constant(n, t, dev))), a)), dt.int64), None
+
+
+def _check_host_index(a, n: int, axis: int, x) -> None:
+    """Bounds-check now, as NumPy does, an index array whose values already sit in host memory (a
+    realized CPU array). `x[i] = v` does: it then raises at the assignment and leaves x as it was,
+    instead of making x's new value one that raises at every later read. A gather leaves the check to
+    its kernel (no host pass over the indices); so does an assignment through a pending index, or one
+    on a GPU (reading it here would wait for the device)."""
+    b = a.buf
+    if type(b) is not CpuBuffer or a.params is not None or is_tracing():
+        return
+    v = buffer_to_numpy(b, a.aval)
+    if v.size and (v.min() < -n or v.max() >= n):
+        bad = v[(v < -n) | (v >= n)].flat[0]
+        raise PootIndexError(f"index {bad} is out of bounds for axis {axis} with size {n} "
+                             f"(indexing {x.aval})")
 
 
 def _region(entries, x):
@@ -240,17 +262,20 @@ def _region(entries, x):
     return starts, steps, sizes, tuple(out_shape)
 
 
-def getitem_node(x: Array, idx):
+def getitem_node(x: Array, idx, check_host_indices: bool = False):
+    """The node of `x[idx]`. `check_host_indices`: bounds-check now an index array already in host
+    memory, which a gather leaves to its kernel (see _check_host_index)."""
     split = _split_scalar_bools(x, idx)
     if split is not None:
-        return getitem_node(Array(getitem_node(x, split[0])), split[1])
+        return getitem_node(Array(getitem_node(x, split[0], check_host_indices)), split[1], check_host_indices)
     entries = _expand(x, idx)
     has_adv = any(e[0] == "adv" for e in entries)
     if has_adv:
         entries = [("adv", np.array(e[1], np.int64)) if e[0] == "int" else e for e in entries]
     if has_adv:
         starts, steps, sizes, out_shape = _region(entries, x)
-        return _advanced(x, slice_node(x._node, starts, steps, sizes), entries, tuple(sizes))
+        return _advanced(x, slice_node(x._node, starts, steps, sizes), entries, tuple(sizes),
+                         check_host_indices)
     # Integer indices become `take`s of a 0-d index leaf rather than slice parameters, so x[0], x[1],
     # ... share one graph structure (one compiled program), e.g. when iterating over rows.
     out_shape = _region(entries, x)[3]
@@ -272,7 +297,7 @@ def getitem_node(x: Array, idx):
     return _reshape_node(n, out_shape)
 
 
-def _advanced(x, n, entries, shape):
+def _advanced(x, n, entries, shape, check_host_indices=False):
     adv_axes, idx = [], []
     ax = 0
     for e in entries:
@@ -298,7 +323,7 @@ def _advanced(x, n, entries, shape):
     lazy = None
     for j, (a, d) in enumerate(zip(idx, dims)):
         stride = math.prod(dims[j + 1:])
-        node, arr_ = _norm_index(a, d, adv_axes[j], x)
+        node, arr_ = _norm_index(a, d, adv_axes[j], x, check_host_indices)
         if node is not None and len(idx) > 1:
             # the gather below checks only the combined position: check this axis's index by itself
             # (a take from an iota is the index, bounds-checked, and costs no memory)
@@ -386,8 +411,11 @@ def setitem_node(x: Array, idx, value, mode="set"):
                                                       "sizes": tuple(sizes)})
     # general case: gather the flat positions of the indexed elements, then scatter into flat x
     size = x.size
-    pos = _reshape_node(record("iota", (), {"shape": (size,), "axis": 0, "dtype": dt.int64}, dev), x.shape)
-    lin = getitem_node(Array(pos), idx)
+    pos = Array(_reshape_node(record("iota", (), {"shape": (size,), "axis": 0, "dtype": dt.int64}, dev), x.shape))
+    try:
+        lin = getitem_node(pos, idx, check_host_indices=True)
+    except PootIndexError as e:      # it names the positions' aval: name x's
+        raise PootIndexError(str(e).replace(f"(indexing {pos.aval})", f"(indexing {x.aval})")) from None
     v = _broadcast_value(v, lin.aval.shape, x)
     k = lin.aval.size
     if k == 0:

@@ -119,10 +119,15 @@ def test_gather_fused_into_arithmetic_raises(device):
 
 
 # --- assignment -----------------------------------------------------------------------------------
+def pending(values):
+    """An index array still to be computed: the kernel that scatters with it checks it."""
+    return pt.asarray(np.array(values)) + 0
+
+
 def test_setitem_out_of_range_raises(device):
     a = f32(10)
     x = pt.asarray(a)
-    x[pt.asarray(np.array([0, 12]))] = 7.0; line = line_of()          # noqa: E702
+    x[pending([0, 12])] = 7.0; line = line_of()          # noqa: E702
     with raises_at(line):
         x.numpy()
     y = pt.asarray(a)
@@ -134,16 +139,34 @@ def test_setitem_out_of_range_raises(device):
 
 def test_add_at_out_of_range_raises(device):
     x = pt.zeros(4)
-    np.add.at(x, pt.asarray(np.array([0, 1, 4])), 1.0); line = line_of()          # noqa: E702
+    np.add.at(x, pending([0, 1, 4]), 1.0); line = line_of()          # noqa: E702
     with raises_at(line):
         x.numpy()
 
 
 def test_setitem_2d_out_of_range_raises(device):
     x = pt.asarray(f32(12).reshape(3, 4))
-    x[pt.asarray(np.array([1])), pt.asarray(np.array([4]))] = 0.0; line = line_of()          # noqa: E702
+    x[pending([1]), pending([4])] = 0.0; line = line_of()          # noqa: E702
     with raises_at(line):
         x.numpy()
+
+
+@pytest.mark.parametrize("assign", [
+    lambda x, i: x.__setitem__(i, 7.0),
+    lambda x, i: x.__setitem__((i, slice(None)), 7.0),
+    lambda x, i: np.add.at(x, i, 1.0),
+], ids=["set", "set-rows", "add-at"])
+def test_a_realized_cpu_index_is_checked_at_the_assignment(assign):
+    """As in NumPy, the assignment raises and x keeps its value (a good assignment before it
+    included): a failed scatter does not leave x raising at every later read."""
+    x = pt.asarray(f32(12).reshape(4, 3))
+    x[pt.asarray(np.array([1, 2]))] = 5.0
+    want = f32(12).reshape(4, 3)
+    want[[1, 2]] = 5.0
+    with pytest.raises(pt.PootIndexError, match=r"index 9 is out of bounds for axis 0 with size 4 "
+                                                r"\(indexing f32\[4,3\]\)"):
+        assign(x, pt.asarray(np.array([0, 9])))
+    np.testing.assert_array_equal(x.numpy(), want)
 
 
 # --- take modes -----------------------------------------------------------------------------------
