@@ -39,7 +39,7 @@ _OPAQUE = (str, bytes, int, float, complex, bool, type, types.FunctionType, type
 
 _VALUE_TYPES = frozenset({int, float, complex, bool, str, bytes, type(None)})
 _MAX_KEYED = 64         # longer lists, tuples and dicts in an object's attributes are not keyed (cost)
-_NO_STATE = {}          # types without instance state worth keying (no __dict__, no __slots__)
+_SLOT_NAMES = {}        # type -> the names of its instances' __slots__ (object_state of types without __dict__)
 
 
 def object_state(obj):
@@ -77,9 +77,9 @@ def object_state(obj):
 
 
 def _slot_names(cls) -> tuple:
-    names = _NO_STATE.get(cls)
+    names = _SLOT_NAMES.get(cls)
     if names is None:
-        names = _NO_STATE[cls] = tuple(n for c in cls.__mro__ for n in getattr(c, "__slots__", ())
+        names = _SLOT_NAMES[cls] = tuple(n for c in cls.__mro__ for n in getattr(c, "__slots__", ())
                                        if n not in ("__dict__", "__weakref__"))
     return names
 
