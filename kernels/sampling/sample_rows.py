@@ -2,19 +2,20 @@
 top-p and min-p, the "sample" op's semantics (poot/graph/sampling.py, whose oracle is the reference).
 
 Operands: logits [R, V] f32 row-major, bits [R] u32 (the row's 32 random bits), out [R] i64, scratch [R, V]
-u32 (the kernel's own working row). Scalars: V, inv_temperature (the logits are multiplied by it when `scaled`),
+u32 (the kernel's own working row). Scalars: V, inv_temperature (each gap m - x below the row's maximum is
+multiplied by it when `scaled`: scaling the gap, not the logit, cannot overflow into inf ties),
 greedy, top_k (0: off), p24 (top-p as a 24-bit fixed-point fraction; 2**24: off) and mp24 (min-p likewise; 0: off).
 
-Why integers: after the maximum m, every token's weight is q ~ floor(2**24 * exp(l - m)) (the maximum gets
-2**24, -inf gets 0), computed from m - l in integer arithmetic (a fixed-point 2**y polynomial, `weight`),
-not with a float exp whose last bit differs between devices; and every sum the draw depends on (the
-top-p mass, the total, the running mass the draw walks) is an int64 sum of those. Integer sums do not
-depend on the order a device adds in, so the same bits and logits give the same token on every device
-and in every lane count.
+Why integers: after the maximum m, every token's weight is q ~ floor(2**24 * exp((l - m) / T)) (the maximum
+gets 2**24, -inf gets 0), computed from (m - l) * inv_temperature in integer arithmetic (a fixed-point 2**y
+polynomial, `weight`), not with a float exp whose last bit differs between devices; and every sum the draw
+depends on (the top-p mass, the total, the running mass the draw walks) is an int64 sum of those. Integer
+sums do not depend on the order a device adds in, so the same bits and logits give the same token on every
+device and in every lane count.
 
 The row is processed in passes, each a strided loop over V and a reduction through shared memory:
-1. clean (NaN -> -inf, -0 -> +0), multiply by 1 / temperature, store each logit's order-preserving
-   32-bit key in scratch; the maximum (greedy: the first index of the maximum, and done);
+1. clean (NaN -> -inf, -0 -> +0), store each logit's order-preserving 32-bit key in scratch; the maximum
+   (greedy: the first index of the maximum, and done);
 2. top-k: the k-th largest key, found bit by bit from the top (32 counting passes); keys below it drop;
 3. scratch becomes q (0 for a dropped token); the total;
 4. top-p: the smallest threshold v whose mass above it, sum of q > v, is below floor(total * p24 / 2**24)
@@ -60,15 +61,19 @@ def key_value(k):
 
 
 @pt.device_fn
-def weight(x, m):
-    """The fixed-point weight of logit x under maximum m, in integer arithmetic after one subtraction
-    (poot/graph/sampling.py `weights`), so every device computes the same bits."""
+def weight(x, m, inv_temperature, scaled):
+    """The fixed-point weight of logit x under maximum m, in integer arithmetic after one subtraction and
+    (when `scaled`) one product d = (m - x) * inv_temperature (poot/graph/sampling.py `weights`), so every
+    device computes the same bits; a huge inv_temperature only makes d large, so the weight goes to 0."""
     q = pt.u32(0)
+    d = m - x
+    if scaled != 0:
+        d = d * inv_temperature
     if x == m and x > NEG_INF:
         q = pt.u32(ONE)
-    elif x > NEG_INF and m - x < 32.0:
-        a = pt.u64(pt.u32((m - x) * 16777216.0))          # |x - m| in 24-bit fixed point (< 2**29)
-        ta = (a * LOG2E_Q30) >> 30                        # |x - m| * log2(e)
+    elif x > NEG_INF and d < 32.0:
+        a = pt.u64(pt.u32(d * 16777216.0))                # d in 24-bit fixed point (< 2**29)
+        ta = (a * LOG2E_Q30) >> 30                        # d * log2(e)
         n = (ta + 16777215) >> 24                         # 2**(x - m) = 2**(f / 2**24) / 2**n
         f = (n << 24) - ta
         acc = pt.u64(C8)
@@ -116,8 +121,6 @@ def _make(lanes, name):
             x = logits[base + i]
             if pt.isnan(x):
                 x = pt.f32(NEG_INF)
-            if scaled != 0:
-                x = x * inv_temperature
             if x == 0.0:
                 x = pt.f32(0.0)
             if greedy == 0:
@@ -161,7 +164,7 @@ def _make(lanes, name):
             k = scratch[base + i]
             q = pt.u32(0)
             if k >= cut:
-                q = weight(key_value(k), m)
+                q = weight(key_value(k), m, inv_temperature, scaled)
             scratch[base + i] = q
             mine += pt.i64(q)
         total = total_i64(s_sum, t, mine)
@@ -231,6 +234,7 @@ CASES = (  # rows, vocabulary, greedy, temperature, top_k, top_p, min_p
     (3, 1500, False, 1.3, 0, 0.9, 0.0),
     (2, 513, False, 1.0, 50, 0.8, 0.05),
     (2, 64, False, 1.0, 0, 0.5, 0.2),
+    (3, 300, False, 1e-30, 0, 1.0, 0.0),    # 1 / temperature times a logit would overflow float32
 )
 
 

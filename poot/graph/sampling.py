@@ -6,13 +6,14 @@ dozen kernels and two full sorts; as one opaque op the planner hands it to the s
 (kernels/sampling/), which read the row a few times and write one integer.
 
 A temperature so small that its float32 reciprocal overflows (below about 2.9e-39) is greedy too: the
-product would be inf or NaN, and the argmax is what sampling tends to as the temperature goes to 0
+factor the gaps are scaled by would be inf, and the argmax is what sampling tends to as the temperature goes to 0
 (`greedy_temperature`; the tracer, the oracle and the kernels' launch all use it).
 
 Operands: logits [R, V] float32 (V >= 1) and bits [R] uint32, the row's 32 random bits (the tracer,
 poot/trace/sampling.py, draws them with `pt.random`, so they are the same on every device). Result: [R]
-int64. Parameters: `greedy` (bool), `temperature` (> 0; unless it is 1 the logits are multiplied by its float32 reciprocal, a product
-every device rounds alike),
+int64. Parameters: `greedy` (bool), `temperature` (> 0; unless it is 1, each gap m - l below the row's
+maximum is multiplied by its float32 reciprocal, a product every device rounds alike: scaling the gap
+rather than the logit cannot overflow into inf ties however small the temperature),
 `top_k` (0: off), `p24` (top-p as floor(p * 2**24 + 1/2), at least 1; 2**24: off) and `mp24` (min-p as
 ceil(min_p * 2**24); 0: off).
 
@@ -20,8 +21,9 @@ Semantics, exactly (the oracle below is the reference every device matches):
 - NaN logits count as -inf, and -0 as +0; a greedy row gives the first index of its maximum (0 when
   every logit is -inf).
 - top-k keeps the logits >= the k-th largest (ties at the threshold stay, so more than k may).
-- Each kept token's weight is q ~ floor(2**24 * exp(l - m)) (m the row's maximum; the maximum gets 2**24,
-  -inf gets 0), computed from m - l in integer arithmetic (`weights`). Every sum below is an integer
+- Each kept token's weight is q ~ floor(2**24 * exp((l - m) / T)) (m the row's maximum, T the temperature;
+  the maximum gets 2**24, -inf gets 0), computed from (m - l) * float32(1 / T) in integer arithmetic
+  (`weights`). Every sum below is an integer
   sum, so it does not depend on the order a device adds in: every device draws the same token.
 - top-p keeps the tokens whose q is >= v, v the smallest integer in [0, 2**24] for which the mass
   sum(q > v) is below floor(total * p24 / 2**24) (total: the sum of the kept q): a token stays while
@@ -67,26 +69,34 @@ def greedy_temperature(temperature: float) -> bool:
         return not np.isfinite(np.float32(1.0 / temperature))
 
 
-def cleaned(logits, temperature: float = 1.0) -> np.ndarray:
-    """float32 logits with NaN as -inf, times float32(1 / temperature) (unless 1), -0 as +0."""
+def cleaned(logits) -> np.ndarray:
+    """float32 logits with NaN as -inf and -0 as +0 (the temperature scales the gaps, in `weights`)."""
     l = np.where(np.isnan(logits), -np.inf, logits).astype(np.float32)
-    if temperature != 1.0:
-        l = (l * np.float32(1 / temperature)).astype(np.float32)
     return np.where(l == 0, np.float32(0), l)
+
+
+def inverse_temperature(temperature: float) -> np.float32 | None:
+    """float32(1 / temperature), the factor each gap below the maximum is scaled by; None for 1 (no
+    scaling, so temperature 1 rounds exactly like unscaled logits)."""
+    return None if temperature == 1.0 else np.float32(1.0 / temperature)
 
 
 LOG2E_Q30 = 1549082005                                                  # round(log2(e) * 2**30)
 POLY = tuple(round(math.log(2) ** k / math.factorial(k) * 2 ** 32) for k in range(9))  # 2**y, y in [0, 1)
 
 
-def weights(l: np.ndarray) -> np.ndarray:
-    """The fixed-point weight floor(2**24 * 2**((l - m) * log2(e))) of each logit under its row's
-    maximum m, as int64: after the float32 subtraction m - l, every step is integer arithmetic (a
-    degree-8 polynomial for 2**y in 24-bit fixed point), exact on every device. Within 1 of
-    floor(2**24 * exp(l - m)); the maximum gets 2**24; -inf, and l more than 32 below m, get 0."""
+def weights(l: np.ndarray, inv_temperature: np.float32 | None = None) -> np.ndarray:
+    """The fixed-point weight floor(2**24 * 2**(-d * log2(e))) of each logit under its row's maximum m,
+    d = (m - l) * inv_temperature, as int64: after the float32 subtraction (and product), every step is
+    integer arithmetic (a degree-8 polynomial for 2**y in 24-bit fixed point), exact on every device.
+    Within 1 of floor(2**24 * exp(-d)); the maximum gets 2**24; -inf, and d of 32 or more, get 0.
+    The gap is scaled, not the logit: a large 1 / temperature then only pushes d past 32 (weight 0),
+    where l * (1 / temperature) would overflow to inf and tie every positive logit."""
     m = l.max(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", over="ignore"):
         d = (m - l).astype(np.float32)
+        if inv_temperature is not None:
+            d = (d * np.float32(inv_temperature)).astype(np.float32)
         near = (l > -np.inf) & (d < 32)
         a = np.where(near, d * np.float32(ONE), 0).astype(np.uint64)
     ta = (a * np.uint64(LOG2E_Q30)) >> np.uint64(30)
@@ -120,7 +130,7 @@ def _top_p_floor(q: np.ndarray, p24: int) -> int:
 def sample_row(logits, u: int, greedy, temperature, top_k, p24, mp24) -> int:
     """The token of one row (the oracle's definition)."""
     greedy = greedy or greedy_temperature(temperature)
-    l = cleaned(logits, 1.0 if greedy else temperature)
+    l = cleaned(logits)
     first = int(np.argmax(l))
     if greedy:
         return first
@@ -128,7 +138,7 @@ def sample_row(logits, u: int, greedy, temperature, top_k, p24, mp24) -> int:
     keep = np.ones(v, bool)
     if 0 < top_k < v:
         keep = l >= np.sort(l)[v - top_k]
-    q = np.where(keep, weights(l), 0)
+    q = np.where(keep, weights(l, inverse_temperature(temperature)), 0)
     floor_q = max(mp24, 1, _top_p_floor(q, p24))
     w = np.where(q >= floor_q, q, 0)
     kept = int(w.sum())

@@ -14,7 +14,7 @@ def add_commands(sub) -> None:
     g.add_argument("--device", default=None, help="cpu, cuda, wgpu, vulkan, rocm (default: poot's default)")
     g.add_argument("--max-tokens", type=_count(0), default=64)
     _sampling_args(g)
-    g.add_argument("--capacity", type=int, default=None,
+    g.add_argument("--capacity", type=_count(1), default=None,
                    help="KV cache length: prompt + max tokens must fit (default: min(max_position_embeddings, 4096))")
     _kv_dtype_arg(g)
     _quantize_arg(g)
@@ -71,6 +71,19 @@ def _sampling_args(p) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+def _quantize_for_the_command_line(m, fmt: str) -> None:
+    """m.quantize(fmt), its error without the "(at file:line)" a Python caller gets: from the command
+    line that line is runpy's, which tells the user nothing."""
+    from poot.errors import PootError
+
+    try:
+        m.quantize(fmt)
+    except PootError as e:
+        if e.args and isinstance(e.args[0], str):
+            e.args = (e.args[0].split("\n  (at ", 1)[0],) + e.args[1:]
+        raise
+
+
 def _cmd_generate(args) -> int:
     import os
 
@@ -88,7 +101,7 @@ def _cmd_generate(args) -> int:
     # fails now, not after loading and compiling
     tokenizer = Tokenizer(tok_path)
     ids = tokenizer.encode(args.prompt)
-    cap = args.capacity or min(cfg.max_position_embeddings, 4096)
+    cap = args.capacity if args.capacity is not None else min(cfg.max_position_embeddings, 4096)
     if len(ids) + args.max_tokens > cap:
         raise PootError(f"the prompt ({len(ids)} tokens) + --max-tokens {args.max_tokens} exceed the KV cache "
                         f"capacity {cap}; pass a larger --capacity or a smaller --max-tokens")
@@ -96,7 +109,7 @@ def _cmd_generate(args) -> int:
     m = Decoder.from_pretrained(args.model_dir, device=args.device, capacity=cap)
     m.cache_dtype = getattr(pt, args.kv_dtype)
     if args.quantize:
-        m.quantize(args.quantize)
+        _quantize_for_the_command_line(m, args.quantize)
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     m.generate(ids, max_tokens=min(2, args.max_tokens), sampling=s, stop_at_eos=False)      # trace and compile

@@ -50,6 +50,7 @@ class LlamaConfig:
     layer_windows: tuple | None = None
 
     def __post_init__(self):
+        _check_values(self)
         if self.num_attention_heads % self.num_key_value_heads:
             raise ModelConfigError(f"num_attention_heads ({self.num_attention_heads}) must be a multiple "
                                    f"of num_key_value_heads ({self.num_key_value_heads})")
@@ -66,6 +67,7 @@ class LlamaConfig:
         if rope_type not in ROPE_TYPES:
             raise ModelConfigError(f"RoPE scaling type {rope_type!r} is not supported (supported: "
                                    f"{', '.join(ROPE_TYPES)})")
+        _check_rope_scaling(rope_type, self.rope)
 
     def window(self, layer: int) -> int | None:
         """The sliding window of layer `layer` (None: it attends to every earlier position)."""
@@ -127,7 +129,7 @@ class LlamaConfig:
                    intermediate_size=cfg["intermediate_size"],
                    num_hidden_layers=layers, num_attention_heads=heads,
                    num_key_value_heads=cfg.get("num_key_value_heads") or heads,
-                   head_dim=cfg.get("head_dim") or hidden // heads,
+                   head_dim=cfg.get("head_dim") or (hidden // heads if _is_int(heads) and heads > 0 else 0),
                    rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
                    rope_theta=theta, rope_scaling=scaling,
                    max_position_embeddings=int(cfg.get("max_position_embeddings", 4096)),
@@ -147,6 +149,72 @@ class LlamaConfig:
             raise ModelConfigError(f"no config.json at {path}") from None
         except (KeyError, json.JSONDecodeError) as e:
             raise ModelConfigError(f"{path}: not a Llama-family config.json ({type(e).__name__}: {e})") from None
+
+
+_SIZES = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+          "num_key_value_heads", "head_dim", "max_position_embeddings")
+
+
+def _is_int(x) -> bool:
+    """An integer that is not a bool (True would pass as 1 and hide a mistaken argument)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def _check_window(name: str, w) -> None:
+    """A sliding window is None or 0 (no window) or a positive int: a negative one would mask every key,
+    so attention would silently contribute nothing."""
+    if w is not None and not (_is_int(w) and w >= 0):
+        raise ModelConfigError(f"{name} must be None (no window) or an int >= 1, got {w!r}")
+
+
+def _check_values(cfg: "LlamaConfig") -> None:
+    """Refuse values the forward would turn into NaN, empty arrays or a division by zero, before any of
+    them runs: sizes are positive ints, rope_theta a finite number > 0, rms_norm_eps finite and >= 0."""
+    for name in _SIZES:
+        v = getattr(cfg, name)
+        if not (_is_int(v) and v >= 1):
+            raise ModelConfigError(f"{name} must be an int >= 1, got {v!r}")
+    if not (_is_real(cfg.rope_theta) and math.isfinite(cfg.rope_theta) and cfg.rope_theta > 0):
+        raise ModelConfigError(f"rope_theta must be a finite number > 0 (the RoPE base), got {cfg.rope_theta!r}")
+    if not (_is_real(cfg.rms_norm_eps) and math.isfinite(cfg.rms_norm_eps) and cfg.rms_norm_eps >= 0):
+        raise ModelConfigError(f"rms_norm_eps must be a finite number >= 0, got {cfg.rms_norm_eps!r}")
+    if cfg.architecture not in SUPPORTED_ARCHITECTURES:
+        raise ModelConfigError(f"architecture {cfg.architecture!r} is not supported (supported: "
+                               f"{', '.join(SUPPORTED_ARCHITECTURES)})")
+    _check_window("sliding_window", cfg.sliding_window)
+    for i, w in enumerate(cfg.layer_windows or ()):
+        _check_window(f"layer_windows[{i}]", w)
+
+
+def _scaling_number(r: dict, key: str, default=None, positive=True) -> float:
+    """The RoPE scaling entry `key` as a finite float (> 0 when `positive`), or ModelConfigError naming it."""
+    v = r.get(key, default)
+    if v is None:
+        raise ModelConfigError(f"RoPE scaling {r.get('rope_type', r.get('type'))!r} needs {key!r}, got "
+                               f"{dict(r)}")
+    if not (_is_real(v) and math.isfinite(v) and (v > 0 or not positive)):
+        raise ModelConfigError(f"RoPE scaling {key!r} must be a finite number{' > 0' if positive else ''}, "
+                               f"got {v!r}")
+    return float(v)
+
+
+def _check_rope_scaling(kind: str, r: dict) -> None:
+    """The scaling entries `rope_inv_freq` reads, checked where the config is made: a missing factor or
+    a string in its place would otherwise fail as a KeyError or ValueError deep in the forward."""
+    if kind not in ("linear", "llama3"):
+        return
+    _scaling_number(r, "factor")
+    if kind == "llama3":
+        low = _scaling_number(r, "low_freq_factor", 1.0)
+        high = _scaling_number(r, "high_freq_factor", 4.0)
+        _scaling_number(r, "original_max_position_embeddings", 8192)
+        if high <= low:
+            raise ModelConfigError(f"RoPE scaling 'high_freq_factor' ({high}) must be above 'low_freq_factor' "
+                                   f"({low})")
 
 
 def _dtype_from_hf(cfg: dict) -> str:

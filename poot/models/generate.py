@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import operator
 import os
 import time
 
@@ -10,7 +9,7 @@ import numpy as np
 
 import poot as pt
 
-from poot.errors import PootError
+from poot.errors import ArgumentError, ArgumentValueError, DTypeError, PootError, ShapeError
 from poot.models import llama
 from poot.models.config import LlamaConfig, preset
 from poot.models.sampling import GREEDY, SamplingConfig
@@ -59,6 +58,59 @@ def _bucket(n: int, capacity: int) -> int:
     return b if b <= capacity else n
 
 
+def _is_int(x) -> bool:
+    """An integer that is not a bool (True as a token id or count is a mistaken argument, not 1)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _token_id(t, i: int) -> int:
+    """Entry i of a prompt as a Python int: a float id is refused, as NumPy refuses float indices (int()
+    would truncate 1.7 to 1 and run another prompt), and a nested sequence is a batch, which generate
+    does not take."""
+    if _is_int(t):
+        return int(t)
+    if isinstance(t, (list, tuple, np.ndarray)):
+        raise ShapeError(f"generate: prompt entry {i} is a sequence ({t!r}): generate takes one prompt (a 1-D "
+                         f"sequence of token ids); call it once per prompt")
+    raise DTypeError(f"generate: token ids must be integers, got {t!r} ({type(t).__name__}) at prompt entry {i}")
+
+
+def _prompt_ids(prompt) -> list:
+    """The token ids of a prompt given as a 1-D list, tuple or integer array (not text)."""
+    if isinstance(prompt, pt.Array):
+        prompt = prompt.numpy()
+    if isinstance(prompt, np.ndarray):
+        if prompt.ndim != 1:
+            raise ShapeError(f"generate: the prompt must be 1-D token ids, got an array of shape {prompt.shape} "
+                             f"(generate takes one prompt; call it once per prompt)")
+        if prompt.dtype.kind not in "iu":
+            raise DTypeError(f"generate: token ids must be integers, got an array of {prompt.dtype}")
+        return [int(t) for t in prompt]
+    if not isinstance(prompt, (list, tuple, range)):
+        raise ArgumentError(f"generate: prompt must be text or a 1-D sequence of token ids (list, tuple or "
+                            f"integer array), got {prompt!r} ({type(prompt).__name__})")
+    return [_token_id(t, i) for i, t in enumerate(prompt)]
+
+
+def _max_tokens(n) -> int:
+    if not _is_int(n):
+        raise ArgumentError(f"generate: max_tokens must be an int >= 0, got {n!r} ({type(n).__name__})")
+    if n < 0:
+        raise ArgumentValueError(f"generate: max_tokens must be >= 0, got {n}")
+    return int(n)
+
+
+def _check_capacity(capacity, where: str, optional: bool = False):
+    """capacity (the KV cache's positions) as a positive int; None passes where it has a default."""
+    if capacity is None and optional:
+        return None
+    if not _is_int(capacity):
+        raise ArgumentError(f"{where}: capacity must be an int >= 1, got {capacity!r} ({type(capacity).__name__})")
+    if capacity < 1:
+        raise ArgumentValueError(f"{where}: capacity must be >= 1 (positions in the KV cache), got {capacity}")
+    return int(capacity)
+
+
 class Decoder:
     """A Llama-family decoder on a device. `Decoder.from_pretrained(dir)` or `Decoder.random(cfg)`."""
 
@@ -70,6 +122,7 @@ class Decoder:
 
     @classmethod
     def from_pretrained(cls, path: str, device=None, capacity: int | None = None) -> "Decoder":
+        capacity = _check_capacity(capacity, "Decoder.from_pretrained", optional=True)
         with pt.device(device) if device else _nullctx():
             cfg, params = load_checkpoint(path, capacity=capacity)
         tok_path = os.path.join(path, "tokenizer.json")
@@ -82,6 +135,10 @@ class Decoder:
         """Random weights with the shapes of `cfg` (a LlamaConfig or a preset name)."""
         if isinstance(cfg, str):
             cfg = preset(cfg)
+        if not isinstance(cfg, LlamaConfig):
+            raise ArgumentError(f"Decoder.random: cfg must be a LlamaConfig or a preset name, got {cfg!r} "
+                                f"({type(cfg).__name__})")
+        capacity = _check_capacity(capacity, "Decoder.random")
         with pt.device(device) if device else _nullctx():
             params = random_params(cfg, capacity, seed=seed)
         return cls(cfg, params, capacity, device=params["embed"].device)
@@ -90,6 +147,9 @@ class Decoder:
         """Store every layer's matrices in `fmt` ("int8", "q8_0" or "q4_0"; see pt.quant): a decode step then
         reads 0.56x (q8_0: 36 bytes a block of 32) or 0.31x (q4_0: 20 bytes) the bytes of their bf16 form.
         Returns self."""
+        if fmt not in pt.quant.FORMATS:
+            raise ArgumentValueError(f"Decoder.quantize: unknown format {fmt!r} (one of "
+                                     f"{', '.join(pt.quant.FORMATS)})")
         with pt.device(self.device):
             self.params = quantize_params(self.params, fmt)
         return self
@@ -113,16 +173,17 @@ class Decoder:
             if self.tokenizer is None:
                 raise PootError("this model has no tokenizer (tokenizer.json); pass token ids")
             prompt = self.tokenizer.encode(prompt)
-        prompt = [int(t) for t in prompt]
+        prompt = _prompt_ids(prompt)
+        if not isinstance(sampling, SamplingConfig):
+            raise ArgumentError(f"generate: sampling must be a SamplingConfig (poot.models.SamplingConfig(...), "
+                                f"or GREEDY), got {sampling!r} ({type(sampling).__name__})")
         if not prompt:
             raise PootError("the prompt is empty")
         bad = [t for t in prompt if not 0 <= t < self.cfg.vocab_size]
         if bad:
             raise pt.PootIndexError(f"token id {bad[0]} of the prompt is outside the vocabulary "
                                     f"[0, {self.cfg.vocab_size})")
-        max_tokens = operator.index(max_tokens)
-        if max_tokens < 0:
-            raise PootError(f"max_tokens must be >= 0, got {max_tokens}")
+        max_tokens = _max_tokens(max_tokens)
         n = len(prompt)
         if n + max_tokens > self.capacity:
             raise PootError(f"prompt ({n} tokens) + max_tokens ({max_tokens}) exceed the cache "

@@ -94,21 +94,48 @@ def _qkv(x, layer, cfg):
     return qkv[..., :q], qkv[..., q:q + kv], qkv[..., q + kv:]
 
 
-def _no_negatives(index, n: int, what: str):
-    """`index` (token ids or a position) with negative entries refused: now for a Python int or NumPy
-    array, else replaced by n, out of range for an axis of n, which the gather's bounds check reports."""
+def _index(index, n: int, what: str):
+    """`index` (token ids or a position) checked as an index into an axis of n: an integer (a float one
+    is refused, as NumPy refuses float indices, rather than truncated) and, for a Python int or NumPy
+    array, in [0, n) now; one held in a poot array has its negative entries replaced by n, out of range,
+    which the gather's bounds check reports."""
     if isinstance(index, pt.Array):
+        if index.dtype.kind not in "iu":
+            raise pt.DTypeError(f"{what} must be integers, got an array of {index.dtype}")
         return pt.where(index < 0, n, index)
-    a = np.asarray(index)
-    if a.size and a.min() < 0:
-        raise pt.PootIndexError(f"{what} must be >= 0, got {a.min()} (negative values are not counted "
-                                f"from the end)")
+    _check_host_index(index, n, what)
     return index
 
 
+def _check_host_index(index, n: int, what: str) -> None:
+    """A Python int or NumPy value used as an index into an axis of n: integers in [0, n), else
+    DTypeError or PootIndexError naming it (negative values are not counted from the end)."""
+    a = np.asarray(index)
+    if a.dtype.kind not in "iu":
+        raise pt.DTypeError(f"{what} must be integers, got {index!r} ({a.dtype})")
+    if a.size and (a.min() < 0 or a.max() >= n):
+        bad = a.min() if a.min() < 0 else a.max()
+        raise pt.PootIndexError(f"{what} must be in [0, {n}), got {bad} (out of bounds; negative values are "
+                                f"not counted from the end)")
+
+
 def _embed(params, tokens):
-    tokens = _no_negatives(tokens, params["embed"].shape[0], "token ids")
+    tokens = _index(tokens, params["embed"].shape[0], "token ids")
     return pt.take(params["embed"], tokens, axis=0).astype(pt.float32)
+
+
+def _positions(params, cache) -> int:
+    """How many positions a step can use: the KV cache's capacity, within the RoPE tables' length."""
+    return min(cache["k"][0].shape[1], params["rope_cos"].shape[0])
+
+
+def _check_prompt_length(params, cache, t: int) -> None:
+    """A prompt longer than the cache would fail as a broadcast of mismatched shapes deep in the
+    forward; name the lengths instead."""
+    cap = _positions(params, cache)
+    if t > cap:
+        raise pt.ShapeError(f"the prompt ({t} tokens) is longer than the KV cache capacity {cap} (positions the "
+                            f"cache and RoPE tables hold); make the cache larger or the prompt shorter")
 
 
 def _window_masks(cfg, causal, dist):
@@ -135,7 +162,7 @@ def decode_forward(params, cache, token, pos, cfg: LlamaConfig):
     Python int), and the cache with this position's keys and values written."""
     nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
     cap = cache["k"][0].shape[1]
-    pos = _no_negatives(pos, params["rope_cos"].shape[0], "the position")
+    pos = _index(pos, _positions(params, cache), "the position")
     pos = pt.asarray(pos).astype(pt.int64) if not isinstance(pos, int) else pt.asarray(pos)
     cos = pt.take(params["rope_cos"], pos, axis=0)          # (d/2,)
     sin = pt.take(params["rope_sin"], pos, axis=0)
@@ -169,6 +196,7 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
     for position `last` (a traced or Python int: the last real token of a padded prompt)."""
     nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
     t = tokens.shape[0]
+    _check_prompt_length(params, cache, t)
     cos = params["rope_cos"][:t][:, None, :]                # (T, 1, d/2)
     sin = params["rope_sin"][:t][:, None, :]
     qi = pt.arange(t, device=tokens.device)
@@ -193,28 +221,61 @@ def prefill_forward(params, cache, tokens, cfg: LlamaConfig, last=None):
         x = x + _linear(o, layer["w_o"], layer.get("b_o"))
         x = x + _mlp(_norm(x, layer["mlp_norm"], cfg), layer, cfg)
     if last is not None:
-        x = pt.take(x, pt.asarray(last), axis=0)
+        x = pt.take(x, pt.asarray(_index(last, t, "the last position")), axis=0)
     return _logits(params, x, cfg), {"k": ks, "v": vs}
 
 
 # -- jitted entry points ---------------------------------------------------------------------------
 
+def _check_call(params, cache, tokens, pos, what: str) -> None:
+    """Checks of the host values (Python ints, NumPy arrays) a jitted step is called with, made at the
+    call: inside the trace they are arrays, whose bad entries would surface only at the next read, as an
+    index error about a gather the caller never wrote. `what`: "prompt" (pos is the last real token) or
+    "decode" (pos is the position written)."""
+    if not isinstance(tokens, pt.Array):
+        _check_host_index(tokens, params["embed"].shape[0], "token ids")
+        if what == "prompt" and np.ndim(tokens):
+            _check_prompt_length(params, cache, np.shape(tokens)[0])
+    if pos is None or isinstance(pos, pt.Array):
+        return
+    if what == "decode":
+        _check_host_index(pos, _positions(params, cache), "the position")
+    elif np.ndim(tokens):
+        _check_host_index(pos, np.shape(tokens)[0], "the last position")
+
+
 @functools.partial(pt.jit, static_argnames=("cfg", "sampling"), donate_argnums=(1,))
-def prefill(params, cache, tokens, last, key, cfg, sampling):
-    """Prompt (padded to a bucket length) -> (next token (1,) int32, logits at `last`, cache)."""
+def _prefill(params, cache, tokens, last, key, cfg, sampling):
     logits, cache = prefill_forward(params, cache, tokens, cfg, last=last)
     return sample(logits, key, sampling).astype(pt.int32).reshape((1,)), logits, cache
 
 
+def prefill(params, cache, tokens, last, key, cfg, sampling):
+    """Prompt (padded to a bucket length) -> (next token (1,) int32, logits at `last`, cache). Jitted;
+    the cache is donated."""
+    _check_call(params, cache, tokens, last, "prompt")
+    return _prefill(params, cache, tokens, last, key, cfg=cfg, sampling=sampling)
+
+
 @functools.partial(pt.jit, static_argnames=("cfg", "sampling"), donate_argnums=(1,))
-def decode_step(params, cache, token, pos, key, cfg, sampling):
-    """One decode step: (next token (1,) int32, logits (vocab,), cache with position pos written)."""
+def _decode_step(params, cache, token, pos, key, cfg, sampling):
     logits, cache = decode_forward(params, cache, token, pos, cfg)
     return sample(logits, key, sampling).astype(pt.int32).reshape((1,)), logits, cache
 
 
+def decode_step(params, cache, token, pos, key, cfg, sampling):
+    """One decode step: (next token (1,) int32, logits (vocab,), cache with position pos written). Jitted;
+    the cache is donated."""
+    _check_call(params, cache, token, pos, "decode")
+    return _decode_step(params, cache, token, pos, key, cfg=cfg, sampling=sampling)
+
+
 @functools.partial(pt.jit, static_argnames=("cfg",), donate_argnums=(1,))
-def prefill_all_logits(params, cache, tokens, cfg):
-    """Prompt -> (logits (T, vocab) of every position, cache)."""
+def _prefill_all_logits(params, cache, tokens, cfg):
     return prefill_forward(params, cache, tokens, cfg)
 
+
+def prefill_all_logits(params, cache, tokens, cfg):
+    """Prompt -> (logits (T, vocab) of every position, cache). Jitted; the cache is donated."""
+    _check_call(params, cache, tokens, None, "prompt")
+    return _prefill_all_logits(params, cache, tokens, cfg=cfg)

@@ -23,6 +23,7 @@ class SamplingConfig:
     min_p: float = 0.0
 
     def __post_init__(self):
+        _normalize(self)
         if not (self.temperature >= 0 and math.isfinite(self.temperature)):
             raise SamplingError(f"temperature must be a finite number >= 0, got {self.temperature}")
         if self.top_k < 0:
@@ -49,6 +50,20 @@ class SamplingConfig:
         parts += [f"top-p {self.top_p:g}"] if self.top_p < 1 else []
         parts += [f"min-p {self.min_p:g}"] if self.min_p > 0 else []
         return ", ".join(parts)
+
+
+def _normalize(cfg: SamplingConfig) -> None:
+    """Store temperature, top_p and min_p as floats and top_k as an int, or refuse them: a string or None
+    would otherwise fail as a bare TypeError at the comparisons, and top_k 2.5 only inside the draw."""
+    for name in ("temperature", "top_p", "min_p"):
+        v = getattr(cfg, name)
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
+            raise SamplingError(f"SamplingConfig: {name} must be a number, got {v!r}")
+        object.__setattr__(cfg, name, float(v))
+    k = cfg.top_k
+    if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+        raise SamplingError(f"SamplingConfig: top_k must be an int >= 0 (0: off), got {k!r}")
+    object.__setattr__(cfg, "top_k", int(k))
 
 
 GREEDY = SamplingConfig(temperature=0.0)

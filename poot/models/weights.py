@@ -10,6 +10,7 @@ one, say): ignoring them would run a different model than the one saved, silentl
 """
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -19,7 +20,7 @@ import numpy as np
 import poot as pt
 
 from poot.errors import PootError
-from poot.models.config import LlamaConfig, ModelConfigError
+from poot.models.config import LlamaConfig, ModelConfigError, rope_inv_freq
 from poot.models.llama import rope_tables
 
 _INSTALL = "pip install 'poot[llm]'"
@@ -273,13 +274,46 @@ def hf_config_dict(cfg: LlamaConfig) -> dict:
             d["max_window_layers"] = 0          # every layer (transformers' default is 28)
         if cfg.layer_windows is not None:
             d["layer_types"] = ["sliding_attention" if w else "full_attention" for w in cfg.layer_windows]
+    _check_round_trip(cfg, d)
     return d
 
 
+def _effective(cfg: LlamaConfig) -> dict:
+    """What the decoder computes with, field by field: two configs equal here run the same model (a window
+    of 0 and None alike, per-layer windows as each layer sees them, RoPE by its inverse frequencies)."""
+    out = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
+           if f.name not in ("sliding_window", "layer_windows", "rope_scaling", "rope_theta", "eos_token_ids")}
+    out["eos_token_ids"] = tuple(cfg.eos_token_ids)
+    out["sliding_window (per layer)"] = tuple(cfg.window(i) for i in range(cfg.num_hidden_layers))
+    out["rope_theta, rope_scaling"] = tuple(rope_inv_freq(cfg).tolist())
+    return out
+
+
+def _check_round_trip(cfg: LlamaConfig, d: dict) -> None:
+    """Refuse a config that config.json cannot express: transformers (and `load_checkpoint`) would read
+    the file back as another model (Llama has no sliding window; Qwen2 always has q/k/v biases and
+    Mistral none), so saving it would either change the model silently or write a checkpoint that
+    cannot be loaded."""
+    try:
+        back = LlamaConfig.from_hf(json.loads(json.dumps(d)))
+    except ModelConfigError as e:
+        raise ModelConfigError(f"this {cfg.architecture} config cannot be written as a config.json that loads "
+                               f"back ({e})") from None
+    want, got = _effective(cfg), _effective(back)
+    diff = [f"{k} {want[k]!r} would load as {got[k]!r}" for k in want if want[k] != got[k]]
+    if diff:
+        raise ModelConfigError(f"a {cfg.architecture} config.json cannot express this config: "
+                               f"{'; '.join(diff)} (transformers' {cfg.architecture} reads these settings "
+                               f"differently or not at all; choose an architecture that has them, or change "
+                               f"the config)")
+
+
 def save_checkpoint(path: str, cfg: LlamaConfig, params: dict) -> None:
-    """Write config.json and model.safetensors for (cfg, params) into directory `path`."""
+    """Write config.json and model.safetensors for (cfg, params) into directory `path`. A config that
+    config.json cannot express raises ModelConfigError before anything is written."""
     st = require("safetensors.numpy")
+    hf = hf_config_dict(cfg)
     os.makedirs(path, exist_ok=True)
     with open(os.path.join(path, "config.json"), "w") as f:
-        json.dump(hf_config_dict(cfg), f, indent=1)
+        json.dump(hf, f, indent=1)
     st.save_file(to_hf_tensors(cfg, params), os.path.join(path, "model.safetensors"))

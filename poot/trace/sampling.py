@@ -76,6 +76,7 @@ def sample(logits, key=None, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0):
     if flat.shape != (rows, vocab):
         flat = flat.reshape((rows, vocab))
     p24, mp24 = scaled(top_p, min_p)
+    top_k = top_k if top_k < vocab else 0                      # keeps every token: off (and fits 32 bits)
     params = {"greedy": greedy, "temperature": 1.0 if greedy else temperature, "top_k": top_k,
               "p24": p24, "mp24": mp24}
     out = wrap(record(OP, (flat._node, words._node), params))
