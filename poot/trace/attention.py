@@ -22,7 +22,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from poot.errors import ArgumentError, ArgumentValueError, DeviceError, DTypeError, ShapeError
 from poot.fuse.attention import kernel_mask
 from poot.trace import elementwise as ew
 from poot.trace import recipes
@@ -145,8 +145,11 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     left, right = band(lq, lk, is_causal, window)
     scale = (1.0 / math.sqrt(dq) if dq else 1.0) if scale is None else float_argument(scale, OP, "scale")
     cap = 0.0 if softcap is None else float_argument(softcap, OP, "softcap")
-    if cap < 0:
-        raise ShapeError(f"{OP}: softcap must be positive, got {softcap}")
+    if not cap >= 0 or math.isinf(cap):      # NaN fails the first test
+        raise ArgumentValueError(f"{OP}: softcap must be a finite number > 0 (0 or None: no softcap), got "
+                                 f"{softcap}")
+    if not math.isfinite(scale):
+        raise ArgumentValueError(f"{OP}: scale must be a finite number (None: 1 / sqrt(head size)), got {scale}")
     full = batch + (hq, lq, lk)
     b = math.prod(batch)
     operands = [_shaped(q, (b, hq, lq, dq)), _shaped(k, (b, hk, lk, dk)), _shaped(v, (b, hk, lk, dv))]

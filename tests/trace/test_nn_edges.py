@@ -55,6 +55,12 @@ def test_attention_arguments_are_checked_by_name():
         pt.nn.scaled_dot_product_attention(ones, ones, ones, scale="x")
     with pytest.raises(pt.PootError, match="softcap must be a number"):
         pt.nn.scaled_dot_product_attention(ones, ones, ones, softcap="x")
+    for cap in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(pt.ArgumentValueError, match="softcap must be a finite number > 0"):
+            pt.nn.scaled_dot_product_attention(ones, ones, ones, softcap=cap)
+    for scale in (float("nan"), float("inf")):
+        with pytest.raises(pt.ArgumentValueError, match="scale must be a finite number"):
+            pt.nn.scaled_dot_product_attention(ones, ones, ones, scale=scale)
     for window in (np.int64(1), (np.int64(1), None)):
         np.testing.assert_allclose(pt.nn.scaled_dot_product_attention(ones, ones, ones, window=window).numpy(), 1.0)
     empty = pt.nn.scaled_dot_product_attention(pt.ones((1, 1, 2, 0)), pt.ones((1, 1, 2, 0)), pt.ones((1, 1, 2, 3)))
