@@ -79,11 +79,11 @@ class MappedBuffer(DriverBuffer):
 
     def __del__(self):
         host = self.host
-        if host and self.handle is not None and not EXITING.is_set():
-            try:
+        try:    # at interpreter exit, module globals (EXITING too) may be gone: the exit frees the memory
+            if host and self.handle is not None and not EXITING.is_set():
                 self.device._drv.cuMemFreeHost(host)
-            except Exception:       # at interpreter exit: the process exit frees the context's memory
-                pass
+        except Exception:
+            pass
 
 
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02
