@@ -15,7 +15,9 @@ Rules the IR follows (KIR semantics, model.py):
   (`llvm.minimum/maximum`);
 - f16/bf16 values compute in float and are rounded once per operation; bf16 rounding and
   conversions are integer bit operations (round to nearest even, NaN kept quiet);
-- float add/sub/mul carry `contract` (the backend may fuse them into FMAs) except `add_nocontract`;
+- float add/sub/mul carry `contract` (the backend may fuse them into FMAs) except `add_nocontract`, on
+  GPU targets only (`Lowering.contracts`): on the CPU every operation rounds on its own, as NumPy's
+  do, so a*b + c, x*x - y*y and a singular determinant give NumPy's numbers to the last bit;
 - with `kernel.checks`, an index outside 0..len-1 writes the trap word and ends the thread.
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": 
 _ICMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 _FARITH = {"add": "fadd contract", "sub": "fsub contract", "mul": "fmul contract", "div": "fdiv",
            "rem": "frem", "add_nocontract": "fadd"}
+_FARITH_EXACT = {op: inst.replace(" contract", "") for op, inst in _FARITH.items()}
 _REASSOC = {f"{op}_reassoc": op for op in ("add", "mul", "min", "max")}
 # Mma shape -> (the hardware, the targets whose lowering builds it), for the NotBuiltError elsewhere
 MMA_BUILT_FOR = {
@@ -54,6 +57,8 @@ class Lowering(Conversions, WideMemoryLowering):
     `buffers` (name -> ptr value), `shared_ptrs`, `meta`, `trap` (ptr values), `ids` ((kind, axis) ->
     i32 value for 'group' and 'local'), `local_ptr(name)`, `on_return()`, `on_trap_exit()`,
     `on_barrier()`; the 16-byte memory operations' hooks are in wide_memory.py."""
+
+    contracts = True        # float add/sub/mul may fuse into FMAs (the module docstring says where not)
 
     def __init__(self, kernel: Kernel, module: Module, as_global: int = 0, as_shared: int = 0):
         self.k, self.m = kernel, module
@@ -329,7 +334,8 @@ class Lowering(Conversions, WideMemoryLowering):
             return self.op(f"icmp {sign}{_ICMP[op]} {ty} {a}, {b}")
         if dt.is_float(t):
             if op in _FARITH:
-                return self.round_to(self.op(f"{_FARITH[op]} {ty} {a}, {b}"), t)
+                inst = (_FARITH if self.contracts else _FARITH_EXACT)[op]
+                return self.round_to(self.op(f"{inst} {ty} {a}, {b}"), t)
             if op in ("min", "max"):
                 fn = f"llvm.{'minimum' if op == 'min' else 'maximum'}.{_sfx(ty)}"
                 return self.intr(fn, ty, [(ty, a), (ty, b)])
@@ -367,7 +373,8 @@ class Lowering(Conversions, WideMemoryLowering):
         if op in ("min", "max"):
             fn = f"llvm.{'minimum' if op == 'min' else 'maximum'}.{_sfx(ty)}"
             return self.intr(fn, ty, [(ty, a), (ty, b)], flags="reassoc")
-        return self.round_to(self.op(f"{_FARITH[op].replace('contract', 'reassoc contract')} {ty} {a}, {b}"), t)
+        inst = _FARITH[op].replace("contract", "reassoc contract" if self.contracts else "reassoc")
+        return self.round_to(self.op(f"{inst} {ty} {a}, {b}"), t)
 
     def int_divrem(self, op: str, a: str, b: str, t) -> str:
         ty = reg_type(t)
