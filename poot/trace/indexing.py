@@ -430,8 +430,8 @@ def setitem_node(x: Array, idx, value, mode="set"):
 
 
 # element types a SPIR-V device stores as fields of 32-bit words (poot/jit/llvm/targets/spirv/lowering.py
-# PACKED): a field is written by an atomic xor of its old bits with the new, so two threads writing one
-# element (a scatter's repeated index) combined their values by xor
+# PACKED): two threads writing one element (a scatter's repeated index) leave one of their values, but
+# not in the order a CPU scatter's writes land, so such a scatter picks its winner first
 _SUBWORD = frozenset({dt.bool_, dt.int8, dt.uint8, dt.int16, dt.uint16, dt.bfloat16})
 
 

@@ -108,7 +108,11 @@ LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # fdli
 
 
 def _log_dd(b: MathBuilder, x):
-    """log(x) = H + L for finite x > 0 (double only)."""
+    """log(x) = H + L for finite x > 0 (double only), normalized (|L| <= ulp(H) / 2) and good to ~2**-62
+    relative: pow multiplies it by y, up to |y log x| ~ 745, and reduces only y*H by n ln 2, so an
+    unnormalized L (the series tail, up to ~3e-3, was left there) gave exp's polynomial an argument far
+    outside |r| <= ln2 / 2 (x ** 700 was wrong by 1e8 ulp), and a tail rounded in plain double
+    (1e-2 of log x) cost tens of ulps. log(x) = e ln 2 + 2s + s^3 (2/3 + s^2 Q(s^2)), s = (m-1)/(m+1)."""
     tiny = b.cmp("olt", x, b.k(2.2250738585072014e-308))
     xs = b.sel(tiny, b.mul(x, b.k(2.0 ** 54)), x)
     eadj = b.sel(tiny, "-54", "0", ty="i64")
@@ -123,13 +127,31 @@ def _log_dd(b: MathBuilder, x):
     rr = b.fma(ns, den, num)
     rr = b.fma(ns, den_lo, rr)
     s_lo = b.div(rr, den)
-    z = b.mul(s, s)
-    tail = b.mul(b.mul(s, z), b.horner(z, _LOG_P))
+    t_hi, t_lo, z = _log_tail(b, s)
     ef = b.to_float(e)
-    a = b.mul(ef, b.k(LN2_HI))
-    h, err = b.two_sum(a, b.add(s, s))
-    low = b.add(b.add(b.add(s_lo, s_lo), tail), b.fma(ef, b.k(LN2_LO), err))
-    return h, low
+    h, err = b.two_sum(b.mul(ef, b.k(LN2_HI)), b.add(s, s))
+    h, err2 = b.two_sum(h, t_hi)
+    ds = b.mul(b.add(s_lo, s_lo), b.add(one, z))        # d(2s + 2/3 s^3) = 2 (1 + s^2) ds
+    low = b.add(b.add(b.add(err, err2), b.add(t_lo, ds)), b.mul(ef, b.k(LN2_LO)))
+    return b.two_sum(h, low)
+
+
+_TWO_THIRDS_LO = 3.700743415417188e-17      # 2/3 - float(2/3)
+
+
+def _log_tail(b: MathBuilder, s):
+    """The series tail s^3 (2/3 + z Q(z)), z = s^2, as hi + lo: s^3 * 2/3 from exact products (it is up
+    to 1% of log x), the rest (2% of that) in plain double. Also returns z."""
+    z = b.mul(s, s)
+    z_lo = b.fma(s, s, b.neg(z))
+    s3 = b.mul(s, z)
+    s3_lo = b.add(b.fma(s, z, b.neg(s3)), b.mul(s, z_lo))
+    c = b.k(_LOG_P[0])
+    t_hi = b.mul(s3, c)
+    rest = b.mul(b.mul(s3, z), b.horner(z, _LOG_P[1:]))
+    t_lo = b.fma(s3, c, b.neg(t_hi))
+    t_lo = b.add(t_lo, b.add(b.fma(s3, b.k(_TWO_THIRDS_LO), b.mul(s3_lo, c)), rest))
+    return t_hi, t_lo, z
 
 
 def _log_special(b: MathBuilder, x, res):

@@ -1,7 +1,8 @@
 """LLVM intrinsics the SPIR-V target defines itself: ones LLVM 22's SPIR-V backend cannot select under
 Vulkan (copysign), or selects as GLSL instructions weaker than LLVM's meaning (minimum/maximum: FMin/FMax
 ignore NaN; float64 Fma: drivers need not fuse it; float64 RoundEven: wrong on lavapipe). Each becomes an
-internal, always-inlined LLVM IR function -- for the shared lowering and for mathlib alike."""
+internal, always-inlined LLVM IR function -- for the shared lowering and for mathlib alike. A float32
+`pt.fma` gets its own single-rounding definition (fused_fma32): GLSL's float Fma need not fuse either."""
 from __future__ import annotations
 
 from poot.jit.llvm.ir import int_const
@@ -84,6 +85,48 @@ def _roundeven64() -> str:
   %res = select i1 %zero, double %z, double %r"""
 
 
+def _fma32() -> str:
+    """fma for floats with one rounding: the product of two floats is exact in double and TwoSum gives
+    the double sum s and its exact error t; s is then rounded to odd (moved one ulp toward t where t is
+    nonzero and s's last bit is even), which makes the final rounding to float the single rounding of
+    a*b + c (53 >= 24 + 2 bits), subnormal results included. A NaN or an infinity leaves t NaN and s as
+    it is. Every product is exact, so a driver that contracts mul+add cannot change anything."""
+    return """  %ad = fpext float %a to double
+  %bd = fpext float %b to double
+  %cd = fpext float %c to double
+  %p = fmul double %ad, %bd
+  %s = fadd double %p, %cd
+  %sv = fsub double %s, %p
+  %su = fsub double %s, %sv
+  %sx = fsub double %p, %su
+  %sy = fsub double %cd, %sv
+  %t = fadd double %sx, %sy
+  %si = bitcast double %s to i64
+  %ti = bitcast double %t to i64
+  %low = and i64 %si, 1
+  %even = icmp eq i64 %low, 0
+  %inexact = fcmp one double %t, 0.0
+  %fix = and i1 %inexact, %even
+  %sx2 = xor i64 %si, %ti
+  %same = icmp sge i64 %sx2, 0
+  %step = select i1 %same, i64 1, i64 -1
+  %adj = select i1 %fix, i64 %step, i64 0
+  %oi = add i64 %si, %adj
+  %o = bitcast i64 %oi to double
+  %res = fptrunc double %o to float"""
+
+
+def fused_fma32(module) -> str:
+    """The float fma with one rounding that `pt.fma` promises, defined in `module` once (its name). A
+    Vulkan driver need not fuse GLSL's Fma (lavapipe rounds the product). It computes in double, so only
+    `pt.fma` on floats gets it: mathlib's float-native functions (NATIVE_F32) keep the GLSL Fma, as they
+    are written not to need the fusion and a device without float64 runs them."""
+    fn = "poot.spv.fma.exact.f32"
+    module.declare(fn, f"define internal float @{fn}(float %a, float %b, float %c) #1 {{\n{_fma32()}\n"
+                       "  ret float %res\n}")
+    return "@" + fn
+
+
 def redirect_intrinsics(module) -> None:
     """Intrinsics LLVM's SPIR-V backend cannot select under Vulkan (copysign), or selects as GLSL
     instructions weaker than LLVM's meaning (minimum/maximum: FMin/FMax ignore NaN; float64 Fma: not
@@ -110,4 +153,4 @@ def redirect_intrinsics(module) -> None:
     module.intrinsic = intrinsic
 
 
-__all__ = ["redirect_intrinsics"]
+__all__ = ["fused_fma32", "redirect_intrinsics"]

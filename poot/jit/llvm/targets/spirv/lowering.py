@@ -12,6 +12,8 @@ from poot.jit.kir.model import TRAP_BOUNDS, BufferParam, Trap
 from poot.jit.llvm.ir import float_const, int_const, mem_type, reg_type
 from poot.jit.llvm.convert import _sfx
 from poot.jit.llvm.lower import Lowering
+from poot.jit.llvm.targets.spirv.intrinsics import fused_fma32
+from poot.jit.llvm.targets.spirv.widen import WIDE
 from poot.jit.llvm.workgroup import has_barrier
 
 PACKED = {dt.bool_: 8, dt.bfloat16: 16, dt.int8: 8, dt.uint8: 8, dt.int16: 16, dt.uint16: 16}  # in i32 words
@@ -205,9 +207,20 @@ class SpirvLowering(Lowering):
             return self.op(f"lshr i32 {self.bf16_bits32(v)}, 16")
         return v                                    # a narrow int, computed in i32 (spirv_widen.py)
 
+    def _e_Fma(self, e) -> str:
+        """A float32 fma with one rounding (spirv_intrinsics.fused_fma32). The 16-bit floats' fma computes in
+        float, where their product is exact, so the native Fma gives what the shared lowering does."""
+        if e.dtype is not dt.float32:
+            return super()._e_Fma(e)
+        return self.call(fused_fma32(self.m), "float", [("float", self.expr(x)) for x in (e.a, e.b, e.c)])
+
     def _e_Cast(self, e) -> str:
+        """`Cast(Read(narrow int scalar), wide int)`, spirv_widen's spelling of a narrow scalar param, is its
+        extended word; every other cast (a bool or bfloat16 scalar's included: their reads give an i1 and a
+        float) converts the value the read gives."""
         x = e.x
-        if type(x).__name__ == "Read" and x.dtype in PACKED and x.name in self.scalar_words:
+        if type(x).__name__ == "Read" and x.dtype in WIDE and x.name in self.scalar_words and \
+                dt.is_int(e.dtype) and e.dtype.bits == 32:
             return self.extend(self.meta_word(self.scalar_words[x.name][0]), x.dtype)  # a narrow scalar
         return super()._e_Cast(e)
 
@@ -454,25 +467,59 @@ class SpirvLowering(Lowering):
         self.effect_checked(ok, store)
 
     def packed_store(self, p: str, shift: str, bits: str, width: int) -> None:
-        """Element bits `bits` into their `width`-bit field at `shift` of the buffer word at `p`: one
-        atomic xor of (the field's bits now ^ `bits`); other threads own the word's other fields.
+        """Element bits `bits` into their `width`-bit field at `shift` of the buffer word at `p`; other
+        threads own the word's other fields, and several threads may store to the same element.
 
-        Not an atomic `and` clearing the field, then an atomic `or` of the bits: the `and` does not
-        depend on the value stored, and SPIR-V lets a driver assume that two bindings never alias
-        (no Aliased decoration), while the runtime binds one buffer twice for an in-place update (a
-        donated KV cache: the scatter's copy reads binding 0 and writes binding 3 of one buffer). A
-        driver may then schedule the `and` above the load whose value the `or` stores: the copy reads
-        back its own cleared field and zeroes the array. On an NVIDIA GPU's raw Vulkan device this
+        An atomic `and` clears the field's bits that are 0 in `bits`, then an atomic `or` sets those
+        that are 1: both are idempotent, so threads storing one value to one element (a flag, a
+        "seen" mark) all leave that value, where a plain load and an xor of the difference let two
+        such stores cancel. Both masks are computed from the stored value: SPIR-V lets a driver
+        assume two bindings never alias (no Aliased decoration), while the runtime binds one buffer
+        twice for an in-place update (a donated KV cache: the scatter's copy reads binding 0 and
+        writes binding 3 of one buffer), and a driver may move an atomic above a load of another
+        binding it does not depend on. A mask independent of the value (clear the whole field, then
+        or) could clear the field before the copy reads it: an NVIDIA GPU's raw Vulkan device then
         zeroed the bfloat16 KV cache of every decode step (tests/devices/spirv_alias_schedule.py
-        applies that schedule on lavapipe and reproduces its logits). The xor's operand is computed
-        from the stored value, so no schedule can put it first, and the field goes from its old bits
-        to the new in one step. The old bits are read through the atomic's own binding."""
+        applies that schedule on lavapipe).
+
+        The `or` returns the word before it; if its field held bits outside `bits`, another thread's
+        `or` of a different value came between this thread's two atomics, and the pair is repeated
+        (packed_store_retry) so that racing stores of different values leave one of them, not a mix."""
         low = (1 << width) - 1
-        word = self.op(f"load i32, ptr addrspace(11) {p}")
-        now = self.op(f"and i32 {self.op(f'lshr i32 {word}, {shift}')}, {low}")
-        flip = self.op(f"and i32 {self.op(f'xor i32 {now}, {bits}')}, {low}")
-        moved = self.op(f"shl i32 {flip}, {shift}")
-        self.op(f'atomicrmw xor ptr addrspace(11) {p}, i32 {moved} syncscope("device") monotonic')
+        field = self.op(f"shl i32 {low}, {shift}")
+        moved = self.op(f"shl i32 {self.op(f'and i32 {bits}, {low}')}, {shift}")   # narrow ints arrive extended
+        stray = self.op(f"xor i32 {field}, {moved}")           # the field's bits that are 0 in `bits`
+        landed = self._and_or(p, stray, moved)
+        self.packed_store_retry(p, stray, moved, landed)
+
+    def _and_or(self, p: str, stray: str, moved: str) -> str:
+        """The atomic and/or pair of packed_store; i1: the field held exactly the stored bits after it."""
+        clear = self.op(f"xor i32 {stray}, -1")
+        self.op(f'atomicrmw and ptr addrspace(11) {p}, i32 {clear} syncscope("device") monotonic')
+        before = self.op(f'atomicrmw or ptr addrspace(11) {p}, i32 {moved} syncscope("device") monotonic')
+        return self.op(f"icmp eq i32 {self.op(f'and i32 {before}, {stray}')}, 0")
+
+    def packed_store_retry(self, p: str, stray: str, moved: str, landed: str, tries: int = 64) -> None:
+        """Repeat the and/or pair until it lands unmixed, at most `tries` times: in lockstep execution the
+        first lane's pair always lands, so contending lanes finish in as many rounds as there are
+        values; the bound keeps an adversarial schedule from spinning. A loop whose only exit is its
+        header's test, the shape LLVM's SPIR-V structurizer handles."""
+        f = self.f
+        entry, head, body, done = f.blocks[-1][0], f.label("pst"), f.label("pstb"), f.label("pstd")
+        f.br(head)
+        f.start(head)
+        phis = f.lines                          # filled in once the body's values exist
+        ok, n = f.tmp(), f.tmp()
+        again = self.op(f"and i1 {self.op(f'xor i1 {ok}, true')}, {self.op(f'icmp ult i32 {n}, {tries}')}")
+        f.cbr(again, body, done)
+        f.start(body)
+        ok_next = self._and_or(p, stray, moved)
+        n_next = self.op(f"add i32 {n}, 1")
+        latch = f.blocks[-1][0]
+        f.br(head)
+        f.start(done)
+        phis[:0] = [f"  {ok} = phi i1 [ {landed}, %{entry} ], [ {ok_next}, %{latch} ]",
+                    f"  {n} = phi i32 [ 0, %{entry} ], [ {n_next}, %{latch} ]"]
 
     def _s_AtomicAdd(self, s) -> None:
         t, sp = self.decl[s.buffer].dtype, self.space(s.buffer)

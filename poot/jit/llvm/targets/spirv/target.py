@@ -13,10 +13,12 @@ What differs from the other targets, and why:
   Indices are 32-bit (buffers hold < 2**32 elements), so kernels need no Int64.
 - naga (wgpu's translator) has no 8- or 16-bit integers. Kernels compute int8/uint8/int16/uint16
   in 32 bits (spirv_widen.py); buffers of them, and of bool and bfloat16, are read as 32-bit words
-  (shift and mask) and written with one word atomic, an xor of the field's old bits with the new
-  (other threads own the other bytes of the word; the atomic depends on the stored value, so a
-  driver that assumes bindings never alias cannot order it before the load of an in-place update:
-  SpirvLowering.packed_store says why); shared arrays of them take a word per element. float16 is native `half` (the
+  (shift and mask) and written with word atomics, an `and` clearing the field's bits that are 0 in
+  the new value and an `or` setting those that are 1 (other threads own the other bytes of the word,
+  and threads storing one value to one element must not undo each other; both masks depend on the
+  stored value, so a driver that assumes bindings never alias cannot order them before the load of
+  an in-place update: SpirvLowering.packed_store says why); shared arrays of them take a word per
+  element. float16 is native `half` (the
   device asks for the adapter's shader-f16).
 - The grid is folded (poot/devices/grid.py fold_grid): the entry linearizes its physical workgroup
   id over NumWorkgroups, leaves at once past the logical group count (uniform per workgroup, before
