@@ -11,8 +11,8 @@ from poot.errors import (APIVersionError, ArgumentAttributeError, ArgumentError,
                          ArgumentOverflowError, ArgumentValueError, ArgumentZeroDivisionError, AxisError, CacheError,
                          CompileLimitError, ConfigError, CopyError, DeviceError, DomainError, DeviceUnavailableError,
                          DTypeError, InternalError, KernelImportError, KernelIndexError, KernelTrap, KIRError,
-                         LoweringError, NotBuiltError, OutOfMemoryError, PootError, PootIndexError, RetraceWarning,
-                         SamplingError, ShapeError, TracerError)
+                         LeakedTracerError, LoweringError, NotBuiltError, OutOfMemoryError, PootError, PootIndexError,
+                         RetraceWarning, SamplingError, ShapeError, TracerError)
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64
@@ -42,6 +42,7 @@ from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, 
                              vjp)  # (poot/transforms)
 from poot import tree_util  # noqa: E402  (JAX's pytree helpers, over poot's one pytree flattening)
 from poot.tree_util import tree_map  # noqa: E402
+from poot import lax  # noqa: E402  (jax.lax's names over poot's functions)
 from poot.transforms.tracing import ArgumentWriteError  # noqa: E402  (a TracerError the docs name)
 from poot.trace.kernel_call import kernel_call  # noqa: E402  (a @pt.kernel as a traced function)
 bool = bool_  # noqa: A001

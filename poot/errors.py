@@ -70,6 +70,11 @@ class TracerError(PootError):
     """A traced (abstract) value was used where a concrete one is needed, inside @poot.jit."""
 
 
+class LeakedTracerError(TracerError):
+    """A value of a finished trace (stored outside a jitted or vmapped function, a loop or branch
+    body) used later: it has no value outside that trace (JAX's UnexpectedTracerError)."""
+
+
 class RetraceWarning(UserWarning):
     """A jitted function keeps being traced again (its arguments' shapes, dtypes or static values
     keep changing); the message names the argument."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.base import Buffer
-from poot.errors import DTypeError, PootError, TracerError
+from poot.errors import DTypeError, LeakedTracerError, PootError, TracerError
 from poot.graph import OPS, Aval, Graph
 from poot.jit.runtime.execute import execute_keyed, numpy_to_buffer
 from poot.trace import context as _dev
@@ -177,6 +177,19 @@ class _State(threading.local):
 
 
 _state = _State()
+_state_live = threading.local()    # .ids: the placeholders of the traces open now (see `placeholder`)
+
+
+def _live_ids() -> set:
+    if not hasattr(_state_live, "ids"):
+        _state_live.ids = set()
+    return _state_live.ids
+
+
+def _trace_closed() -> None:
+    """The outermost trace ended: every placeholder made so far belongs to a finished trace."""
+    if _state.tracing == 0:
+        _live_ids().clear()
 
 
 def is_tracing() -> bool:
@@ -192,6 +205,7 @@ def tracing():
         yield
     finally:
         _state.tracing -= 1
+        _trace_closed()
 
 
 @contextlib.contextmanager
@@ -208,6 +222,7 @@ def scope():
         yield ids
     finally:
         _state.tracing -= 1
+        _trace_closed()
         _state.scope = outer
         ids.update(id(n) for n in created)
         if outer is not None:   # a nested body's nodes also belong to the enclosing one
@@ -215,8 +230,12 @@ def scope():
 
 
 def placeholder(aval: Aval, device: str, where=None) -> Node:
-    """An abstract graph input: a shape and dtype, no value (what @poot.jit traces with)."""
-    return Node(None, (), None, aval, device, where or caller_where(), 0)
+    """An abstract graph input: a shape and dtype, no value (what @poot.jit traces with). It is
+    noted as live until the outermost trace ends, so that one used after that is told apart
+    (a leaked tracer) from one used for Python control flow inside its trace."""
+    n = Node(None, (), None, aval, device, where or caller_where(), 0)
+    _live_ids().add(id(n))
+    return n
 
 
 # --- recording ----------------------------------------------------------------------------------
@@ -371,6 +390,12 @@ def refuse_if_tracing(what: str, node: Node) -> None:
         raise PootError(f"{what}: this array ({node.aval}) was donated to a jitted function at "
                         f"{format_where(node.where)} and its buffer may now hold that call's result; "
                         f"use the result, or do not list the argument in donate_argnums")
+    if node.op is None and node.buf is None and id(node) not in _live_ids():
+        raise LeakedTracerError(
+            f"at {format_where(caller_where())}: {what} uses a leaked tracer: this array ({node.aval}) "
+            f"depends on a value traced at {format_where(node.where)} (an argument of a pt.jit or "
+            f"pt.vmap function, or of a loop or branch body), and escaped that trace (stored in an outer "
+            f"variable or list); it has no value outside it. Return it from the function instead")
     if is_tracing() or (node.op is None and node.buf is None):
         raise TracerError(
             f"at {format_where(caller_where())}: {what} needs a concrete value, but this array "

@@ -143,11 +143,20 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         r = ew.add(ew.multiply(slope, ew.subtract(x, x0)), y0)
         r = _sel(ew.isnan(r), ew.add(ew.multiply(slope, ew.subtract(x, x1)), y1), r)
         r = _sel(ew.logical_and(ew.isnan(r), ew.equal(y0, y1)), y0, r)
-        r = _sel(ew.equal(x, x0), y0, r)
-        r = _sel(ew.equal(x, last), fp[n - 1], r)
+        r = _sel(ew.equal(x, x0), _at_knot(y0, slope, x, x0), r)
+        r = _sel(ew.equal(x, last), _at_knot(y1, slope, x, x1), r)
     r = _sel(ew.less(x, first), left, r)
     r = _sel(ew.greater(x, last), right, r)
     return r.astype(dt.float64)
+
+
+def _at_knot(y, slope, x, knot):
+    """`y`, interp's exact value at a sample point `x == knot`, written `y + slope * (x - knot)`: the
+    added term is zero there, but keeps the value's derivative in `x` (the segment's slope, as JAX
+    gives) instead of cutting it. Where the term is not finite (a zero-width segment's infinite
+    slope, an infinite knot), the value is `y` alone."""
+    term = ew.multiply(slope, ew.subtract(x, knot))
+    return _sel(ew.isfinite(term), ew.add(y, term), y)
 
 
 def _part(value, k: int):

@@ -86,6 +86,16 @@ def _require_float(arrays: list, tree, what: str, prefix: str) -> None:
                              f"it as an argument not listed in argnums")
 
 
+def _refuse_complex(arrays: list, tree, what: str, prefix: str) -> None:
+    """Complex derivatives are not built: a complex primal given a tangent (or a complex result given
+    a cotangent) raises instead of passing on a zero derivative, which would be silently wrong."""
+    for path, a in zip(pytree.paths(tree, prefix), arrays):
+        if a.dtype.kind == "c":
+            raise NotBuiltError(f"{what}: {path} is {a.dtype.name}: complex derivatives are not built; "
+                                f"differentiate a formulation on the real and imaginary parts "
+                                f"(pass z.real and z.imag as float arguments)")
+
+
 def _value_and_grad_call(fn, argnums, has_aux, what, args, kwargs):
     nums = _argnums(argnums, len(args), what)
     diff = tuple(args[n] for n in nums)
@@ -163,6 +173,7 @@ def vjp(fn, *primals, has_aux=False):
     with one cotangent per primal (zeros for integer primals). With `has_aux=True` `fn` returns
     `(result, aux)` and this returns `(result, vjp_fn, aux)`."""
     arrays, tree = _flatten_values(tuple(primals), "vjp", "primals")
+    _refuse_complex(arrays, tree, "vjp", "primals")
     nodes = [a._node for a in arrays]
     traced = Traced(fn, nodes, tree, "vjp", has_aux)
     pull = vjp_pass(traced, [True] * len(nodes))
@@ -174,6 +185,7 @@ def vjp(fn, *primals, has_aux=False):
         leaves, ct_tree = pytree.flatten(cotangent)
         if ct_tree != traced.out_tree:
             raise ShapeError("vjp: the cotangent must have the structure of the function's result")
+        _refuse_complex(out_arrays, ct_tree, "vjp", "result")
         cts = []
         for path, o, c in zip(pytree.paths(ct_tree, "cotangent"), out_arrays, leaves):
             cts.append(_cotangent(c, o, path))
@@ -210,6 +222,7 @@ def jvp(fn, primals, tangents, has_aux=False):
     t_arrays, t_tree = _flatten_values(tuple(tangents), "jvp", "tangents")
     if t_tree != tree:
         raise ShapeError("jvp: tangents must have the structure of primals")
+    _refuse_complex(arrays, tree, "jvp", "primals")
     tans = []
     for path, p, t, given in zip(pytree.paths(tree, "primals"), arrays, t_arrays, t_leaves):
         if t.shape != p.shape:

@@ -5,7 +5,8 @@ A construct's bodies are subgraphs; batching one re-traces it through `pt.cond`,
 result is again one construct on the device, never unrolled. What cannot stay one construct per batch
 is turned into masking, as JAX does:
 - `cond` with a batched predicate runs both branches and selects per example (a branch that may trap
-  runs an example that does not take it on a taking example's operands, so it cannot trap for it);
+  runs an example that does not take it on a taking example's operands, so it cannot trap for it; a
+  branch whose derivative may be infinite passes operand cotangents on only for the examples taking it);
 - `while` with a batched predicate runs until every example is done; an example that is done keeps
   its carry (the body's result is selected away; a body that may trap runs it on a running example's
   carry instead of its own, as a cond branch does).
@@ -94,20 +95,71 @@ def _may_trap(graph) -> bool:
     return False
 
 
+# Elementwise ops whose derivative is finite wherever their operands are: a branch of only these
+# cannot turn an untaken example's zero cotangent into NaN (0 * inf) under reverse mode.
+_SMOOTH_OPS = frozenset({"abs", "add", "and", "ceil", "convert", "copysign", "cos", "eq", "erf", "floor", "ge",
+                         "gt", "isfinite", "isinf", "isnan", "le", "logical_not", "lt", "max", "min", "mul", "ne",
+                         "neg", "or", "round", "select", "sign", "sin", "sub", "tanh", "trunc", "xor",
+                         "bitwise_not", "shl", "shr"})
+_SMOOTH_KINDS = frozenset({"source", "argreduce", "movement", "contraction"})
+
+
+def _may_blow_up(graph) -> bool:
+    """Whether `graph` has an op whose derivative can be infinite or NaN at finite operands (log, sqrt,
+    div, exp...), in a nested body too. Reverse mode through a per-example select multiplies the
+    untaken branch's zero cotangent by that derivative, so such a branch's operand cotangents must be
+    selected per example (`_masked`)."""
+    for eqn in graph.eqns:
+        op = get(eqn.op)
+        if op.kind == "control":
+            if any(_may_blow_up(g) for g in eqn.params["region"].graphs):
+                return True
+        elif op.kind == "reduce":
+            if eqn.op == "reduce_prod":
+                return True
+        elif op.kind not in _SMOOTH_KINDS and eqn.op not in _SMOOTH_OPS:
+            return True
+    return False
+
+
 def _cond_both(ctx, region, pred, operands):
     """A cond whose predicate differs per example: both branches run for every example and the
     predicate selects. A branch that may trap is guarded (`_guarded`), so an example that does not
-    take it cannot raise an error the unbatched cond would not (x[i] guarded by `i < len(x)`)."""
+    take it cannot raise an error the unbatched cond would not (x[i] guarded by `i < len(x)`). A
+    branch whose derivative may be infinite reads its operands through `_masked`, so an example that
+    does not take it gets no NaN from it in reverse mode (-p * log(p) guarded by `p > 0`); no device
+    cond is added for that, so the batch stays one fused select."""
     false_g, true_g = region.graphs
-    if ctx.size and _may_trap(true_g):
-        t = _guarded(ctx, true_g, pred, operands, region.out_avals)
-    else:
-        t = ctx.eval_graph(true_g, operands)
-    if ctx.size and _may_trap(false_g):
-        f = _guarded(ctx, false_g, record("logical_not", (pred,)), operands, region.out_avals)
-    else:
-        f = ctx.eval_graph(false_g, operands)
+    not_pred = record("logical_not", (pred,))
+    t = _branch(ctx, true_g, pred, operands, region.out_avals)
+    f = _branch(ctx, false_g, not_pred, operands, region.out_avals)
     return [_select(ctx, (pred, tn, fn), (0, td, fd)) for (tn, td), (fn, fd) in zip(t, f)]
+
+
+def _branch(ctx, graph, lanes, operands, out_avals):
+    """One branch of `_cond_both` run for every example; `lanes` (bool (B,)) are those taking it."""
+    if ctx.size and _may_trap(graph):
+        return _guarded(ctx, graph, lanes, operands, out_avals)
+    if ctx.size and _may_blow_up(graph):
+        return ctx.eval_graph(graph, _masked(ctx, lanes, operands))
+    return ctx.eval_graph(graph, operands)
+
+
+def _masked(ctx, lanes, pairs):
+    """`pairs` for a branch whose derivative may be infinite: each example outside `lanes` reads a
+    lane's operands (`_on_lanes`), so the branch's derivatives for it are a lane's (finite where the
+    lane's are: d/dw sqrt(w * x) of an unbatched w), and each batched float operand is read as
+    `select(lanes, x, cut(that))`, `cut` a same-type bitcast (the value, no derivative): in reverse
+    mode the select passes a cotangent on only for the examples taking the branch (as JAX, which
+    transposes the cond first and selects the cotangents). Forward values of the lanes are unchanged."""
+    moved = [front_if_batched(ctx, n, d) for n, d in pairs]
+    subs = _on_lanes(ctx, lanes, moved)
+    out = []
+    for (n, d), (sub, _) in zip(moved, subs):
+        if d is not None and n.aval.dtype.kind == "f":
+            sub = _select(ctx, (lanes, n, record("bitcast", (sub,), dtype=n.aval.dtype)), (0, 0, 0))[0]
+        out.append((sub, d))
+    return out
 
 
 def _guarded(ctx, graph, lanes, operands, out_avals):

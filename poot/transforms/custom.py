@@ -21,11 +21,13 @@ import functools
 import inspect
 import threading
 
-from poot.errors import ArgumentError, PootError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, NotBuiltError, PootError, ShapeError, api_boundary
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
+from poot.trace.promote import is_weak
 
-from .flat import jvp_flat, vjp_flat
+from .autodiff import vjp_pass
+from .flat import jvp_flat, trace_flat, vjp_flat
 from .prims import zeros, zeros_like
 from .tracing import CustomCall, can_mark, closed_over, mark, recorded, to_node, transforming
 
@@ -93,9 +95,8 @@ def _as_positions(nums, what: str) -> tuple:
 
 def _positional(fun, args: tuple, kwargs: dict, nondiff: tuple, what: str) -> tuple:
     """The call's arguments by position, as the rules take them: keyword arguments bound through
-    `fun`'s signature (and, with nondiff_argnums, defaults filled in so every position exists)."""
-    if not kwargs and not nondiff:
-        return args
+    `fun`'s signature and defaults filled in, as JAX does, so that every position exists and a bwd
+    rule returns one cotangent per parameter whether or not the caller passed a defaulted one."""
     try:
         bound = inspect.signature(fun).bind(*args, **kwargs)
     except TypeError as e:
@@ -106,6 +107,8 @@ def _positional(fun, args: tuple, kwargs: dict, nondiff: tuple, what: str) -> tu
                             f"positions; pass them positionally") from None
         return args
     bound.apply_defaults()
+    if bound.kwargs and not kwargs:       # defaulted keyword-only parameters: the function's own
+        return tuple(bound.args)
     if bound.kwargs:
         raise PootError(f"{what}: keyword arguments {sorted(bound.kwargs)} have no position "
                         f"(keyword-only); the derivative rules take arguments by position")
@@ -231,8 +234,10 @@ class custom_vjp:
                                              for c, a in zip(cts, holder["avals"])])
             back = bwd(residuals, ct)
             if not isinstance(back, (tuple, list)) or len(back) != nargs:
+                got = (f"a {type(back).__name__} of {len(back)}" if isinstance(back, (tuple, list))
+                       else type(back).__name__)
                 raise PootError(f"{what}: bwd must return a tuple of {nargs} cotangents (one per "
-                                f"argument), got {type(back).__name__}")
+                                f"argument, defaulted ones included), got {got}")
             flat: list = []
             for k, b in enumerate(back):
                 sub = _flatten_like(b, args[k])
@@ -303,14 +308,13 @@ class custom_jvp:
             got = rule(pytree.unflatten(arg_tree, primals), pytree.unflatten(arg_tree, tans))
             if not (isinstance(got, tuple) and len(got) == 2):
                 raise PootError(f"{what}: the jvp rule must return a pair (output, output tangent)")
+            _check_rule_primal(got[0], holder["avals"], dev, what)
             t_leaves = pytree.flatten(got[1])[0]
             if len(t_leaves) != len(holder["avals"]):
                 raise PootError(f"{what}: the jvp rule's tangent does not match the output's structure")
             tangent_arrays = [t if isinstance(t, Array) else Array(to_node(t, dev, what)) for t in t_leaves]
-            for k, (t, aval) in enumerate(zip(tangent_arrays, holder["avals"])):
-                if t.shape != aval.shape:
-                    raise ShapeError(f"{what}: the jvp rule's output tangent {k} has shape {t.shape}; "
-                                     f"the output has shape {aval.shape}")
+            for k, (t, given, aval) in enumerate(zip(tangent_arrays, t_leaves, holder["avals"])):
+                _check_rule_tangent(k, t, given, aval, what)
             return tangent_arrays
 
         def vjp_rule(arg_arrays, res_arrays, cts):
@@ -322,7 +326,9 @@ class custom_jvp:
                     tangents[i] = t
                 return jvp_rule(arg_arrays, tangents)
 
-            _, pull = vjp_flat(linear, [zeros_like(arg_arrays[i]) for i in floats], what)
+            traced = trace_flat(linear, [zeros_like(arg_arrays[i]) for i in floats], what)
+            _refuse_nonlinear(traced, what)
+            pull = vjp_pass(traced, [True] * len(floats))
             back = pull([c if a.dtype.kind == "f" else None for c, a in zip(cts, holder["avals"])])
             return _rebuild([None] * len(arg_arrays), floats, back)
 
@@ -332,6 +338,66 @@ class custom_jvp:
         call = CustomCall(arg_nodes, [], vjp_rule, jvp_rule, what, closed_over(body, arg_nodes, outs))
         result, holder["avals"] = _marked_results(call, out, dev)
         return result
+
+
+# Ops linear in every float operand (sums and moves of tangents), and those linear in one operand
+# when the others are constants: a rule's tangent may go through these only.
+_LINEAR_OPS = frozenset({"add", "sub", "neg", "convert", "select", "reduce_sum", "cumsum"})
+_LINEAR_IN_ONE = {"mul": (0, 1), "div": (0,), "matmul": (0, 1)}
+_CHECKED_KINDS = frozenset({"elementwise", "reduce", "argreduce", "scan", "contraction"})
+
+
+def _refuse_nonlinear(traced, what: str) -> None:
+    """Reverse mode transposes a custom_jvp rule, which needs the rule's output tangent to be
+    linear in the input tangents (JAX refuses a non-linear one when transposing). Without this,
+    t**2 or exp(t) would be silently linearized at t = 0. Checked on the elementwise, reduction and
+    contraction ops the tangents reach; moves, gathers and bodies are linear or checked where built."""
+    from poot.graph.registry import get
+
+    reached = {id(p) for p in traced.params}
+    for s in traced.eqns:
+        hit = [k for k, n in enumerate(s.inputs) if id(n) in reached]
+        if not hit:
+            continue
+        reached.add(id(s.node))
+        if get(s.op).kind not in _CHECKED_KINDS or s.op in _LINEAR_OPS and (s.op != "select" or 0 not in hit):
+            continue
+        allowed = _LINEAR_IN_ONE.get(s.op, ())
+        if len(hit) == 1 and hit[0] in allowed:
+            continue
+        raise NotBuiltError(f"{what}: reverse mode transposes the jvp rule, so its output tangent must be "
+                            f"linear in the input tangents; here they go through '{s.op}' (recorded at "
+                            f"{lazy.format_where(s.node.where)}), which is not linear in them. Write the "
+                            f"tangent as a linear function of the tangents (cos(x) * t, not t ** 2)")
+
+
+def _check_rule_primal(primal, avals, dev: str, what: str) -> None:
+    """The primal output of a custom_jvp rule must be typed as the function's output (JAX checks
+    this): the rule's primal is a second computation of the same value, and one of another shape
+    or dtype means the rule is not the derivative of this function."""
+    leaves = pytree.flatten(primal)[0]
+    if len(leaves) != len(avals):
+        raise PootError(f"{what}: the jvp rule's primal output has {len(leaves)} leaves; the function's "
+                        f"output has {len(avals)}")
+    for k, (given, aval) in enumerate(zip(leaves, avals)):
+        p = given if isinstance(given, Array) else Array(to_node(given, dev, what))
+        wrong_dtype = p.dtype is not aval.dtype and not is_weak(given)
+        if p.shape != aval.shape or wrong_dtype:
+            error = ShapeError if p.shape != aval.shape else DTypeError
+            raise error(f"{what}: the jvp rule's primal output {k} is {p.dtype.name}{list(p.shape)}; "
+                        f"the function's output is {aval.dtype.name}{list(aval.shape)}: a custom "
+                        f"JVP rule must return the function's own output as its primal")
+
+
+def _check_rule_tangent(k: int, t: Array, given, aval, what: str) -> None:
+    """A custom_jvp rule's output tangent has the output's shape and, for a float output, its
+    dtype (JAX checks both): a float32 tangent of a float64 output is a mistake in the rule."""
+    if t.shape != aval.shape:
+        raise ShapeError(f"{what}: the jvp rule's output tangent {k} has shape {t.shape}; "
+                         f"the output has shape {aval.shape}")
+    if aval.dtype.kind == "f" and t.dtype is not aval.dtype and not is_weak(given):
+        raise DTypeError(f"{what}: the jvp rule's output tangent {k} is {t.dtype.name}; the output is "
+                         f"{aval.dtype.name}: return a tangent of the output's dtype")
 
 
 @api_boundary

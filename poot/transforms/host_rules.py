@@ -12,6 +12,9 @@ from poot import dtypes as dt
 from poot.errors import NotBuiltError
 from poot.trace.array import Array
 
+from poot.trace.control import cond as pt_cond
+from poot.trace.control import fori_loop
+
 from .flat import vjp_flat
 from .prims import bind, convert, reshape, where, zeros_like
 
@@ -69,8 +72,58 @@ def _inv_jvp(primals, tangents, out, **params):
 
 
 def _det_jvp(primals, tangents, out, **params):
-    inv = bind("inv", primals[0])
-    return out * _batch(_trace_of_product(inv, tangents[0]))
+    """d det(A) = sum(cof(A) * dA), cof(A) = adj(A)^T: defined at a singular A too, as in JAX."""
+    cof = _cofactors(primals[0], out)
+    return _batch(bind("reduce_sum", cof * tangents[0], axes=(out.ndim, out.ndim + 1)))
+
+
+def _cofactors(a: Array, det: Array) -> Array:
+    """The cofactor matrix of `a`: det(A) A^-T where every matrix of the batch is invertible (det is
+    nonzero), else without an inverse (`_singular_cofactors`). A device cond picks one,
+    so the usual case keeps inv's derivative (Hessians) and a singular matrix does not fail in inv."""
+    flat = reshape(bind("abs", det), (det.size,))
+    smallest = reshape(bind("reduce_min", flat, axes=(0,)), ())
+    invertible = bind("gt", smallest, zeros_like(smallest))
+    return pt_cond(invertible, lambda m, d: _expand(d) * _mT(bind("inv", m)), _singular_cofactors, a, det)
+
+
+def _singular_cofactors(a: Array, det: Array) -> Array:
+    """cof(A) of a batch with a singular matrix: the value from the SVD (`_svd_cofactors`, stable),
+    the derivative from the Faddeev-LeVerrier polynomial (`_polynomial_cofactors`, exact at any
+    order, where the SVD's derivative is undefined at repeated or zero singular values)."""
+    poly = _polynomial_cofactors(a)
+    return _cut(_svd_cofactors(a)) + (poly - _cut(poly))
+
+
+def _cut(x: Array) -> Array:
+    """`x`'s value without a derivative (a same-type bitcast: no rule relates the values)."""
+    return bind("bitcast", x, dtype=x.dtype)
+
+
+def _polynomial_cofactors(a: Array) -> Array:
+    """cof(A) = adj(A)^T, adj(A) = (-1)^(n+1) M_n of the Faddeev-LeVerrier recurrence M_1 = I,
+    M_(k+1) = A M_k + c_(n-k) I, c_(n-k-1) = -tr(A M_(k+1)) / (k+1): a polynomial in A, one device loop."""
+    n = a.shape[-1]
+    eye = zeros_like(a) + convert(_eye_mask(a), a.dtype)
+
+    def step(k, carry):
+        m, c = carry
+        m = _mm(a, m) + c * eye
+        return m, -_trace_of_product(a, m) / convert(k + 1, a.dtype)
+
+    m, _ = fori_loop(1, n, step, (eye, -_trace_of_product(a, eye)))
+    return _mT(m) if n % 2 else -_mT(m)
+
+
+def _svd_cofactors(a: Array) -> Array:
+    """cof(A) for A = U S V^T: det(U) det(V) U adj(S) V^T, adj(S)_i the product of the other singular
+    values (exact where one or more are zero)."""
+    u, s, vh = (Array(bind("svd", a, full_matrices=False, index=k)._node) for k in range(3))
+    n = s.shape[-1]
+    others = where(_eye_mask(a), zeros_like(a) + 1.0, reshape(s, s.shape[:-1] + (1, n)) + zeros_like(a))
+    adj_s = bind("reduce_prod", others, axes=(a.ndim - 1,))            # prod_{j != i} s_j: (..., n, 1)
+    sign = bind("det", u) * bind("det", vh)
+    return _expand(sign) * _mm(u * reshape(adj_s, adj_s.shape[:-2] + (1, n)), vh)
 
 
 def _slogdet_jvp(primals, tangents, outs, **params):
@@ -94,7 +147,11 @@ def _cholesky_jvp(primals, tangents, out, upper):
 
 
 def _eigh_parts(a: Array, ta: Array, w: Array, v: Array):
+    """The tangents of eigh's eigenvalues and eigenvectors along the symmetric part of `ta`, as JAX
+    (which symmetrizes eigh's input): eigh is defined on symmetric matrices, and the transposed rule
+    then gives a symmetric gradient for the eigenvectors as it does for the eigenvalues."""
     n = a.shape[-1]
+    ta = (ta + _mT(ta)) * 0.5
     eye = convert(_eye_mask(a), a.dtype)
     gap = reshape(w, w.shape[:-1] + (1, n)) - reshape(w, w.shape + (1,))
     f = 1.0 / (eye + gap) - eye                               # 1 / (w_j - w_i) off the diagonal
