@@ -64,6 +64,7 @@ from poot.trace.selection import __all__ as _selection_all
 
 from poot.trace.ndarray import ndarray  # noqa: E402
 from poot.trace.cache_update import dynamic_update_slice, paged_update  # noqa: E402
+from poot.trace.dynamic_slicing import dynamic_slice, top_k  # noqa: E402
 newaxis = None
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 
@@ -99,7 +100,8 @@ def cast_to(value, dtype):
 
 
 __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn", "quant", "random", "newaxis", "pi", "e", "inf", "nan",
-            "result_type", "jit", "cond", "fori_loop", "while_loop", "dynamic_update_slice", "paged_update"]
+            "result_type", "jit", "cond", "fori_loop", "while_loop", "dynamic_update_slice", "paged_update",
+            "dynamic_slice", "top_k"]
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all + _numpy_more_all + _numpy_files_all + _numpy_extras_all + _numpy_index_sets_all + _numpy_signals_all

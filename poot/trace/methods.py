@@ -14,6 +14,7 @@ from poot.errors import DomainError, DTypeError, ShapeError, api_boundary
 from poot.trace import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
 from poot.trace.array import Array
 from poot.trace.array_api_sets import searchsorted
+from poot.trace.at_updates import AtIndexer
 from poot.trace.interop import array_function, array_ufunc
 from poot.trace.lazy import is_tracing, record
 from poot.trace.promote import cast, is_weak
@@ -266,5 +267,6 @@ for _name, _fn in {
     setattr(Array, _name, _fn)
 Array.searchsorted = api_boundary(lambda self, v, side="left", sorter=None: searchsorted(self, v, side=side,
                                                                                          sorter=sorter))
+Array.at = property(AtIndexer, doc="JAX's functional indexed updates: x.at[idx].set(v), .add(v), .get()...")
 
 fastpath.install(Array)

@@ -1,0 +1,318 @@
+"""`pt.lax`: JAX's `jax.lax` names over poot's functions, so code written against `jax.lax` runs with
+`import poot as pt; lax = pt.lax`.
+
+Only names whose JAX meaning poot gives are here: control flow (`cond`, `switch`, `fori_loop`,
+`while_loop`, `scan`, `map`), slicing (`dynamic_slice`, `dynamic_update_slice` and their `_in_dim`
+forms, `top_k`), `stop_gradient`, and elementwise and shape functions that are poot functions under
+lax's name and argument order (`lax.clamp(min, x, max)`, `lax.div` truncating integers toward zero,
+`lax.rem` keeping the dividend's sign). Anything else raises an AttributeError saying so (no silent
+fallback to a NumPy-style function with other semantics).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+import poot.trace as _t
+from poot import dtypes as _dt
+from poot.errors import ArgumentError, ShapeError, api_boundary
+from poot.trace import nn as _nn
+from poot.trace.array import Array
+from poot.trace.movement import arr as _arr
+from poot.transforms import scan, stop_gradient
+
+# control flow
+cond, while_loop = _t.cond, _t.while_loop
+dynamic_slice, top_k = _t.dynamic_slice, _t.top_k
+
+# elementwise functions that are poot's own under lax's names
+add, sub, mul, neg, max, min, abs, pow = (_t.add, _t.subtract, _t.multiply, _t.negative, _t.maximum,  # noqa: A001
+                                          _t.minimum, _t.abs, _t.power)
+exp, exp2, log, log1p, expm1, sqrt, cbrt, tanh = _t.exp, _t.exp2, _t.log, _t.log1p, _t.expm1, _t.sqrt, _t.cbrt, _t.tanh
+sin, cos, tan, sinh, cosh = _t.sin, _t.cos, _t.tan, _t.sinh, _t.cosh
+asin, acos, atan, asinh, acosh, atanh = _t.arcsin, _t.arccos, _t.arctan, _t.arcsinh, _t.arccosh, _t.arctanh
+atan2, erf, sign, floor, ceil, square, nextafter = _t.arctan2, _t.erf, _t.sign, _t.floor, _t.ceil, _t.square, \
+    _t.nextafter
+is_finite, rem = _t.isfinite, _t.fmod
+logistic = _nn.sigmoid
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = _t.bitwise_and, _t.bitwise_or, _t.bitwise_xor, _t.bitwise_not
+eq, ne, lt, le, gt, ge = _t.equal, _t.not_equal, _t.less, _t.less_equal, _t.greater, _t.greater_equal
+shift_left = _t.left_shift
+transpose = _t.transpose
+concatenate = _t.concatenate
+
+__all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "map", "stop_gradient", "select",
+           "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
+           "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "top_k",
+           "add", "sub", "mul", "div", "rem", "neg", "max", "min", "abs", "pow", "integer_pow", "exp", "exp2",
+           "log", "log1p", "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "sinh",
+           "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf", "sign", "floor", "ceil",
+           "square", "nextafter", "is_finite", "clamp", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge", "shift_left", "transpose", "concatenate",
+           "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "rev", "iota", "convert_element_type",
+           "bitcast_convert_type", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
+           "argmax", "argmin", "cumsum", "cumprod"]
+
+
+@api_boundary
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """`pt.fori_loop`; `unroll` is accepted and ignored (the loop runs on the device either way)."""
+    return _t.fori_loop(lower, upper, body_fun, init_val)
+
+
+@api_boundary
+def switch(index, branches, *operands):
+    """branches[index](*operands), with index clamped to [0, len(branches) - 1] as jax.lax.switch does.
+    A traced index becomes a tree of `pt.cond`s (one branch runs; under pt.vmap every branch)."""
+    branches = list(branches)
+    if not branches or not all(callable(b) for b in branches):
+        raise ArgumentError("switch: branches must be a non-empty sequence of functions")
+    if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+        return branches[int(np.clip(index, 0, len(branches) - 1))](*operands)
+    i = _t.clip(_arr(index).astype(_dt.int32), 0, len(branches) - 1)
+
+    def pick(lo, hi, *ops):
+        if hi - lo == 1:
+            return branches[lo](*ops)
+        mid = (lo + hi) // 2
+        return _t.cond(i < mid, lambda *o: pick(lo, mid, *o), lambda *o: pick(mid, hi, *o), *ops)
+
+    return pick(0, len(branches), *operands)
+
+
+@api_boundary
+def map(f, xs, *, batch_size=None):  # noqa: A001
+    """[f(x) for x in xs] along the leading axis of the pytree xs, stacked (jax.lax.map), as one
+    `pt.scan`. `batch_size` is accepted and ignored: every row runs in the same loop."""
+    return scan(lambda c, x: (c, f(x)), (), xs)[1]
+
+
+@api_boundary
+def select(pred, on_true, on_false):
+    """on_true where pred else on_false (jax.lax.select): `pt.where`."""
+    return _t.where(pred, on_true, on_false)
+
+
+@api_boundary
+def div(x, y):
+    """x / y; integers round toward zero (C's division, as jax.lax.div), not toward -inf."""
+    x, y = _arr(x), _arr(y)
+    if _dt.is_int(x.dtype) and _dt.is_int(y.dtype):
+        q = _t.floor_divide(x, y)
+        return _t.where((q < 0) & (q * y != x), q + 1, q)
+    return _t.divide(x, y)
+
+
+@api_boundary
+def rsqrt(x):
+    """1 / sqrt(x)."""
+    return 1 / _t.sqrt(x)
+
+
+@api_boundary
+def integer_pow(x, y):
+    """x ** y for a Python int y."""
+    return _t.power(x, operator.index(y))
+
+
+@api_boundary
+def clamp(min, x, max):  # noqa: A002
+    """x clipped to [min, max]: note lax's argument order, min first."""
+    return _t.minimum(_t.maximum(x, min), max)
+
+
+@api_boundary
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """operand's axis i placed at axis broadcast_dimensions[i] of `shape`, broadcast to it."""
+    x = _arr(operand)
+    dims = tuple(broadcast_dimensions)
+    if len(dims) != x.ndim or list(dims) != sorted(set(dims)) or (dims and dims[-1] >= len(shape)):
+        raise ShapeError(f"broadcast_in_dim: broadcast_dimensions {dims} must be increasing axes of {tuple(shape)}, "
+                         f"one per axis of {x.shape}")
+    full = [1] * len(shape)
+    for i, d in enumerate(dims):
+        full[d] = x.shape[i]
+    return _t.broadcast_to(x.reshape(tuple(full)), tuple(shape))
+
+
+@api_boundary
+def reshape(operand, new_sizes, dimensions=None):
+    """operand (its axes first permuted by `dimensions`, if given) reshaped to `new_sizes`."""
+    x = _arr(operand)
+    if dimensions is not None:
+        x = _t.transpose(x, tuple(dimensions))
+    return x.reshape(tuple(new_sizes))
+
+
+@api_boundary
+def squeeze(array, dimensions):
+    """array without the size-1 axes `dimensions`."""
+    return _t.squeeze(array, axis=tuple(dimensions))
+
+
+@api_boundary
+def expand_dims(array, dimensions):
+    """array with size-1 axes inserted at `dimensions`."""
+    return _t.expand_dims(array, axis=tuple(dimensions))
+
+
+@api_boundary
+def rev(operand, dimensions):
+    """operand reversed along `dimensions`."""
+    return _t.flip(operand, axis=tuple(dimensions))
+
+
+@api_boundary
+def iota(dtype, size):
+    """0, 1, ..., size - 1 of `dtype`."""
+    return _t.arange(size, dtype=dtype)
+
+
+@api_boundary
+def convert_element_type(operand, new_dtype):
+    """operand converted to `new_dtype` (a value conversion, like astype)."""
+    return _arr(operand).astype(new_dtype)
+
+
+@api_boundary
+def bitcast_convert_type(operand, new_dtype):
+    """operand's bits read as `new_dtype` of the same width (`x.view`); other widths are refused."""
+    return _arr(operand).view(new_dtype)
+
+
+@api_boundary
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """jax.lax.dot_general as an einsum: dimension_numbers = ((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch)); the result's axes are the batch axes, then lhs's free, then rhs's free."""
+    a, b = _arr(lhs), _arr(rhs)
+    (lc, rc), (lb, rb) = dimension_numbers
+    lc, rc, lb, rb = (tuple(operator.index(d) for d in s) for s in (lc, rc, lb, rb))
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ShapeError(f"dot_general: contracting {lc}/{rc} and batch {lb}/{rb} dimensions must pair up")
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ls, rs = [None] * a.ndim, [None] * b.ndim
+    for i, j in list(zip(lb, rb)) + list(zip(lc, rc)):
+        ls[i] = rs[j] = next(letters)
+    ls = [c or next(letters) for c in ls]
+    rs = [c or next(letters) for c in rs]
+    out = [ls[i] for i in lb] + [c for i, c in enumerate(ls) if i not in lb and i not in lc] \
+        + [c for j, c in enumerate(rs) if j not in rb and j not in rc]
+    r = _t.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", a, b)
+    return r if preferred_element_type is None else r.astype(preferred_element_type)
+
+
+def _reduce(fn, name):
+    @api_boundary
+    def reduce(operand, axes):
+        return fn(operand, axis=tuple(axes))
+
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = f"jax.lax.{name}: `pt.{fn.__name__}` over `axes`."
+    return reduce
+
+
+reduce_sum, reduce_max = _reduce(_t.sum, "reduce_sum"), _reduce(_t.max, "reduce_max")
+reduce_min, reduce_prod = _reduce(_t.min, "reduce_min"), _reduce(_t.prod, "reduce_prod")
+
+
+@api_boundary
+def argmax(operand, axis, index_dtype):
+    """Index of the largest element along `axis`, as `index_dtype`."""
+    return _t.argmax(operand, axis=axis).astype(index_dtype)
+
+
+@api_boundary
+def argmin(operand, axis, index_dtype):
+    """Index of the smallest element along `axis`, as `index_dtype`."""
+    return _t.argmin(operand, axis=axis).astype(index_dtype)
+
+
+@api_boundary
+def cumsum(operand, axis=0, reverse=False):
+    """Inclusive running sum along `axis` (from the end when `reverse`), in operand's dtype."""
+    x = _arr(operand)
+    x = _t.flip(x, axis=axis) if reverse else x
+    r = _t.cumsum(x, axis=axis).astype(x.dtype)
+    return _t.flip(r, axis=axis) if reverse else r
+
+
+@api_boundary
+def cumprod(operand, axis=0, reverse=False):
+    """Inclusive running product along `axis` (from the end when `reverse`), in operand's dtype."""
+    x = _arr(operand)
+    x = _t.flip(x, axis=axis) if reverse else x
+    r = _t.cumprod(x, axis=axis).astype(x.dtype)
+    return _t.flip(r, axis=axis) if reverse else r
+
+
+def _wrapped_starts(x: Array, start_indices) -> list:
+    """Start indices with negatives counted from the end once (JAX 0.10's allow_negative_indices)."""
+    starts = list(start_indices) if isinstance(start_indices, (tuple, list)) else \
+        [start_indices[i] for i in range(len(start_indices))]
+    out = []
+    for s, n in zip(starts, x.shape):
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            out.append(int(s) + n if s < 0 else int(s))
+        else:
+            a = _arr(s).astype(_dt.int64)
+            out.append(_t.where(a < 0, a + n, a))
+    return out + starts[len(out):]
+
+
+@api_boundary
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """`pt.dynamic_update_slice` with JAX 0.10's start indices: a negative one counts from the end,
+    then each is clamped so the update fits."""
+    x = _arr(operand)
+    starts = _wrapped_starts(x, start_indices) if allow_negative_indices else start_indices
+    return _t.dynamic_update_slice(x, update, starts)
+
+
+@api_boundary
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *, allow_negative_indices=True):
+    """dynamic_slice along one axis: `slice_size` elements from `start_index` (others whole)."""
+    x = _arr(operand)
+    starts = [0] * x.ndim
+    sizes = list(x.shape)
+    starts[axis], sizes[axis] = start_index, slice_size
+    return dynamic_slice(x, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+@api_boundary
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negative_indices=True):
+    """The element `index` along `axis` (clamped), keeping that axis of size 1 when `keepdims`."""
+    r = dynamic_slice_in_dim(operand, index, 1, axis, allow_negative_indices=allow_negative_indices)
+    return r if keepdims else _t.squeeze(r, axis=axis)
+
+
+@api_boundary
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *, allow_negative_indices=True):
+    """dynamic_update_slice along one axis: `update` written from `start_index` (others from 0)."""
+    x = _arr(operand)
+    starts = [0] * x.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(x, update, starts, allow_negative_indices=allow_negative_indices)
+
+
+@api_boundary
+def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
+    """dynamic_update_slice_in_dim of one index; `update` may lack that axis."""
+    x, u = _arr(operand), _arr(update)
+    if u.ndim == x.ndim - 1:
+        u = _t.expand_dims(u, axis=axis)
+    return dynamic_update_slice_in_dim(x, u, index, axis, allow_negative_indices=allow_negative_indices)
+
+
+def __dir__():
+    """The jax.lax names poot provides (what tab completion offers)."""
+    return sorted(__all__)
+
+
+def __getattr__(name: str):
+    import poot
+
+    hint = (f"; pt.{name} exists with NumPy's semantics, which may differ from jax.lax.{name}"
+            if not name.startswith("_") and name in dir(poot) else "")
+    raise AttributeError(f"module 'poot.lax' has no attribute {name!r}: pt.lax provides only the jax.lax names "
+                         f"whose JAX meaning poot gives (see dir(pt.lax)){hint}")
