@@ -24,7 +24,7 @@ import numpy as np
 
 from poot import devices
 from poot.devices import Device
-from poot.errors import KernelImportError, NotBuiltError, PootError, user_frame
+from poot.errors import ArgumentError, KernelImportError, LoweringError, NotBuiltError, PootError, user_frame
 from poot.jit.kir.model import BufferParam, Kernel
 from poot.jit.kir.verify import MAX_WORKGROUP_SIZE
 from poot.kernel.diagnostics import code as diag_code
@@ -73,6 +73,21 @@ def normalize_grid(g, what: str) -> tuple[int, int, int]:
     return g + (1,) * (3 - len(g))
 
 
+def checked_workgroup(workgroup) -> tuple[int, int, int]:
+    """A workgroup as 3 extents, refused (PootError) where KIR verification would refuse the kernel
+    later with an internal-sounding error: a zero extent, more threads than the limit, bools."""
+    if isinstance(workgroup, (tuple, list)) and any(isinstance(w, (bool, np.bool_)) for w in workgroup) \
+            or isinstance(workgroup, (bool, np.bool_)):
+        raise PootError(f"workgroup extents must be integers, got {workgroup!r}")
+    wg = normalize_grid(workgroup, "workgroup")
+    if any(w < 1 for w in wg):
+        raise PootError(f"workgroup {wg} has a zero extent")
+    threads = wg[0] * wg[1] * wg[2]
+    if threads > MAX_WORKGROUP_SIZE:
+        raise PootError(f"workgroup {wg} has {threads} threads; the limit is {MAX_WORKGROUP_SIZE}")
+    return wg
+
+
 THREAD_INDEX_LIMIT = 2**32     # thread indices are uint32: a grid axis holds at most this many threads
 
 
@@ -97,32 +112,31 @@ class KernelFunction:
                  cpu_vector_bits: int = 0):
         functools.update_wrapper(self, fn)
         self.fn = fn
+
+        def config_error(message: str) -> KernelImportError:
+            return KernelImportError(diag_code("bad-kernel-config"), message, fn.__code__.co_filename,
+                                     fn.__code__.co_firstlineno, 0)
+
+        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+            raise config_error(f"name must be a Python identifier (the compiled entry point is named after it), "
+                               f"got {name!r}")
         self.name = name or fn.__name__
+        if not isinstance(checks, (bool, np.bool_)):    # checks="no" is truthy: it would turn checks on
+            raise config_error(f"checks must be True or False, got {checks!r}")
         self.checks = bool(checks)
         if cpu_vector_bits not in CPU_VECTOR_BITS:
-            raise KernelImportError(diag_code("bad-kernel-config"), f"cpu_vector_bits must be one of "
-                                    f"{CPU_VECTOR_BITS}, got {cpu_vector_bits!r}", fn.__code__.co_filename,
-                                    fn.__code__.co_firstlineno, 0)
+            raise config_error(f"cpu_vector_bits must be one of {CPU_VECTOR_BITS}, got {cpu_vector_bits!r}")
         self.cpu_vector_bits = cpu_vector_bits
         try:
-            self.workgroup = normalize_grid(workgroup, "workgroup")
-        except (PootError, TypeError, ValueError) as e:
-            raise KernelImportError(diag_code("bad-kernel-config"), str(e), fn.__code__.co_filename,
-                                    fn.__code__.co_firstlineno, 0) from None
-        if any(w < 1 for w in self.workgroup):
-            raise KernelImportError(diag_code("bad-kernel-config"), f"workgroup {self.workgroup} has a zero extent",
-                                    fn.__code__.co_filename, fn.__code__.co_firstlineno, 0)
-        threads = self.workgroup[0] * self.workgroup[1] * self.workgroup[2]
-        if threads > MAX_WORKGROUP_SIZE:     # what KIR verification refuses: say so at the decorator's line
-            raise KernelImportError(diag_code("bad-kernel-config"), f"workgroup {self.workgroup} has {threads} "
-                                    f"threads; the limit is {MAX_WORKGROUP_SIZE}", fn.__code__.co_filename,
-                                    fn.__code__.co_firstlineno, 0)
+            self.workgroup = checked_workgroup(workgroup)
+        except PootError as e:
+            raise config_error(str(e)) from None
         self._imports: dict = {}
         self._emulators: dict = {}
 
     # -- import ---------------------------------------------------------------------------------
     def imported(self, workgroup=None, *, name: str | None = None, display: str | None = None) -> ImportedKernel:
-        wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
+        wg = self.workgroup if workgroup is None else self.launch_workgroup(workgroup)
         key = (wg, name, display)
         hit = self._imports.get(key)
         if hit is None:
@@ -144,9 +158,40 @@ class KernelFunction:
         return self.kir.traps
 
     # -- emulation ------------------------------------------------------------------------------
-    def emulate(self, *args, threads=None, workgroup=None) -> None:
+    def launch_workgroup(self, workgroup) -> tuple[int, int, int]:
+        """A workgroup given at a launch, refused with the kernel's name (checked_workgroup)."""
+        try:
+            return checked_workgroup(workgroup)
+        except PootError as e:
+            raise PootError(f"kernel '{self.name}': {e}") from None
+
+    def parameter_names(self) -> list[str]:
+        """The Python function's parameter names (without importing the kernel)."""
+        import inspect
+
+        try:
+            return list(inspect.signature(self.fn).parameters)
+        except (TypeError, ValueError):
+            return []
+
+    def keyword_error(self, how: str, kwargs: dict, accepted: tuple[str, ...]) -> ArgumentError:
+        """ArgumentError for keywords a call does not take: the kernel's arguments are positional, in
+        the order of its parameters; the launch options are the only keywords."""
+        params = self.parameter_names()
+        bad = ", ".join(map(repr, kwargs))
+        if any(k in params for k in kwargs):
+            return ArgumentError(f"kernel '{self.name}' takes its arguments by position, not by name: call "
+                                 f"{how}; got keyword {bad}")
+        options = f"the only keywords are {' and '.join(accepted)}" if accepted else \
+            f"it takes no keywords; pass threads=/workgroup= to {self.name}.launch(ctx, ...)"
+        return ArgumentError(f"kernel '{self.name}': unexpected keyword {bad} in {how}; {options}")
+
+    def emulate(self, *args, threads=None, workgroup=None, **kwargs) -> None:
         """Run the body as Python over NumPy arrays (Out/InOut arrays are written in place)."""
-        wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
+        if kwargs:
+            raise self.keyword_error(f"{self.name}.emulate({', '.join(self.parameter_names())}, threads=..., "
+                                     "workgroup=...)", kwargs, ("threads", "workgroup"))
+        wg = self.workgroup if workgroup is None else self.launch_workgroup(workgroup)
         emu = self._emulators.get(wg)
         if emu is None:
             emu = self._emulators[wg] = EmulatedKernel(self.imported(wg))
@@ -165,15 +210,18 @@ class KernelFunction:
         refuse_unbuildable(imported, target, arch)
         return compiled(imported.kernel, target, arch)
 
-    def launch(self, ctx: Context, *args, threads=None, workgroup=None) -> None:
+    def launch(self, ctx: Context = None, *args, threads=None, workgroup=None, **kwargs) -> None:
         """Dispatch on `ctx`'s device. A poot Array bound to an Out/InOut parameter takes the kernel's result
         as its new value (written in place where nothing else sees it: arguments.py); NumPy arrays are
         copied in (and the writable ones copied back) or, on the CPU, used in place."""
+        if kwargs:
+            raise self.keyword_error(f"{self.name}.launch(ctx, {', '.join(self.parameter_names())}, threads=..., "
+                                     "workgroup=...)", kwargs, ("threads", "workgroup"))
         if not isinstance(ctx, Context):
             raise PootError(f"kernel '{self.name}' is launched as {self.name}(ctx, *args) with ctx = "
                             f"pt.Context(device); got {type(ctx).__name__} first (use .emulate(...) to run "
                             "it on NumPy arrays without a device)")
-        wg = self.workgroup if workgroup is None else normalize_grid(workgroup, "workgroup")
+        wg = self.workgroup if workgroup is None else self.launch_workgroup(workgroup)
         imported = self.imported(wg)
         kernel = imported.kernel
         check_arity(kernel, args)
@@ -192,7 +240,9 @@ class KernelFunction:
         device_launch(device, kernel, bound.buffers, bound.scalars, groups)
         bound.finish()
 
-    def __call__(self, ctx: Context, *args):
+    def __call__(self, ctx: Context = None, *args, **kwargs):
+        if kwargs:
+            raise self.keyword_error(f"{self.name}(ctx, {', '.join(self.parameter_names())})", kwargs, ())
         return self.launch(ctx, *args)
 
     def __repr__(self) -> str:
@@ -202,12 +252,21 @@ class KernelFunction:
 def refuse_unbuildable(imported: ImportedKernel, target: str, arch: str | None) -> None:
     """NotBuiltError, at the line, for what a target's consumer would refuse only when loading the kernel
     (with a validation dump): wgpu's shader compiler naga (SPIR-V without an arch) takes float32 atomics
-    on storage buffers, not on workgroup-shared arrays."""
-    if arch or not imported.shared_float_atomics:
+    on storage buffers, not on workgroup-shared arrays. No SPIR-V target builds 64-bit integer atomics
+    (the lowering would refuse them without the user's line)."""
+    if not imported.shared_float_atomics and not imported.wide_atomics:
         return
     from poot.jit.llvm.targets import BinaryFormat, target_named
 
     if target_named(target).binary_format is not BinaryFormat.SPIRV_WORDS:
+        return
+    if imported.wide_atomics:
+        name, dtype, where = imported.wide_atomics[0]
+        raise LoweringError(f"kernel '{imported.kernel.name}': atomic add on {dtype} needs the SPIR-V capability "
+                            f"Int64Atomics (pt.atomic_add into buffer '{name}' at {where}), which LLVM's SPIR-V "
+                            "backend does not offer for Vulkan (vulkan, wgpu); add into an int32/uint32 buffer, or "
+                            "run the kernel on the cpu, cuda or rocm device")
+    if arch or not imported.shared_float_atomics:
         return
     name, where = imported.shared_float_atomics[0]
     raise NotBuiltError(f"kernel '{imported.kernel.name}': pt.atomic_add on float shared array '{name}' at {where} "
@@ -246,14 +305,21 @@ def kernel(fn=None, *, workgroup=DEFAULT_WORKGROUP, checks: bool = True, name: s
     option is `kernel-import::bad-kernel-config` (a misspelt `checks=False` must not pass unnoticed)."""
     if options:
         raise unknown_options(options, fn)
+    config = dict(workgroup=workgroup, checks=checks, name=name, cpu_vector_bits=cpu_vector_bits)
     if fn is None:
-        return lambda f: KernelFunction(f, workgroup=workgroup, checks=checks, name=name,
-                                        cpu_vector_bits=cpu_vector_bits)
+        return functools.partial(_make_kernel, **config)
+    return _make_kernel(fn, **config)
+
+
+def _make_kernel(fn, **config) -> KernelFunction:
+    """The kernel of `fn`, the same check for `@pt.kernel` and `@pt.kernel(...)`: anything but a Python
+    function (a number, a class, a builtin) has no source to import."""
     if isinstance(fn, KernelFunction):
         return fn
     if not callable(fn) or not hasattr(fn, "__code__"):
-        raise PootError(f"@poot.kernel needs a Python function, got {fn!r}")
-    return KernelFunction(fn, workgroup=workgroup, checks=checks, name=name, cpu_vector_bits=cpu_vector_bits)
+        raise PootError(f"@poot.kernel needs a Python function, got {fn!r} ({type(fn).__name__}); "
+                        "pt.kernel(...) with options decorates a function: @pt.kernel(workgroup=...) above a def")
+    return KernelFunction(fn, **config)
 
 
 def unknown_options(options: dict, fn) -> KernelImportError:

@@ -45,7 +45,7 @@ class LaunchArguments:
                              f"{a.aval.dtype.name}")
         if a.__poot_buffer__().device is not self.device:
             raise PootError(f"kernel '{self.name}': array for '{p.name}' lives on {a.__poot_buffer__().device.name}, "
-                            f"the context on {self.device.name}; move it with .to(...)")
+                            f"the context on {self.device.name}; move it with .to_device(...)")
         if p.access.writable:
             bound = any(b is a.__poot_buffer__() for b in self.buffers)
             buf = a.__poot_write_buffer__(private=bound)

@@ -174,6 +174,8 @@ class CallLowering:
         code = self.bounds_check(buf, idx, node)
         if buf.access is None and dt.is_float(buf.dtype):
             self.shared_float_atomics.append((buf.py_name, self.sc.info.where(node)))
+        if buf.dtype.bits == 64 and dt.is_int(buf.dtype):
+            self.wide_atomics.append((buf.py_name, buf.dtype.name, self.sc.info.where(node)))
         self.call_note(node, emu.atomic_add, (0, 1, 2), code)
         result = self.new_temp(buf.dtype) if want_result else None
         self.emit(AtomicAdd(buf.name, idx, ev, result))
@@ -265,8 +267,20 @@ def _call_hint(obj) -> str:
     name = getattr(obj, "__name__", None) or type(obj).__name__
     if isinstance(obj, np.ufunc) or mod in ("math", "cmath") or mod.startswith("numpy"):
         return f"{mod or 'numpy'}.{name} cannot be called in a kernel; use the poot function (pt.{name}) instead"
+    if _is_poot_array_function(obj, name):
+        return (f"pt.{name} is an array-level poot function (it runs on whole arrays, outside kernels), not a "
+                "kernel intrinsic; compute it element by element in the kernel (a loop, or a reduction over "
+                "pt.shared memory), or call it on the arrays before or after the launch")
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
         return f"'{name}' is an ordinary Python function; mark it @pt.device_fn to call it from a kernel"
     if isinstance(obj, type):
         return f"'{name}' is a class; kernels cannot create objects"
     return f"{type(obj).__name__} object is not callable in a kernel"
+
+
+def _is_poot_array_function(obj, name: str) -> bool:
+    """Whether `obj` is one of poot's own array functions (pt.sum...): `@pt.device_fn` cannot apply.
+    Told by the module it says it is from: the kernel layer does not import the namespace above it."""
+    module = getattr(obj, "__module__", None) or ""
+    return callable(obj) and (module == "poot" or module.startswith("poot.trace")) \
+        and not isinstance(obj, ix.Intrinsic)

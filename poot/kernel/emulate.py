@@ -57,13 +57,19 @@ class _Rewriter(ast.NodeTransformer):
     def visit(self, node):
         a = self.ann(node)
         if "const" in a and isinstance(node, ast.expr):
-            value = ast.Constant(value=a["const"][0])
+            value = self.constant(a)
             if not self.calls_device_fn(node):
                 return value
             return self.call(emu.effect_then, [super().visit(node), value])
         if "value" in a:
             return self.slot(a["value"][0])
         return super().visit(node)
+
+    def constant(self, a: dict) -> ast.expr:
+        """A folded constant: a Python number, or the NumPy scalar of the dtype it took where Python's
+        number would compute differently (bf16: expressions.note_literal)."""
+        typed = a.get("literal", (None,))[0]
+        return self.slot(typed) if typed is not None else ast.Constant(value=a["const"][0])
 
     def visit_BinOp(self, node):
         a = self.ann(node)
@@ -394,6 +400,8 @@ def scalar_value(p, a, kernel: str):
     if isinstance(a, np.generic):
         a = a.item()
     if not isinstance(a, (bool, int, float)):
+        if hasattr(a, "aval"):
+            raise array_for_scalar(p, a, kernel)
         raise DTypeError(f"kernel '{kernel}': scalar parameter '{p.name}' ({d.name}) got {type(a).__name__}")
     if dt.is_int(d):
         if isinstance(a, float) or not dt.iinfo(d).min <= a <= dt.iinfo(d).max:
@@ -406,3 +414,10 @@ def scalar_value(p, a, kernel: str):
     from poot.kernel.scalar_ops import as_scalar
 
     return as_scalar(a, d)
+
+
+def array_for_scalar(p, a, kernel: str) -> PootError:
+    """A poot Array given for a scalar parameter (poot/trace/kernel_call.py says more inside @pt.jit,
+    where it is most often a Python number the caller passed, traced as every non-static argument)."""
+    return DTypeError(f"kernel '{kernel}': scalar parameter '{p.name}' ({p.dtype.name}) got a poot Array; pass a "
+                      "Python number (x.item() for a 0-d array), or pass the array to a buffer parameter")

@@ -104,10 +104,9 @@ def binary(a, b, op: str, dtype: DType | None = None):
 
 def min_max(*args):
     *vals, name = args
-    fn = np.minimum if name == "min" else np.maximum
     acc = vals[0]
     for v in vals[1:]:
-        acc = fn(acc, v)
+        acc = scalar_ops.min_or_max(acc, v, name)
     return acc
 
 

@@ -8,6 +8,7 @@ must not be evaluated speculatively). It also records, per AST node, what the em
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import types
 
@@ -77,6 +78,8 @@ class ExprLowering:
         out = meth(node)
         if isinstance(out, Lit):
             self.annotate(node, ("const", out.value))
+            if out.node is None:            # a global or closure constant: the name is where it is written
+                out = Lit(out.value, node)
         return out
 
     def value(self, node: ast.AST):
@@ -166,7 +169,7 @@ class ExprLowering:
                            node)
         name, fold = _BINOPS[type(op)]
         if isinstance(a, Lit) and isinstance(b, Lit):
-            return self.fold(fold, (a.value, b.value), node)
+            return self.fold_arithmetic(fold, (a.value, b.value), node)
         ea, eb, t = self.unify(a, b, node)
         if dt.is_bool(t) and name not in ("and", "or", "xor"):
             raise self.err("invalid-operand", "arithmetic on bool values; cast with pt.i32(x) first", node)
@@ -207,9 +210,20 @@ class ExprLowering:
                      Binary("lt", Binary("xor", r, b, t), const(0, t), dt.bool_), dt.bool_)
         return Select(fix, Binary("add", r, b, t), r, t)
 
+    def fold_arithmetic(self, fn, args, node):
+        """A folded operator on literals. Python's float arithmetic overflows to inf without a word (`**`
+        raises instead): a constant that overflows is an error, not an infinity stored later."""
+        out = self.fold(fn, args, node)
+        if isinstance(out.value, float) and math.isinf(out.value) and all(
+                not isinstance(v, float) or math.isfinite(v) for v in args):
+            raise self.err("constant-error", "constant expression overflows to infinity in Python's float64; "
+                           "write math.inf if that is meant", node)
+        return out
+
     def fold(self, fn, args, node):
         try:
-            out = fn(*args)
+            with np.errstate(all="ignore"):     # pt.sqrt(-1.0) folds to NaN, as the devices compute it
+                out = fn(*args)
         except (ArithmeticError, ValueError, TypeError) as e:
             raise self.err("constant-error", f"constant expression fails in Python: {e}", node) from None
         if isinstance(out, (np.bool_, np.floating, np.integer)):
@@ -335,7 +349,17 @@ class ExprLowering:
                            f"write a {dtype.name} literal or cast explicitly", node)
         if not fits(v, dtype):
             raise self.err("literal-out-of-range", f"{v!r} does not fit in {dtype.name}", node)
-        return const(v, dtype)
+        c = const(v, dtype)
+        self.note_literal(lit, c)
+        return c
+
+    def note_literal(self, lit: Lit, c: Const) -> None:
+        """Tell the emulator the dtype a literal took. NumPy's weak scalars already round a Python number
+        to the other operand's dtype, but ml_dtypes computes `bfloat16 * 0.9` in float32 with float32(0.9)
+        (and returns float32): a literal meeting bf16 becomes the bf16 scalar of its KIR constant."""
+        if lit.node is not None:
+            value = c.dtype.np.type(c.value) if c.dtype is dt.bfloat16 else None
+            self.annotate(lit.node, ("literal", value))
 
     def unify(self, a, b, node):
         """Operands of one binary operation: (expr a, expr b, dtype). A literal takes the other side's

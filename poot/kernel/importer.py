@@ -87,6 +87,8 @@ class ImportedKernel:
     shared_nodes: dict = field(default_factory=dict)  # kir name -> its pt.shared(...) call (diagnostics)
     # (shared array, file:line) of each float atomic add into a shared array: wgpu cannot build those
     shared_float_atomics: tuple = ()
+    # (buffer, dtype name, file:line) of each 64-bit integer atomic add: SPIR-V targets cannot build those
+    wide_atomics: tuple = ()
 
 
 def python_locals(tree: ast.FunctionDef) -> set:
@@ -121,6 +123,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         self.shared: dict[str, tuple[DType, int]] = {}
         self.shared_nodes: dict[str, ast.AST] = {}
         self.shared_float_atomics: list[tuple[str, str]] = []
+        self.wide_atomics: list[tuple[str, str, str]] = []
         self.traps: list[TrapSite] = []
         self.next_code = TRAP_ASSERT
         self.temp_count = 0
@@ -157,7 +160,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         log.debug("imported kernel %s: %d params, %d locals, %d trap sites", self.name, len(params),
                   len(kernel.locals), len(self.traps))
         return ImportedKernel(kernel, self.sc, self.instances, dict(self.shared), dict(self.shared_nodes),
-                              tuple(self.shared_float_atomics))
+                              tuple(self.shared_float_atomics), tuple(self.wide_atomics))
 
     def parameters(self, tree: ast.FunctionDef):
         a = tree.args
@@ -176,6 +179,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
             if ann is None:
                 raise self.err("missing-annotation", f"parameter '{arg.arg}' needs an annotation: "
                                "pt.In[dtype], pt.Out[dtype], pt.InOut[dtype] or a dtype (a scalar)", arg)
+            self.check_annotation(arg, ann)
             if isinstance(ann, ix.BufferSpec):
                 params.append(BufferParam(arg.arg, ann.dtype, ann.access))
                 self.sc.bind[arg.arg] = Buf(arg.arg, ann.dtype, ann.access, None, arg.arg)
@@ -189,6 +193,17 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
             self.sc.assigned.add(arg.arg)
         self.param_types = {p.name: p.dtype for p in params if isinstance(p, ScalarParam)}
         return tuple(params)
+
+    def check_annotation(self, arg: ast.arg, ann) -> None:
+        """`bad-annotation` at the parameter for a buffer spec that is not one dtype, and for dtypes no
+        kernel computes with (complex: KIR's scalars are bool, integers and real floats)."""
+        if isinstance(ann, ix.BadBufferSpec):
+            raise self.err("bad-annotation", f"parameter '{arg.arg}' is annotated {ann!r} ({ann.reason}); use "
+                           "pt.In[dtype], pt.Out[dtype] or pt.InOut[dtype] with one dtype", arg)
+        d = ann.dtype if isinstance(ann, ix.BufferSpec) else ann
+        if isinstance(d, DType) and dt.is_complex(d):
+            raise self.err("bad-annotation", f"parameter '{arg.arg}' is {d.name}: kernels take bool, integer and "
+                           "real float dtypes; pass the real and imaginary parts as two float buffers", arg)
 
     # -- services the lowering mixins use --------------------------------------------------------
     def err(self, what: str, message: str, node) -> KernelImportError:

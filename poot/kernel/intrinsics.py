@@ -53,11 +53,29 @@ class _AccessMarker:
     def __init__(self, access: Access, name: str):
         self.access, self.name = access, name
 
-    def __getitem__(self, dtype) -> BufferSpec:
-        return BufferSpec(as_dtype(dtype), self.access)
+    def __getitem__(self, dtype):
+        """The BufferSpec, or a BadBufferSpec the kernel import refuses as `bad-annotation` at the
+        parameter (an error raised here would come from the `def` line, without the diagnostic code)."""
+        if isinstance(dtype, tuple):
+            return BadBufferSpec(self, dtype, "a buffer has one dtype")
+        try:
+            return BufferSpec(as_dtype(dtype), self.access)
+        except Exception as e:  # noqa: BLE001 - whatever as_dtype refuses
+            return BadBufferSpec(self, dtype, str(e))
 
     def __repr__(self) -> str:
         return f"poot.{self.name}"
+
+
+@dataclass(frozen=True)
+class BadBufferSpec:
+    """`pt.In[...]` subscripted with something that is not one dtype; `reason` says why."""
+    marker: _AccessMarker
+    item: object
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"{self.marker!r}[{self.item!r}]"
 
 
 In = _AccessMarker(Access.READ, "In")

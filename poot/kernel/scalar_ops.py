@@ -9,6 +9,7 @@ are here: casts, floor division and modulo, shifts, and the math functions.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def cast(value, dtype: DType):
     wraps; everything else rounds to nearest even."""
     if dt.is_bool(dtype):
         return np.bool_(value != 0)
-    src_float = isinstance(value, float) or (isinstance(value, np.generic) and value.dtype.kind == "f")
+    src_float = isinstance(value, float) or (isinstance(value, np.generic) and _is_float_scalar(value))
     if dt.is_int(dtype):
         if src_float:
             f = float(value)
@@ -65,6 +66,12 @@ def cast(value, dtype: DType):
     if isinstance(value, (int, np.integer)):
         return dtype.np.type(float(int(value))) if dtype is not dt.float64 else np.float64(int(value))
     return np.asarray(value).astype(dtype.np)[()]
+
+
+def _is_float_scalar(value: np.generic) -> bool:
+    """Whether a NumPy scalar is a float: ml_dtypes' bfloat16 reports kind "V", not "f", yet converts
+    to int like any float (saturating, not wrapping)."""
+    return value.dtype.kind == "f" or value.dtype == dt.bfloat16.np
 
 
 def bitcast(value, dtype: DType):
@@ -144,6 +151,43 @@ BINARY = {
 }
 
 
+def _is_bf16(x) -> bool:
+    return isinstance(x, np.generic) and x.dtype == dt.bfloat16.np
+
+
+def _sign(x):
+    """`sign` as the devices compute it: bf16 in float32 (ml_dtypes keeps the sign of -0.0, NumPy's
+    float32 sign gives +0.0), rounded back."""
+    if _is_bf16(x):
+        return np.sign(np.float32(x)).astype(dt.bfloat16.np)
+    return np.sign(x)
+
+
+def _zero_order(fn, pick_negative: bool):
+    """min/max with IEEE's -0 < +0 (the devices' rule); NumPy returns one of two equal zeros by
+    argument order."""
+    def impl(a, b):
+        out = fn(a, b)
+        if out == 0 and a == 0 and b == 0 and np.signbit(a) != np.signbit(b):
+            neg = a if np.signbit(a) else b
+            pos = b if np.signbit(a) else a
+            return neg if pick_negative else pos
+        return out
+    return impl
+
+
+def _nextafter(x, y):
+    """C's nextafter: y when x == y (NumPy's float16 returns x, losing the sign of a zero)."""
+    if x == y:
+        return np.asarray(y).astype(np.asarray(x).dtype)[()]
+    return np.nextafter(x, y)
+
+
+UNARY["sign"] = _sign
+BINARY.update({"min": _zero_order(np.minimum, True), "max": _zero_order(np.maximum, False),
+               "nextafter": _nextafter})
+
+
 def unary(op: str, x):
     return UNARY[op](x)
 
@@ -152,16 +196,37 @@ def binary(op: str, a, b):
     return BINARY[op](a, b)
 
 
+def min_or_max(a, b, name: str):
+    """Python's min/max in a kernel: the KIR min/max, with IEEE's ordering of signed zeros."""
+    return BINARY[name](a, b)
+
+
 def fma(a, b, c, dtype: DType):
     """a * b + c with one rounding (exact in float64 for f16/bf16/f32 products, then one rounding)."""
     if dtype is dt.float64:
-        import decimal  # exact fused result for doubles
-
-        with decimal.localcontext() as ctx:
-            ctx.prec = 200
-            exact = decimal.Decimal(float(a)) * decimal.Decimal(float(b)) + decimal.Decimal(float(c))
-        return np.float64(float(exact))
+        return _fma64(float(a), float(b), float(c))
     return as_scalar(np.float64(float(a)) * np.float64(float(b)) + np.float64(float(c)), dtype)
+
+
+def _fma64(a: float, b: float, c: float):
+    """The fused double result, exact in rationals then rounded once. Infinities and NaN have no
+    rational value: a non-finite product is exact as is (inf * finite, or NaN), so IEEE arithmetic
+    gives the fused result; a non-finite addend with a finite product is the result itself (the
+    product must not overflow first). A zero sum takes IEEE's sign: that of the float sum when the
+    product is zero, else +0."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        with np.errstate(all="ignore"):     # inf * 0 and inf - inf: NaN, as IEEE says
+            return np.float64(a) * np.float64(b) + np.float64(c)
+    if not math.isfinite(c):
+        return np.float64(c)
+    product = Fraction(a) * Fraction(b)
+    exact = product + Fraction(c)
+    if exact == 0:
+        return np.float64(a) * np.float64(b) + np.float64(c) if product == 0 else np.float64(0.0)
+    try:
+        return np.float64(float(exact))
+    except OverflowError:
+        return np.float64(math.inf if exact > 0 else -math.inf)
 
 
 def truthy(x) -> bool:

@@ -22,7 +22,7 @@ import operator
 
 import numpy as np
 
-from poot.errors import DTypeError, PootError, ShapeError, api_boundary
+from poot.errors import DTypeError, PootError, ShapeError, TracerError, api_boundary
 from poot.graph import Aval
 from poot.graph import kernel_call as _declare  # noqa: F401  (declares the primitive)
 from poot.jit.kir.model import Access, BufferParam
@@ -126,6 +126,13 @@ def kernel_call(kernel, *args, threads=None, workgroup=None):
     layout, operands, first_written = [], [], None
     for p, a in zip(params, args):
         if not isinstance(p, BufferParam):
+            if isinstance(a, Array) and lazy.is_tracing():
+                raise TracerError(
+                    f"kernel '{name}': scalar parameter '{p.name}' ({p.dtype.name}) got a traced array: inside "
+                    "@pt.jit every argument not marked static is traced, Python numbers too, so its value is "
+                    "unknown while the call is recorded. Mark that argument static (pt.jit(fn, "
+                    "static_argnums=...) or static_argnames=...), or pass the value in a 1-element array to an "
+                    "In buffer parameter of the kernel")
             scalar_value(p, a, name)           # checks that the value fits the parameter's dtype
             layout.append(("scalar", a.item() if isinstance(a, np.generic) else a))
             continue
