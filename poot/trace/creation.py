@@ -196,7 +196,8 @@ def _iota(shape, axis, dtype, device):
 
 @api_boundary
 def arange(start, stop=None, step=1, dtype=None, *, device=None):
-    """Evenly spaced values in [start, stop): start + i * step (computed in float64 for floats)."""
+    """Evenly spaced values in [start, stop), NumPy's numbers: start + i * step for integers, and
+    for floats NumPy's fill (`_arange_filled`)."""
     # a 0-d real array bound (`arange(labels.max() + 1)`) is read as its value, as NumPy does: the length
     # of the result depends on it (inside @pt.jit that read is a TracerError)
     start, stop, step = (v._scalar("arange") if isinstance(v, Array) and v.ndim == 0 and v.dtype.kind in "biuf"
@@ -217,13 +218,39 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None):
     d = _dtype(dtype) or (dt.float64 if is_float else dt.int64)
     n = max(0, math.ceil((stop - start) / step))
     dev = _device(device)
-    work = dt.float64 if (is_float or d.kind == "f") else dt.int64
+    if d.kind == "f" or (is_float and d.kind in "iu"):
+        return Array(cast(_arange_filled(start, step, n, d, dev), d))
+    work = dt.float64 if is_float else dt.int64
     r = _iota((n,), 0, work, dev)
     if step != 1:
         r = record("mul", (r, constant(step, work, dev)))
     if start != 0:
         r = record("add", (r, constant(start, work, dev)))
     return Array(cast(r, d))
+
+
+def _arange_filled(start, step, n: int, d, dev):
+    """NumPy's arange values for a float result, or float bounds into an integer one: the first two
+    elements are start and start + step stored in `d`, and element i is first + i * (second - first),
+    computed in float64 for float64, in float32 for narrower floats (NumPy's fill functions), in int64
+    for integers (arange(0.5, 5, 1.5, dtype=int) is [0, 2, 4]). So arange(1.0, 2.0, 0.1)[-1] is NumPy's
+    1.9000000000000008, not 1.9."""
+    work = dt.int64 if d.kind in "iu" else dt.float64 if d is dt.float64 else dt.float32
+    first, second = (_stored(v, d, work) for v in (start, start + step))
+    delta = second - first
+    i = _iota((n,), 0, work, dev)
+    r = record("add", (constant(first, work, dev), record("mul", (i, constant(delta, work, dev)))))
+    if n > 1:     # element 1 is second itself (first + delta need not round back to it)
+        one = record("eq", (i, constant(1, work, dev)))
+        r = record("select", (one, constant(second, work, dev), r))
+    return r
+
+
+def _stored(v, d, work):
+    """Python/NumPy scalar `v` as NumPy stores it in an array of `d`, then read in `work` precision."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(v, dtype=np.float64).astype(d.np)
+        return work.np.type(x).item() if work.kind == "f" else int(x)
 
 
 def _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device):

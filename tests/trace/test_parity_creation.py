@@ -52,6 +52,21 @@ def test_arange_matches_numpy(device, args):
         assert_close(pt.arange(*args, dtype=d).numpy(), np.arange(*args, dtype=d.np), d, 4)
 
 
+BIT_EXACT_ARANGES = [((1.0, 2.0, 0.1), None), ((-1, 1, 0.1), None), ((-1, 1, 0.1), np.float32),
+                     ((0, 3, 0.3), np.float16), ((0.5, 5, 1.5), np.int64), ((10.0, 0.0, -0.7), None),
+                     ((2, 10, 3), np.float32), ((0, 1, 0.01), np.float32)]
+
+
+@pytest.mark.parametrize("args,dtype", BIT_EXACT_ARANGES, ids=str)
+def test_float_arange_steps_as_numpy_to_the_last_bit(device, args, dtype):
+    """NumPy steps by (start + step) - start in the result's precision: arange(1, 2, 0.1)[-1] is
+    1.9000000000000008, and a float range into integers steps by int(start + step) - int(start)."""
+    kw = {} if dtype is None else {"dtype": dtype}
+    got, want = pt.arange(*args, **kw).numpy(), np.arange(*args, **kw)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 LINSPACES = [((0, 1, 5), {}), ((0, 1, 5), {"endpoint": False}), ((-5, 5, 4), {"dtype": int}),
              ((2, 2, 3), {}), ((0, 1, 1), {}), ((0, 1, 0), {}), ((1, -1, 7), {"dtype": np.float32})]
 
