@@ -259,15 +259,21 @@ _worker = _Worker()
 def compile_spirv(ir: str, name: str = "?") -> bytes:
     """Optimized SPIR-V (LLVM's output, before the naga post-pass) for LLVM IR text. NewGVN can fail
     to converge and abort ("Seem to have processed the same Value a lot": a full_iota_take gather of
-    add.at); such a kernel is compiled again without it."""
+    add.at); such a kernel is compiled again without it. Any other failure of a worker that had
+    compiled other modules is tried once more in a fresh worker."""
     from poot.errors import LoweringError
 
     try:
         return _worker.compile(ir, name)
     except LoweringError as e:
-        if "NewGVN" not in str(e):
+        if "NewGVN" in str(e):
+            return _worker.compile(f"{NO_GVN}\n{ir}", name)
+        if _worker.count <= 1:          # a fresh worker failed on it: the kernel's own failure
             raise
-    return _worker.compile(f"{NO_GVN}\n{ir}", name)
+    # a worker that had compiled other modules can fail where a fresh one does not (the module
+    # docstring; seen as "Unsupported ptrcast user" once in hundreds of kernels): once more, fresh
+    restart()
+    return _worker.compile(ir, name)
 
 
 def restart() -> None:
