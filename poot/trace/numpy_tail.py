@@ -151,7 +151,7 @@ def _fix(x):
 
 def _spacing(x):
     x, f = _real_float("spacing", x)
-    toward = ew.copysign(math.inf, x).astype(f)
+    toward = ew.copysign(math.inf, x + 0.0).astype(f)      # -0.0 + 0.0 is +0.0: NumPy steps up from -0
     return ew.subtract(ew.nextafter(x, toward), x)
 
 

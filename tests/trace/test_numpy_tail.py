@@ -56,6 +56,8 @@ def test_float_unary_functions_match_numpy(data, dtype):
         # zero): a quirk of its half-precision loop, not of spacing; compared on magnitudes there
         b = np.abs(a) if dtype == np.float16 else a
         same(pt.spacing(pt.asarray(b)), np.spacing(b))
+        z = np.array([-0.0, 0.0], dtype)          # NumPy steps up from either zero
+        same(pt.spacing(pt.asarray(z)), np.spacing(z))
         same(pt.frexp(x), np.frexp(a))
         # NumPy evaluates float16 i0 in float16, whose exp overflows from |x| > 11; poot computes
         # half precision in float32 and rounds once, so those are compared below that
