@@ -14,6 +14,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
+from poot.trace import elementwise as ew
 from poot.trace.array import Array
 from poot.trace.creation import _device, normalize_shape
 from poot.trace.lazy import constant, from_numpy, record
@@ -210,10 +211,35 @@ def _uniform_key(key=None, shape=(), dtype=dt.float64, minval=0.0, maxval=1.0, *
     d = _float_dtype(dtype, "uniform")
     u = _unit(key, math.prod(shape), d, "uniform")
     dev = u.device
+    if _held(minval, maxval):           # arrays, or values traced under @pt.jit: JAX's broadcasting
+        lo, hi = (_param(v, d, shape, "uniform", name) for v, name in ((minval, "minval"), (maxval, "maxval")))
+        u = Array(record("reshape", (u,), {"shape": shape}))
+        return ew.maximum(u * (hi - lo) + lo, lo).astype(d)
     if (minval, maxval) != (0.0, 1.0):
         u = record("add", (record("mul", (u, constant(maxval - minval, d, dev))), constant(minval, d, dev)))
         u = record("max", (u, constant(minval, d, dev)))
     return Array(record("reshape", (u,), {"shape": shape}))
+
+
+def _held(*values) -> bool:
+    """Whether a distribution parameter is an array (a poot or NumPy one, a value traced under @pt.jit
+    included) rather than a Python number: it is then applied elementwise, broadcast to the shape."""
+    return any(isinstance(v, (Array, np.ndarray)) for v in values)
+
+
+def _param(v, d, shape, op: str, name: str) -> Array:
+    """Parameter `v` of distribution `op` as a `d` array broadcastable to `shape` (JAX's rule)."""
+    from poot.trace.creation import asarray
+    from poot.graph import broadcast_shapes
+
+    a = v if isinstance(v, Array) else asarray(v)
+    try:
+        if broadcast_shapes(a.shape, shape, op=op) != shape:
+            raise ShapeError("")
+    except ShapeError:
+        raise ShapeError(f"pt.random.{op}: {name} of shape {a.shape} does not broadcast to the shape "
+                         f"{shape} asked for") from None
+    return a.astype(d)
 
 
 @api_boundary
@@ -231,6 +257,9 @@ def _normal_key(key=None, shape=(), dtype=dt.float64, loc=0.0, scale=1.0, **nump
     u2 = record("slice", (u,), {"starts": (n,), "steps": (1,), "sizes": (n,)})
     r = record("sqrt", (record("mul", (constant(-2.0, w, dev), record("log", (u1,)))),))
     z = record("mul", (r, record("cos", (record("mul", (constant(2 * math.pi, w, dev), u2)),))))
+    if _held(loc, scale):
+        mu, sigma = (_param(v, w, shape, "normal", name) for v, name in ((loc, "loc"), (scale, "scale")))
+        return (Array(record("reshape", (z,), {"shape": shape})) * sigma + mu).astype(d)
     if (loc, scale) != (0.0, 1.0):
         z = record("add", (record("mul", (z, constant(scale, w, dev))), constant(loc, w, dev)))
     return Array(record("reshape", (cast(z, d),), {"shape": shape}))
@@ -262,9 +291,14 @@ def _randint_key(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **nu
 
 
 @api_boundary
-def bernoulli(key, p=0.5, shape=()):
-    """Booleans that are True with probability p."""
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability p: a number, or an array (traced under @pt.jit too)
+    broadcast to `shape`, which defaults to p's shape (JAX's rule)."""
+    if shape is None:
+        shape = tuple(p.shape) if _held(p) else ()
     u = _uniform_key(key, shape, dt.float64)
+    if _held(p):
+        return ew.less(u, _param(p, dt.float64, u.shape, "bernoulli", "p"))
     return Array(record("lt", (u._node, constant(float(p), dt.float64, u._node.device))))
 
 
