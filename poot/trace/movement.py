@@ -13,7 +13,7 @@ from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
 from poot.trace.creation import normalize_shape
 from poot.trace.fastpath import host_join
-from poot.trace.lazy import record, scalar_value
+from poot.trace.lazy import constant, is_tracing, record, scalar_value
 from poot.trace.numpy_keywords import memory_order, refuse_out
 from poot.trace.promote import cast, device_of, promote, wrap
 
@@ -289,11 +289,26 @@ def roll(x, shift, axis=None):
     for s, a in zip(shifts, axes):
         a = axis_of(a, x.ndim, "roll", x)
         size = x.shape[a]
+        if isinstance(s, Array) and is_tracing() and size:
+            n = _roll_by_traced(n, s, a, size)
+            continue
         s = operator.index(s) % size if size else 0
         if s:
             n = record("concatenate", (_slice_axis(n, a, size - s, size), _slice_axis(n, a, 0, size - s)),
                        {"axis": a})
     return wrap(n)
+
+
+def _roll_by_traced(n, shift: Array, axis: int, size: int):
+    """`n` rolled along `axis` by a shift known only when the traced function runs (JAX's jnp.roll
+    takes one): a gather of positions (i - shift) mod size, one program for every shift."""
+    if shift.ndim != 0 or shift.dtype.kind not in "iu":
+        raise DTypeError(f"roll: a traced shift must be a 0-d integer, got {shift.aval}")
+    i = record("iota", (), {"shape": (size,), "axis": 0, "dtype": dt.int64}, n.device)
+    s = record("mod", (cast(shift._node, dt.int64), constant(size, dt.int64, n.device)))
+    src = record("mod", (record("add", (i, record("sub", (constant(size, dt.int64, n.device), s)))),
+                         constant(size, dt.int64, n.device)))
+    return record("take", (n, src), {"axis": axis})
 
 
 def _arrays(xs, op="array") -> list:
