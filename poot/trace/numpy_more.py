@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, exporter
+from poot.errors import DTypeError, NotBuiltError, ShapeError, exporter
 from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.host_results import HostResults
@@ -29,7 +29,8 @@ from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
-from poot.trace.array_api_sets import argsort as _argsort, searchsorted as _searchsorted, sort as _sort
+from poot.trace.array_api_sets import (_unique as _fixed_unique, argsort as _argsort, searchsorted as _searchsorted,
+                                      sort as _sort)
 from poot.trace.creation import full, zeros
 from poot.trace.device_search import runs_device_kernels, unique as device_unique
 from poot.trace.indexing import nonzero, refuse_data_dependent, setitem_node, take
@@ -87,16 +88,22 @@ _export("diff", _diff, "The n-th discrete difference along `axis` (after joining
 
 # --- sets and counts -----------------------------------------------------------------------------
 def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-            equal_nan=True, sorted=True):  # noqa: A002 (NumPy's name)
+            equal_nan=True, sorted=True, size=None, fill_value=None):  # noqa: A002 (NumPy's name)
     x = arr(ar)
     if axis is not None:    # checked here: NumPy's own check, on the host, would raise outside poot's errors
         axis = axis_of(axis, x.ndim, "unique", x)
+    want = (0,) + tuple(k for k, on in ((1, return_index), (2, return_inverse), (3, return_counts)) if on)
+    if size is not None:    # JAX's fixed length: lazy, and it traces
+        if axis is not None:
+            raise NotBuiltError("unique: size= with axis= is not built; unique rows of a fixed count "
+                                "need unique over a flattened view of each row")
+        res = _fixed_unique(x, "unique", size, fill_value, want)
+        return res[0] if len(res) == 1 else tuple(res)
     refuse_data_dependent("unique(x)", "its length is the number of distinct values",
                           "use unique_values(x, size=n) (or unique_all/unique_counts/unique_inverse) "
                           "for a fixed length")
     if axis is None and x.dtype.kind in "biuf" and runs_device_kernels(x.device):
         # the sort as device kernels, the rest lazy: only the number of distinct values is read
-        want = (0,) + tuple(k for k, on in ((1, return_index), (2, return_inverse), (3, return_counts)) if on)
         res = device_unique(x, want, size=None, fill_value=None, equal_nan=bool(equal_nan))
         return res[0] if len(res) == 1 else tuple(res)
     a = x.numpy()
@@ -122,9 +129,11 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
 
 _export("unique", _unique, "The sorted unique elements (NumPy's signature and results: first indices, "
                            "inverse, counts, axis=, equal_nan=). Realizes: the length depends on the "
-                           "values (inside @pt.jit: TracerError; use unique_values(x, size=n)); on GPU "
-                           "devices only the number of distinct values is read, the rest stays on the "
-                           "device.")
+                           "values (inside @pt.jit: TracerError), unless size=n is given (JAX's: n "
+                           "values, padded with fill_value (default the smallest) or truncated; lazy, "
+                           "works inside @pt.jit; each NaN counts as its own value there, the array API "
+                           "rule); on GPU devices only the number of distinct values is read, the rest "
+                           "stays on the device.")
 
 
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
@@ -196,10 +205,12 @@ _export("bincount", _bincount, "How often each value 0, 1, ... occurs in the 1-D
                                "max(x) is read first (inside @pt.jit: pass length=).")
 
 
-def _argwhere(a):
+def _argwhere(a, *, size=None, fill_value=None):
     x = arr(a)
+    if size is not None and x.ndim > 0:     # JAX's fixed length: lazy, and it traces
+        return mv.stack(list(nonzero(x, size=size, fill_value=fill_value)), axis=-1)
     refuse_data_dependent("argwhere(x)", "its length is the number of nonzero elements",
-                          "use nonzero(x, size=n) and stack the results")
+                          "use argwhere(x, size=n) (or nonzero(x, size=n)) for a fixed length")
     if x.ndim == 0:
         k = 1 if bool(x) else 0
         return zeros((k, 0), dtype=dt.int64, device=x.device)
@@ -207,7 +218,8 @@ def _argwhere(a):
 
 
 _export("argwhere", _argwhere, "Indices of the nonzero elements, one row per element (k, ndim). "
-                               "Realizes (the length depends on the values).")
+                               "Realizes (the length depends on the values), unless size=n is given "
+                               "(JAX's: n rows, padded with fill_value (default 0) or truncated; lazy).")
 
 
 # --- histogram -----------------------------------------------------------------------------------
