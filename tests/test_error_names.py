@@ -44,3 +44,14 @@ def test_messages_name_paths_that_exist():
         assert "kernelgen/" not in text
         for named in re.findall(r"poot/[\w/]+\.py", text):
             assert (ROOT / named).is_file(), (path, named)
+
+
+@pytest.mark.parametrize("name", ["POOT_CPU_GEMV", "POOT_GPU_SORT", "POOT_GPU_FFT", "POOT_GPU_GEMM", "POOT_GPU_GEMV"])
+def test_a_bad_choice_variable_is_a_config_error(monkeypatch, name):
+    from poot.jit.codegen.common import env_choice
+    from poot.jit.runtime.matvec import forced
+
+    monkeypatch.setenv(name, "bogus")
+    with pytest.raises(pt.ConfigError, match=f"{name} is 'bogus'") as e:
+        forced() if name == "POOT_CPU_GEMV" else env_choice(name, ("auto", "x", "y"))
+    assert isinstance(e.value, ValueError)

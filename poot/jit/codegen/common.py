@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 from poot import dtypes as dt
-from poot.errors import PootError
+from poot.errors import ConfigError
 from poot.fuse.indexing import Coord, Form
 from poot.fuse.plan import Step
 from poot.jit.kir.builder import KernelBuilder, cast
@@ -18,10 +18,10 @@ from poot.jit.llvm.targets import KernelStyle, target_of
 
 def env_choice(name: str, options: tuple) -> str:
     """The choice environment variable `name` makes among `options` (`options[0]` when unset or
-    empty; case and surrounding spaces ignored); any other value is a PootError naming the options."""
+    empty; case and surrounding spaces ignored); any other value is a ConfigError naming the options."""
     mode = os.environ.get(name, options[0]).strip().lower() or options[0]
     if mode not in options:
-        raise PootError(f"{name} is '{mode}'; use {', '.join(options[:-1])} or {options[-1]}")
+        raise ConfigError(f"{name} is '{mode}'; use {', '.join(options[:-1])} or {options[-1]}")
     return mode
 
 CPU_BLOCK = 16384          # elements one CPU work unit handles in a pointwise kernel

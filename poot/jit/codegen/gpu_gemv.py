@@ -38,7 +38,7 @@ import contextlib
 import os
 
 from poot import dtypes as dt
-from poot.errors import PootError
+from poot.errors import ConfigError
 from poot.fuse.indexing import unravel
 from poot.jit.kir.builder import binary, cast, const
 from poot.jit.kir.model import Index
@@ -102,7 +102,7 @@ def schedule(n: int, K: int, vec: int, narrow: bool, tree: bool = False) -> tupl
         threads = lanes * teams
         if (len(forced.split(",")) not in (3, 4) or lanes < MIN_LANES or lanes & (lanes - 1) or teams < 1
                 or threads > 1024 or threads % MIN_LANES or not 1 <= unroll <= 8 or not 1 <= per <= 8):
-            raise PootError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,teams,unroll[,rows]': lanes a power of two "
+            raise ConfigError(f"{SCHEDULE_ENV} is '{forced}'; use 'lanes,teams,unroll[,rows]': lanes a power of two "
                             ">= 32, lanes * teams <= 1024 threads, unroll 1..8, rows per team 1..8 (or auto)")
         return lanes, teams, unroll, per
     if tree and K >= LONG_ROW:

@@ -71,9 +71,9 @@ _asset = None
 def forced() -> str:
     mode = os.environ.get("POOT_CPU_GEMV", "auto").strip().lower() or "auto"
     if mode not in ("auto", "asset", "blas", "generated"):
-        from poot.errors import PootError
+        from poot.errors import ConfigError
 
-        raise PootError(f"POOT_CPU_GEMV is '{mode}'; use auto, asset, blas or generated")
+        raise ConfigError(f"POOT_CPU_GEMV is '{mode}'; use auto, asset, blas or generated")
     return mode
 
 
