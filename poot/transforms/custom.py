@@ -145,9 +145,13 @@ def stop_gradient(x):
     out = []
     for leaf in leaves:
         if isinstance(leaf, Array) and leaf.dtype.kind == "f":
-            call = CustomCall([leaf._node], [], lambda a, r, c: [None],
-                              lambda a, t: [None], "stop_gradient")
-            leaf = Array(mark(call, leaf._node))
+            if can_mark():
+                call = CustomCall([leaf._node], [], lambda a, r, c: [None],
+                                  lambda a, t: [None], "stop_gradient")
+                leaf = Array(mark(call, leaf._node))
+            else:       # in a pt.cond / loop / scan body, which keeps equations but not marks: a
+                # same-type bitcast is the value with no derivative (nondiff.py), and a body keeps it
+                leaf = Array(lazy.record("bitcast", (leaf._node,), {"dtype": leaf.dtype}))
         out.append(leaf)
     return pytree.unflatten(tree, out)
 

@@ -128,8 +128,13 @@ def test_checkpoint_gives_the_same_derivatives():
 
 def test_custom_rules_inside_a_differentiated_loop_body_are_refused_and_vmap_carries_them():
     x = f64(1.0, 2.0)
-    with pytest.raises(pt.NotBuiltError, match="stop_gradient is used inside"):
-        pt.grad(lambda v: pt.fori_loop(0, 2, lambda i, c: c * pt.stop_gradient(c), v).sum())(x)
+    double = pt.custom_vjp(lambda c: c * 2.0)
+    double.defvjp(lambda c: (c * 2.0, None), lambda res, g: (g * 2.0,))
+    with pytest.raises(pt.NotBuiltError, match="is used inside a pt.cond / pt.fori_loop"):
+        pt.grad(lambda v: pt.fori_loop(0, 2, lambda i, c: double(c), v).sum())(x)
+    # stop_gradient is carried through a body (a same-type bitcast): c2 = c1 * sg(c1), c1 = v * sg(v)
+    g = pt.grad(lambda v: pt.fori_loop(0, 2, lambda i, c: c * pt.stop_gradient(c), v).sum())(x)
+    np.testing.assert_allclose(g.numpy(), x.numpy() ** 3)
     g = pt.grad(lambda v: pt.vmap(lambda r: r * pt.stop_gradient(r))(v).sum())(x)
     np.testing.assert_allclose(g.numpy(), x.numpy())
     # outside the differentiated region the same calls work
