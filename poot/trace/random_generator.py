@@ -473,6 +473,10 @@ def default_rng(seed=None):
     as it is). Deterministic per seed on every device."""
     if isinstance(seed, Generator):
         return seed
+    if isinstance(seed, Array) and is_tracing():
+        raise TracerError(f"default_rng: the seed ({seed.aval}) is traced, and a Generator's stream is "
+                          "fixed when the function is traced; mark the seed static (static_argnums), or "
+                          "pass a key (pt.random.key(seed)) and draw with pt.random.normal(key, shape)...")
     if isinstance(seed, np.random.SeedSequence):
         seed = int(seed.generate_state(1, np.uint64)[0])
     elif isinstance(seed, (np.random.BitGenerator, np.random.Generator)) or (

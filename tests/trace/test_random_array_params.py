@@ -57,3 +57,8 @@ def test_a_parameter_that_does_not_broadcast_is_refused():
         pt.random.uniform(key, (3,), minval=np.zeros(4))
     with pytest.raises(pt.ShapeError, match="bernoulli: p of shape"):
         pt.random.bernoulli(key, np.full(5, 0.5), (3,))
+
+
+def test_a_traced_seed_for_default_rng_is_named():
+    with pytest.raises(pt.TracerError, match=r"default_rng: the seed \(i64\[\]\) is traced"):
+        pt.jit(lambda seed: pt.random.default_rng(seed).normal(size=3))(1)
