@@ -499,11 +499,43 @@ def _alone_after_all(x: Array, counts: tuple) -> bool:
 _realize_value = api_boundary(realize_nodes)
 
 
+def _temporary_refcount() -> int:
+    """What sys.getrefcount(self) reads in `__setitem__` (a fast_boundary one) when `self` is a
+    temporary nothing else holds (`Z[1][0] = v`) rather than an array held by a name, an attribute or
+    a list: measured on a probe class at import, so it follows the interpreter's reference counting
+    (0, checking nothing, where the two cannot be told apart)."""
+    seen = []
+
+    def fast(self, idx, value):
+        seen.append(sys.getrefcount(self))
+        return True
+
+    probe = type("Probe", (), {"__setitem__": fast_boundary(fast, lambda self, idx, value: None)})
+    probe()[0] = 1
+    held = probe()
+    held[0] = 1
+    return seen[0] if seen[0] < seen[1] else 0
+
+
+_TEMPORARY = _temporary_refcount()
+
+
+def _refuse_lost_write():
+    from poot.errors import CopyError
+
+    raise CopyError("this assignment writes into a temporary array nothing holds (as in Z[1][0] = v or "
+                    "Z.T[0] = v): in poot, indexing, .T and reshape give new arrays, not views of Z, so "
+                    "the write would be lost; index once (Z[1, 0] = v, Z[:, 0] = v) or name the result "
+                    "first")
+
+
 def _make_setitem(generic):
     """`x[i, j] = v` (one int per axis) into a realized CPU array, `v` as _scalar_for takes it. A
     pending x is stored first; anything else goes to `generic`."""
 
     def __setitem__(self, idx, value):
+        if sys.getrefcount(self) <= _TEMPORARY:
+            _refuse_lost_write()
         n = self._node
         b = n.buf
         if b is None and n.op is not None and n.device == "cpu" and not _state.tracing \
