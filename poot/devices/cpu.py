@@ -2,9 +2,14 @@
 by poot's LLVM CPU target, run on the calling thread or split over the cores (ctypes releases the GIL
 during each call).
 
-Programs: `load(artifact)` links the artifact's object code into one MCJIT engine per device (no
-recompilation: a disk-cached object loads in about a millisecond) and returns a CpuProgram wrapping
-the entry `void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`.
+Programs: `load(artifact)` links the artifact's object code into an MCJIT engine (no recompilation: a
+disk-cached object loads in about a millisecond) and returns a CpuProgram wrapping the entry
+`void entry(ptr buffers, ptr meta, ptr trap, i64 group_begin, i64 group_end)`. Kernels go into kernel
+engines of at most ENGINE_OBJECTS object files each, not into one engine for the life of the process:
+MCJIT cannot unload an object file, so a process that sees ever new shapes kept the code of every kernel
+it ever compiled. Each program holds its engine; the device holds programs only weakly, and an engine
+retired (full) whose programs are all gone is disposed, freeing its code (see `load`). The device's
+first engine holds the native thread pool and the recordings' chains (cpu_chain.py) and is never dropped.
 `dispatch(program, buffers, grid)` takes the kernel's buffers followed by the meta and trap buffers
 (poot/jit/llvm/abi.py) and runs the linearized workgroups. A split launch runs on the native thread pool
 of cpu_threads.py (a split costs microseconds), or, where the platform has none, on Python threads
@@ -194,17 +199,62 @@ def _run_split_python(pool, fn, ptrs, meta, trap, total: int, workers: int, begi
 
 
 class CpuProgram:
-    """A loaded kernel: its name, entry symbol and callable entry point."""
+    """A loaded kernel: its name, entry symbol and callable entry point. `engine` (a _KernelEngine, or
+    None) is the engine holding its code, referenced so that the code stays while the program does."""
 
-    __slots__ = ("name", "entry", "fn", "address", "group_ns")
+    __slots__ = ("name", "entry", "fn", "address", "group_ns", "engine", "__weakref__")
 
-    def __init__(self, name: str, entry: str, address: int):
-        self.name, self.entry, self.address = name, entry, address
+    def __init__(self, name: str, entry: str, address: int, engine=None):
+        self.name, self.entry, self.address, self.engine = name, entry, address, engine
         self.fn = _ENTRY(address)
         self.group_ns: float | None = None     # measured time per workgroup (see run_groups)
 
     def __repr__(self) -> str:
         return f"<CpuProgram {self.name} at 0x{self.address:x}>"
+
+
+ENGINE_OBJECTS = 32     # kernel object files linked into one engine before the next is started
+
+
+class _KernelEngine:
+    """An MCJIT engine holding kernels' code: `entries` maps the entry symbols linked into it to their
+    addresses (a kernel whose program was dropped is found again here, not linked twice), `live` the
+    programs made from it that are still referenced (weakly: a live one keeps the engine from disposal),
+    `objects` the object files it holds."""
+
+    __slots__ = ("ee", "entries", "live", "objects")
+
+    def __init__(self):
+        import llvmlite.binding as llvm
+
+        from poot.jit.llvm.targets import LLVM_LOCK
+
+        tm = llvm.Target.from_default_triple().create_target_machine(jit=True)   # owned by the engine
+        with LLVM_LOCK:               # the empty module lives in LLVM's global context
+            self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+        self.entries: dict[str, int] = {}
+        self.live = weakref.WeakSet()
+        self.objects = 0
+
+    def link(self, artifact) -> int:
+        """Add `artifact`'s object code; the address of its entry."""
+        import llvmlite.binding as llvm
+
+        self.ee.add_object_file(llvm.ObjectFileRef.from_data(bytes(artifact.data)))
+        self.objects += 1
+        addr = self.ee.get_function_address(artifact.entry)
+        if not addr:
+            raise DeviceError(f"kernel '{artifact.name}': entry symbol {artifact.entry} not found in its object code")
+        self.entries[artifact.entry] = addr
+        return addr
+
+    def dispose(self) -> None:
+        """Free the engine and its code: only once no program made from it can run again."""
+        from poot.jit.llvm.targets import LLVM_LOCK
+
+        with LLVM_LOCK:               # disposing deletes the engine's module from LLVM's global context
+            self.ee.close()
+
 
 _ALIGN = 64
 RESULTS_MAX_BYTES = 3072     # a call's results carved from shared chunks take at most this together
@@ -321,27 +371,58 @@ class CpuDevice(Device):
                     llvm.initialize_native_asmprinter()
                     tm = llvm.Target.from_default_triple().create_target_machine(jit=True)
                     runtime_symbols()
-                    self._programs: dict[str, CpuProgram] = {}
+                    # entry symbol -> program; weak, so that a program dropped by every cache and
+                    # recording lets its engine go (a kernel engine holds the addresses themselves)
+                    self._programs: weakref.WeakValueDictionary[str, CpuProgram] = weakref.WeakValueDictionary()
+                    self._kernels: _KernelEngine | None = None       # the engine new kernels go into
+                    self._retired: list[_KernelEngine] = []          # full ones still running programs
                     self._load_lock = threading.Lock()
                     eng = self._ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
         return eng
 
     def load(self, artifact) -> CpuProgram:
-        """Link `artifact` (target 'cpu': object code with an `entry` symbol) and return its program."""
+        """Link `artifact` (target 'cpu': object code with an `entry` symbol) and return its program.
+
+        A kernel whose program is still referenced gets that program; one linked into the current kernel
+        engine gets a new program at the same address; any other is linked into the current engine, which
+        is retired for a fresh one once it holds ENGINE_OBJECTS object files. Retired engines none of
+        whose programs is referenced any more are disposed here, outside the load lock: a program being
+        dispatched is referenced by its caller (and a recording by its calls), so its code is never
+        freed under it."""
         if getattr(artifact, "target", None) != self.caps.target:
             raise DeviceError(f"the cpu device cannot load a '{getattr(artifact, 'target', '?')}' artifact")
-        eng = self._engine()
+        self._engine()
+        dead = ()
         with self._load_lock:
             prog = self._programs.get(artifact.entry)
             if prog is None:
-                import llvmlite.binding as llvm
-
-                eng.add_object_file(llvm.ObjectFileRef.from_data(bytes(artifact.data)))
-                addr = eng.get_function_address(artifact.entry)
-                if not addr:
-                    raise DeviceError(f"kernel '{artifact.name}': entry symbol {artifact.entry} not found in its object code")
-                prog = self._programs[artifact.entry] = CpuProgram(artifact.name, artifact.entry, addr)
+                kern = self._kernels
+                addr = kern.entries.get(artifact.entry) if kern is not None else None
+                if addr is None:
+                    if kern is None or kern.objects >= ENGINE_OBJECTS:
+                        if kern is not None:
+                            self._retired.append(kern)
+                        kern = self._kernels = _KernelEngine()
+                    addr = kern.link(artifact)
+                prog = CpuProgram(artifact.name, artifact.entry, addr, kern)
+                kern.live.add(prog)
+                self._programs[artifact.entry] = prog
+                if self._retired:
+                    dead = [e for e in self._retired if not e.live]
+                    if dead:
+                        self._retired = [e for e in self._retired if e.live]
+        for e in dead:
+            e.dispose()
         return prog
+
+    def loaded_programs(self) -> dict:
+        """How many kernel programs are referenced, and the kernel engines holding code (current and
+        retired ones not yet disposed): what bounds the device's compiled code."""
+        self._engine()
+        with self._load_lock:
+            engines = self._retired + ([self._kernels] if self._kernels is not None else [])
+            return {"programs": len(self._programs), "engines": len(engines),
+                    "objects": sum(e.objects for e in engines)}
 
     def dispatch(self, program: CpuProgram, buffers: list, grid) -> None:
         """Run `program` over `grid` workgroups; `buffers` = kernel buffers + [meta, trap]."""

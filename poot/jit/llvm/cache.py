@@ -10,6 +10,12 @@ the payload. Entries are written to a temporary file in the same directory and r
 readers (other processes included) see a whole entry or none; directories are created with mode 0700.
 On load the header must name the expected key and the payload must have the recorded size and
 sha256: a corrupt or truncated entry is deleted and recompiled, never executed.
+
+The memory cache is a least-recently-used map of at most MEMORY_ENTRIES artifacts and MEMORY_BYTES
+bytes of code: a process that sees ever new shapes compiles ever new kernels, and an unbounded map
+kept every one (and, through the artifact's kernel, the device programs loaded for it) for the life of
+the process. An evicted artifact is read again from the disk cache, or recompiled, when next needed;
+callers use what memory_get returns and never assume an entry stays.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from poot.errors import CacheError
@@ -27,7 +34,10 @@ from poot import env
 
 log = logging.getLogger("poot.jit.llvm.cache")
 FORMAT, VERSION = "poot-artifact", 1
-_mem: dict[str, object] = {}
+MEMORY_ENTRIES = 256               # artifacts kept in memory (least recently used evicted first)
+MEMORY_BYTES = 64 << 20            # bytes of object code / PTX text kept in memory, all artifacts together
+_mem: OrderedDict[str, object] = OrderedDict()
+_mem_bytes = 0                     # the payload bytes of the artifacts in _mem
 _lock = threading.Lock()
 _stats = {"memory_hits": 0, "disk_hits": 0, "misses": 0, "corrupt": 0}
 
@@ -79,10 +89,17 @@ def _ensure_dir(path: str) -> None:
 
 
 # --- memory ----------------------------------------------------------------------------------------
+def _payload_bytes(artifact) -> int:
+    data = getattr(artifact, "data", None)
+    return len(data) if isinstance(data, (bytes, bytearray, str)) else 0
+
+
 def memory_get(key: str):
-    art = _mem.get(key)
-    if art is not None:
-        _stats["memory_hits"] += 1
+    with _lock:
+        art = _mem.get(key)
+        if art is not None:
+            _mem.move_to_end(key)          # recently used: evicted last
+            _stats["memory_hits"] += 1
     return art
 
 
@@ -91,8 +108,18 @@ def note_miss() -> None:
 
 
 def memory_put(key: str, artifact) -> None:
+    """Keep `artifact`, evicting the least recently used entries past MEMORY_ENTRIES or MEMORY_BYTES
+    (the newest entry is always kept, however large)."""
+    global _mem_bytes
     with _lock:
+        old = _mem.pop(key, None)
+        if old is not None:
+            _mem_bytes -= _payload_bytes(old)
         _mem[key] = artifact
+        _mem_bytes += _payload_bytes(artifact)
+        while len(_mem) > 1 and (len(_mem) > MEMORY_ENTRIES or _mem_bytes > MEMORY_BYTES):
+            _, gone = _mem.popitem(last=False)
+            _mem_bytes -= _payload_bytes(gone)
 
 
 # --- disk ------------------------------------------------------------------------------------------
@@ -182,10 +209,12 @@ def cache_info() -> dict:
 
 def cache_clear(memory: bool = True, disk: bool = True) -> int:
     """Drop cached artifacts; returns the number of disk entries removed."""
+    global _mem_bytes
     removed = 0
     if memory:
         with _lock:
             _mem.clear()
+            _mem_bytes = 0
     if disk:
         root = os.path.join(cache_dir(), "v1")
         if os.path.isdir(root):
