@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import (APIVersionError, ArgumentError, DeviceError, DTypeError, ShapeError, TracerError,
-                         api_boundary)
+from poot.errors import (APIVersionError, ArgumentError, ArgumentOverflowError, ArgumentValueError, DeviceError,
+                         DTypeError, PootIndexError, ShapeError, TracerError, api_boundary)
 from poot.graph import Aval
 from poot.jit.runtime.execute import buffer_to_numpy, start_host_read
 from poot.trace import context as _dev
@@ -26,6 +26,16 @@ class ScalarConversionError(ShapeError, TypeError):
 
 
 _TYPE_ERROR_CONVERSIONS = frozenset({"float()", "int()", "complex()", "an index"})
+
+
+def _python_scalar(kind, value):
+    """`kind(value)` (int(), float(), complex() of a 0-d array), whose failure (NaN to int, a complex
+    to float) names the conversion the user wrote rather than the dunder method poot runs."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        twin = {TypeError: ArgumentError, ValueError: ArgumentValueError}.get(type(e), ArgumentOverflowError)
+        raise twin(f"{kind.__name__}(): {e}") from None
 
 
 class Array:
@@ -45,6 +55,15 @@ class Array:
     @property
     def shape(self) -> tuple[int, ...]:
         return self._node.aval.shape
+
+    @shape.setter
+    @api_boundary
+    def shape(self, value) -> None:
+        """`x.shape = s` reshapes x itself, as NumPy does (a size that does not fit is a ShapeError): x
+        takes the reshaped value, as `x += 1` does, so every reference to this Array object sees it."""
+        from poot.trace.movement import reshape
+
+        self._node = reshape(self, value)._node
 
     @property
     def dtype(self) -> dt.DType:
@@ -148,7 +167,10 @@ class Array:
     def item(self, *args):
         """The value of a size-1 array (or of element `args`) as a Python scalar."""
         if args:
-            return self.numpy().item(*args)
+            try:
+                return self.numpy().item(*args)
+            except IndexError as e:    # NumPy's own words, under poot's name for the call
+                raise PootIndexError(f"item: {e}") from None
         return self._scalar("item()")
 
     @api_boundary
@@ -157,15 +179,15 @@ class Array:
 
     @api_boundary
     def __float__(self):
-        return float(self._scalar("float()"))
+        return _python_scalar(float, self._scalar("float()"))
 
     @api_boundary
     def __int__(self):
-        return int(self._scalar("int()"))
+        return _python_scalar(int, self._scalar("int()"))
 
     @api_boundary
     def __complex__(self):
-        return complex(self._scalar("complex()"))
+        return _python_scalar(complex, self._scalar("complex()"))
 
     @api_boundary
     def __bool__(self):

@@ -233,6 +233,21 @@ def _linalg_target(pt, name: str, args, kwargs):
     return target
 
 
+def _refuse_poot_out(name: str, out) -> None:
+    """`np.clip(x, 0, 1, out=x)`, `np.cumsum(x, out=x)`...: NumPy's fallback would write into a read-only
+    copy of the poot array and fail with a bare ValueError; refuse it as the ufunc path does."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if any(isinstance(o, _array_type()) for o in outs):
+        raise DTypeError(f"np.{name}(..., out=<poot array>): poot arrays are immutable; "
+                         f"assign the result instead (x = np.{name}(...))")
+
+
+def _array_type():
+    from poot.trace.array import Array
+
+    return Array
+
+
 def array_function(self, func, types, args, kwargs):
     from poot.trace.array import Array
 
@@ -240,6 +255,7 @@ def array_function(self, func, types, args, kwargs):
         return NotImplemented   # another array library that knows poot arrays (Dask) answers
     pt = _poot()
     name = func.__name__
+    _refuse_poot_out(name, kwargs.get("out"))
     if func is np.clip and kwargs.get("out") is None and len(args) <= 3:
         return _numpy_clip(pt, *args, **{k: v for k, v in kwargs.items() if k != "out"})
     if name in _FUNCTIONS and func is getattr(np, name, None) and kwargs.get("out") is None:

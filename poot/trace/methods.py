@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DomainError, DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DomainError, DTypeError, ShapeError, api_boundary
 from poot.trace import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
 from poot.trace.array import Array
 from poot.trace.array_api_sets import searchsorted
 from poot.trace.at_updates import AtIndexer
 from poot.trace.interop import array_function, array_ufunc
-from poot.trace.lazy import is_tracing, record
+from poot.trace.lazy import check_scalar_fits, is_tracing, record
 from poot.trace.promote import cast, is_weak
 from poot.trace import complex_values, recipes
 
@@ -52,7 +52,7 @@ def _reflected(fn, types=_ARITH_OPERAND_TYPES):
     return op
 
 
-_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # NumPy's kind order for same-kind casts
 
 
 def _same_kind(src: dt.DType, dst: dt.DType) -> bool:
@@ -117,16 +117,17 @@ for _stem, (_fn, _sym) in _BINARY.items():
 
 for _stem, _fn in {"eq": ew.equal, "ne": ew.not_equal, "lt": ew.less, "le": ew.less_equal,
                    "gt": ew.greater, "ge": ew.greater_equal}.items():
-    # `x < 'a'` is refused with a DTypeError as arithmetic is; `x == 'a'` stays Python's False
+    # `x < 'a'` is refused with a DTypeError as arithmetic is; `x == 'a'` is answered below
     setattr(Array, f"__{_stem}__", _memo(_binary(_raw(_fn), _OPERAND_TYPES if _stem in ("eq", "ne")
                                                  else _ARITH_OPERAND_TYPES)))
 
 
 
 def _none_compare(op, result: bool):
-    """x == None (x != None): NumPy compares each element with None, giving all False (all True)."""
+    """x == None, x == 'a' (x != ...): NumPy 2 compares each number with an object of no numeric value
+    (None, a string), finding none equal: an array of all False (all True), never Python's bare bool."""
     def compare(self, other):
-        if other is None:
+        if other is None or isinstance(other, (str, bytes)):
             return creation.full(self.shape, result, dtype=dt.bool_, device=self.device)
         return op(self, other)
 
@@ -189,6 +190,9 @@ def _setitem(self, idx, value):
 
 @api_boundary
 def _contains(self, value):
+    """`v in x`: whether any element equals v. None or a string equals no number (NumPy: False)."""
+    if value is None or isinstance(value, (str, bytes)):
+        return False
     return bool(red.any(ew.equal(self, value)))
 
 
@@ -244,6 +248,7 @@ def _view(self, dtype=None, type=None):
 def _fill_value_like(self, value):
     if not is_weak(value) and not isinstance(value, (Array, np.generic)):
         raise DTypeError(f"fill: a scalar is needed, got {type(value).__name__}")
+    check_scalar_fits(value, self.dtype, "fill")   # refused under the method's name, not `full`'s
     self._node = creation.full(self.shape, value, self.dtype, device=self.device)._node
 
 
@@ -270,3 +275,18 @@ Array.searchsorted = api_boundary(lambda self, v, side="left", sorter=None: sear
 Array.at = property(AtIndexer, doc="JAX's functional indexed updates: x.at[idx].set(v), .add(v), .get()...")
 
 fastpath.install(Array)
+
+
+def _with_modulo_refused(power):
+    """`pow(x, y, mod)` reaches `__pow__` with a third argument; NumPy refuses it with a TypeError, as
+    does poot, naming the form (the two-argument call keeps the fast path's dunder itself)."""
+    def __pow__(self, other, modulo=None):
+        if modulo is not None:
+            raise ArgumentError("pow(x, y, mod): the 3-argument form (modular power) is not supported for "
+                                "arrays (NumPy refuses it too); write (x ** y) % mod")
+        return power(self, other)
+
+    return __pow__
+
+
+Array.__pow__ = _with_modulo_refused(Array.__pow__)

@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, ShapeError, exporter
+from poot.errors import ArgumentError, ArgumentValueError, DTypeError, NotBuiltError, ShapeError, exporter
 from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.host_results import HostResults
@@ -31,7 +31,7 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.array_api_sets import (_unique as _fixed_unique, argsort as _argsort, searchsorted as _searchsorted,
                                       sort as _sort)
-from poot.trace.creation import full, zeros
+from poot.trace.creation import asarray, full, zeros
 from poot.trace.device_search import runs_device_kernels, unique as device_unique
 from poot.trace.indexing import nonzero, refuse_data_dependent, setitem_node, take
 from poot.trace.lazy import is_tracing, record
@@ -428,8 +428,26 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
 
 
 # --- methods -------------------------------------------------------------------------------------
+def _cycled(flat, idx, value):
+    """The values `x.flat[idx] = value` stores: NumPy's flat assignment reads value's elements in C order
+    and repeats (or cuts) them to fill the selected elements, where ordinary indexing would broadcast;
+    a scalar or a value of the selection's own shape is stored as given (a scalar without a look at
+    the selection, so an element loop's `x.flat[i] = v` records nothing more)."""
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return value
+    v = value if isinstance(value, Array) else asarray(value)
+    if v.ndim == 0 or v.size == 0:
+        return value
+    shape = flat[idx].shape
+    if v.shape == tuple(shape) or len(shape) == 0:
+        return value
+    n = math.prod(shape)
+    return mv.reshape(take(mv.reshape(v, (-1,)), np.arange(n) % v.size), shape)
+
+
 class FlatIter:
-    """`x.flat`: the elements of x in C order, for reading (iterate, index, len, np.asarray)."""
+    """`x.flat`: the elements of x in C order: iterate, index, len, np.asarray, and assign (`x.flat[i] = v`,
+    `x.flat = v`: x itself takes the values, repeated cyclically to fill the selection, as in NumPy)."""
 
     __slots__ = ("base",)
 
@@ -450,7 +468,7 @@ class FlatIter:
 
     def __setitem__(self, idx, value):
         flat = mv.reshape(self.base, (-1,))
-        flat[idx] = value
+        flat[idx] = _cycled(flat, idx, value)
         self.base._node = mv.reshape(flat, self.base.shape)._node
 
     def __array__(self, dtype=None, copy=None):
@@ -464,11 +482,29 @@ class FlatIter:
         return f"<flat iterator over {self.base.aval}>"
 
 
+def _assign_flat(self, value):
+    """`x.flat = v`: every element of x, from v's values in C order (cycled, as NumPy does)."""
+    FlatIter(self)[...] = value
+
+
+def _check_sort_kind(op: str, kind) -> None:
+    """NumPy's `kind=` names an algorithm by its first letter (any case); poot's sort is always stable,
+    so every NumPy kind gives NumPy's result, but a kind NumPy refuses is refused here too."""
+    if kind is None:
+        return
+    if not isinstance(kind, str):
+        raise ArgumentError(f"{op}: sort kind must be str, not {type(kind).__name__}")
+    if kind[:1].lower() not in ("q", "h", "m", "s"):
+        raise ArgumentValueError(f"{op}: sort kind must be one of 'quicksort', 'mergesort', 'heapsort' or "
+                                 f"'stable' (got {kind!r})")
+
+
 def _sort_method(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """x.sort(): sorts x in place along `axis` (rebinds x to its sorted value; other handles on the
     old value keep it). A host op: lazy."""
     if order is not None:
         raise DTypeError("sort: order= needs structured arrays, which poot does not have")
+    _check_sort_kind("sort", kind)
     if axis is None:
         raise ShapeError("x.sort(axis=None) would flatten x, which an in-place sort cannot; use "
                          "pt.sort(x, axis=None)")
@@ -479,6 +515,7 @@ def _argsort_method(self, axis=-1, kind=None, order=None, *, stable=None, descen
     """Indices that sort x along `axis` (flattened when None), as np.argsort. A host op: lazy."""
     if order is not None:
         raise DTypeError("argsort: order= needs structured arrays, which poot does not have")
+    _check_sort_kind("argsort", kind)
     x = mv.reshape(self, (-1,)) if axis is None else self
     return _argsort(x, axis=-1 if axis is None else axis, descending=descending)
 
@@ -488,7 +525,8 @@ def install_methods() -> None:
 
     Array.sort = api_boundary(_sort_method)
     Array.argsort = api_boundary(_argsort_method)
-    Array.flat = property(FlatIter, doc="The elements in C order, for reading: iterate, index, len.")
+    Array.flat = property(FlatIter, api_boundary(_assign_flat),
+                          doc="The elements in C order: iterate, index, len, and assign (cycling values).")
 
 
 install_methods()

@@ -225,6 +225,30 @@ def _at_by_tree(uf, flat, vals, sorted_pos, group_start, rank, group_size):
     return Array(setitem_node(flat, targets, combined))
 
 
+def _renamed(e: ShapeError, inner: str, outer: str) -> ShapeError:
+    """The ShapeError `e` of the function `inner` that `outer` called, as `outer`'s own (the user's line
+    is added again at outer's boundary)."""
+    message = str(e.args[0]).split("\n  (at ", 1)[0]
+    return ShapeError(f"{outer}: {message.removeprefix(inner + ': ')}")
+
+
+def _added_at(name, a, indices, v):
+    """The node of `a` with `v` added at `indices`; a value that does not broadcast to the indexed
+    elements is refused under the name the user called (`add.at`), not the setitem that does the work."""
+    try:
+        return setitem_node(a, indices, v, mode="add")
+    except ShapeError as e:
+        raise _renamed(e, "setitem", f"{name}.at") from None
+
+
+def _values_at(name, b, shape):
+    """b broadcast to the indexed elements' shape, refused under the ufunc's `at` name if it does not fit."""
+    try:
+        return mv.broadcast_to(_as_array(b), shape)
+    except ShapeError as e:
+        raise _renamed(e, "broadcast_to", f"{name}.at") from None
+
+
 def at(uf, a, indices, b):
     name = uf.__name__
     if not isinstance(a, Array):
@@ -243,13 +267,13 @@ def at(uf, a, indices, b):
         v = _as_array(b).astype(a.dtype)
         if name == "subtract":
             v = -v
-        a._node = setitem_node(a, indices, v, mode="add")   # a rebinds: poot values are immutable
+        a._node = _added_at(name, a, indices, v)   # a rebinds: poot values are immutable
         return
     lin = _host_positions(a, indices, name)
     if lin.size == 0:
         return
     flat_pos = lin.reshape(-1)
-    values = mv.reshape(mv.broadcast_to(_as_array(b), lin.shape), (-1,))
+    values = mv.reshape(_values_at(name, b, lin.shape), (-1,))
     order = np.argsort(flat_pos, kind="stable")
     sorted_pos = flat_pos[order]
     group_start = np.r_[0, np.flatnonzero(np.diff(sorted_pos)) + 1]
