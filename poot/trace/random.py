@@ -17,7 +17,7 @@ from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace.array import Array
 from poot.trace.creation import _device, normalize_shape
-from poot.trace.lazy import constant, from_numpy, record
+from poot.trace.lazy import constant, from_numpy, record, shared_constant
 from poot.trace.promote import cast
 
 __all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli", "Generator",
@@ -124,7 +124,9 @@ def fold_in(key, data):
             raise DTypeError(f"fold_in: the key is on '{dev}' and data on '{word.device}'")
     else:
         try:
-            word = _c(operator.index(data) & 0xFFFFFFFF, dev)
+            # a leaf holding the value, not a constant in the graph: a loop drawing with fold_in(key, i)
+            # (and a Generator, which counts its draws so) reuses one program for every i
+            word = shared_constant(operator.index(data) & 0xFFFFFFFF, _U32, dev)
         except TypeError:
             raise DTypeError(f"fold_in: data must be an integer, got {type(data).__name__}") from None
     y0, y1 = threefry2x32(k0, k1, _c(0, dev), word)

@@ -62,3 +62,18 @@ def test_a_parameter_that_does_not_broadcast_is_refused():
 def test_a_traced_seed_for_default_rng_is_named():
     with pytest.raises(pt.TracerError, match=r"default_rng: the seed \(i64\[\]\) is traced"):
         pt.jit(lambda seed: pt.random.default_rng(seed).normal(size=3))(1)
+
+
+def test_a_loop_of_draws_reuses_one_program():
+    """fold_in(key, i) holds i in a leaf, not in the graph: the draws of a loop (and a Generator's
+    successive draws, which fold in their count) have one structure, so one compiled program."""
+    from poot.trace.walk import Walk
+
+    key = pt.random.key(0)
+    a, b = (pt.random.normal(pt.random.fold_in(key, i), (8,)) for i in (1, 2))
+    assert Walk([a._node]).key == Walk([b._node]).key
+    assert not np.array_equal(a.numpy(), b.numpy())
+    rng = pt.random.default_rng(0)
+    c, d = rng.normal(size=8), rng.normal(size=8)
+    assert Walk([c._node]).key == Walk([d._node]).key
+    np.testing.assert_array_equal(c.numpy(), pt.random.default_rng(0).normal(size=8).numpy())
