@@ -228,22 +228,24 @@ def argmin(operand, axis, index_dtype):
     return _t.argmin(operand, axis=axis).astype(index_dtype)
 
 
+def _running(fn, operand, axis, reverse):
+    """`fn` (cumsum, cumprod) along `axis`, inclusive, from the end when `reverse`, in operand's dtype."""
+    x = _arr(operand)
+    x = _t.flip(x, axis=axis) if reverse else x
+    r = fn(x, axis=axis).astype(x.dtype)
+    return _t.flip(r, axis=axis) if reverse else r
+
+
 @api_boundary
 def cumsum(operand, axis=0, reverse=False):
     """Inclusive running sum along `axis` (from the end when `reverse`), in operand's dtype."""
-    x = _arr(operand)
-    x = _t.flip(x, axis=axis) if reverse else x
-    r = _t.cumsum(x, axis=axis).astype(x.dtype)
-    return _t.flip(r, axis=axis) if reverse else r
+    return _running(_t.cumsum, operand, axis, reverse)
 
 
 @api_boundary
 def cumprod(operand, axis=0, reverse=False):
     """Inclusive running product along `axis` (from the end when `reverse`), in operand's dtype."""
-    x = _arr(operand)
-    x = _t.flip(x, axis=axis) if reverse else x
-    r = _t.cumprod(x, axis=axis).astype(x.dtype)
-    return _t.flip(r, axis=axis) if reverse else r
+    return _running(_t.cumprod, operand, axis, reverse)
 
 
 def _wrapped_starts(x: Array, start_indices) -> list:
