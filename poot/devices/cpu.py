@@ -227,7 +227,7 @@ class _KernelEngine:
     def __init__(self):
         import llvmlite.binding as llvm
 
-        from poot.jit.llvm.targets import LLVM_LOCK
+        from poot.devices.llvm_lock import LLVM_LOCK
 
         tm = llvm.Target.from_default_triple().create_target_machine(jit=True)   # owned by the engine
         with LLVM_LOCK:               # the empty module lives in LLVM's global context
@@ -250,7 +250,7 @@ class _KernelEngine:
 
     def dispose(self) -> None:
         """Free the engine and its code: only once no program made from it can run again."""
-        from poot.jit.llvm.targets import LLVM_LOCK
+        from poot.devices.llvm_lock import LLVM_LOCK
 
         with LLVM_LOCK:               # disposing deletes the engine's module from LLVM's global context
             self.ee.close()

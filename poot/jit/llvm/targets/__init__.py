@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import enum
 import importlib
-import threading
 from dataclasses import dataclass, field
 
+from poot.devices.llvm_lock import LLVM_LOCK as _LLVM_LOCK
 from poot.errors import LoweringError
 
 
@@ -81,8 +81,8 @@ class Target:
 
 
 # LLVM's global context is not thread-safe: lowerings are built, and modules parsed, optimized and emitted
-# (poot/jit/llvm/compile.py), under this one lock
-LLVM_LOCK = threading.RLock()
+# (poot/jit/llvm/compile.py), under this one lock (shared with the CPU device's engines)
+LLVM_LOCK = _LLVM_LOCK
 _TARGETS = "poot.jit.llvm.targets"
 
 
