@@ -207,10 +207,7 @@ def _norm_index(a, n, axis, x, check_host_indices=False):
     range is left for the kernel's check (see the module docstring)."""
     dev = x._node.device
     if isinstance(a, np.ndarray):
-        if a.size and (a.min() < -n or a.max() >= n):
-            bad = a[(a < -n) | (a >= n)].flat[0]
-            raise PootIndexError(f"index {bad} is out of bounds for axis {axis} with size {n} "
-                                 f"(indexing {x.aval})")
+        _check_in_bounds(a, n, axis, x)
         return None, np.where(a < 0, a + n, a)
     if n == 0 and a.aval.size == 0:          # nothing is indexed: an empty NumPy index does as well
         return None, np.zeros(a.aval.shape, np.int64)
@@ -239,7 +236,11 @@ def _check_host_index(a, n: int, axis: int, x) -> None:
     b = a.buf
     if type(b) is not CpuBuffer or a.params is not None or is_tracing():
         return
-    v = buffer_to_numpy(b, a.aval)
+    _check_in_bounds(buffer_to_numpy(b, a.aval), n, axis, x)
+
+
+def _check_in_bounds(v: np.ndarray, n: int, axis: int, x) -> None:
+    """PootIndexError naming the first index of host array `v` outside [-n, n) (NumPy's rule)."""
     if v.size and (v.min() < -n or v.max() >= n):
         bad = v[(v < -n) | (v >= n)].flat[0]
         raise PootIndexError(f"index {bad} is out of bounds for axis {axis} with size {n} "
