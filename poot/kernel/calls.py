@@ -15,7 +15,7 @@ from poot.jit.kir.model import (FLOAT_BINARY, FLOAT_UNARY, PREDICATE_UNARY, Atom
 from poot.jit.kir.verify import ATOMIC_DTYPES
 from poot.kernel import emulate_ops as emu
 from poot.kernel import intrinsics as ix
-from poot.kernel import async_copy, scalar_ops, subgroup
+from poot.kernel import async_copy, scalar_ops, subgroup, warpgroup
 from poot.kernel.values import Buf, Lit, Restart, Static, Val, const
 
 
@@ -110,6 +110,8 @@ class CallLowering:
             return subgroup.call_subgroup(self, obj, node)
         if k in ix.WIDE_MEMORY:
             return async_copy.call_wide_memory(self, obj, node, want_result)
+        if k in ix.WARPGROUP:
+            return warpgroup.call_warpgroup(self, obj, node, want_result)
         if k == "no_contract_add":
             a, b = (self.value(x) for x in self.args(node, 2, "pt.no_contract_add"))
             ea, eb, t = self.unify(self.typed(a, node) if isinstance(b, Lit) else a, b, node)

@@ -11,7 +11,7 @@ from poot.dtypes import DType
 from poot.jit.kir.model import (Assign, Break, Cast, Const, Continue, For, If, Load, Read, Return, SharedArray,
                          Store, Trap, Unary, While)
 from poot.kernel import intrinsics as ix
-from poot.kernel import async_copy, subgroup
+from poot.kernel import async_copy, subgroup, warpgroup
 from poot.kernel.shared_memory import MAX_SHARED_BYTES, refuse
 from poot.kernel.values import Buf, Lit, Restart, Static, Val, literal_kind
 
@@ -97,6 +97,8 @@ class StatementLowering:
                 f = self.expr(value.func)
                 if isinstance(f, Static) and isinstance(f.obj, ix.Intrinsic) and f.obj.kind == "mma":
                     return subgroup.mma_assign(self, targets[0], value, node, f.obj.name)
+                if isinstance(f, Static) and isinstance(f.obj, ix.Intrinsic) and f.obj.kind == "wgmma":
+                    return warpgroup.wgmma_assign(self, targets[0], value, node, f.obj.name)
                 if isinstance(f, Static) and async_copy.is_tuple_call(f.obj):
                     return async_copy.x4_assign(self, targets[0], value, node)
             return self.tuple_assign(targets[0], value, node)

@@ -36,7 +36,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import PootError
-from poot.jit.kir.model import (MMA_INPUTS, MMA_SHAPES, SHUFFLE_LANES, Binary, Cast, Index, Mma, Read, Shuffle,
+from poot.jit.kir.model import (MMA_INPUTS, MMA_SHAPES, SHUFFLE_LANES, WGMMA_LANES, Binary, Cast, Index, Mma, Read, Shuffle,
                                 ShuffleXor)
 from poot.kernel import scalar_ops
 from poot.kernel.values import Lit, Val, const
@@ -52,8 +52,8 @@ _KIND_LANES = {kind: MMA_SHAPES[shape].lanes for shape, kind in MMA_KIND.items()
 
 def run_lanes(kind: str) -> int:
     """How many consecutive lanes (by local x index) answer one request of `kind` together: an Mma
-    shape's (MmaShape.lanes), else a warp's."""
-    return _KIND_LANES.get(kind, LANES)
+    shape's (MmaShape.lanes), a warpgroup's for wgmma, else a warp's."""
+    return WGMMA_LANES if kind == "wgmma" else _KIND_LANES.get(kind, LANES)
 
 
 def mark_sync(imp) -> None:
@@ -193,6 +193,10 @@ def answer(kind: str, requests: list) -> list:
         from poot.kernel.async_copy import ldmatrix_emulate
 
         return ldmatrix_emulate(requests)
+    if kind == "wgmma":
+        from poot.kernel.warpgroup import wgmma_emulate
+
+        return wgmma_emulate(requests)
     raise PootError(f"unknown subgroup operation {kind!r}")
 
 

@@ -23,6 +23,7 @@ from ptxas_tool import PTXAS, SKIP_REASON
 from target_caps import ROCM_CAPS
 from test_ptxas_all_kernels import BF16, CUDA_CAPS, F16, F32, _G
 
+SM80 = dataclasses.replace(CUDA_CAPS, compile_arch="sm_80")
 SM90 = dataclasses.replace(CUDA_CAPS, compile_arch="sm_90")
 SPIRV = dataclasses.replace(CUDA_CAPS, name="wgpu", target="spirv", subgroup_size=1)
 LOW = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
@@ -44,13 +45,20 @@ def test_matmul_steps_route_to_the_gemm_assets():
     # 16-bit operands whose rows split into aligned 16-byte chunks (K and N multiples of 8) take the
     # asynchronous-copy kernel; the others the register-staged one
     # large products take the 128 x 256 x 64 form (two waves of its tiles, K of four steps or more)
-    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][:2] == ("gemm_bf16_async_wide", (16 * 32, 1, 1))
-    assert _kernels((2048, 2048), (2048, 2048), BF16, SM90)[0][0] == "gemm_bf16_async"       # one wave
-    assert _kernels((32, 1024, 128), (32, 128, 1024), BF16, SM90)[0][0] == "gemm_bf16_async"   # short K
+    assert _kernels((4096, 4096), (4096, 4096), BF16, SM80)[0][:2] == ("gemm_bf16_async_wide", (16 * 32, 1, 1))
+    assert _kernels((2048, 2048), (2048, 2048), BF16, SM80)[0][0] == "gemm_bf16_async"       # one wave
+    assert _kernels((32, 1024, 128), (32, 128, 1024), BF16, SM80)[0][0] == "gemm_bf16_async"   # short K
     bm, bn = gpu_gemm.ASYNC_TILE           # one row of tiles (the kernel rasters them)
-    assert _kernels((1000, 1024), (1024, 520), F16, SM90)[0][:2] == ("gemm_f16_async", (-(-1000 // bm) * -(-520 // bn), 1, 1))
+    assert _kernels((1000, 1024), (1024, 520), F16, SM80)[0][:2] == ("gemm_f16_async", (-(-1000 // bm) * -(-520 // bn), 1, 1))
+    assert _kernels((64, 1028), (1028, 64), BF16, SM80)[0][0] == "gemm_bf16_tc"
+    assert _kernels((37, 29), (29, 53), F16, SM80)[0][:2] == ("gemm_f16_tc", (1, 1, 1))
+    # Hopper (sm_90): the warpgroup kernel where the async ones would run, one row of 128 x 128 tiles; the
+    # unaligned shapes keep the register-staged kernel
+    wm, wn = gpu_gemm.WGMMA_TILE
+    assert _kernels((4096, 4096), (4096, 4096), BF16, SM90)[0][:2] == ("gemm_bf16_wgmma", (32 * 32, 1, 1))
+    assert _kernels((32, 1024, 128), (32, 128, 1024), BF16, SM90)[0][:2] == ("gemm_bf16_wgmma", (64, 1, 32))
+    assert _kernels((1000, 1024), (1024, 520), F16, SM90)[0][:2] == ("gemm_f16_wgmma", (-(-1000 // wm) * -(-520 // wn), 1, 1))
     assert _kernels((64, 1028), (1028, 64), BF16, SM90)[0][0] == "gemm_bf16_tc"
-    assert _kernels((37, 29), (29, 53), F16, SM90)[0][:2] == ("gemm_f16_tc", (1, 1, 1))
     # a batch on grid z; a broadcast operand has stride 0
     ((name, groups, scalars),) = _kernels((3, 20, 40), (40, 130), BF16, SM90)
     assert name == "gemm_bf16_tc" and groups == (2, 1, 3) and scalars == (20, 130, 40, 800, 0, 2600)
@@ -66,6 +74,8 @@ def test_matmul_steps_route_to_the_gemm_assets():
 def test_the_codegen_knows_the_async_kernels_tiles():
     module = kernel_assets.load_source(_entry("gemm_bf16_async"))
     assert gpu_gemm.ASYNC_TILE == (module.BM, module.BN)
+    hopper = kernel_assets.load_source(_entry("gemm_bf16_wgmma"))
+    assert gpu_gemm.WGMMA_TILE == (hopper.BM, hopper.BN)
     wide = kernel_assets.load_source(_entry("gemm_bf16_async_wide"))
     assert gpu_gemm.WIDE_TILE == (wide.BM, wide.BN, wide.BK)
 
@@ -151,10 +161,11 @@ def test_matmul_parity_on_each_device(device, low):
 
 
 def test_a_large_product_takes_the_wide_tiles_and_matches_numpy(device):
-    """2100 x 264 @ 264 x 4104: partial tiles in M, N and K on the 128 x 256 x 64 kernel (on CUDA; the
-    other devices take their own paths for the same product)."""
+    """2100 x 264 @ 264 x 4104: partial tiles in M, N and K on the 128 x 256 x 64 kernel (on CUDA before
+    Hopper; an H100 takes the warpgroup kernel, the other devices their own paths for the same product)."""
     a_shape, b_shape = (2100, 264), (264, 4104)
-    assert _kernels(a_shape, b_shape, BF16, SM90)[0][0] == "gemm_bf16_async_wide"
+    assert _kernels(a_shape, b_shape, BF16, SM80)[0][0] == "gemm_bf16_async_wide"
+    assert _kernels(a_shape, b_shape, BF16, SM90)[0][0] == "gemm_bf16_wgmma"
     rng = np.random.default_rng(8)
     a = rng.standard_normal(a_shape).astype(np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal(b_shape).astype(np.float32).astype(ml_dtypes.bfloat16)

@@ -74,6 +74,24 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
   emulator queues each thread's copies and applies a group's at the wait that covers it (a read before
   the wait sees the old shared contents), so kernels that forget the wait fail under emulation too.
   Lowered on PTX for sm_80 and newer; elsewhere NotBuiltError.
+- `Wgmma(a_shared, a_index, b_shared, b_index, c, elem, inputs, n)` is element `elem` (0..n/2 - 1) of this
+  thread's part of D = A @ B + C over a warpgroup (an aligned run of 128 threads by local x index:
+  workgroup (128k, 1, 1)): A 64 x 64 and B 64 x n (n 128 or 256) of `inputs` ("bf16" or "f16") read from
+  uint32 shared arrays, C and D 64 x n float32, in four steps of 16 k (PTX `wgmma.mma_async.m64n{n}k16`
+  four times, then a wait: the result is complete when the expression is). Both operands are lines of 128 bytes whose
+  16-byte chunk c of line r is stored at chunk c ^ (r % 8) (the 128-byte swizzle): A's line m holds row m
+  (64 elements of k) at word `a_index` + 32 m; B's line 64 j + k holds B[k, 64 j : 64 j + 64] at word
+  `b_index` + 32 (64 j + k). Each index is a multiple of 256 words (1 KiB) plus the line's start: the
+  swizzle is taken from the address, and a shared array a Wgmma reads starts 1 KiB-aligned. Thread t of
+  the warpgroup (w = t // 32, l = t % 32) holds c[4 j + i] = C[16 w + l // 4 + 8 (i >= 2), 8 j + 2 (l % 4) +
+  i % 2] (D likewise), j in 0..n/8 - 1: mma's C fragment per 8 columns. Every thread of the warpgroup passes
+  the same indices. The products are exact, each step's sum is accumulated in float32. Legal where a
+  Barrier would be; the shared memory it reads must be written before a `FenceProxyAsync` and a Barrier.
+  Lowered on PTX for sm_90a only (Hopper); elsewhere NotBuiltError. One instruction sequence per distinct
+  operand tuple in a basic block, as for LdMatrix.
+- `FenceProxyAsync()` orders this thread's earlier shared-memory writes (stores, completed copies) before
+  later reads by the tensor cores' asynchronous proxy (Wgmma): `fence.proxy.async.shared::cta` on PTX, put
+  between a thread's writes and the Barrier before a Wgmma that reads them. Nothing elsewhere.
 """
 from __future__ import annotations
 
@@ -293,6 +311,43 @@ class Mma:
     shape: str = "m16n8k16"
 
 
+@dataclass(frozen=True)
+class Wgmma:
+    """Element `elem` of this thread's D fragment of a warpgroup's D = A @ B + C, A and B read from shared
+    memory in the 128-byte-swizzled line layout (module docstring)."""
+    a_shared: str
+    a_index: "Expr"
+    b_shared: str
+    b_index: "Expr"
+    c: tuple
+    elem: int
+    inputs: str                  # the dtype short name of A and B: "bf16" or "f16"
+    n: int = 256                 # columns of B, C and D: one of WGMMA_N
+    dtype: DType = dt.float32
+
+
+WGMMA_LANES = 128       # threads of a warpgroup
+WGMMA_M, WGMMA_K = 64, 64       # rows of A, C and D; k of one Wgmma
+WGMMA_N = (128, 256)            # its column counts; n / 2 float32 accumulators a thread
+WGMMA_ALIGN_WORDS = 256         # 1 KiB: the swizzle repeats every 8 lines of 128 bytes
+WGMMA_INPUTS = ("bf16", "f16")
+
+
+def wgmma_operands(node) -> set:
+    """The shared arrays a Wgmma anywhere under `node` (a kernel body, statement or expression) reads:
+    empty where the kernel has none (it then needs no Hopper-specific build)."""
+    out: set = set()
+    if isinstance(node, Wgmma):
+        out |= {node.a_shared, node.b_shared}
+    if isinstance(node, (list, tuple)):
+        for x in node:
+            out |= wgmma_operands(x)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            out |= wgmma_operands(getattr(node, f.name))
+    return out
+
+
 X4_WORDS = 4        # uint32 words of one LdMatrix row, LoadX4/StoreX4 and CopyAsync (16 bytes)
 
 
@@ -327,7 +382,7 @@ class Index:
 
 
 Expr = Union[Const, Read, Load, Len, Unary, Binary, Select, Fma, Cast, Bitcast, Index, ShuffleXor, Shuffle, Mma,
-             LdMatrix, LoadX4]
+             LdMatrix, LoadX4, Wgmma]
 
 
 # --- statements ----------------------------------------------------------------------------------
@@ -431,8 +486,13 @@ class AsyncWait:
     pending: int
 
 
+@dataclass(frozen=True)
+class FenceProxyAsync:
+    """Order this thread's earlier shared-memory writes before later Wgmma reads of them."""
+
+
 Stmt = Union[Assign, Store, AtomicAdd, If, For, While, Break, Continue, Return, Barrier, Trap, StoreX4, CopyAsync,
-             AsyncCommit, AsyncWait]
+             AsyncCommit, AsyncWait, FenceProxyAsync]
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ import numpy as np
 from poot import dtypes as dt
 from poot.errors import KIRError
 from poot.jit.kir.model import (Access, Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier, Binary, Bitcast, Break,
-                    BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index, Kernel, LdMatrix, Len, Load,
-                    LoadX4, Local, Mma, Read, Return, ScalarParam, Select, SharedArray, Shuffle, ShuffleXor, Store,
-                    StoreX4, Trap, TrapSite, Unary, While)
+                    BufferParam, Cast, Const, Continue, CopyAsync, FenceProxyAsync, Fma, For, If, Index, Kernel,
+                    LdMatrix, Len, Load, LoadX4, Local, Mma, Read, Return, ScalarParam, Select, SharedArray, Shuffle,
+                    ShuffleXor, Store, StoreX4, Trap, TrapSite, Unary, Wgmma, While)
 
 FORMAT, VERSION = "poot-kir", 1
 
@@ -46,6 +46,8 @@ _EXPRS = {
     LdMatrix: ("ldmatrix", (("buf", "shared", "p"), ("i", "index", "e"), ("trans", "trans", "p"),
                             ("elem", "elem", "p"))),
     LoadX4: ("load_x4", (("buf", "buffer", "p"), ("i", "index", "e"), ("elem", "elem", "p"))),
+    Wgmma: ("wgmma", (("abuf", "a_shared", "p"), ("ai", "a_index", "e"), ("bbuf", "b_shared", "p"),
+                      ("bi", "b_index", "e"), ("c", "c", "t"), ("elem", "elem", "p"), ("in", "inputs", "p"), ("n", "n", "p"))),
 }
 _STMTS = {
     Assign: ("assign", (("name", "name", "p"), ("value", "value", "e"))),
@@ -62,6 +64,7 @@ _STMTS = {
     CopyAsync: ("copy_async", (("dst", "dst", "p"), ("di", "dst_index", "e"), ("src", "src", "p"),
                                ("si", "src_index", "e"), ("ok", "ok", "e"))),
     AsyncCommit: ("async_commit", ()), AsyncWait: ("async_wait", (("pending", "pending", "p"),)),
+    FenceProxyAsync: ("fence_proxy_async", ()),
 }
 _EXPR_BY_TAG = {tag: (cls, f) for cls, (tag, f) in _EXPRS.items()}
 _STMT_BY_TAG = {tag: (cls, f) for cls, (tag, f) in _STMTS.items()}

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from poot import dtypes as dt
 from poot.jit.kir.model import (Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier, Binary, Bitcast, Break,
-                    BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index, Kernel, LdMatrix, Len, Load,
-                    LoadX4, MMA_SHAPES, Mma, Read, Return, Select, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary,
-                    While)
+                    BufferParam, Cast, Const, Continue, CopyAsync, FenceProxyAsync, Fma, For, If, Index, Kernel,
+                    LdMatrix, Len, Load, LoadX4, MMA_SHAPES, Mma, Read, Return, Select, Shuffle, ShuffleXor, Store,
+                    StoreX4, Trap, Unary, Wgmma, While)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "and": "&", "or": "|", "xor": "^",
           "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -69,6 +69,10 @@ def format_expr(e) -> str:
         return f"ldmatrix_x4{'_trans' if e.trans else ''}({e.shared}, {format_expr(e.index)})[{e.elem}]"
     if isinstance(e, LoadX4):
         return f"load_x4({e.buffer}, {format_expr(e.index)})[{e.elem}]"
+    if isinstance(e, Wgmma):
+        c = ", ".join(format_expr(x) for x in e.c)
+        return (f"wgmma_m64n{e.n}k64[{e.inputs}]({e.a_shared}, {format_expr(e.a_index)}, {e.b_shared}, "
+                f"{format_expr(e.b_index)}, [{c}])[{e.elem}]")
     return f"<{type(e).__name__}?>"
 
 
@@ -112,6 +116,8 @@ def _stmts(body, depth: int, out: list) -> None:
             out.append(f"{pad}copy_async_commit()")
         elif isinstance(s, AsyncWait):
             out.append(f"{pad}copy_async_wait({s.pending})")
+        elif isinstance(s, FenceProxyAsync):
+            out.append(f"{pad}fence_proxy_async()")
         elif isinstance(s, (Break, Continue, Return, Barrier)):
             out.append(pad + {Break: "break", Continue: "continue", Return: "return",
                               Barrier: "barrier()"}[type(s)])

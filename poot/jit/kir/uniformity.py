@@ -4,7 +4,7 @@ refuses such a kernel; the kernel importer uses the same analysis to name the ba
 from __future__ import annotations
 
 from poot.jit.kir.model import (AtomicAdd, Assign, Barrier, Break, Const, Continue, CopyAsync, For, If, Index, LdMatrix,
-                    Len, Load, LoadX4, Mma, Read, Return, Shuffle, ShuffleXor, Store, StoreX4, While)
+                    Len, Load, LoadX4, Mma, Read, Return, Shuffle, ShuffleXor, Store, StoreX4, Wgmma, While)
 
 
 def divergent_barrier(body) -> Barrier | None:
@@ -31,8 +31,8 @@ def _settle(body) -> "_Walk":
 
 
 def has_shuffle(e) -> bool:
-    """Whether expression `e` contains a subgroup operation (ShuffleXor, Shuffle, Mma, LdMatrix)."""
-    if isinstance(e, (ShuffleXor, Shuffle, Mma, LdMatrix)):
+    """Whether expression `e` contains a subgroup operation (ShuffleXor, Shuffle, Mma, LdMatrix, Wgmma)."""
+    if isinstance(e, (ShuffleXor, Shuffle, Mma, LdMatrix, Wgmma)):
         return True
     return any(has_shuffle(getattr(e, f)) for f in ("x", "a", "b", "c", "cond", "index") if hasattr(e, f))
 
@@ -69,7 +69,7 @@ class _Walk:
             return e.name in self.divergent
         if isinstance(e, (Load, LoadX4)):
             return self.div(e.index)
-        if isinstance(e, LdMatrix):
+        if isinstance(e, (LdMatrix, Wgmma)):
             return True                  # each lane receives its own part of the matrices
         if isinstance(e, (Const, Len)):
             return False

@@ -61,7 +61,8 @@ from poot.jit.kir.model import (BINARY_OPS, BIT_BINARY, COMPARE_OPS, FLOAT_BINAR
                     PREDICATE_UNARY, UNARY_OPS, X4_WORDS, Assign, AsyncCommit, AsyncWait, AtomicAdd, Barrier,
                     Binary, Bitcast, Break, BufferParam, Cast, Const, Continue, CopyAsync, Fma, For, If, Index,
                     Kernel, LdMatrix, Len, Load, LoadX4, MMA_INPUTS, MMA_SHAPES, Mma, Read, Return, ScalarParam,
-                    Select, SHUFFLE_LANES, SharedArray, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary, While)
+                    Select, SHUFFLE_LANES, SharedArray, Shuffle, ShuffleXor, Store, StoreX4, Trap, Unary, While,
+                    WGMMA_INPUTS, WGMMA_LANES, WGMMA_N, FenceProxyAsync, Wgmma)
 from poot.jit.kir.uniformity import divergent_barrier, divergent_shuffle
 
 ATOMIC_DTYPES = (dt.int32, dt.uint32, dt.int64, dt.uint64, dt.float32)
@@ -177,6 +178,8 @@ class _Verifier:
             self._subgroup_op(e.x, e.dtype, "shuffle")
         elif isinstance(e, Mma):
             self._mma(e)
+        elif isinstance(e, Wgmma):
+            self._wgmma(e)
         elif isinstance(e, (LdMatrix, LoadX4)):
             what = "ldmatrix" if isinstance(e, LdMatrix) else "load_x4"
             decl = self._words(e.shared if isinstance(e, LdMatrix) else e.buffer, e.index, what)
@@ -228,6 +231,24 @@ class _Verifier:
         if any(x.dtype is not dt.float32 for x in e.c) or e.dtype is not dt.float32:
             self.fail("bad-mma", f"{shape.op} accumulates in float32: C elements and the result must be float32")
         self._subgroup_op(None, e.dtype, shape.op, shape.lanes)
+
+    def _wgmma(self, e: Wgmma) -> None:
+        for name, index in ((e.a_shared, e.a_index), (e.b_shared, e.b_index)):
+            if not isinstance(self._words(name, index, "wgmma"), SharedArray):
+                self.fail("bad-mma", f"wgmma reads its operands from shared arrays; '{name}' is a buffer param")
+        if e.inputs not in WGMMA_INPUTS:
+            self.fail("bad-mma", f"wgmma inputs {e.inputs!r} must be one of {', '.join(WGMMA_INPUTS)}")
+        if e.n not in WGMMA_N:
+            self.fail("bad-mma", f"wgmma column count {e.n!r} must be one of {WGMMA_N}")
+        if not isinstance(e.c, tuple) or len(e.c) != e.n // 2:
+            self.fail("bad-mma", f"wgmma with n = {e.n} takes {e.n // 2} C elements per thread")
+        if not isinstance(e.elem, int) or isinstance(e.elem, bool) or not 0 <= e.elem < e.n // 2:
+            self.fail("bad-mma", f"wgmma result element {e.elem!r} must be an int in 0..{e.n // 2 - 1}")
+        for x in e.c:
+            self.expr(x)
+        if any(x.dtype is not dt.float32 for x in e.c) or e.dtype is not dt.float32:
+            self.fail("bad-mma", "wgmma accumulates in float32: C elements and the result must be float32")
+        self._subgroup_op(None, e.dtype, "wgmma", WGMMA_LANES)
 
     def _words(self, name: str, index, what: str):
         """The declaration of uint32 array `name` that a 16-byte access reads or writes at `index`."""
@@ -405,7 +426,7 @@ class _Verifier:
         elif isinstance(s, AsyncWait):
             if not isinstance(s.pending, int) or isinstance(s.pending, bool) or s.pending < 0:
                 self.fail("bad-copy-async", f"copy_async_wait count {s.pending!r} must be an int >= 0")
-        elif not isinstance(s, (Return, Barrier, AsyncCommit)):
+        elif not isinstance(s, (Return, Barrier, AsyncCommit, FenceProxyAsync)):
             self.fail("unknown-op", f"unknown statement {type(s).__name__}")
 
     def _uniformity(self) -> None:

@@ -15,15 +15,25 @@ from meta.
 """
 from __future__ import annotations
 
+from poot.jit.kir.model import WGMMA_ALIGN_WORDS, wgmma_operands
 from poot.jit.llvm.ir import Func, mem_type
 from poot.jit.llvm.targets import target_named
 
 
+def shared_alignment(kernel) -> dict[str, int]:
+    """Each shared array's byte alignment: 16, or 1 KiB for the operands of a Wgmma (its 128-byte swizzle is
+    taken from the address bits, model.py)."""
+    swizzled = wgmma_operands(kernel.body)
+    return {s.name: WGMMA_ALIGN_WORDS * 4 if s.name in swizzled else 16 for s in kernel.shared}
+
+
 def shared_layout(kernel) -> tuple[list[int], int]:
-    """Byte offsets of `kernel.shared`'s arrays laid out one after another (16-byte aligned), and the
-    total."""
+    """Byte offsets of `kernel.shared`'s arrays laid out one after another (each at its
+    `shared_alignment`), and the total."""
     offsets, at = [], 0
+    align = shared_alignment(kernel)
     for s in kernel.shared:
+        at = -(-at // align[s.name]) * align[s.name]
         offsets.append(at)
         at += -(-s.size * s.dtype.itemsize // 16) * 16
     return offsets, at
@@ -51,12 +61,15 @@ def emit_gpu_kernel(lw, symbol: str, physical, local_id, dynamic_shared: bool = 
         lw.buffers[p.name] = f"%b{j}"
     if dynamic_shared:
         block = f"@{symbol}_dynamic_shared"
-        module.globals.append(f"{block} = external addrspace(3) global [0 x i8], align 16")
+        align = max(shared_alignment(kernel).values(), default=16)
+        module.globals.append(f"{block} = external addrspace(3) global [0 x i8], align {align}")
         for s, off in zip(kernel.shared, shared_layout(kernel)[0]):
             lw.shared_ptrs[s.name] = f.op(f"getelementptr inbounds i8, ptr addrspace(3) {block}, i64 {off}")
+    align = shared_alignment(kernel)
     for s in kernel.shared if not dynamic_shared else ():
         g = f"@{symbol}.sh.{s.name}"
-        module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, align 16")
+        module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, "
+                              f"align {align[s.name]}")
         lw.shared_ptrs[s.name] = g
     lw.alloca_locals()
     c, n = physical(f)

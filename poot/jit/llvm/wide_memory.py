@@ -1,16 +1,19 @@
 """The lowering of KIR's 16-byte memory operations (model.py): LdMatrix (warp-level matrix fragments
-from shared memory), LoadX4 / StoreX4 (4 uint32 words at once) and the asynchronous global -> shared
-copies (CopyAsync, AsyncCommit, AsyncWait). A mixin of `lower.Lowering`.
+from shared memory), LoadX4 / StoreX4 (4 uint32 words at once), the asynchronous global -> shared
+copies (CopyAsync, AsyncCommit, AsyncWait), and the warpgroup matrix product that reads its operands from
+shared memory (Wgmma, FenceProxyAsync). A mixin of `lower.Lowering`.
 
 What every target gets here: LoadX4 and StoreX4 as four element accesses through the target's own
 `_e_Load` / `_s_Store` (plain memory, so nothing is refused); LdMatrix and the asynchronous copies raise
 NotBuiltError naming the operation. The PTX target overrides the hooks (`load_words`, `store_words`,
-`ldmatrix_call`, `copy_async`, `copy_async_commit`, `copy_async_wait`) with the 16-byte instructions.
+`ldmatrix_call`, `copy_async`, `copy_async_commit`, `copy_async_wait`) with the 16-byte instructions, and
+`wgmma_call` / `fence_proxy_async` with Hopper's warpgroup instructions (sm_90a).
 
 One LdMatrix / LoadX4 instruction serves the four element nodes the importer writes for one tuple
 assignment: results are cached per (operands, function, basic block), like Mma's, and the cache is
 emptied by every statement but an assignment (a store, barrier or copy in between must give a fresh
-read) and pruned of entries whose index reads a local being reassigned.
+read) and pruned of entries whose index reads a local being reassigned. Wgmma results are cached the same
+way (one instruction sequence for the 128 element nodes of one tuple assignment).
 """
 from __future__ import annotations
 
@@ -18,10 +21,13 @@ import dataclasses
 
 from poot import dtypes as dt
 from poot.errors import NotBuiltError
-from poot.jit.kir.model import (X4_WORDS, AsyncCommit, AsyncWait, Binary, BufferParam, Const, CopyAsync, LdMatrix,
-                         Len, Load, LoadX4, Read, Store, StoreX4)
+from poot.jit.kir.model import (X4_WORDS, AsyncCommit, AsyncWait, Binary, BufferParam, Const, CopyAsync,
+                         FenceProxyAsync, LdMatrix, Len, Load, LoadX4, Read, Store, StoreX4, Wgmma)
 
 LDMATRIX_RESULT = "{ i32, i32, i32, i32 }"
+def wgmma_result(n: int) -> str:
+    """The LLVM type of a Wgmma's result: its n / 2 float32 elements of D."""
+    return "{ " + ", ".join(["float"] * (n // 2)) + " }"
 
 
 def names_read(e) -> set:
@@ -72,6 +78,14 @@ class WideMemoryLowering:
         raise NotBuiltError("copy_async_wait (PTX cp.async.wait_group) is built for the PTX target (sm_80 and "
                             "newer) only")
 
+    def wgmma_call(self, e: Wgmma) -> str:
+        """The { float x 128 } result of one warpgroup product (Wgmma)."""
+        raise NotBuiltError(f"wgmma_m64n{e.n}k64 (a warpgroup matrix product on Hopper's tensor cores) is built for "
+                            "the PTX target on sm_90a only; use mma_m16n8k16 on other GPUs")
+
+    def fence_proxy_async(self) -> None:
+        """Nothing: only a target with Wgmma has an asynchronous proxy to order shared writes before."""
+
     # -- helpers for targets --------------------------------------------------------------------------
     def span_ptr(self, buffer: str, index, guard: str | None = None, inbounds: bool = True) -> tuple[str, str]:
         """(pointer, its type) of the X4_WORDS words at `buffer[index]`. With kernel.checks, an index that
@@ -116,6 +130,13 @@ class WideMemoryLowering:
         struct = self._fragment(("ldmatrix", e.shared, e.index, e.trans), lambda: self.ldmatrix_call(e))
         return self.op(f"extractvalue {LDMATRIX_RESULT} {struct}, {e.elem}")
 
+    def _e_Wgmma(self, e: Wgmma) -> str:
+        struct = self._fragment(("wgmma", e.a_shared, dataclasses.replace(e, elem=0)), lambda: self.wgmma_call(e))
+        return self.op(f"extractvalue {wgmma_result(e.n)} {struct}, {e.elem}")
+
+    def _s_FenceProxyAsync(self, s: FenceProxyAsync) -> None:
+        self.fence_proxy_async()
+
     def _e_LoadX4(self, e: LoadX4) -> str:
         return self._fragment(("load_x4", e.buffer, e.index), lambda: self.load_words(e.buffer, e.index))[e.elem]
 
@@ -132,4 +153,4 @@ class WideMemoryLowering:
         self.copy_async_wait(s.pending)
 
 
-__all__ = ["WideMemoryLowering", "LDMATRIX_RESULT", "names_read"]
+__all__ = ["WideMemoryLowering", "LDMATRIX_RESULT", "wgmma_result", "names_read"]

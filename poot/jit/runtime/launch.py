@@ -24,7 +24,7 @@ from poot.devices import Buffer
 from poot.errors import LoweringError, kernel_trap
 from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
 from poot.jit.llvm.compile import compile_kernel, debug_print
-from poot.jit.kir.model import TRAP_MESSAGES, Kernel
+from poot.jit.kir.model import TRAP_MESSAGES, Kernel, wgmma_operands
 from poot.jit.llvm.targets import target_of
 from poot import env
 
@@ -53,12 +53,22 @@ def compiled(kernel: Kernel, target: str, arch=None):
 _ENTRY_SYMBOL = re.compile(r"'poot_\w+_[0-9a-f]{16}'")
 
 
+def build_arch(kernel: Kernel, caps) -> str | None:
+    """The arch to build `kernel` for on a device with `caps`: the device's (None: the target's default),
+    except that a kernel using Hopper's warpgroup products (Wgmma) builds for sm_90a on an sm_90 GPU, since
+    PTX has those instructions only in that arch-specific form (no other arch runs it)."""
+    if caps.target == "ptx" and str(caps.compile_arch or caps.extra.get("arch")) == "sm_90" \
+            and wgmma_operands(kernel.body):
+        return "sm_90a"
+    return caps.compile_arch
+
+
 def _program(device, kernel: Kernel, arch):
     key = (id(kernel), id(device), arch)
     hit = _programs.get(key)
     if hit is not None and hit[0]() is kernel:
         return hit
-    art = compiled(kernel, device.caps.target, arch or device.caps.compile_arch)
+    art = compiled(kernel, device.caps.target, arch or build_arch(kernel, device.caps))
     prog = device.load(art)
     ref = weakref.ref(kernel, lambda _, key=key: _programs.pop(key, None))
     entry = (ref, prog, meta_layout(kernel), tuple(p.dtype.itemsize for p in kernel.buffers))

@@ -27,6 +27,7 @@ from poot.jit.runtime.control import ControlRunner
 from poot.jit.runtime.epilogues import fused_epilogues
 from poot.jit.runtime.host import HostStep
 from poot.jit.runtime.inplace import release_step
+from poot.jit.runtime.launch import build_arch
 from poot.jit.codegen import generate, host_claims
 from poot.jit.kir.model import TRAP_MESSAGES
 from poot.jit.runtime.matvec import absorbed_converts, generated_matvec, route_matvec
@@ -213,7 +214,8 @@ class Program:
 
     def _record(self, launch, temp_slots, compile_kernel) -> _Launch:
         device = self.device
-        program = device.load(compile_kernel(launch.kernel, device.caps.target, arch=device.caps.compile_arch))
+        arch = build_arch(launch.kernel, device.caps)
+        program = device.load(compile_kernel(launch.kernel, device.caps.target, arch=arch))
         args, lengths = [], []
         for param, (kind, what) in zip(launch.kernel.buffers, launch.bindings):
             slot = what.id if kind == "var" else temp_slots[what]

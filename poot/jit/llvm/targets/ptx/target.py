@@ -25,6 +25,7 @@ from poot.jit.llvm.gpu_entry import dynamic_shared_bytes, emit_gpu_kernel
 from poot.jit.llvm.ir import Func
 from poot.jit.llvm.lower import Lowering
 from poot.jit.llvm.targets import target_named
+from poot.jit.llvm.wide_memory import wgmma_result
 
 NAME = "ptx"
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -172,6 +173,47 @@ class _PtxLowering(Lowering):
         name = "llvm.nvvm.mma.m16n8k16.row.col." + ("f32.f32" if f16 else "bf16")
         return self.intr(name, "{ float, float, float, float }",
                          [(word_t, v) for v in a + b] + [("float", v) for v in c])
+
+
+    # -- Hopper's warpgroup matrix product (KIR Wgmma): 4 x wgmma.mma_async m64n256k16, then a wait ---------
+    def _smem_desc(self, shared: str, index, leading: int, stride: int) -> str:
+        """The 64-bit shared-memory matrix descriptor of the operand at word `index` of `shared`: start
+        address / 16, leading and stride byte offsets / 16, the 128-byte swizzle (mode 1, bits 62-63)."""
+        idx = self.op(f"zext i32 {self.expr(index)} to i64")
+        p = self.op(f"getelementptr inbounds i32, {self.ptr(self.as_shared)} {self.shared_ptrs[shared]}, i64 {idx}")
+        addr = self.op(f"ptrtoint {self.ptr(self.as_shared)} {p} to i64")
+        start = self.op(f"lshr i64 {self.op(f'and i64 {addr}, 262143')}, 4")
+        fixed = (leading >> 4) << 16 | (stride >> 4) << 32 | 1 << 62
+        return self.op(f"or i64 {start}, {fixed}")
+
+    def wgmma_call(self, e) -> str:
+        """One asm block: wgmma.fence, four m64nNk16 products over the operands' four 16-k steps (A: 32
+        bytes further along its 128-byte lines; B: 16 lines further), commit, wait for all. A is K-major
+        (lines of k; the leading offset unused), B MN-major (trans-b 1: lines of n), blocks of 64
+        columns 64 lines apart (8 KiB), 8-line groups 1 KiB apart in both."""
+        if self.arch != "sm_90a":
+            from poot.errors import NotBuiltError
+
+            raise NotBuiltError(f"wgmma_m64n{e.n}k64 needs sm_90a (Hopper, PTX wgmma); this kernel is compiled "
+                                f"for {self.arch}")
+        a = self._smem_desc(e.a_shared, e.a_index, 16, 1024)
+        b = self._smem_desc(e.b_shared, e.b_index, 8192, 1024)
+        descs = []
+        for s in range(4):
+            descs += [self.op(f"add i64 {a}, {2 * s}"), self.op(f"add i64 {b}, {128 * s}")]
+        n = len(e.c)
+        d = ", ".join(f"${i}" for i in range(n))
+        t = e.inputs
+        steps = " ".join(f"wgmma.mma_async.sync.aligned.m64n{e.n}k16.f32.{t}.{t} {{{d}}}, ${2 * n + 2 * s}, "
+                         f"${2 * n + 2 * s + 1}, p, 1, 1, 0, 1;" for s in range(4))
+        text = (f"{{ .reg .pred p; setp.ne.b32 p, ${2 * n + 8}, 0; wgmma.fence.sync.aligned; {steps} "
+                "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0; }")
+        cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + ["l"] * 8 + ["r", "~{memory}"])
+        args = ", ".join([f"float {self.expr(x)}" for x in e.c] + [f"i64 {x}" for x in descs] + ["i32 1"])
+        return self.op(f'call {wgmma_result(e.n)} asm sideeffect "{text}", "{cons}"({args})')
+
+    def fence_proxy_async(self) -> None:
+        self.f.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
 
 
 class PtxTarget:
