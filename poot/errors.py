@@ -7,6 +7,8 @@ import os
 import sys
 import sysconfig
 
+from numpy.exceptions import AxisError as _NumpyAxisError
+
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -36,8 +38,16 @@ class SamplingError(PootError, ValueError):
     """Sampling parameters out of range (a temperature, top-k, top-p or min-p no distribution has)."""
 
 
-class AxisError(PootError, IndexError, ValueError):
-    """An axis outside the array's dimensions (an IndexError and a ValueError, like NumPy's AxisError)."""
+class AxisError(PootError, _NumpyAxisError):
+    """An axis outside the array's dimensions: a NumPy AxisError (so an IndexError and a ValueError),
+    which `except np.exceptions.AxisError` catches. Its message is its first argument, as for every
+    PootError (NumPy's class keeps it apart, where the boundary could not add the user's line)."""
+
+    def __init__(self, *args):
+        Exception.__init__(self, *args)
+        self._msg, self.axis, self.ndim = (args[0] if args else ""), None, None
+
+    __str__ = Exception.__str__
 
 
 class PootIndexError(PootError, IndexError):

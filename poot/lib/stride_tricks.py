@@ -5,15 +5,17 @@ value, not memory, so the windows are gathered instead: each windowed axis of le
 n - w + 1 window positions, the window's w elements on a new last axis (a `take` whose index table
 is two lazy iotas added, computed inside the gather's kernel: no host table of positions x w). The
 result has NumPy's shape and values; it is a new array (NumPy's view is read-only anyway), lazy and
-fused with what follows. `as_strided` reinterprets memory with arbitrary strides, which has no
-meaning for a value, so it is refused with what to use instead.
+fused with what follows. `as_strided` reads x's values with arbitrary strides over their C-order
+layout (the one `x.strides` gives), as a gather whose every position must lie inside x.
 """
 from __future__ import annotations
 
+import math
 import operator
 
+import numpy as np
 
-from poot.errors import NotBuiltError, ShapeError, api_boundary
+from poot.errors import ShapeError, api_boundary
 from poot.trace import movement as mv
 from poot.trace.creation import zeros
 from poot.trace.indexing import take
@@ -65,9 +67,35 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
 
 @api_boundary
 def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
-    """Refused: arbitrary strides reinterpret memory, and a poot array is a value. The usual uses have
-    lazy forms: sliding_window_view for windows, broadcast_to for zero strides, reshape for the rest."""
-    raise NotBuiltError("lib.stride_tricks.as_strided is not built: poot arrays are values, not memory, so "
-                        "there are no strides to point anywhere; for windows use "
-                        "pt.lib.stride_tricks.sliding_window_view(x, window_shape), for repeated (zero-"
-                        "stride) axes pt.broadcast_to, and for a new shape of the same elements pt.reshape")
+    """NumPy's as_strided over x's values laid out in C order (the layout `x.strides` describes):
+    element i of the result is the flat element sum(i_k * strides_k) / itemsize of x, gathered
+    lazily (Toeplitz and Hankel matrices, rolling windows, zero-stride repeats). Every element read
+    must lie inside x, where NumPy would read whatever memory is there. The result is a new array:
+    writing into it leaves x unchanged."""
+    x = arr(x)
+    shape = x.shape if shape is None else tuple(operator.index(n) for n in shape)
+    strides = x.strides if strides is None else tuple(operator.index(st) for st in strides)
+    if len(shape) != len(strides):
+        raise ShapeError(f"as_strided: shape {shape} and strides {strides} must have the same length")
+    if any(n < 0 for n in shape):
+        raise ShapeError(f"as_strided: negative dimensions are not allowed, got shape {shape}")
+    item = x.dtype.itemsize
+    if any(st % item for st in strides):
+        raise ShapeError(f"as_strided: strides {strides} must be multiples of the item size {item} of "
+                         f"{x.dtype.name} (poot reads whole elements)")
+    if math.prod(shape) == 0:
+        return zeros(shape, dtype=x.dtype, device=x.device)
+    pos = _flat_positions(shape, tuple(st // item for st in strides))
+    lo, hi = int(pos.min()), int(pos.max())
+    if lo < 0 or hi >= x.size:
+        raise ShapeError(f"as_strided: shape {shape} with strides {strides} reaches flat element "
+                         f"{lo if lo < 0 else hi}, outside the {x.size} elements of {x.aval}")
+    return take(mv.reshape(x, (-1,)), pos)
+
+
+def _flat_positions(shape, steps) -> np.ndarray:
+    """The flat element each index of `shape` reads with element `steps` (a host table)."""
+    pos = np.zeros(shape, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(shape, steps)):
+        pos += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(shape) - k - 1))
+    return pos

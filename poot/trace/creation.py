@@ -12,7 +12,8 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, AxisError, CopyError, DomainError, DTypeError, ShapeError, api_boundary
+from poot.errors import (ArgumentError, ArgumentOverflowError, AxisError, CopyError, DomainError, DTypeError,
+                         ShapeError, api_boundary)
 from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
@@ -110,8 +111,12 @@ array.__name__, asarray.__name__ = "array", "asarray"
 
 
 def _fill_dtype(fill_value):
+    """The dtype NumPy gives an array of `fill_value`: a Python int past int64 (but within uint64)
+    is uint64, as np.asarray(2**63) is."""
     if isinstance(fill_value, np.generic):
         return dt.as_dtype(fill_value.dtype)
+    if type(fill_value) is int and 2**63 <= fill_value < 2**64:
+        return dt.uint64
     return dt.scalar_dtype(fill_value)
 
 
@@ -215,7 +220,9 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None):
             raise DomainError(f"arange: cannot compute length: {name}={v} is not finite (as NumPy's "
                               f"ValueError)")
     is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
-    d = _dtype(dtype) or (dt.float64 if is_float else dt.int64)
+    d = _dtype(dtype) or (dt.float64 if is_float or _past_int64(start, stop, step) else dt.int64)
+    if d.kind in "iu" and not is_float:
+        _check_integer_bounds(start, stop, step, d)
     n = max(0, math.ceil((stop - start) / step))
     dev = _device(device)
     if d.kind == "f" or (is_float and d.kind in "iu"):
@@ -227,6 +234,26 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None):
     if start != 0:
         r = record("add", (r, constant(start, work, dev)))
     return Array(cast(r, d))
+
+
+def _past_int64(*values) -> bool:
+    """Whether an integer bound lies outside int64, where NumPy's arange computes in float64 (a bound
+    that needs uint64 and one that is int64 share only float64). Past uint64 NumPy makes an object
+    array, which poot has not: refused."""
+    ints = [int(v) for v in values if isinstance(v, (int, np.integer)) and not isinstance(v, bool)]
+    if any(v >= 2**64 or v < -2**63 for v in ints):
+        raise ArgumentOverflowError(f"arange: the integer bounds {tuple(values)} need more than 64 bits "
+                                    f"(NumPy makes an object array); use float bounds")
+    return any(v >= 2**63 for v in ints)
+
+
+def _check_integer_bounds(start, stop, step, d) -> None:
+    """Integer bounds must fit the 64 bits the values are computed in (int64, modulo 2**64: exact for
+    every bound a uint64 or int64 holds; narrower dtypes then wrap as NumPy's casts do)."""
+    lo, hi = (0, 2**64 - 1) if d is dt.uint64 else (-2**63, 2**63 - 1)
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if not lo <= int(v) <= hi and not (name == "stop" and d is dt.uint64 and int(v) == 2**64):
+            raise ArgumentOverflowError(f"arange: {name}={v} does not fit {d.name} (NumPy's OverflowError)")
 
 
 def _arange_filled(start, step, n: int, d, dev):

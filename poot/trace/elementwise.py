@@ -402,21 +402,82 @@ atan2 = arctan2  # noqa: F821
 __all__.append("atan2")
 
 
-def _compare_dtype(items, d):
-    """Comparisons never overflow: a Python int outside the dtype widens the comparison."""
-    for it in items:
-        if isinstance(it, int) and not isinstance(it, bool) and d.kind in "iu":
-            info = dt.iinfo(d)
-            if not info.min <= it <= info.max:
-                d = dt.int64 if -2**63 <= it < 2**63 and d is not dt.uint64 else dt.float64
-    return d
+_MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _outside_compare(prim, items, d, dev):
+    """`x OP n` for an integer array x and a Python int n outside x's dtype: every element lies on
+    the same side of n, so the answer is one bool everywhere (as NumPy 2 gives it). Converting n
+    instead would round it onto the range's edge (2**63 as a float64 equals int64's largest value).
+    None where no operand is such an int."""
+    if d.kind not in "iu":
+        return None
+    info = dt.iinfo(d)
+    for k, it in enumerate(items):
+        if isinstance(it, int) and not isinstance(it, bool) and not info.min <= it <= info.max:
+            other = items[1 - k]
+            if not isinstance(other, Node):
+                return None
+            op = prim if k == 1 else _MIRRORED[prim]        # as `array OP n`
+            below = it > info.max                            # every element is below n
+            value = {"lt": below, "le": below, "gt": not below, "ge": not below, "eq": False,
+                     "ne": True}[op]
+            from poot.trace.movement import broadcast_to
+
+            answer = wrap(shared_constant(value, dt.bool_, dev))
+            return broadcast_to(answer, other.aval.shape) if other.aval.shape else answer
+    return None
+
+
+_ALWAYS_BELOW = {"lt": True, "le": True, "gt": False, "ge": False, "eq": False, "ne": True}
+
+
+def _weak_int_compare(prim, items, d):
+    """`x OP n` for an integer array x and n a Python int argument of @pt.jit (a traced int64): in
+    int64 (against uint64, exactly), as eager code compares any int. Cast to x's dtype instead, n
+    would have to fit it, and the jitted call would refuse n = 1000 against an int8 x."""
+    if d.kind not in "iu" or len(items) != 2 or not all(isinstance(it, Node) for it in items):
+        return None
+    weak = [it.weak == 1 and it.aval.dtype.kind == "i" for it in items]
+    if weak.count(True) != 1 or items[weak.index(False)].aval.dtype is dt.int64:
+        return None
+    if d is dt.uint64:
+        return _mixed_sign_compare(prim, items, weak_ok=True)
+    return wrap(record(prim, tuple(cast(it, dt.int64) for it in items)))
+
+
+def _mixed_sign_compare(prim, items, weak_ok=False):
+    """`s OP u` for a signed integer array s and a uint64 array u, exact as NumPy 2 compares them:
+    their common type is float64, which rounds values past 2**53 (2**63 - 1 would equal 2**63). A
+    negative s is below every u; any other s converts to uint64 exactly. None for other operands."""
+    if len(items) != 2 or not all(isinstance(it, Node) and (weak_ok or it.weak != 1) for it in items):
+        return None
+    kinds = [it.aval.dtype for it in items]
+    if {k.kind for k in kinds} != {"i", "u"} or dt.uint64 not in kinds:
+        return None
+    k = 0 if kinds[0].kind == "i" else 1
+    signed, unsigned = Array(items[k]), Array(items[1 - k])
+    op = prim if k == 0 else _MIRRORED[prim]                 # as `signed OP unsigned`
+    exact = wrap(record(op, (signed.astype(dt.uint64)._node, unsigned._node)))
+    from poot.trace.selection import where
+
+    return where(wrap(record("lt", (signed._node, shared_constant(0, signed.dtype, signed.device)))),
+                 _ALWAYS_BELOW[op], exact)
 
 
 def _make_compare(name, prim):
     def fn(x1, x2):
         items, d, dev = promote(name, (x1, x2))
         _check_broadcast(name, items)
-        nodes = finish(name, items, _compare_dtype(items, d), dev)
+        constant = _outside_compare(prim, items, d, dev)
+        if constant is not None:
+            return constant
+        exact = _mixed_sign_compare(prim, items)
+        if exact is None:
+            exact = _weak_int_compare(prim, items, d)
+        if exact is not None:
+            return exact
+        nodes = finish(name, items, d, dev)
         if d.kind == "c" and prim in ("lt", "le", "gt", "ge"):     # lexicographic, as NumPy
             from poot.trace.complex_order import less
 
@@ -479,7 +540,9 @@ _make_logical("logical_and", "and")
 _make_logical("logical_or", "or")
 _make_logical("logical_xor", "xor")
 
-# the binary functions as ufunc objects (pt.add.outer, pt.maximum.reduce, pt.add.at...): the same calls
-from poot.trace.ufunc import wrap_binary_ufuncs  # noqa: E402
+# the binary and unary functions as ufunc objects (pt.add.outer, pt.maximum.reduce, pt.negative.at...):
+# the same calls
+from poot.trace.ufunc import wrap_binary_ufuncs, wrap_unary_ufuncs  # noqa: E402
 
 wrap_binary_ufuncs(globals())
+wrap_unary_ufuncs(globals())

@@ -60,16 +60,17 @@ _UFUNCS = {
     "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "invert": "bitwise_not",
     "bitwise_not": "bitwise_not", "left_shift": "left_shift", "right_shift": "right_shift",
     "matmul": "matmul", "vecdot": "vecdot", "conjugate": "conj", "conj": "conj",
+    "bitwise_count": "bitwise_count",
 }
 _UNHANDLED = object()
-_METHOD_ARGS = {"outer": 2, "reduce": 1, "accumulate": 1, "at": (2, 3)}
+_METHOD_ARGS = {"outer": 2, "reduce": 1, "accumulate": 1, "at": (2, 3), "reduceat": 2}
 
 
 def _ufunc_method(pt, name, method, inputs, kwargs):
-    """`np.add.outer(x, y)`, `np.maximum.reduce(x)`, `np.add.at(x, i, v)`... on poot arrays: the
-    method of poot's own ufunc (poot/trace/ufunc.py), lazily. _UNHANDLED where poot has no such ufunc
-    or does not build the call (then NumPy's fallback answers, except for `at`, which must update a
-    poot array in place)."""
+    """`np.add.outer(x, y)`, `np.maximum.reduce(x)`, `np.add.at(x, i, v)`, `np.add.reduceat(x, i)`,
+    `np.negative.at(x, i)`... on poot arrays: the method of poot's own ufunc (poot/trace/ufunc.py),
+    lazily. _UNHANDLED where poot has no such ufunc or does not build the call (then NumPy's
+    fallback answers, except for `at`, which must update a poot array in place)."""
     from poot.errors import NotBuiltError
     from poot.trace.array import Array
     from poot.trace.ufunc import Ufunc
@@ -79,8 +80,8 @@ def _ufunc_method(pt, name, method, inputs, kwargs):
     counts = count if isinstance(count, tuple) else (count,)
     if method == "at" and isinstance(inputs[0], Array):
         if not isinstance(target, Ufunc) or kwargs or len(inputs) not in counts:
-            raise DTypeError(f"np.{name}.at on a poot array is not supported (poot's binary ufuncs "
-                             f"take ufunc.at(a, indices, b))")
+            raise DTypeError(f"np.{name}.at on a poot array is not supported (poot has no ufunc "
+                             f"{name}, or it takes no keyword arguments)")
         return target.at(*inputs)
     if not isinstance(target, Ufunc) or len(inputs) not in counts or method == "at":
         return _UNHANDLED
@@ -157,7 +158,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if target is None:  # conjugate of a real array
             return pt.asarray(inputs[0])
         return getattr(pt, target)(*inputs)
-    if method in ("outer", "reduce", "accumulate", "at"):
+    if method in _METHOD_ARGS:
         result = _ufunc_method(pt, name, method, inputs, kwargs)
         if result is not _UNHANDLED:
             return result
@@ -198,6 +199,16 @@ _FUNCTIONS = [
     "trapezoid", "tril_indices_from", "triu_indices_from", "union1d", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unpackbits", "unstack", "vander", "vsplit",
 ]
+
+
+_INPLACE = {"put", "put_along_axis", "putmask", "place", "copyto", "fill_diagonal"}
+
+
+def _writes_into_numpy(args, kwargs) -> bool:
+    """`np.copyto(nd, x)`, `np.put(nd, i, x)`...: the array written is the caller's ndarray, so NumPy
+    writes it, reading the poot arguments (poot's versions rebind a poot array, and would refuse)."""
+    dst = args[0] if args else next((kwargs[k] for k in ("dst", "a", "arr") if k in kwargs), None)
+    return isinstance(dst, np.ndarray)
 
 
 def _numpy_clip(pt, a, *bounds, **kwargs):
@@ -258,6 +269,8 @@ def array_function(self, func, types, args, kwargs):
     _refuse_poot_out(name, kwargs.get("out"))
     if func is np.clip and kwargs.get("out") is None and len(args) <= 3:
         return _numpy_clip(pt, *args, **{k: v for k, v in kwargs.items() if k != "out"})
+    if name in _INPLACE and _writes_into_numpy(args, kwargs):
+        return _fallback(func, args, kwargs)
     if name in _FUNCTIONS and func is getattr(np, name, None) and kwargs.get("out") is None:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         target = getattr(pt, name, None)

@@ -137,10 +137,11 @@ def _none_compare(op, result: bool):
 
 Array.__eq__ = _none_compare(Array.__eq__, False)
 Array.__ne__ = _none_compare(Array.__ne__, True)
-Array.__neg__ = ew.negative
-Array.__pos__ = ew.positive
-Array.__abs__ = ew.abs
-Array.__invert__ = ew.bitwise_not
+# the functions under the ufunc objects: a ufunc (as NumPy's) does not bind as a method
+Array.__neg__ = ew.negative.func
+Array.__pos__ = ew.positive.func
+Array.__abs__ = ew.abs.func
+Array.__invert__ = ew.bitwise_not.func
 
 
 def _divmod(self, other):

@@ -121,19 +121,30 @@ class vectorize:
     inputs realized), the results as a poot array on the first array input's device. Like NumPy's, a
     loop in Python: for speed, write the function with array operations or as a @pt.kernel."""
 
-    def __init__(self, pyfunc, otypes=None, doc=None, excluded=None, cache=False, signature=None):
-        if signature is not None:
-            raise NotBuiltError("vectorize(signature=...) is not built; call pyfunc on the core arrays")
+    def __new__(cls, pyfunc=None, otypes=None, doc=None, excluded=None, cache=False, signature=None):
+        """`pt.vectorize(otypes=[float])` without pyfunc is a decorator, as NumPy 2's."""
+        if pyfunc is None:
+            return lambda f: cls(f, otypes, doc, excluded, cache, signature)
+        return super().__new__(cls)
+
+    def __init__(self, pyfunc=None, otypes=None, doc=None, excluded=None, cache=False, signature=None):
+        if not callable(pyfunc):
+            raise ArgumentError(f"vectorize: pyfunc must be callable, got {type(pyfunc).__name__}")
         self.pyfunc = pyfunc
         self._otypes = otypes
         self._excluded = set(excluded or ())
+        self._signature = signature     # NumPy's gufunc form: pyfunc takes the core NumPy arrays
         self.__doc__ = doc if doc is not None else getattr(pyfunc, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
         arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Array)]
         host = [a.numpy() if isinstance(a, Array) else a for a in args]
         named = {k: v.numpy() if isinstance(v, Array) else v for k, v in kwargs.items()}
-        fn = np.vectorize(self.pyfunc, otypes=self._otypes, excluded=self._excluded)
+        try:
+            fn = np.vectorize(self.pyfunc, otypes=self._otypes, excluded=self._excluded,
+                              signature=self._signature)
+        except ValueError as e:     # a malformed signature
+            raise ArgumentError(f"vectorize: {e}") from None
         out = fn(*host, **named)
         device = arrays[0].device if arrays else None
         if isinstance(out, tuple):
@@ -195,6 +206,30 @@ _export("packbits", _packbits, "Pack the truth of each element into the bits of 
                                "'big' first), along `axis` (the flattened array when None). Lazy.")
 _export("unpackbits", _unpackbits, "The bits of a uint8 array as uint8 0/1 values along `axis` (flattened when "
                                    "None), `count` of them. Lazy.")
+
+
+_UNSIGNED_OF = {1: dt.uint8, 2: dt.uint16, 4: dt.uint32, 8: dt.uint64}
+
+
+def _bitwise_count(x, /):
+    """NumPy 2's popcount ufunc: the 1-bits of |x|, as uint8. Computed with shifts and masks on 64
+    bits (the classic SWAR count), so every device runs it with integer arithmetic alone."""
+    a = arr(x)
+    if a.dtype.kind not in "biu":
+        raise DTypeError(f"bitwise_count: needs an integer or boolean array, got {a.dtype}")
+    if a.dtype.kind == "b":
+        return a.astype(dt.uint8)
+    if a.dtype.kind == "i":
+        a = ew.abs(a)        # |INT_MIN| wraps to itself, whose bit pattern has the one bit NumPy counts
+    v = a.astype(_UNSIGNED_OF[a.dtype.itemsize]).astype(dt.uint64)
+    v = v - ew.bitwise_and(ew.right_shift(v, 1), 0x5555555555555555)
+    v = ew.bitwise_and(v, 0x3333333333333333) + ew.bitwise_and(ew.right_shift(v, 2), 0x3333333333333333)
+    v = ew.bitwise_and(v + ew.right_shift(v, 4), 0x0F0F0F0F0F0F0F0F)
+    return ew.right_shift(v * 0x0101010101010101, 56).astype(dt.uint8)
+
+
+_export("bitwise_count", _bitwise_count, "The number of 1-bits in the absolute value of each integer "
+                                         "(uint8), as np.bitwise_count. Lazy.")
 
 
 # --- text files ---------------------------------------------------------------------------------------

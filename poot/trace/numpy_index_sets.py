@@ -160,9 +160,13 @@ def _append(arr_, values, axis=None):
 
 
 def _host(x, op: str) -> np.ndarray:
+    """The condition's values on the host. A Python or NumPy condition is a constant, so its length
+    is known while tracing too; only a poot array's values are data."""
+    if not isinstance(x, Array):
+        return np.asarray(x)
     refuse_data_dependent(f"{op}()", "its length depends on the values", "compute it outside the "
                           "traced function")
-    return x.numpy() if isinstance(x, Array) else np.asarray(x)
+    return x.numpy()
 
 
 def _device_of(*xs):

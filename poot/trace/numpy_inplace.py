@@ -18,6 +18,7 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.creation import arange
 from poot.trace.indexing import along_axis_index, take
+from poot.trace.lazy import check_scalar_fits
 from poot.trace.movement import arr, axis_of
 from poot.trace.selection import where
 from poot.trace.selection import where as _sel
@@ -35,6 +36,21 @@ def _target(a, op):
 def _rebind(a, value):
     """a now holds `value` (as `a[...] = v` rebinds a)."""
     a._node = mv.reshape(value.astype(a.dtype), a.shape)._node
+
+
+def _python_ints_fit(values, d: dt.DType, op: str) -> None:
+    """Python ints written into a `d` array must fit it (NumPy's OverflowError; a DTypeError here),
+    where casting them would wrap silently (300 into int8 is 44). Arrays of values are cast, as in
+    NumPy."""
+    if isinstance(values, (Array, np.ndarray, np.generic)):
+        return
+    stack = [values]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            check_scalar_fits(v, d, op)
 
 
 def _cycled(values, n, op):
@@ -67,6 +83,7 @@ def _put(a, ind, v, mode="raise"):
         i = ew.remainder(i, n)
     elif mode == "clip":
         i = ew.minimum(ew.maximum(i, 0), n - 1)
+    _python_ints_fit(v, a.dtype, "put")
     flat = mv.reshape(a, (-1,))
     flat[i] = _cycled(v, i.size, "put").astype(a.dtype)
     _rebind(a, flat)
@@ -84,6 +101,7 @@ def _putmask(a, mask, values):
     m = arr(mask)
     if m.shape != a.shape:
         raise ShapeError(f"putmask: mask {m.aval} and data {a.aval} must be the same size")
+    _python_ints_fit(values, a.dtype, "putmask")
     vals = mv.reshape(_cycled(values, a.size, "putmask"), a.shape) if a.size else a
     _rebind(a, where(m.astype(dt.bool_), vals.astype(a.dtype), a))
 
@@ -93,6 +111,7 @@ def _place(arr_, mask, vals):
     m = arr(mask)
     if m.size != a.size:
         raise ShapeError(f"place: mask {m.aval} and data {a.aval} must be the same size")
+    _python_ints_fit(vals, a.dtype, "place")
     m = mv.reshape(m.astype(dt.bool_), a.shape)
     v = mv.reshape(arr(vals), (-1,))
     if v.size == 0:
@@ -125,6 +144,7 @@ def _copyto(dst, src, casting="same_kind", where=True):  # noqa: F811 (NumPy's k
     if not ok:
         raise DTypeError(f"copyto: cannot cast from {s_dtype.name} to {a.dtype.name} under casting="
                          f"{casting!r}")
+    _python_ints_fit(src, a.dtype, "copyto")
     s = arr(src)
     try:
         s = mv.broadcast_to(s.astype(a.dtype), a.shape)
@@ -144,6 +164,7 @@ def _fill_diagonal(a, val, wrap=False):
         if len(set(a.shape)) != 1:
             raise ShapeError(f"fill_diagonal: all dimensions of input must be of equal length, got {a.aval}")
         step, end = 1 + int(np.cumprod(a.shape[:-1]).sum()), None
+    _python_ints_fit(val, a.dtype, "fill_diagonal")
     pos = np.arange(a.size)[:end:step]
     if pos.size == 0:
         return

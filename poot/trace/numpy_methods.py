@@ -1,5 +1,6 @@
 """NumPy's ndarray methods over functions that live in the NumPy-compat modules (compress, choose,
-put, partition, argpartition, tobytes), the `strides` NumPy code reads, and the `real`/`imag` setters.
+put, partition, argpartition, tobytes, tofile, resize), the `strides` and `flags` NumPy code reads,
+and the `real`/`imag` setters.
 
 Installed on `poot.Array` when poot.trace is imported, after those modules (methods.py installs the
 operators and the methods of the core modules before them). Writing methods (`put`, `partition`,
@@ -8,12 +9,15 @@ keep it.
 """
 from __future__ import annotations
 
+import math
+import operator
+
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace import complex_values as cv
 from poot.trace import movement as mv
 from poot.trace.array import Array
-from poot.trace.creation import asarray
+from poot.trace.creation import asarray, zeros
 from poot.trace.numpy_index_sets import argpartition, compress, partition
 from poot.trace.numpy_inplace import put
 from poot.trace.numpy_tail import choose
@@ -56,6 +60,80 @@ def _strides(self) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
+def _tofile(self, fid, sep="", format="%s"):   # noqa: A002 (NumPy's keyword)
+    """Writes the values (read to the host) to a file, as NumPy's tofile."""
+    self.numpy().tofile(fid, sep=sep, format=format)
+
+
+def _resize(self, *new_shape, refcheck=True):
+    """x.resize(shape) changes x itself, as NumPy's method does: the C-order elements, cut short or
+    followed by zeros (np.resize, the function, repeats them instead). x rebinds, as `x.shape = s`."""
+    if len(new_shape) == 1 and not isinstance(new_shape[0], int):
+        new_shape = tuple(new_shape[0]) if new_shape[0] is not None else ()
+    try:
+        shape = tuple(operator.index(n) for n in new_shape)
+    except TypeError:
+        raise ShapeError(f"x.resize: the new shape must be integers, got {new_shape!r}") from None
+    if any(n < 0 for n in shape):
+        raise ShapeError(f"x.resize: negative dimensions are not allowed, got {shape}")
+    n, flat = math.prod(shape), mv.reshape(self, (-1,))
+    if n <= self.size:
+        flat = flat[:n]
+    else:
+        flat = mv.concatenate([flat, zeros((n - self.size,), dtype=self.dtype, device=self.device)])
+    self._node = mv.reshape(flat, shape)._node
+
+
+class ArrayFlags:
+    """`x.flags` as NumPy code reads it (x.flags.c_contiguous, x.flags['C_CONTIGUOUS'],
+    np.isfortran, np.require): a poot array is a value read out in C order, owned and writable
+    through indexing, so only F_CONTIGUOUS depends on the shape. The flags cannot be changed."""
+
+    _KEYS = {"C": "c_contiguous", "C_CONTIGUOUS": "c_contiguous", "CONTIGUOUS": "c_contiguous",
+             "F": "f_contiguous", "F_CONTIGUOUS": "f_contiguous", "FORTRAN": "f_contiguous",
+             "O": "owndata", "OWNDATA": "owndata", "W": "writeable", "WRITEABLE": "writeable",
+             "A": "aligned", "ALIGNED": "aligned", "X": "writebackifcopy",
+             "WRITEBACKIFCOPY": "writebackifcopy", "FNC": "fnc", "FORC": "forc", "B": "behaved",
+             "BEHAVED": "behaved", "CA": "carray", "CARRAY": "carray", "FA": "farray", "FARRAY": "farray"}
+    __slots__ = ("f_contiguous",)
+    c_contiguous = owndata = writeable = aligned = behaved = carray = forc = True
+    writebackifcopy = False
+
+    def __init__(self, shape: tuple[int, ...]):
+        object.__setattr__(self, "f_contiguous",
+                           math.prod(shape) == 0 or sum(1 for s in shape if s > 1) <= 1)
+
+    @property
+    def fnc(self) -> bool:
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def farray(self) -> bool:
+        return self.f_contiguous and not self.c_contiguous
+
+    def __getitem__(self, key):
+        name = self._KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            raise ArgumentError(f"x.flags[{key!r}]: unknown flag; NumPy's flags are "
+                                f"{', '.join(sorted(self._KEYS))}")
+        return getattr(self, name)
+
+    def __setattr__(self, name, value):
+        raise ArgumentError(f"x.flags.{name} cannot be set: a poot array is a value, always C-ordered "
+                            f"and owned; to keep one unchanged, do not assign into it (x.copy() first)")
+
+    __setitem__ = __setattr__
+
+    def __repr__(self) -> str:
+        names = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "WRITEBACKIFCOPY")
+        return "\n".join(f"  {k} : {self[k]}" for k in names)
+
+
+def _flags(self) -> ArrayFlags:
+    """The NumPy-style memory flags of this array's values (see ArrayFlags)."""
+    return ArrayFlags(self.shape)
+
+
 def _part_value(self, value, what: str) -> Array:
     d = dt.real_dtype(self.dtype) if self.dtype.kind == "c" else self.dtype
     v = value if isinstance(value, Array) else asarray(value, device=self.device)
@@ -86,10 +164,12 @@ def _no_out(out, op: str):
 
 def install_methods() -> None:
     for name, fn in {"compress": _compress, "choose": _choose, "put": _put, "partition": _partition,
-                     "argpartition": _argpartition, "tobytes": _tobytes}.items():
+                     "argpartition": _argpartition, "tobytes": _tobytes, "tofile": _tofile,
+                     "resize": _resize}.items():
         fn.__name__ = fn.__qualname__ = name
         setattr(Array, name, api_boundary(fn))
     Array.strides = property(_strides, doc=_strides.__doc__)
+    Array.flags = property(_flags, doc=_flags.__doc__)
     Array.real = property(Array.real.fget, api_boundary(_set_real), doc=Array.real.__doc__)
     Array.imag = property(Array.imag.fget, api_boundary(_set_imag), doc=Array.imag.__doc__)
 

@@ -1,6 +1,9 @@
 """NumPy's queries and conversions (ndim, shape, size, isscalar, issubdtype, promote_types,
-min_scalar_type, asanyarray, ascontiguousarray, asarray_chkfinite, real_if_close, array_equiv) and the
-helpers that call a user function (apply_along_axis, apply_over_axes, piecewise).
+min_scalar_type, asanyarray, ascontiguousarray, asfortranarray, asarray_chkfinite, real_if_close,
+array_equiv, iterable, mask_indices, shares_memory, may_share_memory, isfortran, require, common_type),
+arrays made from host data (fromiter, frombuffer, fromstring),
+the text forms (array2string, array_str, array_repr) and the helpers that call a user function
+(apply_along_axis, apply_over_axes, piecewise).
 
 The queries answer from shapes and dtypes; asarray_chkfinite, real_if_close and array_equiv read the
 values (inside @pt.jit: TracerError). The callable helpers are lazy when the functions are.
@@ -13,7 +16,7 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DomainError, DTypeError, ShapeError, exporter
+from poot.errors import ArgumentError, DomainError, DTypeError, ShapeError, exporter
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
@@ -87,6 +90,140 @@ def _ascontiguousarray(a, dtype=None, *, like=None):
     return mv.reshape(x, (1,)) if x.ndim == 0 else x
 
 
+def _asfortranarray(a, dtype=None, *, like=None):
+    """As ascontiguousarray: the memory order is not modelled (a poot array is read out in C order,
+    and its values are the same in either)."""
+    return _ascontiguousarray(a, dtype)
+
+
+def _host_dtype(dtype, op: str) -> np.dtype:
+    """The NumPy dtype to read host data as: a poot-supported `dtype`, or one in the other byte order
+    (a big-endian file's '>f4'), read as such and made native by asarray. A DTypeError names the
+    unsupported ones."""
+    try:
+        return dt.as_dtype(dtype).np
+    except DTypeError:
+        try:
+            swapped = np.dtype(dtype)
+        except TypeError:
+            raise DTypeError(f"{op}: unsupported dtype {dtype!r}") from None
+        if swapped.byteorder in "=|":
+            raise
+        dt.as_dtype(swapped.newbyteorder("="))          # its native form must be one poot has
+        return swapped
+
+
+def _from_host(op: str, make, device):
+    """`make()` (a NumPy constructor) as a poot array; NumPy's ValueError and TypeError about the
+    data become a ShapeError naming `op`."""
+    try:
+        host = make()
+    except (ValueError, TypeError) as e:
+        raise ShapeError(f"{op}: {e}") from None
+    return asarray(host, device=device)
+
+
+def _fromiter(iter_, dtype, count=-1, *, like=None, device=None):
+    d = _host_dtype(dtype, "fromiter")
+    return _from_host("fromiter", lambda: np.fromiter(iter_, dtype=d, count=count), device)
+
+
+def _frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None, device=None):
+    d = _host_dtype(dtype, "frombuffer")
+    return _from_host("frombuffer", lambda: np.frombuffer(buffer, dtype=d, count=count, offset=offset),
+                      device)
+
+
+def _fromstring(string, dtype=float, count=-1, *, sep, like=None, device=None):
+    if not sep:
+        raise ArgumentError("fromstring: the binary mode (sep='') is removed from NumPy; use "
+                            "frombuffer for bytes, or pass sep=' ' to parse text")
+    d = _host_dtype(dtype, "fromstring")
+    return _from_host("fromstring", lambda: np.fromstring(string, dtype=d, count=count, sep=sep), device)
+
+
+def _text_args(a):
+    """The values on the host (a traced array refuses with TracerError: text needs them)."""
+    return a.numpy() if isinstance(a, Array) else np.asarray(a)
+
+
+def _array2string(a, *args, **kwargs):
+    return np.array2string(_text_args(a), *args, **kwargs)
+
+
+def _array_str(a, max_line_width=None, precision=None, suppress_small=None):
+    return np.array_str(_text_args(a), max_line_width, precision, suppress_small)
+
+
+def _array_repr(arr_, max_line_width=None, precision=None, suppress_small=None):
+    return np.array_repr(_text_args(arr_), max_line_width, precision, suppress_small)
+
+
+def _iterable(y):
+    """Whether iter(y) works (a 0-d array: False), as np.iterable."""
+    if isinstance(y, Array):
+        return y.ndim > 0
+    return bool(np.iterable(y))
+
+
+def _mask_indices(n, mask_func, k=0):
+    """The (row, column) indices where mask_func(ones((n, n)), k) is nonzero. The mask is made from
+    a NumPy array, so it is a constant: these indices work inside @pt.jit too."""
+    m = mask_func(np.ones((n, n), dtype=int), k)
+    return tuple(asarray(i) for i in np.nonzero(_text_args(m)))
+
+
+def _shares_memory(a, b, max_work=None):
+    """Whether a write through one could change the other. Two poot arrays are values (a write
+    rebinds only the array written), so only the same Array object does; NumPy arrays ask NumPy."""
+    if isinstance(a, Array) or isinstance(b, Array):
+        return a is b
+    return bool(np.shares_memory(a, b, max_work))
+
+
+def _may_share_memory(a, b, max_work=None):
+    if isinstance(a, Array) or isinstance(b, Array):
+        return a is b
+    return bool(np.may_share_memory(a, b, max_work))
+
+
+def _isfortran(a):
+    """True only for a Fortran-ordered array that is not also C-ordered (np.isfortran): never for a
+    poot array, which is C-ordered, read out as `x.flags` says; a NumPy array answers for itself."""
+    if isinstance(a, np.ndarray):
+        return bool(np.isfortran(a))
+    return bool(arr(a).flags.fnc)
+
+
+_REQUIREMENTS = {"C", "C_CONTIGUOUS", "CONTIGUOUS", "F", "F_CONTIGUOUS", "FORTRAN", "A", "ALIGNED",
+                 "W", "WRITEABLE", "O", "OWNDATA", "E", "ENSUREARRAY"}
+
+
+def _require(a, dtype=None, requirements=None, *, like=None):
+    """asarray(a, dtype) after checking the requirement names: a poot array meets every one (its
+    values read out in C or Fortran order are the same values)."""
+    reqs = [requirements] if isinstance(requirements, str) else list(requirements or ())
+    for r in reqs:
+        if not isinstance(r, str) or r.upper() not in _REQUIREMENTS:
+            raise ArgumentError(f"require: unknown requirement {r!r}; NumPy's are "
+                                f"{', '.join(sorted(_REQUIREMENTS))}")
+    return asarray(a, dtype=dtype)
+
+
+def _common_type(*arrays):
+    """The float (or complex) dtype NumPy's common_type gives: integers count as float64, floats and
+    complex keep their precision, complex wins. Bools are refused, as NumPy does."""
+    ds = []
+    for a in arrays:
+        d = arr(a).dtype
+        if d.kind == "b":
+            raise DTypeError("common_type: can't get common type for non-numeric array (bool)")
+        ds.append(dt.float64 if d.kind in "iu" else d)
+    if not ds:
+        return dt.float16      # NumPy's answer for no arrays
+    return dt.result_type(*ds)
+
+
 def _asarray_chkfinite(a, dtype=None, order=None):
     x = asarray(a, dtype=dtype)
     if x.dtype.kind in "fc":
@@ -132,6 +269,25 @@ _export("min_scalar_type", _min_scalar_type, "The smallest dtype that holds the 
 _export("asanyarray", _asanyarray, "As asarray (poot has no array subclasses to keep).")
 _export("ascontiguousarray", _ascontiguousarray, "As asarray, with 0-d input made 1-d (poot arrays are "
                                                  "always contiguous).")
+_export("asfortranarray", _asfortranarray, "As ascontiguousarray (the memory order is not modelled).")
+_export("fromiter", _fromiter, "A 1-D array from an iterable's items (read on the host), as np.fromiter.")
+_export("frombuffer", _frombuffer, "A 1-D array from the bytes of a buffer, as np.frombuffer (a copy).")
+_export("fromstring", _fromstring, "A 1-D array parsed from text separated by `sep`, as np.fromstring.")
+_export("array2string", _array2string, "The text of the values, as np.array2string (reads them).")
+_export("array_str", _array_str, "The text of the values, as np.array_str (reads them).")
+_export("array_repr", _array_repr, "The repr NumPy gives the values, as np.array_repr (reads them).")
+_export("iterable", _iterable, "Whether the object can be iterated (a 0-d array cannot), as np.iterable.")
+_export("mask_indices", _mask_indices, "The indices where mask_func(ones((n, n)), k) is nonzero, as "
+                                       "np.mask_indices (a constant).")
+_export("shares_memory", _shares_memory, "Whether a write through one array could change the other "
+                                       "(two poot arrays: only if they are the same object).")
+_export("may_share_memory", _may_share_memory, "As shares_memory (poot arrays are values; NumPy arrays "
+                                               "ask NumPy's bounds check).")
+_export("isfortran", _isfortran, "Whether the array is Fortran- and not C-ordered (never for poot arrays).")
+_export("require", _require, "asarray(a, dtype) after checking NumPy's requirement names (poot arrays "
+                             "meet them all).")
+_export("common_type", _common_type, "The float or complex dtype the arrays share, as np.common_type "
+                                     "(integers count as float64).")
 _export("asarray_chkfinite", _asarray_chkfinite, "asarray, raising DomainError if floats hold inf or NaN. "
                                                  "Reads the values.")
 _export("real_if_close", _real_if_close, "The real part if every imaginary part is within tol machine "

@@ -9,17 +9,18 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, exporter
+from poot.errors import DomainError, DTypeError, PootIndexError, ShapeError, exporter
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
+from poot.trace.array_api_sets import argsort as _argsort
 from poot.trace.array_api_sets import sort as _sort
 from poot.trace.complex_values import conj_of, from_parts, imag_of, real_of
 from poot.trace.creation import full, zeros
 from poot.trace.indexing import take_along_axis
 from poot.trace.lazy import from_numpy, is_tracing
-from poot.trace.movement import arr, axes_of
+from poot.trace.movement import arr, axes_of, axis_of
 from poot.trace.selection import where as _sel
 
 __all__: list[str] = []
@@ -369,6 +370,75 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
     return _keep(r, x.ndim, axes, len(k_shape)) if keepdims else r
 
 
+def _quantile_weights(x: Array, weights, axis, op: str) -> Array:
+    """NumPy's checks of quantile weights, and the weights broadcast to x's shape (1-D weights lie
+    along the single `axis`). Negative weights are refused where their values are at hand."""
+    w = weights if isinstance(weights, Array) else _leaf(np.asarray(weights), x.device)
+    if w.dtype.kind not in "biuf":
+        raise DTypeError(f"{op}: weights must be real numbers, got {w.dtype.name}")
+    if w.shape != x.shape:
+        if axis is None:
+            raise ShapeError(f"{op}: axis must be specified when shapes of a and weights differ")
+        if w.ndim != 1:
+            raise ShapeError(f"{op}: 1D weights expected when shapes of a and weights differ")
+        if not isinstance(axis, (int, np.integer)):
+            raise ShapeError(f"{op}: 1D weights need a single axis, got axis={axis!r}")
+        ax = axis_of(axis, x.ndim, op, x)
+        if w.shape[0] != x.shape[ax]:
+            raise ShapeError(f"{op}: length of weights ({w.shape[0]}) not compatible with axis {ax} of "
+                             f"{x.aval}")
+        w = mv.moveaxis(mv.broadcast_to(w, x.shape[:ax] + x.shape[ax + 1:] + (w.shape[0],)), -1, ax)
+    if not isinstance(weights, Array) and (np.asarray(weights) < 0).any() or \
+            isinstance(weights, Array) and not is_tracing() and bool(red.any(ew.less(w, 0))):
+        raise DomainError(f"{op}: weights must be non-negative")
+    return w
+
+
+def _weighted_quantile(a, q, axis, keepdims, method, weights, scale, op, nan_aware):
+    """NumPy's weighted quantile (method 'inverted_cdf' only): along each sorted slice, the first
+    value whose normalized cumulative weight reaches q. Under the nan forms a NaN weighs nothing
+    (it sorts last, so the cumulative weight is already 1 before it)."""
+    if method != "inverted_cdf":
+        raise ShapeError(f"{op}: only method 'inverted_cdf' supports weights, got method={method!r}")
+    x = arr(a)
+    if x.dtype.kind not in "iuf":
+        raise DTypeError(f"{op}: needs a real array, got {x.dtype.name}")
+    w = _quantile_weights(x, weights, axis, op)
+    qa, qshape, qdt = _q_array(q, scale, op, x.device)
+    y, axes, rows = _to_last(x, axis)
+    wy = _to_last(w, axis)[0].astype(dt.float64)
+    n = y.shape[-1]
+    if n == 0:
+        raise PootIndexError(f"{op}: cannot take a quantile of an empty array ({x.aval})")
+    nan = ew.isnan(y) if x.dtype.kind == "f" else None
+    if nan_aware and nan is not None:
+        wy = _sel(nan, 0.0, wy)
+    order = _argsort(y, axis=-1, stable=True)
+    s, ws = take_along_axis(y, order, axis=-1), take_along_axis(wy, order, axis=-1)
+    cdf = red.cumsum(ws, axis=-1)
+    total = cdf[..., n - 1:]
+    if not is_tracing():
+        ok = ew.logical_and(ew.isfinite(total), ew.greater(total, 0))
+        if nan_aware and nan is not None:          # an all-NaN slice gives NaN, as NumPy's
+            ok = ew.logical_or(ok, red.all(nan, axis=-1, keepdims=True))
+        if not bool(red.all(ok)):
+            raise DomainError(f"{op}: weights included NaN, inf or were all zero along a slice")
+    cdf = ew.divide(cdf, total)
+    cdf = _sel(ew.equal(cdf, 0), -1.0, cdf)     # leading zero weights: q = 0 picks the first weighted value
+    qf = mv.reshape(qa, (-1,))
+    if qdt is not None and qdt.kind == "f":            # NumPy compares in q's float type
+        cdf, qf = cdf.astype(qdt), qf.astype(qdt)
+    below = ew.less(mv.expand_dims(cdf, -2), mv.reshape(qf, (-1, 1)))      # (rows..., k, n)
+    idx = ew.minimum(red.sum(below, axis=-1), n - 1).astype(dt.int64)       # searchsorted 'left'
+    r = take_along_axis(s, idx, axis=-1)                                     # (rows..., k)
+    if nan is not None:
+        bad = red.all(nan, axis=-1, keepdims=True) if nan_aware else red.any(nan, axis=-1, keepdims=True)
+        r = _sel(bad, math.nan, r).astype(x.dtype)
+    r = mv.moveaxis(r, -1, 0) if rows else r
+    r = mv.reshape(r, qshape + rows)
+    return _keep(r, x.ndim, axes, len(qshape)) if keepdims else r
+
+
 def _check_out(op, out):
     if out is not None:
         raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); assign "
@@ -394,7 +464,8 @@ def _make_quantile(op, scale, nan_aware):
           weights=None, interpolation=None):
         _check_out(op, out)
         if weights is not None:
-            raise NotBuiltError(f"{op}: weights= is not built")
+            return _weighted_quantile(a, q, axis, keepdims, _method(method, interpolation), weights,
+                                      scale, op, nan_aware)
         return _quantile(a, q, axis, keepdims, _method(method, interpolation), scale, op, nan_aware)
     return f
 

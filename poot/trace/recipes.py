@@ -214,6 +214,10 @@ def _replay(recipe: _Recipe, nodes: list, where):
 def memoize(fn):
     """`fn` (a public function recording equations) with its recipes kept and replayed, behind an API
     boundary of its own (errors.api_boundary_via)."""
+    from poot.trace.ufunc import UnaryUfunc
+
+    if isinstance(fn, UnaryUfunc):      # pt.exp, pt.negative...: the function under the ufunc keeps them
+        return fn.calling(memoize(fn.func))
     if not isinstance(fn, types.FunctionType) or getattr(fn, "_poot_recipes", False):
         return fn
 

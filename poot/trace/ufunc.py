@@ -1,6 +1,8 @@
-"""`poot.Ufunc`: poot's binary elementwise functions as NumPy users write them, with the ufunc methods
-`pt.add.outer(a, b)`, `pt.maximum.reduce(x, axis)`, `pt.multiply.accumulate(x)`, `pt.add.at(x, i, v)`
-and the attributes `nin`, `nout`, `nargs`, `identity`, `__name__`.
+"""`poot.Ufunc`: poot's elementwise functions as NumPy users write them, with the ufunc methods
+`pt.add.outer(a, b)`, `pt.maximum.reduce(x, axis)`, `pt.multiply.accumulate(x)`, `pt.add.at(x, i, v)`,
+`pt.add.reduceat(x, indices)`, `pt.negative.at(x, i)` and the attributes `nin`, `nout`, `nargs`,
+`identity`, `types`, `ntypes`, `__name__`. The unary functions (`pt.negative`, `pt.sqrt`...) are
+`UnaryUfunc`s: only `at` applies to them, and the other methods refuse as NumPy's do.
 
 Why a `functools.partial` subclass: calling `pt.add(x, y)` must cost what calling the plain function
 did, and a partial is called by C code (vectorcall) with no Python frame of its own, while a class
@@ -12,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 
-from poot.errors import NotBuiltError, api_boundary
+from poot.errors import ArgumentValueError, api_boundary
 
 _NO_VALUE = object()   # "not given" for `initial`, which may be None in NumPy's signature
 
@@ -88,20 +90,115 @@ class Ufunc(functools.partial):
 
     @api_boundary
     def reduceat(self, array, indices, axis=0, dtype=None, out=None):
-        raise NotBuiltError(f"{self.__name__}.reduceat is not built; use {self.__name__}.reduce on "
-                            f"slices (or np.{self.__name__}.reduceat on a NumPy copy)")
+        """f over each slice `array[indices[i]:indices[i+1]]` along `axis`, as NumPy's
+        `ufunc.reduceat` (lazy): where indices[i] >= indices[i+1] the result is array[indices[i]],
+        and the last slice runs to the end. Indices may be a poot array, also inside @pt.jit."""
+        from poot.trace import ufunc_methods
+
+        return ufunc_methods.reduceat(self, array, indices, axis, dtype, out)
+
+    @property
+    def types(self) -> list[str]:
+        """NumPy's loop signatures ('ff->f') for the dtypes this function takes, in NumPy's type
+        characters (bfloat16, which has none, is left out): found by recording the function on empty
+        operands of each dtype, so they say what poot computes, not what NumPy would."""
+        from poot.trace import ufunc_methods
+
+        return list(ufunc_methods.loop_types(self))
+
+    @property
+    def ntypes(self) -> int:
+        """How many dtype loops `types` lists."""
+        return len(self.types)
 
     def __repr__(self) -> str:
         return f"<poot ufunc '{self.__name__}'>"
 
     def __reduce__(self):
-        return (_by_name, (self.__name__,))
+        return (_by_name, (getattr(self, "_key", self.__name__),))
 
     def __copy__(self):
         return self
 
     def __deepcopy__(self, memo):
         return self
+
+
+class UnaryUfunc(Ufunc):
+    """A unary elementwise function as a NumPy ufunc: `at` applies it in place at indices (once per
+    occurrence of an index); reduce, accumulate, reduceat and outer refuse, as NumPy's do."""
+
+    nin = 1
+    nargs = 2
+
+    def __new__(cls, fn, name: str, key: str):
+        self = super().__new__(cls, fn, name, None, False)
+        self._key = key
+        return self
+
+    def calling(self, fn) -> "UnaryUfunc":
+        """This ufunc calling `fn` instead (recipes.memoize gives the function its recipes)."""
+        return UnaryUfunc(fn, self.__name__, self._key)
+
+    def _binary_only(self, method: str):
+        raise ArgumentValueError(f"{self.__name__}.{method}: {method} only supported for binary functions "
+                                 f"({self.__name__} takes one operand)")
+
+    @api_boundary
+    def outer(self, A, B, /, **kwargs):
+        """Refused: a unary function has no outer product (NumPy's ValueError)."""
+        self._binary_only("outer")
+
+    @api_boundary
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+               where=True):
+        """Refused: a unary function has no reduction (NumPy's ValueError)."""
+        self._binary_only("reduce")
+
+    @api_boundary
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """Refused: a unary function has no accumulation (NumPy's ValueError)."""
+        self._binary_only("accumulate")
+
+    @api_boundary
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        """Refused: a unary function has no reduction (NumPy's ValueError)."""
+        self._binary_only("reduceat")
+
+    @api_boundary
+    def at(self, a, indices, b=None, /):
+        """In place, unbuffered: `a[indices] = f(a[indices])`, f applied once per occurrence of an
+        index (NumPy's `ufunc.at`); the result is cast to a's dtype, as NumPy does."""
+        from poot.trace import ufunc_methods
+
+        if b is not None:
+            raise ArgumentValueError(f"{self.__name__}.at: second operand provided when ufunc is unary")
+        ufunc_methods.unary_at(self, a, indices)
+
+
+# public name -> NumPy's name of the ufunc (np.abs.__name__ is 'absolute')
+UNARY_UFUNCS = {
+    "negative": "negative", "positive": "positive", "abs": "absolute", "absolute": "absolute",
+    "sign": "sign", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
+    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "square": "square", "reciprocal": "reciprocal",
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan",
+    "asin": "arcsin", "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+    "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+    "rint": "rint", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "signbit": "signbit",
+    "deg2rad": "deg2rad", "rad2deg": "rad2deg", "radians": "radians", "degrees": "degrees",
+    "logical_not": "logical_not", "invert": "invert", "bitwise_not": "invert",
+    "bitwise_invert": "invert",
+}
+
+
+def wrap_unary_ufuncs(namespace: dict) -> None:
+    """Replace each unary function of UNARY_UFUNCS in `namespace` (elementwise.py's globals) by its
+    UnaryUfunc, under NumPy's name for it."""
+    for key, name in UNARY_UFUNCS.items():
+        fn = namespace.get(key)
+        if fn is not None and not isinstance(fn, Ufunc):
+            namespace[key] = UnaryUfunc(fn, name, key)
 
 
 def _by_name(name: str) -> Ufunc:
@@ -123,4 +220,4 @@ def wrap_binary_ufuncs(namespace: dict) -> None:
             namespace[key] = u
 
 
-__all__ = ["Ufunc"]
+__all__ = ["Ufunc", "UnaryUfunc"]

@@ -1,18 +1,28 @@
-"""The work of the ufunc methods (poot/trace/ufunc.py): outer, reduce, accumulate and at, built from
-poot's lazy operations so that they also run inside @pt.jit.
+"""The work of the ufunc methods (poot/trace/ufunc.py): outer, reduce, accumulate, at and reduceat,
+built from poot's lazy operations so that they also run inside @pt.jit.
 
 - reduce/accumulate of add, multiply, maximum, minimum, logical_and, logical_or use poot's own
   reductions and scans (sum, prod, max, min, all, any, cumsum, cumprod), which give NumPy's dtypes
   (small integers add in int64).
 - other reorderable ufuncs (fmax, bitwise_and, logaddexp...) reduce in a log-depth tree of
-  elementwise steps and accumulate in a log-depth (Hillis-Steele) scan;
+  elementwise steps and accumulate in a log-depth scan: Hillis-Steele (n log n work, log n steps)
+  for short axes, the work-efficient pairwise scan (O(n) work, 2 log n steps) for long ones;
 - the rest (subtract, divide, power...) go left to right, one recorded step per element, which is
   NumPy's order: `subtract.reduce([a, b, c])` is `(a - b) - c`.
 - `at` with repeated indices applies f once per occurrence (unbuffered): add (and subtract, as
-  adding the negation) is one scatter-add; other ufuncs need the indices on the host (NumPy arrays,
-  lists, ints, slices) and run one gather-combine-scatter round per repetition of an index.
+  adding the negation) is one scatter-add; other ufuncs group the positions on the host (NumPy
+  arrays, lists, ints, slices, or a realized poot array) and run a log-depth tree per position
+  (reorderable f) or one gather-combine-scatter round per repetition of an index; indices traced in
+  @pt.jit are grouped on the device by a stable argsort (`_traced_at`).
+- unary `at` (`negative.at(x, i)`) applies f once per occurrence: idempotent f (abs, floor...) once
+  where named, involutions (negative, invert) where named an odd number of times, others one round
+  per repetition; traced indices count occurrences with a scatter-add.
+- `reduceat` works for host or traced indices alike: reorderable f combines each slice's blocks of
+  doubling width (log-depth, any overlap of slices), the others fold each slice left to right.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -21,7 +31,7 @@ from poot.errors import DTypeError, NotBuiltError, PootIndexError, ShapeError
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
-from poot.trace.creation import asarray, full
+from poot.trace.creation import arange, asarray, full
 from poot.trace.indexing import setitem_node, take
 from poot.trace.lazy import is_tracing
 from poot.trace.selection import where as _where
@@ -155,15 +165,42 @@ def reduce(uf, array, axis, dtype, out, keepdims, initial, where):
     return r
 
 
+_DOUBLING_UP_TO = 64
+_PAIRWISE_FROM = 16384
+
+
+def _pairwise_scan(uf, x: Array) -> Array:
+    """Inclusive running f over the last axis of a reorderable f in O(n) work and 2 log2(n) levels
+    (the work-efficient scan): the scan of the pair totals f(x[2i], x[2i+1]) gives every odd place,
+    and each even place is one more step from the odd place before it."""
+    n = x.shape[-1]
+    if n <= _DOUBLING_UP_TO:       # few elements: fewer, wider steps cost less than more levels
+        return _doubling_scan(uf, x)
+    m = n // 2
+    even, odd = x[..., 0:2 * m:2], x[..., 1:2 * m:2]
+    s = _pairwise_scan(uf, uf(even, odd).astype(x.dtype))      # s[i] = f(x[0], ..., x[2i+1])
+    ev = mv.concatenate([x[..., :1], uf(s[..., :-1], even[..., 1:]).astype(x.dtype)], axis=-1)
+    out = mv.reshape(mv.stack([ev, s], axis=-1), x.shape[:-1] + (2 * m,))
+    if n % 2:
+        out = mv.concatenate([out, uf(s[..., -1:], x[..., -1:]).astype(x.dtype)], axis=-1)
+    return out
+
+
+def _doubling_scan(uf, x: Array) -> Array:
+    """Inclusive running f over the last axis in log2(n) steps of n work each (Hillis-Steele)."""
+    n = x.shape[-1]
+    d = 1
+    while d < n:
+        x = mv.concatenate([x[..., :d], uf(x[..., :n - d], x[..., d:])], axis=-1)
+        d *= 2
+    return x
+
+
 def _scan(uf, x: Array) -> Array:
     """Inclusive running f over the last axis: log-depth for reorderable f, else left to right."""
     n = x.shape[-1]
-    if uf.reorderable:
-        d = 1
-        while d < n:
-            x = mv.concatenate([x[..., :d], uf(x[..., :n - d], x[..., d:])], axis=-1)
-            d *= 2
-        return x
+    if uf.reorderable:       # short axes: the doubling scan records fewer steps, which costs less
+        return _pairwise_scan(uf, x) if n > _PAIRWISE_FROM else _doubling_scan(uf, x)
     acc = x[..., 0]
     outs = [acc]
     for i in range(1, n):
@@ -200,9 +237,6 @@ def _host_positions(a: Array, indices, name: str) -> np.ndarray:
     """The flat positions `a[indices]` selects, computed with NumPy (the indices are host values)."""
     parts = indices if isinstance(indices, tuple) else (indices,)
     if any(isinstance(p, Array) for p in parts):
-        if is_tracing():
-            raise NotBuiltError(f"{name}.at with traced indices is not built (add.at and subtract.at take "
-                                f"them): the grouping of repeated positions needs their values")
         parts = tuple(p.numpy() if isinstance(p, Array) else p for p in parts)
         indices = parts if isinstance(indices, tuple) else parts[0]
     try:
@@ -223,6 +257,53 @@ def _at_by_tree(uf, flat, vals, sorted_pos, group_start, rank, group_size):
     targets = sorted_pos[group_start]
     combined = uf(take(flat, targets), take(vals, group_start)).astype(flat.dtype)
     return Array(setitem_node(flat, targets, combined))
+
+
+def _traced_at(uf, a: Array, indices, b) -> Array:
+    """ufunc.at with indices traced in @pt.jit: the flat positions are a gather of arange (NumPy's
+    bounds rule, checked when the program runs), sorted by a stable argsort. A reorderable f folds
+    each run of equal positions in a log-depth segmented scan and meets its target once; any other f
+    takes one round per repetition (a while_loop), the r-th occurrence of every position in round r,
+    so each target sees its values in index order, as NumPy's loop does."""
+    from poot.trace.array_api_sets import argsort
+    from poot.trace.at_updates import _segment_scan
+    from poot.trace.control import while_loop
+
+    name = uf.__name__
+    size = a.size
+    positions = mv.reshape(arange(size, dtype=dt.int64, device=a.device), a.shape)[indices]
+    k = positions.size
+    if k == 0:
+        return a
+    lin = mv.reshape(positions, (k,))
+    values = mv.reshape(_values_at(name, b, positions.shape), (k,))
+    # one extra slot past the end takes the writes that must not land (a run's non-final elements)
+    flat = mv.concatenate([mv.reshape(a, (size,)), full((1,), 0, a.dtype, device=a.device)])
+    order = argsort(lin, stable=True)
+    s = take(lin, order)
+    new_run = mv.concatenate([full((1,), True, dt.bool_, device=a.device), s[1:] != s[:-1]])
+    if uf.reorderable:
+        folded = _segment_scan(take(values, order), s, uf)
+        last = mv.concatenate([s[:-1] != s[1:], full((1,), True, dt.bool_, device=a.device)])
+        combined = uf(take(flat, s), folded).astype(a.dtype)
+        flat = Array(setitem_node(flat, _where(last, s, size), combined))
+        return mv.reshape(flat[:size], a.shape)
+    from poot.trace.elementwise import maximum
+
+    at = arange(k, dtype=dt.int64, device=a.device)
+    run_start = _scan(maximum, _where(new_run, at, 0))      # where each element's run begins
+    rank_sorted = at - run_start
+    rank = Array(setitem_node(full((k,), 0, dt.int64, device=a.device), order, rank_sorted))
+    rounds = red.max(rank) + 1
+
+    def body(c):
+        r, v = c
+        targets = _where(rank == r, lin, size)
+        combined = uf(take(v, lin), values).astype(a.dtype)
+        return r + 1, Array(setitem_node(v, targets, combined))
+
+    _, flat = while_loop(lambda c: c[0] < rounds, body, (full((), 0, dt.int64, device=a.device), flat))
+    return mv.reshape(flat[:size], a.shape)
 
 
 def _renamed(e: ShapeError, inner: str, outer: str) -> ShapeError:
@@ -269,6 +350,10 @@ def at(uf, a, indices, b):
             v = -v
         a._node = _added_at(name, a, indices, v)   # a rebinds: poot values are immutable
         return
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    if is_tracing() and any(isinstance(p, Array) for p in parts):
+        a._node = _traced_at(uf, a, indices, b)._node
+        return
     lin = _host_positions(a, indices, name)
     if lin.size == 0:
         return
@@ -290,4 +375,237 @@ def at(uf, a, indices, b):
             targets = flat_pos[sel]
             combined = uf(take(flat, targets), take(values, sel)).astype(a.dtype)
             flat = Array(setitem_node(flat, targets, combined))
+    a._node = mv.reshape(flat, a.shape)._node
+
+
+# --- reduceat ------------------------------------------------------------------------------------
+def _reduceat_indices(name: str, indices, n: int):
+    """The indices as a 1-D int64 NumPy array (host values, bounds-checked as NumPy does), or as a
+    1-D int64 poot array when they are traced (checked when the first elements are gathered)."""
+    if isinstance(indices, Array) and not is_tracing():
+        indices = indices.numpy()
+    if isinstance(indices, Array):
+        if indices.ndim != 1:
+            raise ShapeError(f"{name}.reduceat: indices must be 1-D, got {indices.aval}")
+        if indices.dtype.kind not in "biu":
+            raise DTypeError(f"{name}.reduceat: indices must be integers, got {indices.dtype.name}")
+        return indices.astype(dt.int64)
+    idx = np.asarray(indices)
+    if idx.ndim != 1:
+        raise ShapeError(f"{name}.reduceat: indices must be 1-D, got shape {idx.shape}")
+    if idx.dtype.kind not in "biu":
+        if idx.size:
+            raise DTypeError(f"{name}.reduceat: indices must be integers, got {idx.dtype}")
+    idx = idx.astype(np.int64)
+    bad = idx[(idx < 0) | (idx >= n)]
+    if bad.size:
+        raise PootIndexError(f"index {int(bad[0])} out-of-bounds in {name}.reduceat [0, {n})")
+    return idx
+
+
+def _segment_lengths(idx, n: int):
+    """NumPy's reduceat slices: slice i is [idx[i], idx[i+1]) where idx[i] < idx[i+1], the one
+    element idx[i] where not, and [idx[-1], n) for the last."""
+    if isinstance(idx, np.ndarray):
+        nxt = np.r_[idx[1:], n]
+        last = np.arange(idx.size) == idx.size - 1
+        return np.where(last | (idx < nxt), nxt - idx, 1)
+    nxt = mv.concatenate([idx[1:], full((1,), n, dt.int64, device=idx.device)])
+    last = mv.concatenate([full((idx.shape[0] - 1,), False, dt.bool_, device=idx.device),
+                           full((1,), True, dt.bool_, device=idx.device)])
+    return _where(last | (idx < nxt), nxt - idx, 1)
+
+
+def _clamped(pos, hi: int):
+    """Positions clipped into [0, hi] (they are only read where a slice needs them)."""
+    if isinstance(pos, np.ndarray):
+        return np.clip(pos, 0, hi)
+    return _where(pos > hi, hi, _where(pos < 0, 0, pos))
+
+
+def _reduceat_blocks(uf, x: Array, starts, lens, rd: dt.DType, top: int) -> Array:
+    """Reorderable f over each slice [starts[i], starts[i] + lens[i]) of the last axis, from its first
+    element through blocks of doubling width: level b holds f over x[j:j + 2**b] for every j (one
+    elementwise step from level b-1), and the slice's remaining length picks, bit by bit from the
+    lowest, the blocks that tile it left to right. log2(top) levels of the whole axis and one gather of
+    the k results each: O(n log top) work and memory of one level at a time, however the slices overlap."""
+    acc = take(x, starts, axis=-1)              # NumPy copies a one-element slice: hypot([-1.]) is -1.
+    rem = lens - 1
+    pos = starts + 1
+    block = x
+    b = 0
+    while (1 << b) <= top - 1:
+        if b:
+            half = 1 << (b - 1)
+            block = uf(block[..., :-half], block[..., half:]).astype(rd)
+        bit = (rem >> b) & 1
+        bit = bit.astype(bool) if isinstance(bit, np.ndarray) else bit.astype(dt.bool_)
+        got = take(block, _clamped(pos, block.shape[-1] - 1), axis=-1)
+        acc = _where(bit, uf(acc, got).astype(rd), acc)
+        pos = pos + (rem & (1 << b))
+        b += 1
+    return acc
+
+
+_UNROLLED_STEPS = 8
+
+
+def _reduceat_fold(uf, x: Array, starts, lens, rd: dt.DType, top) -> Array:
+    """f over each slice left to right (NumPy's order, for subtract, divide, power...): step j combines
+    element j of every slice still that long. Up to 8 steps are recorded one by one; more run as a
+    fori_loop, whose bound may be traced (the longest slice)."""
+    acc = take(x, starts, axis=-1)
+    n = x.shape[-1]
+
+    def step(j, acc):
+        got = take(x, _clamped(starts + j, n - 1), axis=-1)
+        return _where(j < lens, uf(acc, got).astype(rd), acc)
+
+    if isinstance(top, int) and top <= _UNROLLED_STEPS:
+        for j in range(1, top):
+            acc = step(j, acc)
+        return acc
+    from poot.trace.control import fori_loop
+
+    if isinstance(starts, np.ndarray):
+        starts, lens = asarray(starts, device=x.device), asarray(lens, device=x.device)
+    return fori_loop(1, top, step, acc)
+
+
+def reduceat(uf, array, indices, axis, dtype, out):
+    _no_out(uf, "reduceat", out)
+    name = uf.__name__
+    if name in _COMPARISONS:
+        raise DTypeError(f"{name}.reduceat: a comparison gives bool, not its operands' type, so it has "
+                         f"no reduction (NumPy refuses it too); compare, then use all/any")
+    x = _as_array(array)
+    if x.ndim == 0:
+        raise ShapeError(f"{name}.reduceat: cannot reduceat on a 0-d array")
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise ShapeError(f"{name}.reduceat: axis must be one integer, got {axis!r}")
+    ax = mv.axis_of(axis, x.ndim, f"{name}.reduceat", x)
+    n = x.shape[ax]
+    idx = _reduceat_indices(name, indices, n)
+    # the dtype of f's reduction (add and multiply of small integers give int64, as in NumPy)
+    rd = uf.reduce(full((1,), 0, x.dtype, device=x.device), axis=0, dtype=dtype).dtype
+    moved = mv.moveaxis(x, ax, -1).astype(rd)
+    k = idx.shape[0]
+    if k == 0:
+        return mv.moveaxis(full(moved.shape[:-1] + (0,), 0, rd, device=x.device), -1, ax)
+    if isinstance(idx, Array) and n == 0:
+        raise PootIndexError(f"{name}.reduceat: indices into an empty axis {ax} of {x.aval}")
+    lens = _segment_lengths(idx, n)
+    starts = idx
+    if isinstance(idx, Array):       # a negative index is out of range here (NumPy: no wrapping)
+        starts = _where(idx < 0, n, idx)
+        top = n if uf.reorderable else red.max(lens)
+    else:
+        top = int(lens.max())
+    work = moved
+    if name == "add" and rd in (dt.float16, dt.bfloat16):
+        work = moved.astype(dt.float32)      # NumPy sums half floats in float32 and rounds once
+    wd = work.dtype
+    if uf.reorderable:
+        r = _reduceat_blocks(uf, work, starts, lens, wd, top)
+    else:
+        r = _reduceat_fold(uf, work, starts, lens, wd, top)
+    return mv.moveaxis(r.astype(rd), -1, ax)
+
+
+# --- types ---------------------------------------------------------------------------------------
+_LOOP_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128")
+_LOOP_TYPES: dict = {}
+
+
+def loop_types(uf) -> tuple[str, ...]:
+    """('ff->f', ...): for each dtype with a NumPy type character, the function on empty operands of
+    it, recorded (never run); a dtype it refuses is left out. Written as NumPy's loops are: where the
+    operands are converted to the result's type first (sqrt of int16 computes in float32) the loop is
+    that type's ('f->f'), as NumPy lists it; a bool result of other operands stays ('ff->?')."""
+    key = getattr(uf, "_key", uf.__name__)
+    found = _LOOP_TYPES.get(key)
+    if found is not None:
+        return found
+    from poot.errors import PootError
+
+    loops = []
+    for name in _LOOP_DTYPES:
+        d = dt.as_dtype(name)
+        probe = full((0,), 0, d)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")       # a probe's conversions warn about no values
+                r = uf(*([probe] * uf.nin))
+        except (PootError, TypeError, ValueError):
+            continue
+        rs = r if isinstance(r, tuple) else (r,)
+        outs = "".join(o.dtype.np.char for o in rs)
+        first = rs[0].dtype
+        ins = first.np.char if first is not d and first.kind != "b" else d.np.char
+        loop = ins * uf.nin + "->" + outs
+        if loop not in loops:
+            loops.append(loop)
+    found = _LOOP_TYPES[key] = tuple(loops)
+    return found
+
+
+# --- unary at ------------------------------------------------------------------------------------
+# f(f(x)) == f(x) in any dtype: one application wherever an index names the element
+_IDEMPOTENT = ("positive", "absolute", "floor", "ceil", "trunc", "rint", "sign")
+# f(f(x)) == x: an application wherever an index names the element an odd number of times
+_INVOLUTIONS = ("negative", "invert")
+
+
+def _applied(uf, v: Array, d: dt.DType) -> Array:
+    r = uf(v)
+    return r if r.dtype is d else r.astype(d)
+
+
+def unary_at(uf, a, indices):
+    """a[indices] = f(a[indices]), f applied once per occurrence of an index, the result cast to a's
+    dtype each time (NumPy's unary ufunc.at). Host indices: the positions and their counts are
+    NumPy's; traced indices: the counts are a scatter-add, and f is applied where they ask."""
+    name = uf.__name__
+    if not isinstance(a, Array):
+        raise DTypeError(f"{name}.at: the target must be a poot array (it is updated in place); for a "
+                         f"NumPy array use np.{name}.at")
+    d = a.dtype
+    kind = "idempotent" if name in _IDEMPOTENT else "involution" if name in _INVOLUTIONS else None
+    if name == "logical_not" and d is dt.bool_:
+        kind = "involution"
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    if is_tracing() and any(isinstance(p, Array) for p in parts):
+        counts = Array(setitem_node(full(a.shape, 0, dt.int32, device=a.device), indices, 1, mode="add"))
+        if kind == "idempotent":
+            a._node = _where(counts > 0, _applied(uf, a, d), a)._node
+        elif kind == "involution":
+            a._node = _where((counts & 1) == 1, _applied(uf, a, d), a)._node
+        else:
+            from poot.trace.control import while_loop
+
+            top = red.max(counts) if a.size else full((), 0, dt.int32, device=a.device)
+
+            def body(c):
+                r, v = c
+                return r + 1, _where(counts > r, _applied(uf, v, d), v)
+
+            _, v = while_loop(lambda c: c[0] < top, body, (full((), 0, dt.int32, device=a.device), a))
+            a._node = v._node
+        return
+    lin = _host_positions(a, indices, name).reshape(-1)
+    if lin.size == 0:
+        _applied(uf, a.reshape(-1)[:0], d)      # a dtype f refuses is refused with no index too
+        return
+    counts = np.bincount(lin, minlength=a.size)
+    flat = mv.reshape(a, (a.size,))
+    if kind == "idempotent":
+        rounds = [np.flatnonzero(counts)]
+    elif kind == "involution":
+        rounds = [np.flatnonzero(counts & 1)]
+    else:
+        rounds = [np.flatnonzero(counts > r) for r in range(int(counts.max()))]
+    for sel in rounds:
+        if sel.size:
+            flat = Array(setitem_node(flat, sel, _applied(uf, take(flat, sel), d)))
     a._node = mv.reshape(flat, a.shape)._node
