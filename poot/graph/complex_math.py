@@ -236,13 +236,18 @@ def tan(E: Emitter, z: Pair) -> Pair:
 
 
 def sign(E: Emitter, z: Pair) -> Pair:
-    """z / |z| (NumPy 2), 0 for 0."""
+    """z / |z| (NumPy 2), 0 for 0. With an infinite part, inf / inf would be NaN: NumPy gives the
+    unit along that part (sign(inf + 1j) is 1, sign(1 - inf j) is -1j), and NaN when both are."""
     a, b = z
     r = E.f("hypot", a, b)
     zero = E.is_zero(r)
     safe = E.select(zero, E.const(1.0), r)
-    naught = E.const(0.0)
-    return E.select(zero, naught, E.div(a, safe)), E.select(zero, naught, E.div(b, safe))
+    naught, one, nan = E.const(0.0), E.const(1.0), E.const(math.nan)
+    out = E.select(zero, naught, E.div(a, safe)), E.select(zero, naught, E.div(b, safe))
+    inf_a, inf_b = E.f("isinf", a), E.f("isinf", b)
+    out = E.choose(inf_b, (naught, E.f("copysign", one, b)), out)
+    out = E.choose(inf_a, (E.f("copysign", one, a), naught), out)
+    return E.choose(E.both(inf_a, inf_b), (nan, nan), out)
 
 
 def power(E: Emitter, z: Pair, w: Pair) -> Pair:

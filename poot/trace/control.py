@@ -144,9 +144,10 @@ def _construct(region: Region, operands: list[lazy.Node], treedef, device: str):
     return pytree.unflatten(treedef, [Array(n) for n in outs])
 
 
-def _carry(init, what: str):
+def _carry(init, what: str, device: str | None = None):
+    """The carry's leaves as Nodes on `device` (default: its first Array's, else the current one)."""
     leaves, treedef = pytree.flatten(init)
-    dev = _device_of(leaves)
+    dev = device or _device_of(leaves)
     nodes = [_leaf_node(x, dev, what) for x in leaves]
     return nodes, treedef, dev, pytree.paths(treedef, "carry")
 

@@ -162,8 +162,20 @@ def _reciprocal(x):
 
 def _exp2(x):
     n, d = _unary_node("exp2", x)
+    if d.kind == "c":
+        return _complex_exp2(n)
     f = float_of(d)
     return wrap(record("pow", (constant(2.0, f, n.device), cast(n, f))))
+
+
+def _complex_exp2(n):
+    """exp(z ln 2) with z's parts scaled as reals, as NumPy does: 2 ** z by the complex power would
+    multiply by ln 2 + 0j, and inf * 0 makes exp2(inf + 0j) inf + nan j instead of inf."""
+    from poot.trace.complex_values import from_parts, parts
+
+    p = parts(Array(n)) * math.log(2.0)
+    z = from_parts(p[..., 0], p[..., 1])._node
+    return wrap(record("exp", (z,)))
 
 
 def _scale_by(name, factor):

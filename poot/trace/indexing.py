@@ -22,12 +22,12 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, PootIndexError, ShapeError, TracerError, api_boundary
+from poot.errors import ArgumentError, DeviceError, PootIndexError, ShapeError, TracerError, api_boundary
 from poot.devices.cpu import CpuBuffer
 from poot.graph import broadcast_shapes
 from poot.jit.runtime.execute import buffer_to_numpy
 from poot.trace.array import Array
-from poot.trace.lazy import (caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
+from poot.trace.lazy import (Node, caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
                    record, scalar_value, shared_constant)
 from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from poot.trace.promote import cast, is_weak, promote, wrap
@@ -298,6 +298,17 @@ def getitem_node(x: Array, idx, check_host_indices: bool = False):
     return _reshape_node(n, out_shape)
 
 
+def _check_index_devices(idx, x):
+    """Index arrays must live on the indexed array's device: the gather kernel reads both, and a
+    mix would otherwise fail only at realize, naming a buffer rather than the indexing line."""
+    dev = x._node.device
+    for i in idx:
+        d = i._node.device if isinstance(i, Array) else i.device if isinstance(i, Node) else dev
+        if d != dev:
+            raise DeviceError(f"index: the index array is on '{d}' but the indexed array is on "
+                              f"'{dev}'; move one first, e.g. index.to('{dev}')")
+
+
 def _advanced(x, n, entries, shape, check_host_indices=False):
     adv_axes, idx = [], []
     ax = 0
@@ -320,6 +331,7 @@ def _advanced(x, n, entries, shape, check_host_indices=False):
     rest = tuple(shape[a] for a in others)
     z = _reshape_node(z, (math.prod(dims),) + rest)
     dev = x._node.device
+    _check_index_devices(idx, x)
     static = None
     lazy = None
     for j, (a, d) in enumerate(zip(idx, dims)):

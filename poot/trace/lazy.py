@@ -21,7 +21,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.base import Buffer
-from poot.errors import DTypeError, LeakedTracerError, PootError, TracerError
+from poot.errors import DeviceError, DTypeError, LeakedTracerError, PootError, TracerError
 from poot.graph import OPS, Aval, Graph
 from poot.jit.runtime.execute import execute_keyed, numpy_to_buffer
 from poot.trace import context as _dev
@@ -268,11 +268,14 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
             if len(_rule_cache) > 4096:
                 _rule_cache.clear()
             _rule_cache[key] = aval
+    dev = device or inputs[0].device
     depth = 0
     for n in inputs:
         if n.depth > depth:
             depth = n.depth
-    node = pending_node(op, inputs, params, aval, device or inputs[0].device, caller_where(), depth + 1)
+        if n.device != dev:
+            _mixed_devices(op, dev, n.device)
+    node = pending_node(op, inputs, params, aval, dev, caller_where(), depth + 1)
     st = _state
     if st.scope is not None:
         st.scope.append(node)
@@ -283,6 +286,13 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
     if depth >= MAX_PENDING_DEPTH and not st.tracing:
         realize_nodes([node])
     return node
+
+
+def _mixed_devices(op: str, dev: str, other: str):
+    """Refuse an op whose operands live on two devices when it is recorded: a kernel reads buffers of
+    its own device only, so the mix would otherwise fail later, at realize, far from the line."""
+    raise DeviceError(f"{op}: operands are on different devices ('{dev}' and '{other}'); "
+                      f"move one first, e.g. x.to('{dev}')")
 
 
 def _weak_result(inputs) -> int:

@@ -8,6 +8,8 @@ trace time, and every call would see the same numbers; a jitted function takes a
 """
 from __future__ import annotations
 
+import numpy as np
+
 from poot.errors import ArgumentError, api_boundary
 from poot.trace.random_generator import Generator, default_rng
 
@@ -44,6 +46,25 @@ def seed(seed=None):  # noqa: A002 (NumPy's name)
     _generator = _module_generator(seed)
 
 
+def refuse_key(op: str, args) -> None:
+    """NumPy's global-state functions take no key, but JAX's of the same names do: a key passed first
+    (`gamma(key, 2.0)`, `choice(key, 10)`) would be read as a parameter or a size and give numbers
+    drawn from the key's two words. A uint32 array ending in 2 words (what key, split and fold_in
+    make) is taken for such a key and refused, naming the functions that take one."""
+    from poot.trace.array import Array
+
+    x = args[0] if args else None
+    if isinstance(x, Array) and x.dtype == np.uint32 and tuple(x.shape[-1:]) == (2,):
+        raise ArgumentError(
+            f"random.{op}: the first argument is a key ({x.aval}), but random.{op} is NumPy's "
+            f"global-state function and takes no key; with a key, draw with pt.random.uniform, "
+            f"normal, randint, bernoulli or bits (key first), or use a Generator: "
+            f"pt.random.default_rng(seed).{_METHOD.get(op, op)}(...)")
+
+
+_METHOD = {"rand": "random", "randn": "standard_normal"}   # the Generator method each one draws with
+
+
 def _shape(dims, op: str) -> tuple:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         raise ArgumentError(f"random.{op} takes the dimensions as separate ints ({op}(2, 3)), not a tuple")
@@ -53,18 +74,21 @@ def _shape(dims, op: str) -> tuple:
 @api_boundary
 def rand(*dims):
     """Uniform floats in [0, 1) of shape `dims` (np.random.rand(2, 3))."""
+    refuse_key("rand", dims)
     return get_state_generator().random(_shape(dims, "rand"))
 
 
 @api_boundary
 def randn(*dims):
     """Standard normal floats of shape `dims` (np.random.randn(2, 3))."""
+    refuse_key("randn", dims)
     return get_state_generator().standard_normal(_shape(dims, "randn"))
 
 
 @api_boundary
 def random(size=None):
     """Uniform floats in [0, 1) (np.random.random)."""
+    refuse_key("random", (size,))
     return get_state_generator().random(size)
 
 
@@ -73,16 +97,19 @@ random_sample = random
 
 @api_boundary
 def standard_normal(size=None):
+    refuse_key("standard_normal", (size,))
     return get_state_generator().standard_normal(size)
 
 
 @api_boundary
 def exponential(scale=1.0, size=None):
+    refuse_key("exponential", (scale,))
     return get_state_generator().exponential(scale, size)
 
 
 @api_boundary
 def choice(a, size=None, replace=True, p=None):
+    refuse_key("choice", (a,))
     return get_state_generator().choice(a, size, replace, p)
 
 

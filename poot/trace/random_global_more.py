@@ -32,6 +32,7 @@ def _global_draw(name: str):
     method = getattr(Generator, name)
 
     def draw(*args, **kwargs):
+        random_global.refuse_key(name, args)
         return getattr(get_state_generator(), name)(*args, **kwargs)
 
     draw.__name__ = draw.__qualname__ = name

@@ -165,10 +165,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     if not callable(f):
         raise PootError(f"scan needs a function f(carry, x) -> (carry, y); got {type(f).__name__}")
     where = lazy.caller_where()
-    carry_nodes, carry_tree, device, _ = _control._carry(init, "scan")
     x_leaves, x_tree = pytree.flatten(xs)
-    if carry_nodes == [] and x_leaves:
-        device = _control._device_of(x_leaves)
+    # the loop runs where its arrays live: a carry of Python scalars takes the device of xs
+    device = _control._device_of(pytree.flatten(init)[0] + x_leaves)
+    carry_nodes, carry_tree, device, _ = _control._carry(init, "scan", device)
     x_nodes = [_control._leaf_node(x, device, "scan") for x in x_leaves]
     n = _length(x_nodes, pytree.paths(x_tree, "xs"), length, where)
     steps_per_trip = _unroll_count(unroll, n)

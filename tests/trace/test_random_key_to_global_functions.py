@@ -1,0 +1,38 @@
+"""A key passed to one of NumPy's global-state random functions (JAX's spelling: `gamma(key, 2.0)`,
+`choice(key, 10)`) is refused with an ArgumentError: NumPy's signatures would read the key's two words
+as a parameter or a size and return numbers drawn from them (zeros from key(0)) without a word."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import poot as pt
+
+KEY_FIRST_CALLS = {
+    "choice": lambda k: pt.random.choice(k, 10),
+    "exponential": lambda k: pt.random.exponential(k, (5,)),
+    "gamma": lambda k: pt.random.gamma(k, 2.0),
+    "laplace": lambda k: pt.random.laplace(k),
+    "poisson": lambda k: pt.random.poisson(k, 3.0),
+    "standard_normal": lambda k: pt.random.standard_normal(k),
+    "rand": lambda k: pt.random.rand(k),
+    "random": lambda k: pt.random.random(k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEY_FIRST_CALLS))
+def test_a_key_given_to_a_global_state_function_is_refused(device, name):
+    key = pt.random.split(pt.random.key(0))[1]
+    with pytest.raises(pt.ArgumentError, match=f"random.{name}: the first argument is a key"):
+        KEY_FIRST_CALLS[name](key)
+
+
+def test_numpy_style_calls_with_arrays_still_draw(device):
+    pt.random.seed(3)
+    scale = pt.array(np.array([1.0, 2.0]))
+    assert pt.random.exponential(scale).shape == (2,)
+    picks = pt.random.choice(pt.array(np.array([4, 5, 6], np.uint32)), 4).numpy()
+    assert set(picks.tolist()) <= {4, 5, 6}
+    assert pt.random.gamma(2.0, size=3).shape == (3,)
+    z = pt.random.normal(pt.random.key(1), (1000,)).numpy()
+    assert abs(z.mean()) < 0.2
