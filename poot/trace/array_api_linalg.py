@@ -337,8 +337,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 (the s
     if ord == 2 and x.dtype.kind != "c":     # the usual norm: x * x, a sum and a root (no |x| recorded)
         return ew.sqrt(red.sum(x * x, axis=axis, keepdims=keepdims))
     a = ew.abs(x)
-    if ord == math.inf:
-        return red.max(a, axis=axis, keepdims=keepdims)
+    if ord == math.inf:      # initial 0 as NumPy's: the largest |x| of no elements is 0, not an error
+        return red.max(a, axis=axis, keepdims=keepdims, initial=0)
     if ord == -math.inf:
         return red.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -364,10 +364,11 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 (the standard
     elif ord in (1, -1, math.inf, -math.inf):
         rows = ord in (math.inf, -math.inf)  # inf: max row sum; 1: max column sum
         sums = red.sum(ew.abs(x), axis=-1 if rows else -2)
-        r = red.max(sums, axis=-1) if ord > 0 else red.min(sums, axis=-1)
+        r = red.max(sums, axis=-1, initial=0) if ord > 0 else red.min(sums, axis=-1)   # 0 when empty
     elif ord in (2, -2, "nuc"):
         s = svdvals(x)
-        r = red.max(s, axis=-1) if ord == 2 else red.min(s, axis=-1) if ord == -2 else red.sum(s, axis=-1)
+        r = (red.max(s, axis=-1, initial=0) if ord == 2 else red.min(s, axis=-1) if ord == -2    # as NumPy:
+             else red.sum(s, axis=-1))                  # an empty matrix's 2-norm is 0, its -2 one an error
     else:
         raise ShapeError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, "
                          f"got {ord!r}")

@@ -112,10 +112,9 @@ def multi_dot(arrays, *, out=None):
 @api_boundary
 def cond(x, p=None):
     """Condition numbers of (stacks of) matrices: p None, 2 and -2 from the singular values (any
-    shape); 'fro', 'nuc', 1, -1, inf and -inf as norm(x, p) * norm(inv(x), p) (square matrices; a
-    singular one raises LinAlgError where NumPy gives inf). NaN results become inf unless x has NaNs."""
-    from poot.trace.array_api_linalg import inv, svdvals
-    from poot.trace.numpy_more import norm
+    shape); 'fro', 'nuc', 1, -1, inf and -inf as norm(x, p) * norm(inv(x), p) (square matrices; inf
+    for a singular one, as NumPy's). NaN results become inf unless x has NaNs."""
+    from poot.trace.array_api_linalg import svdvals
 
     x = mv.arr(x)
     if x.dtype.kind not in "fc":
@@ -132,11 +131,27 @@ def cond(x, p=None):
         if x.shape[-1] != x.shape[-2]:
             raise LinAlgError(f"linalg.cond: last 2 dimensions of the array must be square for p={p!r}, "
                               f"got {x.shape[-2:]}")
-        r = ew.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+        r = _cond_by_inverse(x, p)
     else:
         raise ShapeError(f"linalg.cond: invalid norm order {p!r} for matrices")
     x_has_nan = red.any(ew.isnan(x), axis=(-2, -1))
     return where(ew.logical_and(ew.isnan(r), ew.logical_not(x_has_nan)), np.inf, r).astype(r.dtype)
+
+
+def _cond_by_inverse(x: Array, p) -> Array:
+    """norm(x, p) * norm(inv(x), p) for square `x`, inf for the singular matrices of the stack: NumPy
+    inverts with its errors silenced and turns the NaNs into inf, where inv raises. The singular ones
+    (an exactly zero LU pivot, what makes inv raise) are found by slogdet's sign 0, and an identity
+    is inverted in their place so the rest of the stack still gets its inverse."""
+    from poot.trace.array_api_linalg import inv, slogdet
+    from poot.trace.creation import eye
+    from poot.trace.numpy_more import norm
+
+    singular = ew.equal(slogdet(x)[0], 0)
+    n = x.shape[-1]
+    safe = where(mv.reshape(singular, singular.shape + (1, 1)), eye(n, dtype=x.dtype, device=x.device), x)
+    r = ew.multiply(norm(x, p, axis=(-2, -1)), norm(inv(safe), p, axis=(-2, -1)))
+    return where(singular, np.inf, r).astype(r.dtype)
 
 
 @api_boundary

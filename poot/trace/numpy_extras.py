@@ -167,6 +167,8 @@ _export("isneginf", _isneginf, "Whether each element is -inf. Lazy.")
 # --- binning, differences and sums ---------------------------------------------------------------
 def _digitize(x, bins, right=False):
     x, b = arr(x), arr(bins)
+    if x.dtype.kind == "c":      # NumPy refuses: bins of complex values have no order to place them in
+        raise DTypeError(f"digitize: x may not be complex, got {x.dtype}")
     if b.ndim != 1:
         raise ShapeError(f"digitize: bins must be 1-dimensional, got {b.aval}")
     if not isinstance(bins, Array):
@@ -177,8 +179,22 @@ def _digitize(x, bins, right=False):
         return zeros(x.shape, dtype=dt.int64)
     side = "left" if right else "right"
     rising = searchsorted(b, x, side=side)
+    if b.shape[0] == 1:
+        return rising
     falling = ew.subtract(b.shape[0], searchsorted(mv.flip(b), x, side=side))
-    return where(ew.less_equal(b[0], b[b.shape[0] - 1]), rising, falling)
+    return where(_bins_fall(b), falling, rising)
+
+
+def _bins_fall(b: Array) -> Array:
+    """Whether digitize's bins decrease, decided as NumPy decides it: by the first two neighbours that
+    differ (NaN differs from everything), rising only where the first is less than the second. So
+    bins rising to NaNs at the end, the order searchsorted keeps, still rise, where comparing the
+    first and last bin would call them falling."""
+    prev, nxt = b[:-1], b[1:]
+    differ = ew.not_equal(nxt, prev)
+    first = red.argmax(differ)
+    rises = ew.less(take(prev, first), take(nxt, first))
+    return ew.logical_and(red.any(differ), ew.logical_not(rises))
 
 
 def _ediff1d(ary, to_end=None, to_begin=None):

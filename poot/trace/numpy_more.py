@@ -387,6 +387,19 @@ _export("tril_indices_from", _tri_indices_from("tril_indices"), "tril_indices fo
 
 
 # --- linalg.norm ---------------------------------------------------------------------------------
+def _norm_axes(axis) -> tuple:
+    """norm's `axis` as a tuple: a tuple (or list) as given, anything else through int() as NumPy
+    takes it (so axis=1.0 is axis 1), and what int() refuses named as norm's argument rather than
+    failing inside tuple()."""
+    if isinstance(axis, (tuple, list)):
+        return tuple(axis)
+    try:
+        return (int(axis),)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"linalg.norm: 'axis' must be None, an integer or a tuple of integers, "
+                            f"got {axis!r}") from None
+
+
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     """Matrix or vector norm with NumPy's `ord`/`axis`/`keepdims` (np.linalg.norm): vector norms over
     one axis (ord None = 2, inf, -inf, 0, 1, any p), matrix norms over two ('fro', 'nuc', 1, -1, 2,
@@ -407,8 +420,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
             axis = (0, 1)
         else:
             raise ShapeError("linalg.norm: improper number of dimensions to norm (give axis=)")
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    axes = tuple(axis_of(a, x.ndim, "linalg.norm", x) for a in axes)   # in the given order
+    axes = tuple(axis_of(a, x.ndim, "linalg.norm", x) for a in _norm_axes(axis))   # in the given order
     if len(axes) != len(set(axes)):
         raise ShapeError("linalg.norm: duplicate axes given")
     if len(axes) == 1:

@@ -509,7 +509,7 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         if dtype is None:
             d = dt.result_type(d, _cov_dtype(yy.dtype))
     X = mv.atleast_2d(x).astype(d)
-    if not rowvar and X.shape[0] != 1:
+    if not rowvar and x.ndim != 1:   # NumPy 2 turns every 2-D m, a single row too (one observation)
         X = X.T
     if X.shape[0] == 0:
         return zeros((0, 0), dtype=d, device=x.device)
