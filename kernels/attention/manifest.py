@@ -1,7 +1,8 @@
 """Manifest of the attention family: the flash kernels the planner routes the "attention" op to
 (poot/jit/codegen/attention.py). One row per committed asset: (asset name, source file in this folder,
 entry function, destination[, targets]). The tensor-core prefill (flash_tc.py, 16-bit dtypes, head dims 64
-and 128) is PTX only (sm_80 and newer). The decode kernels (flash_decode.py, head dims up to 128 and up
+and 128) is PTX only (sm_80 and newer). Its Hopper form (flash_wg.py, sm_90a only) is built, emulated and
+assembled, but the planner does not take it yet: it has not been checked on a Hopper GPU. The decode kernels (flash_decode.py, head dims up to 128 and up
 to 256) and their combine (flash_gpu.py) reduce across a warp's lanes with subgroup operations: they build
 for PTX, AMDGCN and SPIR-V, and run where the device's subgroups exchange 32 lanes (Vulkan on NVIDIA GPUs,
 not lavapipe's 8-lane subgroups nor wgpu, which enables no subgroup operations); other SPIR-V devices run
@@ -16,6 +17,8 @@ MANIFEST = tuple(
     + [(f"attention_combine_{t}", "flash_gpu.py", f"attention_combine_{t}", "assets", ("ptx", "amdgcn", "spirv"))
        for t in ("f32", "f16", "bf16")]
     + [(f"attention_tc_{t}_d{d}", "flash_tc.py", f"attention_tc_{t}_d{d}", "assets", ("ptx",))
+       for t in ("f16", "bf16") for d in (64, 128)]
+    + [(f"attention_wg_{t}_d{d}", "flash_wg.py", f"attention_wg_{t}_d{d}", "assets", ("ptx@sm_90a",))
        for t in ("f16", "bf16") for d in (64, 128)]
     + [(f"attention_{part}_simt_{t}", "flash_simt.py", f"attention_{part}_simt_{t}", "assets",
         ("spirv", "ptx", "amdgcn")) for part in ("decode", "combine") for t in ("f32", "f16", "bf16")]

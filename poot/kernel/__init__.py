@@ -6,7 +6,7 @@ workgroup_barrier, shared, atomic_add, no_contract_add, bitcast, fma, and the su
 shuffle, shuffle_xor, subgroup_sum, subgroup_max, subgroup_min, subgroup_size, lane_index, mma_m16n8k16, the
 AMD matrix-core operations mfma_16x16x16 and wmma_16x16x16, and the 16-byte memory operations ldmatrix_x4,
 ldmatrix_x4_trans, load_x4, store_x4, copy_async, copy_async_commit, copy_async_wait, and Hopper's warpgroup
-products wgmma_m64n128k64 and wgmma_m64n256k64 with fence_proxy_async. See docs/kernels.md.
+products wgmma_m64n{64,128,256}k64 (and their _bt forms) with fence_proxy_async. See docs/kernels.md.
 """
 from poot.kernel.api import Context, KernelFunction, kernel
 from poot.kernel.importer import ImportedKernel, import_kernel
@@ -20,7 +20,8 @@ from poot.kernel.intrinsics import (lane_index, mfma_16x16x16, mma_m16n8k16, shu
                                     subgroup_min, subgroup_size, subgroup_sum, wmma_16x16x16)
 from poot.kernel.intrinsics import (copy_async, copy_async_commit, copy_async_wait, fast_exp2, ldmatrix_x4,
                                     ldmatrix_x4_trans, load_x4, store_x4)
-from poot.kernel.intrinsics import fence_proxy_async, wgmma_m64n128k64, wgmma_m64n256k64
+from poot.kernel.intrinsics import (fence_proxy_async, wgmma_m64n64k64, wgmma_m64n64k64_bt, wgmma_m64n128k64,
+                                    wgmma_m64n128k64_bt, wgmma_m64n256k64, wgmma_m64n256k64_bt)
 
 __all__ = [
     "Context", "KernelFunction", "kernel", "ImportedKernel", "import_kernel", "BufferSpec", "DeviceFunction",
@@ -31,8 +32,8 @@ __all__ = [
     "thread_index", "thread_index_x", "thread_index_y", "thread_index_z", "workgroup_barrier",
     "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size", "lane_index",
     "mma_m16n8k16", "mfma_16x16x16", "wmma_16x16x16", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4",
-    "copy_async", "copy_async_commit", "copy_async_wait", "fast_exp2", "wgmma_m64n128k64", "wgmma_m64n256k64",
-    "fence_proxy_async",
+    "copy_async", "copy_async_commit", "copy_async_wait", "fast_exp2", "wgmma_m64n64k64", "wgmma_m64n128k64",
+    "wgmma_m64n256k64", "wgmma_m64n64k64_bt", "wgmma_m64n128k64_bt", "wgmma_m64n256k64_bt", "fence_proxy_async",
 ]
 
 # The names `poot/__init__.py` re-exports as the kernel API.
@@ -43,5 +44,5 @@ PUBLIC = ("kernel", "device_fn", "Context", "In", "Out", "InOut", "thread_index"
           "workgroup_barrier", "shared", "atomic_add", "no_contract_add", "bitcast", "fma", "shuffle", "shuffle_xor",
           "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size", "lane_index", "mma_m16n8k16",
           "mfma_16x16x16", "wmma_16x16x16", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async",
-          "copy_async_commit", "copy_async_wait", "fast_exp2", "wgmma_m64n128k64", "wgmma_m64n256k64",
-          "fence_proxy_async")
+          "copy_async_commit", "copy_async_wait", "fast_exp2", "wgmma_m64n64k64", "wgmma_m64n128k64",
+          "wgmma_m64n256k64", "wgmma_m64n64k64_bt", "wgmma_m64n128k64_bt", "wgmma_m64n256k64_bt", "fence_proxy_async")

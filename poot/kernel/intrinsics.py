@@ -32,7 +32,8 @@ __all__ = [
     "SUBGROUP", "shuffle", "shuffle_xor", "subgroup_sum", "subgroup_max", "subgroup_min", "subgroup_size",
     "lane_index", "mma_m16n8k16", "mfma_16x16x16", "wmma_16x16x16", "fast_exp2",
     "WIDE_MEMORY", "ldmatrix_x4", "ldmatrix_x4_trans", "load_x4", "store_x4", "copy_async", "copy_async_commit",
-    "copy_async_wait", "WARPGROUP", "wgmma_m64n128k64", "wgmma_m64n256k64", "fence_proxy_async",
+    "copy_async_wait", "WARPGROUP", "wgmma_m64n64k64", "wgmma_m64n128k64", "wgmma_m64n256k64",
+    "wgmma_m64n64k64_bt", "wgmma_m64n128k64_bt", "wgmma_m64n256k64_bt", "fence_proxy_async",
 ]
 
 
@@ -149,8 +150,12 @@ WIDE_MEMORY = frozenset({"ldmatrix", "ldmatrix_trans", "load_x4", "store_x4", "c
                          "copy_async_wait"})
 
 # Hopper's warpgroup matrix product from shared memory and the fence before it (poot/kernel/warpgroup.py)
+wgmma_m64n64k64 = Intrinsic("wgmma_m64n64k64", "wgmma")
 wgmma_m64n128k64 = Intrinsic("wgmma_m64n128k64", "wgmma")
 wgmma_m64n256k64 = Intrinsic("wgmma_m64n256k64", "wgmma")
+wgmma_m64n64k64_bt = Intrinsic("wgmma_m64n64k64_bt", "wgmma")
+wgmma_m64n128k64_bt = Intrinsic("wgmma_m64n128k64_bt", "wgmma")
+wgmma_m64n256k64_bt = Intrinsic("wgmma_m64n256k64_bt", "wgmma")
 fence_proxy_async = Intrinsic("fence_proxy_async", "fence_proxy_async")
 WARPGROUP = frozenset({"wgmma", "fence_proxy_async"})
 

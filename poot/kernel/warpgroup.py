@@ -3,8 +3,9 @@
 - `d0, ..., d127 = pt.wgmma_m64n256k64(dtype, a_shared, a_at, b_shared, b_at, c0, ..., c127)`: a warpgroup
   (an aligned run of 128 threads by local x index; workgroup (128k, 1, 1)) computes D = A @ B + C with A
   64 x 64 and B 64 x 256 of `dtype` (pt.bfloat16 or pt.float16) read from `pt.shared(pt.u32, n)` arrays, C
-  and D 64 x 256 float32 held 128 a thread. `pt.wgmma_m64n128k64` likewise with B 64 x 128 and 64 elements
-  of C and D a thread. The operands are lines of 128 bytes, 16-byte chunk c of line
+  and D 64 x 256 float32 held 128 a thread. `pt.wgmma_m64n128k64` and `pt.wgmma_m64n64k64` likewise with B
+  64 x 128 or 64 x 64 and n / 2 elements of C and D a thread. The `_bt` forms take B transposed: line j of
+  b_shared holds column j of B (64 elements of k), as K's rows are for Q @ K^T. The operands are lines of 128 bytes, 16-byte chunk c of line
   r stored at chunk c ^ (r % 8): line m of A (from word a_at) is row m, line 64 j + k of B (from word b_at)
   is B[k, 64 j : 64 j + 64]. a_at and b_at are multiples of 256 words and the same in every thread of the
   warpgroup. Thread t of the warpgroup (w = t // 32, l = t % 32) passes and receives, for i in 0..127
@@ -32,7 +33,8 @@ from poot.kernel.values import Lit, Static, Val
 
 LINE_WORDS = 32                          # one 128-byte line
 A_WORDS = WGMMA_M * LINE_WORDS           # 64 lines
-COLUMNS = {"wgmma_m64n128k64": 128, "wgmma_m64n256k64": 256}     # the intrinsic -> n
+# the intrinsic -> (n, B given transposed)
+SHAPES = {f"wgmma_m64n{n}k64{sfx}": (n, sfx == "_bt") for n in (64, 128, 256) for sfx in ("", "_bt")}
 _INPUTS = {dt.bfloat16: "bf16", dt.float16: "f16"}
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
@@ -42,7 +44,7 @@ def wgmma_assign(imp, target, value, node, op: str) -> None:
     """`d0, ..., d127 = pt.wgmma_m64n256k64(dtype, sa, a_at, sb, b_at, c0, ..., c127)` (or n128's 64): the
     indices checked (with checks), one Wgmma read per D element of one instruction sequence, then the
     results assigned."""
-    what, n = f"pt.{op}", COLUMNS[op]
+    what, (n, bt) = f"pt.{op}", SHAPES[op]
     nc = n // 2
     if len(target.elts) != nc:
         raise imp.err("bad-intrinsic-call", f"{what} returns {nc} values (this thread's elements of D): "
@@ -68,9 +70,9 @@ def wgmma_assign(imp, target, value, node, op: str) -> None:
                           "(cast with pt.f32(...))", a)
         c.append(v.expr if isinstance(v.expr, Read) else imp.to_temp(v).expr)
     (sa, ai), (sb, bi) = spans
-    results = [imp.to_temp(Val(Wgmma(sa, ai, sb, bi, tuple(c), i, _INPUTS[d.obj], n), dt.float32))
+    results = [imp.to_temp(Val(Wgmma(sa, ai, sb, bi, tuple(c), i, _INPUTS[d.obj], n, bt), dt.float32))
                for i in range(nc)]
-    imp.annotate(value, ("subgroup", "wgmma", tuple(range(1, 5 + nc)), (_INPUTS[d.obj], n)))
+    imp.annotate(value, ("subgroup", "wgmma", tuple(range(1, 5 + nc)), (_INPUTS[d.obj], n, bt)))
     for tgt, r in zip(target.elts, results):
         imp.assign_to(tgt, r, node)
 
@@ -94,7 +96,7 @@ def call_warpgroup(imp, obj, node, want_result: bool):
     """`pt.fence_proxy_async()` (a statement); the product only as a tuple assignment's value."""
     what = f"pt.{obj.name}"
     if obj.kind == "wgmma":
-        nc = COLUMNS[obj.name] // 2
+        nc = SHAPES[obj.name][0] // 2
         raise imp.err("bad-intrinsic-call", f"{what}(...) is only the value of a tuple assignment `d0, ..., "
                       f"d{nc - 1} = {what}(dtype, a_shared, a_at, b_shared, b_at, c0, ..., c{nc - 1})`", node)
     if want_result:
@@ -122,17 +124,18 @@ def _lines(s: np.ndarray, at: int, n: int, inputs: str, what: str) -> np.ndarray
 
 
 def wgmma_emulate(requests: list) -> list:
-    """Each thread's D elements; requests[t] = (sa, a_at, sb, b_at, c0, ..., inputs, n) of thread t of the
-    warpgroup. The products are exact in float64, each 16-k step's sum rounded to float32 as the hardware's
+    """Each thread's D elements; requests[t] = (sa, a_at, sb, b_at, c0, ..., inputs, n, bt) of thread t of
+    the warpgroup. The products are exact in float64, each 16-k step's sum rounded to float32 as the hardware's
     accumulation is."""
     sa, ai, sb, bi = requests[0][:4]
-    inputs, n = requests[0][-2:]
+    inputs, n, bt = requests[0][-3:]
     if any(int(r[1]) != int(ai) or int(r[3]) != int(bi) for r in requests):
         raise PootError(f"wgmma_m64n{n}k64: the threads of a warpgroup pass different operand indices; every "
                         "thread must pass the same a_at and b_at")
     m, k = WGMMA_M, WGMMA_K
     A = _lines(sa, int(ai), m, inputs, "A")
-    B = _lines(sb, int(bi), n, inputs, "B").reshape(n // 64, k, 64).transpose(1, 0, 2).reshape(k, n)
+    lines = _lines(sb, int(bi), n, inputs, "B")
+    B = lines.T if bt else lines.reshape(n // 64, k, 64).transpose(1, 0, 2).reshape(k, n)
     rows, cols = _fragment_coords(n // 2)
     D = np.zeros((m, n), np.float32)
     for t, r in enumerate(requests):

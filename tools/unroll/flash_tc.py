@@ -1,14 +1,16 @@
-"""Writes kernels/attention/flash_tc.py: flash_tc.py's fragment code for head dims 64 and 128, unrolled.
+"""Writes kernels/attention/flash_tc.py and flash_wg.py: their fragment code for head dims 64 and 128, unrolled.
 
 The kernel language has no register arrays, so a warp's accumulator tiles and fragments are named
 locals, one statement per tile; this script spells them out. Edit it, not the kernel file, then run
 `python tools/unroll/flash_tc.py` and `poot regen-kernel-assets`
-(tests/jit/test_kernel_unroll.py checks the kernel file is what this script writes)."""
+(tests/jit/test_kernel_unroll.py checks the kernel files are what this script writes). flash_wg.py is the
+same kernel with its scores S = Q K^T taken by Hopper's warpgroup products (`Tiles.wg`)."""
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 TARGET = Path(__file__).resolve().parents[2] / "kernels/attention/flash_tc.py"
+TARGET_WG = TARGET.with_name("flash_wg.py")
 @dataclass(frozen=True)
 class Tiles:
     mq: int = 1           # m16 query tiles per warp
@@ -19,6 +21,7 @@ class Tiles:
     lazy: int = 0         # 1: O rescaled only where a row's maximum moved (a branch); 0: always
     last: int = 1         # 1: workgroup x takes the x-th query block from the end (causal rows' longest first); 0: x-th
     band: int = 1         # 1: a tile cut by the band alone (no mask, no softcap) gets selects, not the general scores
+    wg: int = 0           # 1: S = Q K^T by warpgroup products from shared memory (sm_90a; one m-tile a warp)
 
     @property
     def bq(self) -> int:
@@ -30,10 +33,19 @@ class Tiles:
     @property
     def label(self) -> str:
         return (f"q{self.bq}_kv{self.bkv}" + ("" if self.qregs else "_qsmem") + ("" if self.ring else "_rolled")
-                + ("_lazy" if self.lazy else "") + ("" if self.last else "_first") + ("" if self.band else "_scored"))
+                + ("_lazy" if self.lazy else "") + ("" if self.last else "_first") + ("" if self.band else "_scored")
+                + ("_wg" if self.wg else ""))
+
+    @property
+    def kind(self) -> str:
+        return "wg" if self.wg else "tc"
+
+
+
 
 
 DEFAULT = Tiles()
+WG = Tiles(ring=0, wg=1)     # the warpgroup form: slot offsets are one add each, so the key loop stays rolled
 
 
 def head(t: Tiles) -> str:
@@ -41,11 +53,22 @@ def head(t: Tiles) -> str:
     ring = (""" At D = 128 the key loop is unrolled by the ring's two slots, so that
 every ldmatrix address is one of a few per-thread offsets (computed before the loop) plus an immediate.""" if t.ring else "")
     pad = " " * (14 - len(str(bq)))
-    return f'''"""Flash attention prefill on tensor cores (PTX sm_80 and newer), for 16-bit q, k, v with head dims 64 and 128.
+    wg = ("""
+
+This is flash_tc.py (the sm_80 kernel) with the scores taken by Hopper's warpgroup products: per key tile,
+`pt.wgmma_m64n64k64_bt` over each 64 of the head dim multiplies Q and K straight from shared memory (no Q or
+K fragments in registers), and its result is the m16n8 accumulator layout the rest of the tile works on.
+Q and K are therefore stored in blocks of 64 head dims (a block: one 128-byte line a row); V as before.
+PTX sm_90a only. It is built, emulated and assembled, but the planner does not take it yet: it has not
+been checked on a Hopper GPU.""" if t.wg else "")
+    pick = ("see below" if t.wg else "poot/jit/codegen/attention.py picks it where it applies")
+    first = ("Flash attention prefill on Hopper's tensor cores (PTX sm_90a)" if t.wg else
+             "Flash attention prefill on tensor cores (PTX sm_80 and newer)")
+    return f'''"""{first}, for 16-bit q, k, v with head dims 64 and 128.
 
 Same operands, scalars and semantics as attention_prefill_<T> in flash_gpu.py (masks, windows, softcap,
 GQA, zero_empty), except that D == Dv == the kernel's head dim and q, k, v arrive as 32-bit word views of
-the 16-bit arrays (attention_tc_<T>_d<D>; poot/jit/codegen/attention.py picks it where it applies).
+the 16-bit arrays (attention_{t.kind}_<T>_d<D>; {pick}).{wg}
 
 A workgroup of 128 threads (4 warps) owns BQ = {bq} queries of one (batch, head) row, {16 * t.mq} per warp. The
 keys go BKV = {t.bkv} at a time through a two-slot ring in shared memory, filled by 16-byte `pt.copy_async`
@@ -148,8 +171,19 @@ def make(HD, t: Tiles = DEFAULT):
     MQ = t.mq             # m16 query tiles per warp
     BQ, BKV = t.bq, t.bkv
     SJ = BKV // 8         # n8 key tiles of a score tile
+    assert not t.wg or (MQ == 1 and BKV == 64 and t.qregs), "the warpgroup form: one m16 tile a warp, 64 keys a tile"
     L = []
     a = L.append
+
+    def kq_at(r, c, rows):
+        """The word of row r's 16-byte chunk c in Q's or K's layout (`rows` rows): rows of D / 8 chunks, chunk
+        c of row r at c ^ (r & 7); for the warpgroup form, blocks of 64 head dims (rows of 128 bytes)."""
+        if not t.wg:
+            return f"{r} * {RW} + ({c} ^ ({r} & 7)) * 4"
+        blk = f"({c}) // 8 * {rows * 32} + " if CH > 8 else ""
+        return f"{blk}{r} * 32 + (({c}) % 8 ^ ({r} & 7)) * 4"
+
+    k_row_words = 32 if t.wg else RW         # K's words from one row to the next within a block
     a("")
     a("")
     a(f"def _make_d{HD}(T, name):")
@@ -182,8 +216,11 @@ def make(HD, t: Tiles = DEFAULT):
     a(f"        if k0 + {BKV} <= hi_:            # every row a key: no checks, word offsets step by constants")
     a(f"            src = kbase // 2 + (k0 + local // {CH}) * {RW} + local % {CH} * 4")
     a(f"            dst = slot * {BKV * RW} + local // {CH} * {RW} + (local % {CH} ^ (local // {CH} & 7)) * 4")
+    if t.wg:
+        a(f"            dstk = slot * {BKV * RW} + {kq_at(f'(local // {CH})', f'local % {CH}', BKV)}")
+    kd = "dstk" if t.wg else "dst"
     a(f"            for j in range({BKV * CH // 128}):")
-    a(f"                pt.copy_async(sk, dst + {128 // CH * RW} * pt.u32(j), k32, src + {128 // CH * RW} * pt.u32(j), True)")
+    a(f"                pt.copy_async(sk, {kd} + {128 // CH * k_row_words} * pt.u32(j), k32, src + {128 // CH * RW} * pt.u32(j), True)")
     a(f"                pt.copy_async(sv, dst + {128 // CH * RW} * pt.u32(j), v32, src + {128 // CH * RW} * pt.u32(j), True)")
     a("        else:")
     a(f"            for j in range({BKV * CH // 128}):")           # a key tile's chunks over 128 threads
@@ -193,7 +230,8 @@ def make(HD, t: Tiles = DEFAULT):
     a("                ok = k0 + r < hi_")
     a(f"                src = (kbase + (k0 + r) * {HD} + c * 8) // 2 * pt.u32(ok)")
     a(f"                dst = slot * {BKV * RW} + r * {RW} + (c ^ (r & 7)) * 4")
-    a("                pt.copy_async(sk, dst, k32, src, ok)")
+    a(f"                pt.copy_async(sk, slot * {BKV * RW} + {kq_at('r', 'c', BKV)}, k32, src, ok)" if t.wg else
+      "                pt.copy_async(sk, dst, k32, src, ok)")
     a("                pt.copy_async(sv, dst, v32, src, ok)")
     a("")
     a(f"    @pt.kernel(workgroup=(128, 1, 1), name=name, checks=False)")
@@ -230,10 +268,12 @@ def make(HD, t: Tiles = DEFAULT):
     a(f"            c = at % {CH}")
     a("            ok = q0 + r < Lq")
     a(f"            src = ((bh * Lq + q0 + r) * {HD} + c * 8) // 2 * pt.u32(ok)")
-    a(f"            pt.copy_async(sq, r * {RW} + (c ^ (r & 7)) * 4, q32, src, ok)")
+    a(f"            pt.copy_async(sq, {kq_at('r', 'c', BQ)}, q32, src, ok)")
     a("        issue_kv(sk, sv, k32, v32, 0, lo_, hi_, local, kbase)")
     a("        pt.copy_async_commit()")
     a("        pt.copy_async_wait(0)")
+    if t.wg:
+        a("        pt.fence_proxy_async()          # the copies, for the tensor cores' reads")
     a("        pt.workgroup_barrier()")
     # ldmatrix addresses: a lane reads row r8 + 8 * (one bit of qm) of a 16-row block, 16-byte chunk
     # 2c + (the other bit of qm), swizzled by r8 (every such block starts at a multiple of 8 rows). With
@@ -251,8 +291,9 @@ def make(HD, t: Tiles = DEFAULT):
         const += 0 if slot is None else slot * BKV * RW
         return f"{dyn}{name}{c % 4}" + (f" + {const}" if const else "")
 
-    offsets("qo", f"warp * {16 * MQ} + r8 + 8 * (qm % 2)", "qm // 2", KC)
-    offsets("ko", "r8 + 8 * (qm // 2)", "qm % 2", KC)
+    if not t.wg:
+        offsets("qo", f"warp * {16 * MQ} + r8 + 8 * (qm % 2)", "qm // 2", KC)
+        offsets("ko", "r8 + 8 * (qm // 2)", "qm % 2", KC)
     offsets("vo", "r8 + 8 * (qm % 2)", "qm // 2", NT // 2)
 
     def q_fragment(ind, m, c, name):
@@ -261,7 +302,7 @@ def make(HD, t: Tiles = DEFAULT):
             a(f"{ind}{name}_{2*w} = lo(x{w})")
             a(f"{ind}{name}_{2*w+1} = hi(x{w})")
 
-    for m in range(MQ if t.qregs else 0):
+    for m in range(MQ if t.qregs and not t.wg else 0):
         for c in range(KC):
             q_fragment("        ", m, c, f"fq{m}_{c}")
     a("        zero = pt.f32(0.0)")
@@ -291,13 +332,14 @@ def make(HD, t: Tiles = DEFAULT):
 
     def body(ind, kt, slot, first):
         """One key tile, kt its index; slot: its ring slot (0, 1), or None where it is the variable `slot`."""
+        fence = ["pt.fence_proxy_async()"] if t.wg else []
         if first:
             a(f"{ind}if {kt} > 0:")
-            a(f"{ind}    pt.copy_async_wait(0)")
-            a(f"{ind}    pt.workgroup_barrier()")
+            for x in ["pt.copy_async_wait(0)"] + fence + ["pt.workgroup_barrier()"]:
+                a(f"{ind}    {x}")
         else:
-            a(f"{ind}pt.copy_async_wait(0)")
-            a(f"{ind}pt.workgroup_barrier()")
+            for x in ["pt.copy_async_wait(0)"] + fence + ["pt.workgroup_barrier()"]:
+                a(f"{ind}{x}")
         a(f"{ind}k0 = lo_ + {kt} * BKV")
         nxt = f"({kt} + 1) % 2" if slot is None else str(1 - slot)
         a(f"{ind}issue_kv(sk, sv, k32, v32, {nxt}, k0 + BKV, hi_, local, kbase)")
@@ -308,7 +350,11 @@ def make(HD, t: Tiles = DEFAULT):
         for m in range(MQ):
             for j in range(SJ):
                 a(f"{ind}s{m}_{j}_0, s{m}_{j}_1, s{m}_{j}_2, s{m}_{j}_3 = zero, zero, zero, zero")
-        for c in range(KC):
+        for h in range(HD // 64 if t.wg else 0):       # the warpgroup: Q's rows by K's rows, 64 head dims a step
+            sv_ = ", ".join(f"s0_{j}_{e}" for j in range(SJ) for e in range(4))
+            k_at = (f"slot + {h * BKV * 32}" if slot is None else str(slot * BKV * RW + h * BKV * 32))
+            a(f"{ind}{sv_} = pt.wgmma_m64n64k64_bt(T, sq, {h * BQ * 32}, sk, {k_at}, {sv_})")
+        for c in range(KC if not t.wg else 0):
             for m in range(MQ if not t.qregs else 0):
                 q_fragment(ind, m, c, f"fq{m}_{c}")
             for p in range(SJ // 2):
@@ -415,10 +461,10 @@ def make(HD, t: Tiles = DEFAULT):
 
 TAIL = '''
 
-attention_tc_bf16_d64 = _make_d64(pt.bf16, "attention_tc_bf16_d64")
-attention_tc_f16_d64 = _make_d64(pt.f16, "attention_tc_f16_d64")
-attention_tc_bf16_d128 = _make_d128(pt.bf16, "attention_tc_bf16_d128")
-attention_tc_f16_d128 = _make_d128(pt.f16, "attention_tc_f16_d128")
+attention_KIND_bf16_d64 = _make_d64(pt.bf16, "attention_KIND_bf16_d64")
+attention_KIND_f16_d64 = _make_d64(pt.f16, "attention_KIND_f16_d64")
+attention_KIND_bf16_d128 = _make_d128(pt.bf16, "attention_KIND_bf16_d128")
+attention_KIND_f16_d128 = _make_d128(pt.f16, "attention_KIND_f16_d128")
 HEAD_DIMS = (64, 128)
 
 
@@ -473,31 +519,31 @@ def _examples(np_dtype, d):
     return out
 
 
-def example_attention_tc_bf16_d64(rng):
+def example_attention_KIND_bf16_d64(rng):
     return _examples(ml_dtypes.bfloat16, 64)
 
 
-def example_attention_tc_f16_d64(rng):
+def example_attention_KIND_f16_d64(rng):
     return _examples(np.float16, 64)
 
 
-def example_attention_tc_bf16_d128(rng):
+def example_attention_KIND_bf16_d128(rng):
     return _examples(ml_dtypes.bfloat16, 128)
 
 
-def example_attention_tc_f16_d128(rng):
+def example_attention_KIND_f16_d128(rng):
     return _examples(np.float16, 128)
 '''
 
 
 
 def source(tiles: Tiles = DEFAULT) -> str:
-    return head(tiles) + make(64, tiles) + make(128, tiles) + TAIL
+    return head(tiles) + make(64, tiles) + make(128, tiles) + TAIL.replace("KIND", tiles.kind)
 
 
 def outputs() -> dict:
-    """The committed kernel file and its text."""
-    return {TARGET: source()}
+    """The committed kernel files and their text."""
+    return {TARGET: source(), TARGET_WG: source(WG)}
 
 
 def main(argv=None) -> None:
@@ -508,7 +554,12 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, help="write flash_tc_<shape>.py into this folder instead")
     args = ap.parse_args(argv)
     tiles = Tiles(*map(int, args.tiles.split(","))) if args.tiles else DEFAULT
-    target = TARGET if args.out is None else args.out / f"flash_tc_{tiles.label}.py"
+    if args.tiles is None and args.out is None:
+        for path, text in outputs().items():
+            path.write_text(text)
+            print(path)
+        return
+    target = (TARGET_WG if tiles.wg else TARGET) if args.out is None else args.out / f"flash_tc_{tiles.label}.py"
     target.write_text(source(tiles))
     print(target)
 

@@ -47,7 +47,8 @@ _EXPRS = {
                             ("elem", "elem", "p"))),
     LoadX4: ("load_x4", (("buf", "buffer", "p"), ("i", "index", "e"), ("elem", "elem", "p"))),
     Wgmma: ("wgmma", (("abuf", "a_shared", "p"), ("ai", "a_index", "e"), ("bbuf", "b_shared", "p"),
-                      ("bi", "b_index", "e"), ("c", "c", "t"), ("elem", "elem", "p"), ("in", "inputs", "p"), ("n", "n", "p"))),
+                      ("bi", "b_index", "e"), ("c", "c", "t"), ("elem", "elem", "p"), ("in", "inputs", "p"), ("n", "n", "p"),
+                      ("bt", "bt", "p"))),
 }
 _STMTS = {
     Assign: ("assign", (("name", "name", "p"), ("value", "value", "e"))),

@@ -71,7 +71,7 @@ def format_expr(e) -> str:
         return f"load_x4({e.buffer}, {format_expr(e.index)})[{e.elem}]"
     if isinstance(e, Wgmma):
         c = ", ".join(format_expr(x) for x in e.c)
-        return (f"wgmma_m64n{e.n}k64[{e.inputs}]({e.a_shared}, {format_expr(e.a_index)}, {e.b_shared}, "
+        return (f"wgmma_m64n{e.n}k64{'_bt' if e.bt else ''}[{e.inputs}]({e.a_shared}, {format_expr(e.a_index)}, {e.b_shared}, "
                 f"{format_expr(e.b_index)}, [{c}])[{e.elem}]")
     return f"<{type(e).__name__}?>"
 

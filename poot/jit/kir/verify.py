@@ -238,6 +238,8 @@ class _Verifier:
                 self.fail("bad-mma", f"wgmma reads its operands from shared arrays; '{name}' is a buffer param")
         if e.inputs not in WGMMA_INPUTS:
             self.fail("bad-mma", f"wgmma inputs {e.inputs!r} must be one of {', '.join(WGMMA_INPUTS)}")
+        if not isinstance(e.bt, bool):
+            self.fail("bad-mma", f"wgmma bt flag {e.bt!r} must be a bool")
         if e.n not in WGMMA_N:
             self.fail("bad-mma", f"wgmma column count {e.n!r} must be one of {WGMMA_N}")
         if not isinstance(e.c, tuple) or len(e.c) != e.n // 2:

@@ -188,24 +188,25 @@ class _PtxLowering(Lowering):
 
     def wgmma_call(self, e) -> str:
         """One asm block: wgmma.fence, four m64nNk16 products over the operands' four 16-k steps (A: 32
-        bytes further along its 128-byte lines; B: 16 lines further), commit, wait for all. A is K-major
-        (lines of k; the leading offset unused), B MN-major (trans-b 1: lines of n), blocks of 64
-        columns 64 lines apart (8 KiB), 8-line groups 1 KiB apart in both."""
+        bytes further along its 128-byte lines; B: 16 lines further, or 32 bytes along them for bt), commit,
+        wait for all. A is K-major (lines of k; the leading offset unused), B MN-major (trans-b 1: lines of
+        n, blocks of 64 columns 64 lines apart, 8 KiB) or with bt K-major like A; 8-line groups 1 KiB apart
+        in both."""
         if self.arch != "sm_90a":
             from poot.errors import NotBuiltError
 
             raise NotBuiltError(f"wgmma_m64n{e.n}k64 needs sm_90a (Hopper, PTX wgmma); this kernel is compiled "
                                 f"for {self.arch}")
         a = self._smem_desc(e.a_shared, e.a_index, 16, 1024)
-        b = self._smem_desc(e.b_shared, e.b_index, 8192, 1024)
+        b = self._smem_desc(e.b_shared, e.b_index, 16 if e.bt else 8192, 1024)
         descs = []
-        for s in range(4):
-            descs += [self.op(f"add i64 {a}, {2 * s}"), self.op(f"add i64 {b}, {128 * s}")]
+        for s in range(4):      # B's next 16 k: 32 bytes along its lines (bt), else 16 lines further
+            descs += [self.op(f"add i64 {a}, {2 * s}"), self.op(f"add i64 {b}, {2 * s if e.bt else 128 * s}")]
         n = len(e.c)
         d = ", ".join(f"${i}" for i in range(n))
         t = e.inputs
         steps = " ".join(f"wgmma.mma_async.sync.aligned.m64n{e.n}k16.f32.{t}.{t} {{{d}}}, ${2 * n + 2 * s}, "
-                         f"${2 * n + 2 * s + 1}, p, 1, 1, 0, 1;" for s in range(4))
+                         f"${2 * n + 2 * s + 1}, p, 1, 1, 0, {0 if e.bt else 1};" for s in range(4))
         text = (f"{{ .reg .pred p; setp.ne.b32 p, ${2 * n + 8}, 0; wgmma.fence.sync.aligned; {steps} "
                 "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0; }")
         cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + ["l"] * 8 + ["r", "~{memory}"])
