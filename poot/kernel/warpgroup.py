@@ -4,13 +4,14 @@
   (an aligned run of 128 threads by local x index; workgroup (128k, 1, 1)) computes D = A @ B + C with A
   64 x 64 and B 64 x 256 of `dtype` (pt.bfloat16 or pt.float16) read from `pt.shared(pt.u32, n)` arrays, C
   and D 64 x 256 float32 held 128 a thread. `pt.wgmma_m64n128k64` and `pt.wgmma_m64n64k64` likewise with B
-  64 x 128 or 64 x 64 and n / 2 elements of C and D a thread. The `_bt` forms take B transposed: line j of
-  b_shared holds column j of B (64 elements of k), as K's rows are for Q @ K^T. The operands are lines of 128 bytes, 16-byte chunk c of line
-  r stored at chunk c ^ (r % 8): line m of A (from word a_at) is row m, line 64 j + k of B (from word b_at)
-  is B[k, 64 j : 64 j + 64]. a_at and b_at are multiples of 256 words and the same in every thread of the
-  warpgroup. Thread t of the warpgroup (w = t // 32, l = t % 32) passes and receives, for i in 0..127
-  (j = i // 4; i < 64 for n128), element (16 w + l // 4 + 8 (i % 4 >= 2), 8 j + 2 (l % 4) + i % 2) of C and D. The whole
-  product is done when the statement is (poot/jit/kir/model.py `Wgmma`).
+  64 x 128 or 64 x 64 and n / 2 elements of C and D a thread. The operands are lines of 128 bytes, 16-byte
+  chunk c of line r stored at chunk c ^ (r % 8): line m of A (from word a_at) is row m, line 64 j + k of B
+  (from word b_at) is B[k, 64 j : 64 j + 64]. The `_bt` forms take B transposed: line j of b_shared holds
+  column j of B (64 elements of k), as K's rows are for Q @ K^T. a_at and b_at are multiples of 256 words
+  and the same in every thread of the warpgroup. Thread t of the warpgroup (w = t // 32, l = t % 32)
+  passes and receives, for i in 0..n/2 - 1 (j = i // 4), element (16 w + l // 4 + 8 (i % 4 >= 2),
+  8 j + 2 (l % 4) + i % 2) of C and D. The whole product is done when the statement is
+  (poot/jit/kir/model.py `Wgmma`).
 - `pt.fence_proxy_async()`: after a thread's writes to an operand's shared array (stores, or the
   `copy_async_wait` that completes its copies) and before the barrier that precedes the product, so
   the tensor cores' reads see them (`FenceProxyAsync`).
@@ -41,8 +42,8 @@ _NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
 # --- import ----------------------------------------------------------------------------------------
 def wgmma_assign(imp, target, value, node, op: str) -> None:
-    """`d0, ..., d127 = pt.wgmma_m64n256k64(dtype, sa, a_at, sb, b_at, c0, ..., c127)` (or n128's 64): the
-    indices checked (with checks), one Wgmma read per D element of one instruction sequence, then the
+    """`d0, ..., d127 = pt.wgmma_m64n256k64(dtype, sa, a_at, sb, b_at, c0, ..., c127)` (or another form's n / 2):
+    the indices checked (with checks), one Wgmma read per D element of one instruction sequence, then the
     results assigned."""
     what, (n, bt) = f"pt.{op}", SHAPES[op]
     nc = n // 2

@@ -133,8 +133,11 @@ def test_wgmma_on_each_device(device, n, bt):
     np.testing.assert_allclose(args[3].reshape(64, n), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
 
-@pytest.mark.parametrize("name", ["gemm_bf16_wgmma", "gemm_f16_wgmma"] + [f"attention_wg_{t}_d{d}" for t in ("bf16", "f16")
-                                                                           for d in (64, 128)])
+HOPPER_ASSETS = ["gemm_bf16_wgmma", "gemm_f16_wgmma"] + [f"attention_wg_{t}_d{d}" for t in ("bf16", "f16")
+                                                         for d in (64, 128)]
+
+
+@pytest.mark.parametrize("name", HOPPER_ASSETS)
 def test_the_hopper_assets_assemble_for_sm_90a_without_spills(name, tmp_path):
     from poot.jit.kir import assets
 

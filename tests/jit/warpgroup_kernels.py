@@ -1,7 +1,8 @@
 """`@pt.kernel` tiles of the warpgroup product (pt.wgmma_m64n{64,128,256}k64[_bt]) for the tests: one
-warpgroup stages A (64 x 64) and B (64 x n; for _bt, B^T as n x 64) of bf16 or f16 into shared memory in the
-product's swizzled line layout, multiplies them onto C (64 x n, float32) and writes D. Each thread holds n / 2 accumulators,
-which the kernel language spells as named locals, so the source is written out here and imported."""
+warpgroup stages A (64 x 64) and B (64 x n; for _bt, B^T as n x 64) of bf16 or f16 into shared memory in
+the product's swizzled line layout, multiplies them onto C (64 x n, float32) and writes D. Each thread
+holds n / 2 accumulators, which the kernel language spells as named locals, so the source is written out
+here and imported."""
 from __future__ import annotations
 
 import importlib.util

@@ -277,7 +277,8 @@ def render(bn: int, stages: int) -> str:
             row = "row0" if r == 0 else "row0 + 8"
             store_checked.append(f"{' ' * 12}store2(c, half, {row}, col0 + {8 * j}, M, N, {_acc(4 * j + r)}, "
                                  f"{_acc(4 * j + r + 1)})")
-    return HEAD.format(stages=stages, bn=bn, acc=acc, cpr=cpr, bch=bch, rps=rps, why=WHY[bn], issue_fast="\n".join(fast), zeros="\n".join(zeros),
+    return HEAD.format(stages=stages, bn=bn, acc=acc, cpr=cpr, bch=bch, rps=rps, why=WHY[bn],
+                       issue_fast="\n".join(fast), zeros="\n".join(zeros),
                        product="\n".join(product), stage="\n".join(stage),
                        store_checked="\n".join(store_checked))
 

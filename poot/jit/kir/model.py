@@ -78,11 +78,12 @@ Semantics every target implements (the emulator in `poot.kernel` is the executab
   this thread's part of D = A @ B + C over a warpgroup (an aligned run of 128 threads by local x index:
   workgroup (128k, 1, 1)): A 64 x 64 and B 64 x n (n 64, 128 or 256) of `inputs` ("bf16" or "f16") read from
   uint32 shared arrays, C and D 64 x n float32, in four steps of 16 k (PTX `wgmma.mma_async.m64n{n}k16`
-  four times, then a wait: the result is complete when the expression is). Both operands are lines of 128 bytes whose
-  16-byte chunk c of line r is stored at chunk c ^ (r % 8) (the 128-byte swizzle): A's line m holds row m
-  (64 elements of k) at word `a_index` + 32 m; B's line 64 j + k holds B[k, 64 j : 64 j + 64] at word
-  `b_index` + 32 (64 j + k), or with `bt` (B given transposed, as K is in Q @ K^T) line j holds B[:, j]. Each index is a multiple of 256 words (1 KiB) plus the line's start: the
-  swizzle is taken from the address, and a shared array a Wgmma reads starts 1 KiB-aligned. Thread t of
+  four times, then a wait: the result is complete when the expression is). Both operands are lines of 128
+  bytes whose 16-byte chunk c of line r is stored at chunk c ^ (r % 8) (the 128-byte swizzle): A's line m
+  holds row m (64 elements of k) at word `a_index` + 32 m; B's line 64 j + k holds B[k, 64 j : 64 j + 64]
+  at word `b_index` + 32 (64 j + k), or with `bt` (B given transposed, as K is in Q @ K^T) line j holds
+  B[:, j]. Each index is a multiple of 256 words (1 KiB): the swizzle is taken from the address, and a
+  shared array a Wgmma reads starts 1 KiB-aligned. Thread t of
   the warpgroup (w = t // 32, l = t % 32) holds c[4 j + i] = C[16 w + l // 4 + 8 (i >= 2), 8 j + 2 (l % 4) +
   i % 2] (D likewise), j in 0..n/8 - 1: mma's C fragment per 8 columns. Every thread of the warpgroup passes
   the same indices. The products are exact, each step's sum is accumulated in float32. Legal where a

@@ -25,6 +25,8 @@ from poot.jit.kir.model import (X4_WORDS, AsyncCommit, AsyncWait, Binary, Buffer
                          FenceProxyAsync, LdMatrix, Len, Load, LoadX4, Read, Store, StoreX4, Wgmma)
 
 LDMATRIX_RESULT = "{ i32, i32, i32, i32 }"
+
+
 def wgmma_result(n: int) -> str:
     """The LLVM type of a Wgmma's result: its n / 2 float32 elements of D."""
     return "{ " + ", ".join(["float"] * (n // 2)) + " }"
@@ -79,7 +81,7 @@ class WideMemoryLowering:
                             "newer) only")
 
     def wgmma_call(self, e: Wgmma) -> str:
-        """The { float x 128 } result of one warpgroup product (Wgmma)."""
+        """The { float x n/2 } result of one warpgroup product (Wgmma)."""
         raise NotBuiltError(f"wgmma_m64n{e.n}k64 (a warpgroup matrix product on Hopper's tensor cores) is built for "
                             "the PTX target on sm_90a only; use mma_m16n8k16 on other GPUs")
 

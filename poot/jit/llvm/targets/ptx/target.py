@@ -174,8 +174,7 @@ class _PtxLowering(Lowering):
         return self.intr(name, "{ float, float, float, float }",
                          [(word_t, v) for v in a + b] + [("float", v) for v in c])
 
-
-    # -- Hopper's warpgroup matrix product (KIR Wgmma): 4 x wgmma.mma_async m64n256k16, then a wait ---------
+    # -- Hopper's warpgroup matrix product (KIR Wgmma): 4 x wgmma.mma_async m64nNk16, then a wait -----------
     def _smem_desc(self, shared: str, index, leading: int, stride: int) -> str:
         """The 64-bit shared-memory matrix descriptor of the operand at word `index` of `shared`: start
         address / 16, leading and stride byte offsets / 16, the 128-byte swizzle (mode 1, bits 62-63)."""
