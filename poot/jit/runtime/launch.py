@@ -25,7 +25,7 @@ from poot.errors import LoweringError, kernel_trap
 from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
 from poot.jit.llvm.compile import compile_kernel, debug_print
 from poot.jit.kir.model import TRAP_MESSAGES, Kernel, wgmma_operands
-from poot.jit.llvm.targets import target_of
+from poot.jit.llvm.targets import BinaryFormat, target_of
 from poot import env
 
 _launch_ids = itertools.count(1)
@@ -57,8 +57,8 @@ def build_arch(kernel: Kernel, caps) -> str | None:
     """The arch to build `kernel` for on a device with `caps`: the device's (None: the target's default),
     except that a kernel using Hopper's warpgroup products (Wgmma) builds for sm_90a on an sm_90 GPU, since
     PTX has those instructions only in that arch-specific form (no other arch runs it)."""
-    if caps.target == "ptx" and str(caps.compile_arch or caps.extra.get("arch")) == "sm_90" \
-            and wgmma_operands(kernel.body):
+    if target_of(caps).binary_format is BinaryFormat.PTX_TEXT \
+            and str(caps.compile_arch or caps.extra.get("arch")) == "sm_90" and wgmma_operands(kernel.body):
         return "sm_90a"
     return caps.compile_arch
 
