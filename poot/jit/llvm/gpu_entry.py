@@ -59,13 +59,13 @@ def emit_gpu_kernel(lw, symbol: str, physical, local_id, dynamic_shared: bool = 
     lw.meta, lw.trap = "%meta", "%trap"
     for j, p in enumerate(kernel.buffers):
         lw.buffers[p.name] = f"%b{j}"
+    align = shared_alignment(kernel)
     if dynamic_shared:
         block = f"@{symbol}_dynamic_shared"
-        align = max(shared_alignment(kernel).values(), default=16)
-        module.globals.append(f"{block} = external addrspace(3) global [0 x i8], align {align}")
+        module.globals.append(f"{block} = external addrspace(3) global [0 x i8], "
+                              f"align {max(align.values(), default=16)}")
         for s, off in zip(kernel.shared, shared_layout(kernel)[0]):
             lw.shared_ptrs[s.name] = f.op(f"getelementptr inbounds i8, ptr addrspace(3) {block}, i64 {off}")
-    align = shared_alignment(kernel)
     for s in kernel.shared if not dynamic_shared else ():
         g = f"@{symbol}.sh.{s.name}"
         module.globals.append(f"{g} = internal addrspace(3) global [{s.size} x {mem_type(s.dtype)}] poison, "
