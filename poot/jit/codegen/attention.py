@@ -5,7 +5,8 @@
   (kernels/attention/flash_cpu.py: vector loops over tiles of 64 keys).
 - GPU-shaped targets: attention_prefill_<dtype>, 8 queries per 128-thread workgroup; on PTX sm_80 and
   newer, for 16-bit dtypes with D == Dv in TC_HEAD_DIMS, attention_tc_<dtype>_d<D> instead (64 queries per
-  workgroup on tensor cores, K and V staged by asynchronous copies; kernels/attention/flash_tc.py); and for decode
+  workgroup on tensor cores, K and V staged by asynchronous copies; kernels/attention/flash_tc.py), on sm_90
+  attention_wg_<dtype>_d<D> (the same with its scores by warpgroup products; flash_wg.py); and for decode
   shapes (at most DECODE_MAX_QUERIES queries, head dims up to 256),
   where the device's subgroups exchange 32 lanes (CUDA, ROCm, Vulkan on NVIDIA GPUs: gpu_lanes.shuffles),
   attention_decode_<dtype>_d<128|256>
@@ -110,12 +111,18 @@ def generate_attention(step, plan, caps) -> StepCode:
     if _simt_applies(name, lq, lk, d, dv, caps):
         return _decode_simt(code, operands, out, common, p, name, b * hq * lq, lk, dv, caps)
     if name in ("f16", "bf16") and d == dv and d in TC_HEAD_DIMS and mma_sm(caps) >= 80:
-        kernel, per_group = asset(f"attention_tc_{name}_d{d}"), TC_QUERIES     # q, k, v bound as 32-bit words
+        kernel, per_group = asset(f"attention_{_tensor_core_family(caps)}_{name}_d{d}"), TC_QUERIES  # 32-bit words
     else:
         kernel, per_group = asset(f"attention_prefill_{name}"), PREFILL_QUERIES
     code.launches.append(Launch(kernel, operands + [("var", out)], (ceil_div(lq, per_group), rows, 1),
                                 common + (int(p["zero_empty"]), p["scale"], p["softcap"])))
     return code
+
+
+def _tensor_core_family(caps) -> str:
+    """The flash prefill family for a device with tensor cores: "wg" (flash_wg.py: scores by Hopper's
+    warpgroup products, sm_90a) on sm_90, "tc" (flash_tc.py: mma.sync) on sm_80 and sm_89."""
+    return "wg" if mma_sm(caps) == 90 else "tc"
 
 
 def _warp_decode(decode: str, caps) -> bool:
