@@ -73,3 +73,39 @@ def test_a_carry_passed_through_or_twice_is_not_donated(device):
     np.testing.assert_array_equal(upd.numpy(), np.full((3, 4), 9.0))
     np.testing.assert_array_equal(same.numpy(), np.full((3, 4), 9.0))
     np.testing.assert_array_equal(b.numpy(), np.arange(12).reshape(3, 4))
+
+
+@pytest.mark.parametrize("donating", [False, True])
+def test_loop_trips_replay_the_body_instead_of_walking_it(device, monkeypatch, donating):
+    """From the third trip on, a body (and one donating its carry: a scan stacking its outputs)
+    replays its recording, as a cached eager realize does, so a trip costs one native call on the CPU
+    rather than a walk of the body's steps; the results stay those of the walk."""
+    from poot.jit.runtime.program import Program
+
+    n = 30
+    xs = np.linspace(0.0, 1.0, n * 16, dtype=np.float32).reshape(n, 16)
+
+    def step(c, x):
+        c = 0.5 * c + pt.tanh(x)
+        return c, c * 2.0
+
+    if donating:
+        f = pt.jit(lambda xs: pt.scan(step, pt.zeros(16), xs))
+    else:
+        f = pt.jit(lambda xs: (pt.fori_loop(0, n, lambda i, c: step(c, xs[i])[0], pt.zeros(16)), None))
+    x = pt.asarray(xs)
+    pt.realize(f(x)[0])                                     # compiles
+    walks = []
+    run = Program.run
+    monkeypatch.setattr(Program, "run", lambda self, *a, **k: walks.append(1) or run(self, *a, **k))
+    c, ys = f(x)
+    got_c, got_ys = c.numpy(), ys.numpy() if donating else None
+    monkeypatch.undo()
+    assert len(walks) <= 4, len(walks)                      # not one per trip (30)
+    want_c, want_ys = np.zeros(16, np.float32), []
+    for row in xs:
+        want_c = 0.5 * want_c + np.tanh(row)
+        want_ys.append(want_c * 2.0)
+    np.testing.assert_allclose(got_c, want_c, rtol=1e-5, atol=1e-6)
+    if donating:
+        np.testing.assert_allclose(got_ys, np.stack(want_ys), rtol=1e-5, atol=1e-6)

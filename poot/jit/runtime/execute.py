@@ -205,7 +205,7 @@ def run_program(prog, inputs: list[Buffer], wheres=None) -> list[Buffer]:
             if prog.eager_calls < 2:
                 prog.eager_calls += 1
                 if prog.eager_calls == 2:    # a graph realized once never pays for a recording
-                    prog.eager_replay = _replay_for(prog)
+                    prog.eager_replay = replay_for(prog)
         elif env.debug_level() < 1:
             out = replay.run(inputs, wheres)
             if out is not None:              # None: another thread holds the recording
@@ -227,7 +227,10 @@ def _held_bytes(prog) -> int:
     return peak
 
 
-def _replay_for(prog):
+def replay_for(prog, donate: frozenset = frozenset()):
+    """A Replay of `prog` (donating the graph inputs at `donate`), or None where the device cannot
+    record or the recording would hold too much memory (REPLAY_MAX_BYTES on the CPU, the device's
+    GPU_REPLAY_BUDGET elsewhere)."""
     dev = prog.device
     if not hasattr(dev, "record"):
         return None
@@ -241,7 +244,7 @@ def _replay_for(prog):
             return None
     from poot.jit.runtime.replay import Replay
 
-    replay = Replay.build(prog)
+    replay = Replay.build(prog, donate)
     if replay is not None and not host:
         _gpu_replay_bytes[dev.name] = total
         weakref.finalize(replay, _release_replay_bytes, dev.name, held).atexit = False
