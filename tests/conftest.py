@@ -9,10 +9,12 @@ import pytest
 from hypothesis import settings
 
 # CI replays the same examples on every run (a red CI blocks a landing, so a failure there must be
-# reproducible); a developer's run explores new ones (hypothesis's default profile).
-settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# reproducible); a developer's run explores new ones. Neither has a per-example deadline: an example
+# that meets a new shape compiles its kernels, which takes longer than hypothesis's 200 ms on a busy
+# machine.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def _test_devices() -> list[str]:
