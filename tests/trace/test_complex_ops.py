@@ -192,3 +192,21 @@ def test_complex_integer_power_under_jit():
     for n in (2, -3, 5):
         got = pt.jit(lambda x, n=n: x ** n)(x).numpy()
         np.testing.assert_allclose(got, a ** n, rtol=1e-5)
+
+
+def test_eig_of_real_matrices_keeps_numpys_real_eigenvalues_and_conjugate_pairs():
+    """A real matrix goes to LAPACK's real eigensolver, as in NumPy: a real eigenvalue has imaginary
+    part exactly 0 and complex ones come in exact conjugate pairs, in NumPy's order (the complex
+    solver gave -3.8e-16 for a real one, so `w[w.imag == 0]` missed it)."""
+    rotation = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    np.testing.assert_array_equal(pt.linalg.eigvals(rotation).numpy(), np.linalg.eigvals(rotation))
+    m = np.random.default_rng(1).standard_normal((2, 6, 6))
+    w, v = pt.linalg.eig(m)
+    want_w, want_v = np.linalg.eig(m)
+    np.testing.assert_array_equal(w.numpy(), want_w.astype(np.complex128))
+    np.testing.assert_array_equal(v.numpy(), want_v.astype(np.complex128))
+    assert w.dtype == pt.complex128 and pt.linalg.eig(m.astype(np.float32))[0].dtype == pt.complex64
+    w = pt.jit(pt.linalg.eigvals)(pt.asarray(m)).numpy()
+    np.testing.assert_array_equal(w[w.imag == 0], want_w[want_w.imag == 0])
+    c = m + 1j * m[::-1]                                   # complex input keeps the complex solver
+    np.testing.assert_allclose(pt.linalg.eigvals(c).numpy(), np.linalg.eigvals(c), rtol=1e-10, atol=1e-12)
