@@ -15,6 +15,8 @@ and hands anything else to it:
 - `concatenate` and `stack` of realized CPU arrays of at most HOST_JOIN_BYTES in all copy the bytes on
   the host at once (a list of per-step losses stacked after a loop), instead of recording one
   equation per piece and a kernel that reads them all.
+- `float(x)`, `int(x)`, `bool(x)`, `x.item()` of a 0-d CPU array read the number straight from its
+  buffer (`_make_scalar`), with no NumPy view made for one element.
 - `x[i, j] = v` with one integer per axis into a realized CPU array, `v` a Python scalar or a 0-d
   array of x's dtype, writes the element: in place when nothing else can see x's memory (no other
   array, pending equation or exported NumPy view refers to it: reference counts, as in
@@ -36,9 +38,13 @@ from poot import dtypes as dt
 from poot.devices.cpu import CpuBuffer
 from poot.errors import api_boundary, fast_boundary
 from poot.graph import Aval
+from poot.graph.ir import eqn_signature
+from poot.jit.runtime import launch as _launches
+from poot.jit.runtime import traps as _traps
+from poot.trace import counters as _counters
 from poot.trace.array import Array
 from poot.trace.lazy import (_EMPTY, MAX_PENDING_DEPTH, HostScalar, Node, _internal_code, _shared, _state,
-                   caller_where, host_leaf, is_internal, pending_node, realize_nodes, shared_constant)
+                   host_leaf, is_internal, lazy_where_from, pending_node, realize_nodes, shared_constant)
 
 _getframe = sys._getframe
 _prod = math.prod
@@ -151,6 +157,11 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
     where the general code must decide. It runs under the operator's dunder, itself under
     fast_boundary's wrapper: the user's line is three frames up."""
     sqrt_exponent = prim == "pow" and not reflected
+    # the signature (graph.ir.eqn_signature) of the last result aval met, as (aval, sig), given to the
+    # node so that the walk of its realize need not build it (lazy.Node.sig). A loop's chain
+    # (`z = z * a + b`) passes one Aval object along, so the identity test mostly hits; one tuple,
+    # replaced whole, so threads never see an aval with another's signature.
+    last = [(None, None)]
 
     def op(self, other):
         na = self._node
@@ -213,13 +224,19 @@ def _fast_binary(prim: str, pyop, reflected: bool, kinds: str):
             return None
         f = _getframe(3)        # the caller of fast_boundary's wrapper: the user, as caller_where finds it
         code = f.f_code
-        inside = _internal_code.get(code)
+        inside = _internal_code.get(id(code))
         if inside is None:
             inside = is_internal(code)
-        where = caller_where() if inside else (code.co_filename, f.f_lineno)
+        where = lazy_where_from(f) if inside else (code, f.f_lasti)     # lazy.Node.where: the line later
         r = _new(Array)
         inputs = (nb, na) if reflected else (na, nb)
-        r._node = pending_node(prim, inputs, _EMPTY, a, na.device, where, depth + 1)
+        seen = last[0]
+        if seen[0] is a:
+            sig = seen[1]
+        else:
+            sig = eqn_signature(prim, _EMPTY, a)
+            last[0] = (a, sig)
+        r._node = pending_node(prim, inputs, _EMPTY, a, na.device, where, depth + 1, sig)
         return r
 
     return op
@@ -328,7 +345,7 @@ def _make_binary(prim: str, pyop, generic, reflected: bool, kinds: str):
                     n.params = None
                     n.aval = a
                     n.device = na.device
-                    n.where = None
+                    n._where = None
                     n.depth = 0
                     n.buf = b
                     n.weak = 0
@@ -423,7 +440,7 @@ def _make_getitem(generic):
                     m.params = None
                     m.aval = _AVAL0[name]
                     m.device = n.device
-                    m.where = None
+                    m._where = None
                     m.depth = 0
                     m.buf = h
                     m.weak = 0
@@ -603,6 +620,29 @@ def _write(x: Array, offset: int, st, v) -> None:
     st.pack_into(x._node.buf.handle, offset, v)
 
 
+def _make_scalar(generic):
+    """Array._scalar (what float(x), int(x), bool(x), x.item() and an index read) with a fast path for
+    a 0-d array whose buffer is host memory (a realized CPU array, or a HostScalar): the number is
+    unpacked from the buffer (host_value) instead of going through a NumPy view, `.reshape(())` and
+    `.item()`, which cost more than the realize of a small cached program, and a HostScalar (an element
+    read `x[i, j]`) allocates no device memory for it. It applies only where the general read would do
+    nothing else first: no @kernel launch or GPU program has traps still unchecked (the general read
+    raises those before it returns)."""
+
+    def _scalar(self, what: str):
+        n = self._node
+        if n.aval.shape == () and not _launches.unchecked and not _traps._pending:
+            if n.buf is None:
+                realize_nodes([n], what)      # as generic's self._realize(what)
+            v = host_value(n)
+            if v is not _NO:
+                _counters.counts.host_reads += 1
+                return v
+        return generic(self, what)
+
+    return _scalar
+
+
 _ARITH = (("add", "add", operator.add, "fiu"), ("sub", "sub", operator.sub, "fiu"),
           ("mul", "mul", operator.mul, "fiu"), ("truediv", "div", operator.truediv, "f"),
           ("pow", "pow", _pow, "f"))
@@ -620,3 +660,4 @@ def install(cls) -> None:
     cls.__abs__ = _make_unary(abs, cls.__abs__)
     cls.__getitem__ = _make_getitem(cls.__getitem__)
     cls.__setitem__ = _make_setitem(cls.__setitem__)
+    cls._scalar = _make_scalar(cls._scalar)

@@ -16,6 +16,7 @@ import math
 import os
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -65,12 +66,30 @@ class Node:
     # sig: a pending equation's signature (graph.ir.eqn_signature), made by the first walk that meets
     # it, or given by the recipe that replayed it; None until then. An equation never changes (it
     # only becomes a leaf), so its signature stays true.
-    __slots__ = ("op", "inputs", "params", "aval", "device", "where", "depth", "buf", "weak", "sig")
+    # _where: what `where` reads: (filename, line), None, or, as the recording paths keep it, the
+    # user's (code object, byte offset) (see lazy_where_from), turned into (filename, line) on first read.
+    __slots__ = ("op", "inputs", "params", "aval", "device", "_where", "depth", "buf", "weak", "sig")
 
     def __init__(self, op, inputs, params, aval, device, where, depth, buf=None, weak=0):
         self.op, self.inputs, self.params, self.aval = op, inputs, params, aval
-        self.device, self.where, self.depth, self.buf, self.weak = device, where, depth, buf, weak
+        self.device, self._where, self.depth, self.buf, self.weak = device, where, depth, buf, weak
         self.sig = None
+
+    @property
+    def where(self):
+        """(filename, line) of the user's call that made this node, or None. Recording keeps the
+        caller's code object and instruction offset instead, and the line is found here, when
+        something first asks (an error message, a graph built for compiling): a frame's f_lineno
+        scans the function's line table, up to half a microsecond a call in a long function, and
+        most recorded nodes are never asked."""
+        w = self._where
+        if w is not None and type(w[0]) is _CodeType:
+            w = self._where = (w[0].co_filename, _line_at(w[0], w[1]))
+        return w
+
+    @where.setter
+    def where(self, value) -> None:
+        self._where = value
 
     def __repr__(self) -> str:
         state = self.op or ("realized" if self.buf is not None else "placeholder")
@@ -90,7 +109,7 @@ def leaf_node(aval: Aval, device: str, buf) -> Node:
     n.params = None
     n.aval = aval
     n.device = device
-    n.where = None
+    n._where = None
     n.depth = 0
     n.buf = buf
     n.weak = 0
@@ -100,16 +119,17 @@ def leaf_node(aval: Aval, device: str, buf) -> Node:
 
 def pending_node(op: str, inputs: tuple, params, aval: Aval, device: str, where, depth: int,
                  sig=None) -> Node:
-    """A pending equation node, filled by direct slot stores as leaf_node is: every recorded or
-    replayed operation makes one, and Node()'s __init__ frame costs about as much as the rest of a
-    replayed step. `sig`: its signature where the caller knows it (a recipe), else the walk makes it."""
+    """A pending equation node, filled by direct slot stores as leaf_node is: every recorded
+    operation makes one (a recipe's replay makes its nodes the same way, inline), and Node()'s
+    __init__ frame costs about as much as the rest of a replayed step. `where`: as Node._where keeps
+    it. `sig`: its signature where the caller knows it (a recipe, a fast path), else the walk makes it."""
     n = _new(Node)
     n.op = op
     n.inputs = inputs
     n.params = params
     n.aval = aval
     n.device = device
-    n.where = where
+    n._where = where
     n.depth = depth
     n.buf = None
     n.weak = 0
@@ -131,14 +151,22 @@ def host_leaf(value, fmt, aval: Aval, device: str, backend) -> Node:
 
 # --- where the user is --------------------------------------------------------------------------
 _POOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_internal_code: dict = {}  # code object -> True when it lives inside the poot package
+# id of a code object -> True when it lives inside the poot package. Keyed by id, not by the code
+# object: hashing a code object hashes its name, constants and names every time (0.3 to 0.6 us for
+# a user's function, on every recorded operation). _code_kept holds each code object counted, so
+# no other one can take its id.
+_internal_code: dict = {}
+_code_kept: list = []
+_CodeType = types.CodeType
 
 
 def is_internal(code) -> bool:
     """Does this code object live inside the poot package (cached per code object)?"""
-    inside = _internal_code.get(code)
+    inside = _internal_code.get(id(code))
     if inside is None:
-        inside = _internal_code[code] = os.path.abspath(code.co_filename).startswith(_POOT_DIR)
+        inside = os.path.abspath(code.co_filename).startswith(_POOT_DIR)
+        _code_kept.append(code)
+        _internal_code[id(code)] = inside
     return inside
 
 
@@ -155,12 +183,37 @@ def where_from(f):
     while `sys._getframe(k)` builds only the one it returns."""
     while f is not None:
         code = f.f_code
-        inside = _internal_code.get(code)
+        inside = _internal_code.get(id(code))
         if inside is None:
             inside = is_internal(code)
         if not inside:
             return (code.co_filename, f.f_lineno)
         f = f.f_back
+    return None
+
+
+def lazy_where_from(f):
+    """where_from(f) as a node keeps it (Node.where): (code object, byte offset of the instruction
+    running) of that frame, the line left to be found when it is asked for (`_line_at`)."""
+    while f is not None:
+        code = f.f_code
+        inside = _internal_code.get(id(code))
+        if inside is None:
+            inside = is_internal(code)
+        if not inside:
+            return (code, f.f_lasti)
+        f = f.f_back
+    return None
+
+
+def _line_at(code, lasti: int):
+    """The line of the instruction at byte offset `lasti` of `code`: what the frame's f_lineno said
+    while it ran there (CPython's PyCode_Addr2Line; None for an instruction of no line)."""
+    if lasti < 0:
+        return code.co_firstlineno
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line
     return None
 
 
@@ -275,7 +328,7 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
             depth = n.depth
         if n.device != dev:
             _mixed_devices(op, dev, n.device)
-    node = pending_node(op, inputs, params, aval, dev, caller_where(), depth + 1)
+    node = pending_node(op, inputs, params, aval, dev, lazy_where_from(sys._getframe(1)), depth + 1)
     st = _state
     if st.scope is not None:
         st.scope.append(node)

@@ -34,11 +34,13 @@ from poot.graph.ir import eqn_signature
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
 from poot.trace.array import Array
-from poot.trace.lazy import MAX_PENDING_DEPTH, _state, pending_node, realize_nodes, where_from
+from poot.trace.lazy import (MAX_PENDING_DEPTH, Node, _internal_code, _state, is_internal, lazy_where_from,
+                             realize_nodes)
 from poot.trace.promote import wrap
 
 MAX_RECIPES = 8192
 _recipes: dict = {}
+_new = object.__new__
 _UNKEYED = object()   # an argument without a key: the call runs the function
 _NEVER = object()     # a key whose calls cannot be replayed
 _STATICS = frozenset({int, bool, str, type(None)})
@@ -59,18 +61,14 @@ def _static(v):
     if t is float:
         return ("f", struct.pack("<d", v))
     if t is slice:
-        parts = ["s"]
-        for x in (v.start, v.stop, v.step):
-            k = (x,) if type(x) is int else x if x is None else _static(x)   # the usual bounds inline
-            if k is _UNKEYED:
-                return _UNKEYED
-            parts.append(k)
-        return tuple(parts)
+        return _slice_key(v)
     if t is tuple or t is list:
         parts = [t.__name__]
         for x in v:
             tx = type(x)
-            k = (x,) if tx is int else _static(x) if tx is not Array else _UNKEYED    # an index's ints inline
+            # an index's ints and slices inline (x[1:-1, 0], a shape): no call a part
+            k = (x,) if tx is int else _slice_key(x) if tx is slice else _static(x) if tx is not Array \
+                else _UNKEYED
             if k is _UNKEYED:
                 return _UNKEYED
             parts.append(k)
@@ -80,6 +78,25 @@ def _static(v):
     if t is type or getattr(v, "short", None) is not None:     # float, np.float32, a poot DType
         return ("t", v)
     return _UNKEYED
+
+
+_INT_OR_NONE = frozenset({int, type(None)})
+
+
+def _slice_key(v: slice):
+    """_static of a slice. The usual one (bounds that are ints or None: `x[1:-1]`, `x[::2]`) is keyed
+    by its bounds themselves under its own tag "S": exact, since no bool or float is among them (True
+    == 1 and 1.0 == 1 only under the general form "s", which wraps each bound)."""
+    a, b, c = v.start, v.stop, v.step
+    if type(a) in _INT_OR_NONE and type(b) in _INT_OR_NONE and type(c) in _INT_OR_NONE:
+        return ("S", a, b, c)
+    parts = ["s"]
+    for x in (a, b, c):
+        k = (x,) if type(x) is int else x if x is None else _static(x)
+        if k is _UNKEYED:
+            return _UNKEYED
+        parts.append(k)
+    return tuple(parts)
 
 
 def _node_key(n):
@@ -102,12 +119,16 @@ def _key_and_nodes(fn, args, kwargs):
     for group in (args, kwargs.values()) if kwargs else (args,):
         for a in group:
             t = type(a)
-            if t is Array:              # the commonest argument: one array
+            if t is Array:              # the commonest argument: one array (_node_key, inline)
                 n = a._node
-                k = _node_key(n)
-                if k is None:
-                    return None, None
-                key.append(k)
+                op = n.op
+                av = n.aval
+                if op is None:
+                    if not av.shape and n.buf is not None:
+                        return None, None
+                elif op == "full":
+                    op = ("full", _static(n.params["value"]))
+                key.append((av.shape, av.dtype.name, n.device, op, n.weak))
                 nodes.append(n)
             elif (t is list or t is tuple) and a and type(a[0]) is Array:
                 part = []
@@ -186,25 +207,41 @@ def _recipe(captured, nodes, out):
 
 def _replay(recipe: _Recipe, nodes: list, where):
     """The recipe's equations made anew on the argument nodes `nodes`, each with the signature the
-    recipe keeps for it (the walk of a later realize then need not make one)."""
+    recipe keeps for it (the walk of a later realize then need not make one). Each node is made here
+    by slot stores, as lazy.pending_node makes one, and the one result's Array as promote.wrap makes
+    it: a replayed step is little more than those stores, and the two calls cost a third of it."""
     vals = nodes + recipe.consts if recipe.consts else nodes
     append = vals.append
     for op, refs, params, aval, dev, sig in recipe.steps:
         if len(refs) == 1:
             i = vals[refs[0]]
-            append(pending_node(op, (i,), params, aval, dev, where, i.depth + 1, sig))
+            inputs = (i,)
+            depth = i.depth
         else:
             inputs = tuple([vals[k] for k in refs])
             depth = 0
             for i in inputs:
                 if i.depth > depth:
                     depth = i.depth
-            append(pending_node(op, inputs, params, aval, dev, where, depth + 1, sig))
+        n = _new(Node)
+        n.op = op
+        n.inputs = inputs
+        n.params = params
+        n.aval = aval
+        n.device = dev
+        n._where = where
+        n.depth = depth + 1
+        n.buf = None
+        n.weak = 0
+        n.sig = sig
+        append(n)
     if recipe.kind == "one":
         out = vals[recipe.outs[0]]
         if out.depth >= MAX_PENDING_DEPTH:
             realize_nodes([out])
-        return wrap(out)
+        r = _new(Array)
+        r._node = out
+        return r
     outs = [vals[k] for k in recipe.outs]
     if any(n.depth >= MAX_PENDING_DEPTH for n in outs):
         realize_nodes([n for n in outs if n.op is not None])
@@ -233,9 +270,15 @@ def memoize(fn):
             return _first_call(fn, key, args, kwargs, nodes)
         if recipe is _NEVER:
             return fn(*args, **kwargs)
-        # the caller of the boundary (lazy.where_from: no frame object is built for this frame or
-        # the boundary's)
-        return _replay(recipe, nodes, where_from(_getframe(2)))
+        # the caller of the boundary (lazy.lazy_where_from, its commonest case inline: the user's
+        # own frame; no frame object is built for this frame or the boundary's, and the line is
+        # found when asked for)
+        f = _getframe(2)
+        code = f.f_code
+        inside = _internal_code.get(id(code))
+        if inside is None:
+            inside = is_internal(code)
+        return _replay(recipe, nodes, lazy_where_from(f) if inside else (code, f.f_lasti))
 
     outer = api_boundary_via(fn, call)
     outer._poot_recipes = True
