@@ -1,7 +1,7 @@
 """`python -m poot.coverage [OUT]`: the NumPy coverage table, docs/numpy-coverage.md.
 
-For every public function of NumPy's main namespace, `numpy.linalg`, `numpy.fft` and the methods of
-`numpy.random.Generator`, the table says whether poot has it and how it runs. The answer is measured,
+For every public function of NumPy's main namespace, `numpy.linalg`, `numpy.fft`,
+`numpy.polynomial.polynomial` and the methods of `numpy.random.Generator`, the table says whether poot has it and how it runs. The answer is measured,
 not written by hand: poot's function is called on small sample arguments the way `@pt.jit` traces
 (abstract arrays, inside a recording scope) and the recorded equations are inspected:
 
@@ -102,6 +102,7 @@ SAMPLES = {
     "einsum": call("ij,j->i", M, V), "tensordot": call(M, M, 1), "matrix_power": call(M, 2),
     "power": call(V, V), "ldexp": call(V, I), "left_shift": call(I, I), "right_shift": call(I, I),
     "gcd": call(I, I), "lcm": call(I, I), "heaviside": call(V, 0.5), "polyval": call(V, V),
+    "polyfit": call(V, V, 1), "polypow": call(V, 2), "polyline": call(0.5, 2.0),
     "round": call(V, 1), "around": call(V, 1), "trim_zeros": call(V), "vander": call(V),
     "apply_along_axis": call(np.sum, 0, M), "apply_over_axes": call(np.sum, M, [0]),
     "piecewise": call(V, [B], [1.0]), "fromfunction": call(lambda i, j: i + j, (2, 3)),
@@ -218,7 +219,7 @@ def _is_function(obj) -> bool:
 
 
 def sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    """[(namespace title, [(function, status)])] for the four NumPy namespaces, probed on the CPU
+    """[(namespace title, [(function, status)])] for the five NumPy namespaces, probed on the CPU
     device whatever POOT_DEVICE says (the answer is the same on every device)."""
     with pt.device("cpu"):
         return _probe_all()
@@ -242,7 +243,8 @@ def _probe_all() -> list[tuple[str, list[tuple[str, str]]]]:
     numpy_rng = np.random.default_rng(0)
     table = []
     namespaces = (("numpy", np, pt, AUTO), ("numpy.linalg", np.linalg, pt.linalg, AUTO),
-                  ("numpy.fft", np.fft, poot_fft, AUTO_FFT))
+                  ("numpy.fft", np.fft, poot_fft, AUTO_FFT),
+                  ("numpy.polynomial.polynomial", np.polynomial.polynomial, pt.polynomial.polynomial, AUTO))
     for title, np_ns, pt_ns, candidates in namespaces:
         rows = [(n, classify(n, getattr(np_ns, n), getattr(pt_ns, n, None), candidates)) for n in _functions(np_ns)]
         table.append((title, rows))

@@ -7,6 +7,8 @@ import os
 import sys
 import sysconfig
 
+import numpy as np
+
 from numpy.exceptions import AxisError as _NumpyAxisError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +29,57 @@ class DTypeError(PootError, TypeError):
 class ArgumentError(PootError, TypeError):
     """A call whose arguments do not fit the function (an unknown keyword, too many positional
     arguments): NumPy's and Python's TypeError, naming the function."""
+
+
+class OutError(ArgumentError, ShapeError, DTypeError):
+    """`out=` given to a function: poot arrays are immutable values, so a result is assigned, never
+    written into a given array. One class for every function (ufuncs, reductions, matmul, clip...),
+    and a ShapeError, a DTypeError and an ArgumentError, so code written for any of the three (or for
+    NumPy's ValueError or TypeError) catches it. OutShapeError and OutDTypeError say more where the
+    given array could not have held the result at all."""
+
+
+class OutShapeError(OutError):
+    """`out=` of a shape other than the result's (NumPy's ValueError); the message names the function
+    and both shapes."""
+
+
+class OutDTypeError(OutError):
+    """`out=` of a dtype the result cannot be cast to under NumPy's casting='same_kind' rule (NumPy's
+    UFuncTypeError, a TypeError); the message names the function and both dtypes."""
+
+
+def _shape_dtype(x):
+    """(shape, NumPy dtype) of an array-like result or out=, or None for anything else."""
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is None or dtype is None:
+        return None
+    try:
+        return tuple(shape), np.dtype(getattr(dtype, "np", dtype))
+    except TypeError:
+        return None
+
+
+def out_error(op: str, out, result=None, casting: str = "same_kind") -> OutError:
+    """The error for `op(..., out=out)`, whose result (when known) is `result`: OutShapeError where
+    out's shape is not the result's, OutDTypeError where NumPy's casting rule for op's out= refuses to
+    cast the result's dtype to out's ('same_kind' for ufuncs, matmul, clip; reductions and scans cast
+    to any out, 'unsafe'), OutError otherwise. Every message names op and ends in what to do."""
+    outs = out if isinstance(out, tuple) else (out,)
+    results = result if isinstance(result, tuple) else (result,)
+    fix = f"poot arrays are immutable values; assign the result instead (y = {op}(...))"
+    for o, r in zip(outs, results):
+        got, want = _shape_dtype(o), _shape_dtype(r)
+        if got is None or want is None:
+            continue
+        if got[0] != want[0]:
+            return OutShapeError(f"{op}: out= has shape {got[0]}, but the result has shape {want[0]}; "
+                                 f"out= is not supported ({fix})")
+        if not np.can_cast(want[1], got[1], casting):
+            return OutDTypeError(f"{op}: out= has dtype {got[1]}, but the result's dtype {want[1]} "
+                                 f"cannot be cast to it under casting={casting!r}; out= is not "
+                                 f"supported ({fix})")
+    return OutError(f"{op}: out= is not supported ({fix})")
 
 
 class DomainError(PootError, ValueError):
@@ -247,6 +300,8 @@ def api_boundary(fn):
             raise located_error(e) from None
         except _BARE as e:
             if type(e) is TypeError and e.__traceback__.tb_next is None:   # the call did not fit fn
+                if kwargs.get("out") is not None and "'out'" in str(e):
+                    raise located_error(_out_refused(fn, args, kwargs)) from None
                 raise _argument_error(fn, e) from None
             converted = bare_as_poot(fn, e)
             if converted is None:
@@ -303,19 +358,27 @@ def _twin_type(e: BaseException):
 def raised_in_poot(e: BaseException) -> bool:
     """Whether the innermost frame of e's traceback that is poot's or the user's is poot's (frames of
     the standard library and installed packages between them are skipped): an argument poot's code
-    could not use, not an exception of the user's own function that poot was running."""
+    could not use, not an exception of the user's own function that poot was running.
+
+    A poot frame reached from the user's code inside the boundary (`pt.vmap(f)` running f, which
+    calls a poot function without a boundary of its own, such as a module's `__getattr__` for a
+    name poot lacks) is not the boundary's argument at fault: that exception is f's own, the one f
+    raises when called eagerly, so it propagates as it is (as JAX's transforms let it)."""
     files = []
     tb = e.__traceback__
     while tb is not None:
         files.append(tb.tb_frame.f_code.co_filename)
         tb = tb.tb_next
-    for name in reversed(files):
+    kinds = []                      # True: poot's frame, False: the user's (library frames left out)
+    for name in files:
         path = os.path.abspath(name)
         if path.startswith(_PKG_DIR + os.sep):
-            return True
-        if not name.startswith("<") and not path.startswith(_LIBRARY_DIRS):
-            return False
-    return False
+            kinds.append(True)
+        elif not name.startswith("<") and not path.startswith(_LIBRARY_DIRS):
+            kinds.append(False)
+    if not kinds or not kinds[-1]:
+        return False
+    return all(kinds)
 
 
 def bare_as_poot(fn, e: BaseException) -> PootError | None:
@@ -340,6 +403,18 @@ def located_error(e: PootError) -> PootError:
         if e.args and isinstance(e.args[0], str) and not isinstance(e, KernelImportError):
             e.args = (f"{e.args[0]}\n  (at {user_location()})",) + e.args[1:]
     return e.with_traceback(None)
+
+
+def _out_refused(fn, args, kwargs) -> OutError:
+    """`f(..., out=o)` of a function without an out parameter (pt.add, pt.exp, pt.round...): the
+    error out_error gives against the result f gives without out= (recorded lazily, never run), so a
+    wrong shape or dtype is named as it is for the functions that take out=."""
+    name = getattr(fn, "__name__", "function").lstrip("_")
+    try:
+        result = fn(*args, **{k: v for k, v in kwargs.items() if k != "out"})
+    except Exception:       # the call is wrong without out= too: out= is still what to report
+        result = None
+    return out_error(name, kwargs["out"], result)
 
 
 def _argument_error(fn, e: TypeError) -> ArgumentError:

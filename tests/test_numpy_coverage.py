@@ -53,7 +53,8 @@ def test_committed_table_is_current(generated):
 
 def test_table_has_every_namespace_and_known_answers(generated):
     table = rows(generated)
-    assert {s for s, _ in table} == {"numpy", "numpy.linalg", "numpy.fft", "numpy.random.Generator"}
+    assert {s for s, _ in table} == {"numpy", "numpy.linalg", "numpy.fft", "numpy.polynomial.polynomial",
+                                     "numpy.random.Generator"}
     assert len([k for k in table if k[0] == "numpy"]) > 300
     assert table[("numpy", "exp")] == "lazy"
     assert table[("numpy", "sort")] == "host step: sort"
@@ -61,6 +62,8 @@ def test_table_has_every_namespace_and_known_answers(generated):
     assert table[("numpy.linalg", "eigh")] == "host step: eigh"
     assert table[("numpy", "unique")] == "realizes"
     assert table[("numpy.random.Generator", "normal")] == "lazy"
+    assert table[("numpy.polynomial.polynomial", "polyval")] == "lazy"
+    assert table[("numpy.polynomial.polynomial", "polyadd")] == "realizes"
     assert table[("numpy", "save")] in ("present (not probed)", "missing")
     assert all(s.split(":")[0] in coverage.STATUSES for s in table.values())
 

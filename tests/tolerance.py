@@ -28,6 +28,11 @@ def assert_close(actual, expected, dtype, ops: float = 1, err_msg: str = "") -> 
     e = np.asarray(expected)
     where = f" ({err_msg})" if err_msg else ""
     assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}{where}"
+    if d.kind == "c" or np.iscomplexobj(e):     # each part at the tolerance of the real dtype
+        real = dt.real_dtype(d) if d.kind == "c" else d
+        assert_close(np.real(a), np.real(e), real, ops, f"{err_msg} (real part)")
+        assert_close(np.imag(a), np.imag(e), real, ops, f"{err_msg} (imaginary part)")
+        return
     if d.kind in "biu":
         assert np.array_equal(a, e), f"{d.name} values differ{where}:\n{a}\nexpected\n{e}"
         return

@@ -18,7 +18,7 @@ from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
 from poot.trace.numpy_keywords import any_memory_order
-from poot.trace.promote import cast, is_weak, wrap
+from poot.trace.promote import cast, is_weak, strong_cast, wrap
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "identity", "from_dlpack",
@@ -65,7 +65,8 @@ def _array(obj, dtype=None, *, copy=True, order="K", device=None, ndmin=0):
     d = _dtype(dtype)
     if isinstance(obj, Array):
         out = obj if device is None else obj.to(device)
-        out = out if d is None else Array(cast(out._node, d))
+        if d is not None or out._node.weak == 1:    # np.asarray(0.5) is a float64 array, not weak
+            out = Array(strong_cast(out._node, d or out.dtype))
     elif isinstance(obj, (list, tuple)) and obj and _contains_array(obj):
         from poot.trace.movement import stack
 
@@ -463,7 +464,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     d = dt.as_dtype(dtype)
     if not copy and d is x.dtype:  # the standard: copy=False with the same dtype returns x itself
         return x
-    return wrap(cast(x._node, d))
+    return wrap(strong_cast(x._node, d))
 
 
 @api_boundary

@@ -52,7 +52,11 @@ def _make_unary_float(name, prim):
             from poot.trace.complex_order import round_parts
 
             return round_parts(Array(n), 0)
-        return wrap(record(prim, (cast(n, float_of(d)),)))
+        r = record(prim, (cast(n, float_of(d)),))
+        # np.sin(0.5) is a float64 NumPy scalar, not a Python float: of a traced Python scalar (weak)
+        # the result is strong too, so `f32_array + pt.sin(t)` is float64 under @pt.jit as eagerly
+        r.weak = 0
+        return wrap(r)
 
     return _export(name, fn, f"Elementwise {name}; integer and bool inputs compute in floating point "
                              f"(int8 -> float16, int16 -> float32, wider -> float64), as NumPy does.")
@@ -303,7 +307,9 @@ def _power(x1, x2):
 
         return integer_power(x1, int(x2))
     if type(x1) is Array and x1._node.aval.dtype.kind == "f" and type(x2) is float and x2 == 0.5:
-        return sqrt(x1)  # noqa: F821  as NumPy computes it: power(-inf, 0.5) is nan, power(-0.0, 0.5) is -0.0
+        r = sqrt(x1)  # noqa: F821  as NumPy computes it: power(-inf, 0.5) is nan, power(-0.0, 0.5) is -0.0
+        r._node.weak = x1._node.weak & 1     # a traced Python scalar ** 0.5 is a Python float still
+        return r
     (a, b), d = _binary_nodes("power", x1, x2, lambda d: dt.int8 if d.kind == "b" else d)
     if d.kind in "iu" and isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and x2 < 0:
         raise DomainError(f"power: integers to negative integer powers are not allowed (exponent {int(x2)}); "

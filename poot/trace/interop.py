@@ -10,6 +10,7 @@ returned. Inside @poot.jit that fallback raises TracerError instead (nothing can
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -139,12 +140,18 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
     if _defers_to(inputs, Array):
         return NotImplemented
+    if method == "at" and inputs and isinstance(inputs[0], Array) \
+            and _is_temporary("ufunc.at", sys.getrefcount(inputs[0]), inputs[0], _probe_at):
+        _ufunc_method(pt, ufunc.__name__, method, inputs, kwargs)      # its other errors first
+        _refuse(f"np.{ufunc.__name__}.at")
     out = kwargs.get("out")
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
         if any(isinstance(o, Array) for o in outs):
-            raise DTypeError(f"np.{ufunc.__name__}(..., out=<poot array>): poot arrays are immutable; "
-                             f"assign the result instead (x = np.{ufunc.__name__}(...))")
+            rest = {k: v for k, v in kwargs.items() if k != "out"}
+            raise _out_error(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"), out,
+                             lambda: array_ufunc(self, ufunc, method, *inputs, **rest),
+                             "same_kind" if method in ("__call__", "outer") else "unsafe")
         return _fallback(getattr(ufunc, method), inputs, kwargs)
     name = ufunc.__name__
     if method == "__call__" and name == "divmod" and not kwargs:
@@ -244,13 +251,77 @@ def _linalg_target(pt, name: str, args, kwargs):
     return target
 
 
-def _refuse_poot_out(name: str, out) -> None:
+# NumPy's functions that cast their result to any out= dtype (reductions and scans: casting='unsafe');
+# the others (clip, dot, round...) follow the ufuncs' same_kind rule
+_ANY_OUT_DTYPE = {"sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "cumsum", "cumprod",
+                  "median", "percentile", "quantile", "nansum", "nanprod", "nanmean", "nanvar", "nanstd",
+                  "nanmax", "nanmin", "nancumsum", "nancumprod", "nanmedian", "nanpercentile",
+                  "nanquantile", "cumulative_sum", "cumulative_prod", "any", "all", "argmax", "argmin",
+                  "ptp", "trace"}
+
+
+def _out_error(op: str, out, result, casting: str = "same_kind"):
+    """errors.out_error for `op(..., out=<poot array>)`, against the lazy result `result()` gives
+    without out= (where poot computes that call; else the shape and dtype are not compared)."""
+    from poot.errors import PootError, out_error
+
+    try:
+        value = result()
+    except (PootError, TypeError, ValueError):
+        value = None
+    return out_error(op, out, value, casting)
+
+
+def _refuse_poot_out(self, func, types, args, kwargs) -> None:
     """`np.clip(x, 0, 1, out=x)`, `np.cumsum(x, out=x)`...: NumPy's fallback would write into a read-only
     copy of the poot array and fail with a bare ValueError; refuse it as the ufunc path does."""
+    out = kwargs.get("out")
     outs = out if isinstance(out, tuple) else (out,)
     if any(isinstance(o, _array_type()) for o in outs):
-        raise DTypeError(f"np.{name}(..., out=<poot array>): poot arrays are immutable; "
-                         f"assign the result instead (x = np.{name}(...))")
+        rest = {k: v for k, v in kwargs.items() if k != "out"}
+        raise _out_error(f"np.{func.__name__}", out, lambda: array_function(self, func, types, args, rest),
+                         "unsafe" if func.__name__ in _ANY_OUT_DTYPE else "same_kind")
+
+
+def _is_temporary(site, count, target, call_with) -> bool:
+    from poot.trace.lost_writes import is_temporary
+
+    return is_temporary(site, count, target, call_with)
+
+
+def _refuse(op):
+    from poot.trace.lost_writes import refuse
+
+    refuse(op)
+
+
+# how many positional arguments after the array NumPy's dispatcher of each in-place function needs
+_PROBE_ARGS = {"put": 2, "put_along_axis": 3, "putmask": 2, "place": 2, "copyto": 1, "fill_diagonal": 1}
+
+
+def _probe_call(func, name, held):
+    """np.<name>(<probe>, 0...) as a user calls it: the probe held by a name, or a temporary made in
+    the call (lost_writes.py measures the two). Spelled out per argument count: a call with *args
+    holds its arguments differently."""
+    from poot.trace.lost_writes import probe
+
+    n = _PROBE_ARGS[name]
+    if held:
+        p = probe()
+        func(p, 0) if n == 1 else func(p, 0, 0) if n == 2 else func(p, 0, 0, 0)
+    else:
+        func(probe(), 0) if n == 1 else func(probe(), 0, 0) if n == 2 else func(probe(), 0, 0, 0)
+
+
+def _probe_at(held):
+    """np.add.at(<probe>, 0, 0), the probe held by a name or a temporary (lost_writes.py)."""
+    from poot.trace.lost_writes import probe
+
+    if held:
+        p = probe()
+        np.add.at(p, 0, 0)
+    else:
+        np.add.at(probe(), 0, 0)
 
 
 def _array_type():
@@ -266,11 +337,15 @@ def array_function(self, func, types, args, kwargs):
         return NotImplemented   # another array library that knows poot arrays (Dask) answers
     pt = _poot()
     name = func.__name__
-    _refuse_poot_out(name, kwargs.get("out"))
+    _refuse_poot_out(self, func, types, args, kwargs)
     if func is np.clip and kwargs.get("out") is None and len(args) <= 3:
         return _numpy_clip(pt, *args, **{k: v for k, v in kwargs.items() if k != "out"})
     if name in _INPLACE and _writes_into_numpy(args, kwargs):
         return _fallback(func, args, kwargs)
+    if name in _INPLACE and args and isinstance(args[0], Array) and _is_temporary(
+            f"np.{name}", sys.getrefcount(args[0]), args[0], lambda held: _probe_call(func, name, held)):
+        getattr(pt, name)(*args, **kwargs)      # its other errors first
+        _refuse(f"np.{name}")
     if name in _FUNCTIONS and func is getattr(np, name, None) and kwargs.get("out") is None:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         target = getattr(pt, name, None)

@@ -65,7 +65,7 @@ def _matmul_nodes(op, a, b):
 @api_boundary
 def matmul(x1, x2, /, out=None):
     """Matrix product with batch broadcasting; a 1-D operand is a vector (NumPy's rules)."""
-    refuse_out("matmul", out)
+    refuse_out("matmul", out, lambda: matmul(x1, x2))
     (a, b), d, work = _operands("matmul", x1, x2)
     return wrap(_result(_matmul_nodes("matmul", a, b), d, work))
 
@@ -112,7 +112,7 @@ def tensordot(a, b, axes=2):
 def dot(a, b, out=None):
     """NumPy's dot: scalar product for 0-d, inner product of vectors, matrix product, and for N-d the
     sum over a's last axis and b's second-to-last."""
-    refuse_out("dot", out)
+    refuse_out("dot", out, lambda: dot(a, b))
     (x, y), d, work = _operands("dot", a, b)
     if x.aval.ndim == 0 or y.aval.ndim == 0:
         return wrap(_result(record("mul", (x, y)), d, work))
@@ -306,7 +306,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     matrix products (which is every form of plain labels and '...'); contracts left to right
     (NumPy's `optimize` only picks a contraction order, so it is accepted and not needed). NumPy's
     sublist form, einsum(a, [0, 1], b, [1, 2], [0, 2]), is turned into the subscripts string first."""
-    refuse_out("einsum", out)
+    refuse_out("einsum", out, lambda: einsum(subscripts, *operands, dtype=dtype, order=order,
+                                                casting=casting, optimize=optimize))
     any_memory_order("einsum", order)
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)

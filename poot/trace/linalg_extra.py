@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, ShapeError, api_boundary
+from poot.errors import ShapeError, api_boundary, out_error
 from poot.graph.host import LinAlgError
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
@@ -81,7 +81,7 @@ def multi_dot(arrays, *, out=None):
     """The product of two or more arrays in the order with the fewest scalar multiplications. The
     first may be 1-D (a row vector) and the last 1-D (a column vector); the others must be 2-D."""
     if out is not None:
-        raise ArgumentError("linalg.multi_dot: out= is not supported (poot arrays are immutable values)")
+        raise out_error("linalg.multi_dot", out, multi_dot(arrays))
     mats = [mv.arr(a) for a in arrays]
     if len(mats) < 2:
         raise ShapeError("linalg.multi_dot: expecting at least two arrays")

@@ -17,7 +17,7 @@ from poot.trace.array_api_sets import searchsorted
 from poot.trace.at_updates import AtIndexer
 from poot.trace.interop import array_function, array_ufunc
 from poot.trace.lazy import check_scalar_fits, is_tracing, record
-from poot.trace.promote import cast, is_weak
+from poot.trace.promote import cast, is_weak, strong_cast
 from poot.trace import complex_values, recipes
 
 # the public functions keep recipes of what they record (recipes.py); installed before the operators
@@ -225,7 +225,7 @@ def _astype(self, dtype, copy=True, casting="unsafe"):
     d = dt.as_dtype(dtype)
     if not copy and d is self.dtype:  # NumPy and the array API: no copy asked, none needed
         return self
-    return Array(cast(self._node, d))
+    return Array(strong_cast(self._node, d))
 
 
 def _view(self, dtype=None, type=None):

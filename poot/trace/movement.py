@@ -348,7 +348,7 @@ def _join_nodes(op, nodes, ax):
 @api_boundary
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (flattened first when axis is None)."""
-    refuse_out("concatenate", out)
+    refuse_out("concatenate", out, lambda: concatenate(arrays, axis, dtype=dtype, casting=casting))
     xs = _arrays(arrays, "concatenate")
     if not xs:
         raise ShapeError("concatenate: needs at least one array")
@@ -380,7 +380,7 @@ def _cast_target(op: str, x, dtype, casting: str) -> dt.DType:
 @api_boundary
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
-    refuse_out("stack", out)
+    refuse_out("stack", out, lambda: stack(arrays, axis, dtype=dtype, casting=casting))
     xs = _arrays(arrays, "stack")
     xs = xs if dtype is None else [a.astype(_cast_target("stack", a, dtype, casting)) for a in xs]
     if not xs:

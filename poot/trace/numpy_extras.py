@@ -436,3 +436,14 @@ def _triangle(n, span):
 
 
 _export("bartlett", _window("bartlett", _triangle), "The Bartlett (triangular) window of M points. Lazy.")
+
+
+def _as_ufuncs() -> None:
+    """fmod and heaviside are NumPy ufuncs (np.fmod.reduce, np.heaviside.outer): poot Ufuncs too."""
+    from poot.trace.ufunc import Ufunc
+
+    for name in ("fmod", "heaviside"):
+        globals()[name] = Ufunc(globals()[name], name, None, False)
+
+
+_as_ufuncs()

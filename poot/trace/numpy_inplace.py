@@ -19,6 +19,7 @@ from poot.trace.array import Array
 from poot.trace.creation import arange
 from poot.trace.indexing import along_axis_index, take
 from poot.trace.lazy import check_scalar_fits
+from poot.trace.lost_writes import refuses_temporaries
 from poot.trace.movement import arr, axis_of
 from poot.trace.selection import where
 from poot.trace.selection import where as _sel
@@ -199,5 +200,8 @@ _export("copyto", _copyto, "Copies src into dst in place where `where` is true, 
                            "checking the `casting` rule. Lazy; rebinds `dst`.")
 _export("fill_diagonal", _fill_diagonal, "Fills the main diagonal in place (val repeated; `wrap` for tall "
                                          "matrices). Lazy; rebinds `a`.")
+# a temporary nothing holds (pt.put(a.T, ...)) would lose the write: refused (lost_writes.py)
+for _name in ("put", "put_along_axis", "putmask", "place", "copyto", "fill_diagonal"):
+    globals()[_name] = refuses_temporaries(_name)(globals()[_name])
 _export("diag_indices", _diag_indices, "The index arrays of the main diagonal of an n x ... x n array. Lazy.")
 _export("diag_indices_from", _diag_indices_from, "diag_indices for an array with equal dimensions. Lazy.")

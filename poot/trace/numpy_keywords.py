@@ -7,15 +7,18 @@ creation function or a copy takes any order and gives NumPy's values. Where the 
 refuses gets a PootError naming the function and the value."""
 from __future__ import annotations
 
-from poot.errors import ArgumentError, ShapeError
+from poot.errors import ArgumentError, ShapeError, out_error
 
 ORDERS = ("C", "F", "A", "K")
 
 
-def refuse_out(op: str, out) -> None:
+def refuse_out(op: str, out, result=None) -> None:
+    """Refuse a given `out=` with errors.out_error's class (OutError; OutShapeError or OutDTypeError
+    where the array could not have held the result). `result`, a function giving the lazy result
+    without out= (nothing runs), lets the wrong shape or dtype be named; it is called only when out=
+    was given."""
     if out is not None:
-        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); assign the "
-                         f"result instead (y = {op}(...))")
+        raise out_error(op, out, result() if result is not None else None)
 
 
 def memory_order(op: str, order, default: str = "C") -> str:

@@ -13,18 +13,19 @@ import math
 import operator
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary, out_error
 from poot.trace import complex_values as cv
 from poot.trace import movement as mv
 from poot.trace.array import Array
 from poot.trace.creation import asarray, zeros
+from poot.trace.lost_writes import refuses_temporaries
 from poot.trace.numpy_index_sets import argpartition, compress, partition
 from poot.trace.numpy_inplace import put
 from poot.trace.numpy_tail import choose
 
 
 def _compress(self, condition, axis=None, out=None):
-    _no_out(out, "compress")
+    _no_out(out, "compress", lambda: compress(condition, self, axis))
     return compress(condition, self, axis)
 
 
@@ -157,9 +158,9 @@ def _set_imag(self, value):
     self._node = cv.from_parts(cv.real_of(self), _part_value(self, value, "imag"))._node
 
 
-def _no_out(out, op: str):
+def _no_out(out, op: str, result=None):
     if out is not None:
-        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); assign the result")
+        raise out_error(op, out, result() if result is not None else None)
 
 
 def install_methods() -> None:
@@ -167,7 +168,10 @@ def install_methods() -> None:
                      "argpartition": _argpartition, "tobytes": _tobytes, "tofile": _tofile,
                      "resize": _resize}.items():
         fn.__name__ = fn.__qualname__ = name
-        setattr(Array, name, api_boundary(fn))
+        method = api_boundary(fn)
+        if name in ("put", "partition"):      # they rebind x: x a temporary is refused (lost_writes.py)
+            method = refuses_temporaries(f"x.{name}")(method)
+        setattr(Array, name, method)
     Array.strides = property(_strides, doc=_strides.__doc__)
     Array.flags = property(_flags, doc=_flags.__doc__)
     Array.real = property(Array.real.fget, api_boundary(_set_real), doc=Array.real.__doc__)

@@ -143,7 +143,8 @@ def _nanvar_parts(x, axis, dtype, ddof, keepdims, correction, where=True, mean=N
 
 def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
-    red._check_out("nanvar", out, where)
+    red._check_out("nanvar", out, lambda: _nanvar(a, axis, dtype, None, ddof, keepdims, where=where,
+                                                        mean=mean, correction=correction))
     x = arr(a)
     if x.dtype.kind not in "fc" and mean is None:
         return red.var(x, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
@@ -153,7 +154,8 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where
 
 def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
-    red._check_out("nanstd", out, where)
+    red._check_out("nanstd", out, lambda: _nanstd(a, axis, dtype, None, ddof, keepdims, where=where,
+                                                        mean=mean, correction=correction))
     x = arr(a)
     if x.dtype.kind not in "fc" and mean is None:
         return red.std(x, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
@@ -243,11 +245,12 @@ def _gather_last(s: Array, idx: Array) -> Array:
     return take_along_axis(s, idx, axis=-1)
 
 
-def _lerp(a, b, t):
-    """NumPy's _lerp: a + (b - a) * t, computed from b for t >= 0.5 (monotone and exact at t = 1)."""
+def _lerp(a, b, t, rest=None):
+    """NumPy's _lerp: a + (b - a) * t, computed from b for t >= 0.5 (monotone and exact at t = 1).
+    `rest` is 1 - t where NumPy rounds it from a wider gamma than t's own dtype."""
     d = ew.subtract(b, a)
     lo = ew.add(a, ew.multiply(d, t))
-    hi = ew.subtract(b, ew.multiply(d, ew.subtract(1, t)))
+    hi = ew.subtract(b, ew.multiply(d, ew.subtract(1, t) if rest is None else rest))
     return _sel(ew.greater_equal(t, 0.5), hi, lo)
 
 
@@ -313,7 +316,10 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
         return _keep(r, x.ndim, axes) if keepdims else r
     if discrete and work.kind != "f":
         nan_aware = False                      # integers hold no NaN to skip
-    s = _sort(y.astype(work), axis=-1)
+    # NumPy interpolates between order statistics of the input's own dtype: with a float64 q on
+    # float32 data, b - a is rounded in float32 before it meets gamma, so sort in that dtype too
+    sorted_dt = x.dtype if x.dtype.kind == "f" and x.dtype not in _HALF else work
+    s = _sort(y.astype(sorted_dt), axis=-1)
     rows = kept
     if nan_aware and work.kind in "fc":
         c = red.sum(ew.logical_not(ew.isnan(y)), axis=-1, keepdims=True)   # (rows..., 1) int64
@@ -352,7 +358,8 @@ def _quantile(a, q, axis, keepdims, method, scale, op, nan_aware, median=False):
             next_i = mv.broadcast_to(ew.minimum(ew.maximum(next_i, 0), n - 1).astype(dt.int64), full_shape)
             va, vb = _gather_last(s, prev_i), _gather_last(s, next_i)
             g = mv.broadcast_to(gamma, full_shape).astype(work)
-            r = _lerp(va, vb, g)
+            rest = mv.broadcast_to(ew.subtract(1, gamma), full_shape).astype(work)
+            r = _lerp(va, vb, g, rest)
         k_shape = qshape
     if work.kind in "fc":
         if c is None:
@@ -439,10 +446,7 @@ def _weighted_quantile(a, q, axis, keepdims, method, weights, scale, op, nan_awa
     return _keep(r, x.ndim, axes, len(qshape)) if keepdims else r
 
 
-def _check_out(op, out):
-    if out is not None:
-        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); assign "
-                         f"the result instead")
+_check_out = red._check_out
 
 
 def _method(method, interpolation):
@@ -450,19 +454,20 @@ def _method(method, interpolation):
 
 
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    _check_out("median", out)
+    _check_out("median", out, lambda: _median(a, axis, None, overwrite_input, keepdims))
     return _quantile(a, None, axis, keepdims, "linear", 1, "median", False, median=True)
 
 
 def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    _check_out("nanmedian", out)
+    _check_out("nanmedian", out, lambda: _nanmedian(a, axis, None, overwrite_input, keepdims))
     return _quantile(a, None, axis, keepdims, "linear", 1, "nanmedian", True, median=True)
 
 
 def _make_quantile(op, scale, nan_aware):
     def f(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
           weights=None, interpolation=None):
-        _check_out(op, out)
+        _check_out(op, out, lambda: f(a, q, axis, None, overwrite_input, method, keepdims, weights=weights,
+                                      interpolation=interpolation))
         if weights is not None:
             return _weighted_quantile(a, q, axis, keepdims, _method(method, interpolation), weights,
                                       scale, op, nan_aware)

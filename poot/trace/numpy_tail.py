@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, PootIndexError, ShapeError, exporter
+from poot.errors import DTypeError, PootIndexError, ShapeError, exporter, out_error
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
@@ -362,7 +362,7 @@ def _trim_zeros(filt, trim="fb", axis=None):
 
 def _choose(a, choices, out=None, mode="raise"):
     if out is not None:
-        raise ArgumentError("choose: out= is not supported; use the returned array")
+        raise out_error("choose", out, _choose(a, choices, None, mode))
     if mode not in ("raise", "wrap", "clip"):
         raise ShapeError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     idx = arr(a)
@@ -438,3 +438,15 @@ _export("matvec", _matvec, "Matrix-vector products over the last axes, broadcast
 _export("vecmat", _vecmat, "Vector-matrix products (the vector conjugated) over the last axes. Lazy.")
 _export("cumulative_prod", _cumulative_prod, "Cumulative product along `axis` (optional for 1-D), with "
                                              "include_initial to start with a one. Lazy.")
+
+
+def _as_ufuncs(namespace: dict, table: dict) -> None:
+    """NumPy's binary functions here are ufuncs there (np.lcm.reduce(periods), np.gcd.accumulate):
+    each becomes a poot Ufunc with NumPy's identity and whether its reduction may reorder."""
+    from poot.trace.ufunc import Ufunc
+
+    for name, (identity, reorderable) in table.items():
+        namespace[name] = Ufunc(namespace[name], name, identity, reorderable)
+
+
+_as_ufuncs(globals(), {"gcd": (0, True), "lcm": (None, True), "logaddexp2": (-math.inf, True)})

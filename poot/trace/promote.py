@@ -127,6 +127,19 @@ def cast(n: Node, dtype: dt.DType) -> Node:
     return record("convert", (n,), {"dtype": dtype})
 
 
+def strong_cast(n: Node, dtype: dt.DType) -> Node:
+    """`n` converted to `dtype` as a strongly typed value. A traced Python scalar (a jitted function's
+    scalar argument, weak) that the user makes an array of, or gives a dtype (`pt.asarray(t)`,
+    `t.astype(pt.float64)`, `pt.float32(t)`), is then a NumPy value of that dtype, as the same call
+    makes it eagerly: `f32_array + pt.float64(t)` is float64, under @pt.jit too."""
+    r = cast(n, dtype)
+    if r.weak == 1:
+        if r is n:
+            r = record("convert", (n,), {"dtype": dtype})
+        r.weak = 0
+    return r
+
+
 def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
     """Items from `promote` as Nodes of `dtype`: weak scalars become 0-d leaves (checked to fit)."""
     out = []

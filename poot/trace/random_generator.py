@@ -23,11 +23,12 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, ShapeError, TracerError, api_boundary
+from poot.errors import DTypeError, NotBuiltError, ShapeError, TracerError, api_boundary, out_error
 from poot.trace import context as _dev
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import random as _r
+from poot.trace.lost_writes import refuses_temporaries
 from poot.trace import random_distributions as _dist
 from poot.trace import reductions as red
 from poot.trace.array import Array
@@ -377,6 +378,7 @@ class Generator:
         order = argsort(_r.bits(self._next(), x.shape, dt.uint64), axis=ax)
         return take_along_axis(x, order, axis=ax)
 
+    @refuses_temporaries("Generator.shuffle", 1)
     @api_boundary
     def shuffle(self, x, axis=0):
         """Shuffle the poot array x in place along `axis` (x's node is rebound to the shuffled
@@ -464,7 +466,7 @@ class Generator:
 
 def _no_out(out):
     if out is not None:
-        raise ShapeError("Generator: out= is not supported (poot arrays are immutable values)")
+        raise out_error("Generator", out)
 
 
 @api_boundary

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DomainError, ShapeError, api_boundary
+from poot.errors import DomainError, ShapeError, api_boundary, out_error
 from poot.trace.lazy import constant, record
 from poot.trace.movement import arr, axes_of, axis_of, _reshape_node
 from poot.trace.promote import cast, wrap
@@ -54,10 +54,12 @@ def _reduce(prim, n, axes, out_dtype, keepdims):
     return cast(_finish_shape(n, shape, axes, keepdims), out_dtype)
 
 
-def _check_out(op, out, where=True):
+def _check_out(op, out, result=None):
+    """Refuse `out=` (poot arrays are immutable values) with errors.out_error's class: `result` (a
+    function giving the lazy result without out=) lets a wrong shape be named (NumPy casts a
+    reduction's result to any out dtype, so no dtype is wrong)."""
     if out is not None:
-        raise ShapeError(f"{op}: out= is not supported (poot arrays are immutable values); "
-                         f"assign the result instead")
+        raise out_error(op, out, result() if result is not None else None, casting="unsafe")
 
 
 def _masked(x, where, fill):
@@ -85,7 +87,7 @@ def _selected_count(x, where, axes, keepdims, d):
 @api_boundary
 def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Sum over `axis` (int, tuple, None for all; negative counts from the end)."""
-    _check_out("sum", out, where)
+    _check_out("sum", out, lambda: sum(x, axis, dtype, None, keepdims, initial, where))
     x = _masked(x, where, 0)
     axes = _ufunc_axes(axis, x, "sum")
     d = _acc_dtype(x.dtype, dtype)
@@ -97,7 +99,7 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 @api_boundary
 def prod(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-    _check_out("prod", out, where)
+    _check_out("prod", out, lambda: prod(x, axis, dtype, None, keepdims, initial, where))
     x = _masked(x, where, 1)
     axes = _ufunc_axes(axis, x, "prod")
     d = _acc_dtype(x.dtype, dtype)
@@ -122,7 +124,7 @@ def _mean_node(x, axes, dtype, keepdims):
 @api_boundary
 def mean(x, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Arithmetic mean (float64 for integer input; NaN for an empty reduction, as in NumPy)."""
-    _check_out("mean", out, where)
+    _check_out("mean", out, lambda: mean(x, axis, dtype, None, keepdims, where))
     x = arr(x)
     axes = axes_of(axis, x.ndim, "mean", x)
     if where is not True:
@@ -184,7 +186,8 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         correction=None):
     """Variance: sum((x - mean)**2) / (N - correction); `ddof` is NumPy's name for correction; `mean`
     (NumPy's) a precomputed mean, broadcast against x (as keepdims=True gives it)."""
-    _check_out("var", out, where)
+    _check_out("var", out, lambda: var(x, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                                                  correction=correction))
     if mean is not None:
         from poot.trace.numpy_stats import var_with_mean
 
@@ -197,7 +200,8 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=None):
     """Standard deviation: sqrt(var(...)); `mean` as var's."""
-    _check_out("std", out, where)
+    _check_out("std", out, lambda: std(x, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                                                  correction=correction))
     if mean is not None:
         from poot.trace.numpy_stats import var_with_mean
 
@@ -220,7 +224,7 @@ def _check_initial(op, x, initial):
 
 
 def _extreme(op, prim, x, axis, keepdims, out, initial, where):
-    _check_out(op, out, where)
+    _check_out(op, out, lambda: _extreme(op, prim, x, axis, keepdims, None, initial, where))
     if initial is not None:
         _check_initial(op, x, initial)
     if where is not True:
@@ -268,7 +272,7 @@ amax, amin = max, min
 
 
 def _arg(op, x, axis, keepdims, out):
-    _check_out(op, out)
+    _check_out(op, out, lambda: _arg(op, x, axis, keepdims, None))
     x = arr(x)
     if x.ndim == 0 and axis is not None and not isinstance(axis, (tuple, list)) and axis in (0, -1):
         axis = None  # NumPy: the one element of a 0-d array
@@ -302,7 +306,7 @@ def argmin(x, axis=None, out=None, *, keepdims=False):
 
 
 def _logical(op, prim, empty_value, x, axis, keepdims, out, where):
-    _check_out(op, out, where)
+    _check_out(op, out, lambda: _logical(op, prim, empty_value, x, axis, keepdims, None, where))
     x = arr(x) if where is True else _masked(arr(x).astype(dt.bool_), where, empty_value)
     axes = _ufunc_axes(axis, x, op)
     n = cast(x._node, dt.bool_)
@@ -334,7 +338,7 @@ def count_nonzero(x, axis=None, *, keepdims=False):
 
 
 def _scan(op, x, axis, dtype, out):
-    _check_out(op, out)
+    _check_out(op, out, lambda: _scan(op, x, axis, dtype, None))
     x = arr(x)
     n = x._node
     if axis is None or (x.ndim == 0 and not isinstance(axis, (tuple, list)) and axis in (0, -1)):

@@ -38,7 +38,8 @@ _export("where", _where, "where(condition, x, y): elementwise choice (condition 
 def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)
     min = kwargs.pop("a_min", min)  # noqa: A001
     max = kwargs.pop("a_max", max)  # noqa: A001
-    refuse_out("clip", kwargs.pop("out", None))
+    out = kwargs.pop("out", None)
+    refuse_out("clip", out, lambda: _clip(x, min, max, **kwargs))
     if kwargs:
         raise TypeError(f"clip() got unexpected arguments {sorted(kwargs)}")
     items, d, dev = promote("clip", [x] + [b for b in (min, max) if b is not None])

@@ -15,6 +15,7 @@ import functools
 import math
 
 from poot.errors import ArgumentValueError, api_boundary
+from poot.trace.lost_writes import refuses_temporaries
 
 _NO_VALUE = object()   # "not given" for `initial`, which may be None in NumPy's signature
 
@@ -80,6 +81,7 @@ class Ufunc(functools.partial):
 
         return ufunc_methods.accumulate(self, array, axis, dtype, out)
 
+    @refuses_temporaries("Ufunc.at", 1, lambda uf: f"{uf.__name__}.at")
     @api_boundary
     def at(self, a, indices, b=None, /):
         """In place, unbuffered: `a[indices] = f(a[indices], b)` where a repeated index applies f
@@ -165,6 +167,7 @@ class UnaryUfunc(Ufunc):
         """Refused: a unary function has no reduction (NumPy's ValueError)."""
         self._binary_only("reduceat")
 
+    @refuses_temporaries("UnaryUfunc.at", 1, lambda uf: f"{uf.__name__}.at")
     @api_boundary
     def at(self, a, indices, b=None, /):
         """In place, unbuffered: `a[indices] = f(a[indices])`, f applied once per occurrence of an
@@ -202,9 +205,12 @@ def wrap_unary_ufuncs(namespace: dict) -> None:
 
 
 def _by_name(name: str) -> Ufunc:
+    """The Ufunc a pickle names: elementwise.py's, else one of poot.trace's others (pt.gcd, pt.fmod)."""
+    import poot.trace
     from poot.trace import elementwise
 
-    return getattr(elementwise, name)
+    found = getattr(elementwise, name, None)
+    return found if isinstance(found, Ufunc) else getattr(poot.trace, name)
 
 
 def wrap_binary_ufuncs(namespace: dict) -> None:

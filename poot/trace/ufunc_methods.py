@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, PootIndexError, ShapeError
+from poot.errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, out_error
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
@@ -42,10 +42,13 @@ _SCANS = {"add": red.cumsum, "multiply": red.cumprod}
 _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 
-def _no_out(uf, method, out):
+def _no_out(uf, method, out, result=None):
+    """Refuse out= as every poot function does (errors.out_error); `result` gives the lazy result
+    without it, to name a wrong shape or dtype (reduce, accumulate and reduceat cast to any out dtype,
+    as NumPy's do; outer is a ufunc call, same_kind)."""
     if out is not None:
-        raise ShapeError(f"{uf.__name__}.{method}: out= is not supported (poot arrays are immutable "
-                         f"values); assign the result instead")
+        raise out_error(f"{uf.__name__}.{method}", out, result() if result is not None else None,
+                        casting="same_kind" if method == "outer" else "unsafe")
 
 
 def _as_array(x) -> Array:
@@ -74,7 +77,8 @@ def _axes(uf, axis, x: Array) -> tuple[int, ...]:
 
 
 def outer(uf, A, B, dtype=None, **kwargs):
-    _no_out(uf, "outer", kwargs.pop("out", None))
+    out = kwargs.pop("out", None)
+    _no_out(uf, "outer", out, lambda: outer(uf, A, B, dtype, **kwargs))
     if kwargs:
         raise NotBuiltError(f"{uf.__name__}.outer: arguments {sorted(kwargs)} are not built")
     a, b = _as_array(A), _as_array(B)
@@ -112,7 +116,7 @@ def _fold(uf, x: Array, start) -> Array:
 
 def reduce(uf, array, axis, dtype, out, keepdims, initial, where):
     """ufunc.reduce; `initial` is a 1-tuple holding the value, or None when not given."""
-    _no_out(uf, "reduce", out)
+    _no_out(uf, "reduce", out, lambda: reduce(uf, array, axis, dtype, None, keepdims, initial, where))
     name = uf.__name__
     if name in _COMPARISONS:
         raise DTypeError(f"{name}.reduce: a comparison gives bool, not its operands' type, so it has "
@@ -210,7 +214,7 @@ def _scan(uf, x: Array) -> Array:
 
 
 def accumulate(uf, array, axis, dtype, out):
-    _no_out(uf, "accumulate", out)
+    _no_out(uf, "accumulate", out, lambda: accumulate(uf, array, axis, dtype, None))
     name = uf.__name__
     x = _as_array(array)
     if x.ndim == 0:
@@ -473,7 +477,7 @@ def _reduceat_fold(uf, x: Array, starts, lens, rd: dt.DType, top) -> Array:
 
 
 def reduceat(uf, array, indices, axis, dtype, out):
-    _no_out(uf, "reduceat", out)
+    _no_out(uf, "reduceat", out, lambda: reduceat(uf, array, indices, axis, dtype, None))
     name = uf.__name__
     if name in _COMPARISONS:
         raise DTypeError(f"{name}.reduceat: a comparison gives bool, not its operands' type, so it has "

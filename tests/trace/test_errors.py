@@ -207,7 +207,7 @@ def test_integers_to_negative_integer_powers_are_refused_as_numpy_does():
 
 def test_arguments_that_do_not_fit_name_the_function():
     x = pt.asarray(np.ones(3))
-    with pytest.raises(pt.ArgumentError, match=r"add: got an unexpected keyword argument 'out'; poot's"):
+    with pytest.raises(pt.OutError, match=r"add: out= is not supported \(poot arrays are immutable"):
         pt.add(x, x, out=x)
     with pytest.raises(TypeError, match=r"exp: takes 1 positional argument"):
         pt.exp(x, x)

@@ -32,6 +32,42 @@ def test_nextafter_scalar_argument_steps_in_float32():
     np.testing.assert_array_equal(got, np.nextafter(np.array([0.5, 1.5, 2.0, 3.0], np.float32), np.float32(2)))
 
 
+# --- A1b: a Python scalar argument made an array, given a dtype or passed to exp/sin... is strong ----
+_STRONG = {
+    "asarray": lambda t: pt.asarray(t), "array": lambda t: pt.array(t),
+    "asarray_dtype": lambda t: pt.asarray(t, dtype=pt.float64), "float64": lambda t: pt.float64(t),
+    "astype": lambda t: pt.asarray(t).astype(pt.float64), "astype_fn": lambda t: pt.astype(t, pt.float64),
+    "sin": lambda t: pt.sin(t), "exp": lambda t: pt.exp(t), "sqrt": lambda t: pt.sqrt(t),
+    "sin_of_expr": lambda t: pt.sin(2 * t) * 0.5,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STRONG))
+def test_scalar_argument_made_strong_as_eagerly(name):
+    """np.sin(0.5) and np.asarray(0.5) are float64 NumPy values, not Python floats: a float32 array
+    plus one is float64, eagerly, and so under jit when 0.5 is the jitted function's argument."""
+    g = _STRONG[name]
+    f = pt.jit(lambda y, t: y + g(t))
+    y = _x()
+    value = {"sin": np.sin(0.5), "exp": np.exp(0.5), "sqrt": np.sqrt(0.5),
+             "sin_of_expr": np.sin(2 * 0.5) * 0.5}.get(name, np.float64(0.5))
+    want = np.float32([0.5, 1.5, 2.0, 3.0]) + value
+    for got in (y + g(0.5), f(y, 0.5)):
+        assert got.dtype == pt.float64, name
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
+def test_scalar_argument_operators_stay_weak():
+    """Operators on a Python scalar give a Python scalar (weak): `t * 2` and `t ** 0.5` keep a float32
+    array float32, eagerly and under jit."""
+    f = pt.jit(lambda y, t: y + t * 2 + t ** 0.5 - (-t))
+    y = _x()
+    want = np.float32([0.5, 1.5, 2.0, 3.0]) + 0.5 * 2 + 0.5 ** 0.5 - (-0.5)
+    for got in (y + 0.5 * 2 + 0.5 ** 0.5 - (-0.5), f(y, 0.5)):
+        assert got.dtype == pt.float32
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
 # --- A2: plain objects as arguments: scalars key the signature, NumPy arrays are refused -------
 class _Cfg:
     def __init__(self):

@@ -55,7 +55,7 @@ _OUT_CALLS = {
 @pytest.mark.parametrize("name", sorted(_OUT_CALLS))
 def test_numpy_function_with_a_poot_out_is_refused_as_the_ufunc_path_does(name):
     x = pt.asarray(np.arange(6.0) - 2)
-    with pytest.raises(pt.DTypeError, match=rf"np\.{name}\(\.\.\., out=<poot array>\): poot arrays are immutable"):
+    with pytest.raises(pt.OutError, match=rf"np\.{name}: out= is not supported \(poot arrays are immutable"):
         _OUT_CALLS[name](x)
     np.testing.assert_array_equal(x.numpy(), np.arange(6.0) - 2)
 
@@ -150,8 +150,9 @@ def test_fill_out_of_range_names_fill():
 def test_at_with_a_value_of_the_wrong_shape_names_the_ufunc_at(name):
     with pytest.raises(ValueError):
         getattr(np, name).at(np.zeros(3), [0], [1.0, 2.0])
+    a = pt.zeros(3)     # held by a name: a temporary would be refused as a lost write first
     with pytest.raises(pt.ShapeError, match=rf"^{name}\.at: ") as info:
-        getattr(pt, name).at(pt.zeros(3), [0], [1.0, 2.0])
+        getattr(pt, name).at(a, [0], [1.0, 2.0])
     assert str(info.value).count("(at ") == 1
 
 

@@ -236,3 +236,20 @@ def test_at_with_heavily_repeated_positions(device, name):
     x = pt.asarray(a)
     getattr(pt, name).at(x, pt.asarray(idx), vals)
     np.testing.assert_allclose(x.numpy(), expected, rtol=1e-9 if name == "multiply" else 0)
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm", "logaddexp2", "fmod", "heaviside"])
+def test_numpy_ufuncs_built_from_several_steps_have_the_methods(name):
+    """np.lcm.reduce(periods) and np.gcd.accumulate(x) are everyday uses: gcd, lcm, logaddexp2, fmod
+    and heaviside are Ufuncs with NumPy's identity, not plain functions (an AttributeError before)."""
+    f, g = getattr(pt, name), getattr(np, name)
+    assert isinstance(f, pt.ufunc) and f.identity == g.identity and f.__name__ == name
+    ints = name in ("gcd", "lcm")
+    x = np.array([[12, 18, 8], [4, 6, 10]]) if ints else np.array([[7.0, 4.0, 3.0], [-2.5, 0.0, 1.5]])
+    X = pt.asarray(x)
+    for axis in (0, 1):
+        np.testing.assert_allclose(f.reduce(X, axis=axis).numpy(), g.reduce(x, axis=axis), rtol=1e-15)
+        np.testing.assert_allclose(f.accumulate(X, axis=axis).numpy(), g.accumulate(x, axis=axis), rtol=1e-15)
+    np.testing.assert_allclose(f.outer(X[0], X[1]).numpy(), g.outer(x[0], x[1]), rtol=1e-15)
+    np.testing.assert_allclose(pt.jit(lambda v: f.reduce(v, axis=1))(X).numpy(), g.reduce(x, axis=1), rtol=1e-15)
+    assert pickle.loads(pickle.dumps(f)) is f and copy.deepcopy(f) is f
