@@ -7,6 +7,9 @@ dataclasses are nodes, None is an empty subtree, everything else is a leaf.
     params = pt.tree_map(lambda p, g: p - 0.1 * g, params, grads)
 
 `is_leaf(x) -> bool` stops the flattening at a subtree (which is then one leaf), as in JAX.
+`register_pytree_node(cls, flatten_fn, unflatten_fn)` (and the `register_pytree_node_class`
+decorator, for a class with `tree_flatten` and a classmethod `tree_unflatten`) makes a class of yours
+a node for every transform, as in JAX.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from poot.errors import ArgumentError, ShapeError, api_boundary
 from poot.trace import pytree
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map",
-           "treedef_is_leaf"]
+           "treedef_is_leaf", "register_pytree_node", "register_pytree_node_class", "tree_reduce", "tree_all"]
 
 
 class PyTreeDef:
@@ -46,6 +49,8 @@ def _text(d) -> str:
     if d == pytree._NONE:
         return "None"
     t, kids = d[0], [_text(c) for c in d[-1]]
+    if type(d[1]) is pytree.Aux:
+        return f"{t.__name__}[{d[1].value!r}]({', '.join(kids)})"
     if t is tuple:
         return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
     if t is list:
@@ -70,6 +75,8 @@ def _children(x, d) -> list:
     t = d[0]
     if t is dict:
         return [x[k] for k in d[1]]
+    if type(d[1]) is pytree.Aux:      # registered node: its flatten function's children
+        return pytree.custom_children(x, t)[0]
     if len(d) == 3:                   # dataclass: (type, field names, children)
         return [getattr(x, n) for n in d[1]]
     return list(x)                    # tuple, list, NamedTuple
@@ -177,3 +184,44 @@ def tree_map(f, tree, *rest, is_leaf=None):
         _up_to(treedef._def, other, "", i, col)
         columns.append(col)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(*columns)])
+
+
+@api_boundary
+def register_pytree_node(nodetype: type, flatten_func, unflatten_func) -> None:
+    """Make `nodetype` a pytree node, as JAX's function of this name: `flatten_func(x)` returns
+    `(children, aux_data)` (children: an iterable of subtrees; aux_data: hashable, kept in the
+    structure) and `unflatten_func(aux_data, children)` rebuilds the object. `@pt.jit`, the derivatives,
+    `pt.vmap` and `tree_map` then see through it to its children."""
+    if not isinstance(nodetype, type):
+        raise ArgumentError(f"register_pytree_node: nodetype must be a class; got {type(nodetype).__name__}")
+    if not callable(flatten_func) or not callable(unflatten_func):
+        raise ArgumentError("register_pytree_node: flatten_func and unflatten_func must be functions")
+    pytree.register(nodetype, flatten_func, unflatten_func)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Class decorator (JAX's): registers `cls` with its method `tree_flatten(self) -> (children,
+    aux_data)` and classmethod `tree_unflatten(aux_data, children)`; returns `cls`."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+_NO_INITIAL = object()
+
+
+@api_boundary
+def tree_reduce(function, tree, initializer=_NO_INITIAL, is_leaf=None):
+    """`functools.reduce(function, tree_leaves(tree))`, with `initializer` first when given (JAX's)."""
+    import functools
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIAL:
+        if not leaves:
+            raise ArgumentError("tree_reduce: a tree without leaves needs an initializer")
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+@api_boundary
+def tree_all(tree, is_leaf=None) -> bool:
+    """Whether every leaf of `tree` is true (JAX's)."""
+    return all(tree_leaves(tree, is_leaf))

@@ -7,7 +7,7 @@ import math
 import operator
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, ArgumentValueError, DTypeError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace import reductions as red
 from poot.trace import selection as sel
@@ -89,7 +89,8 @@ def gelu(x, approximate="none"):
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return (0.5 * x * (1.0 + ew.tanh(inner))).astype(d)
     if approximate != "none":
-        raise ShapeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentValueError(f"gelu: approximate must be 'none' or 'tanh' (or True/False, as in JAX), "
+                                 f"got {approximate!r}")
     return (0.5 * x * (1.0 + ew.erf(x * (1 / math.sqrt(2))))).astype(d)
 
 

@@ -6,6 +6,11 @@ OrderedDict's in their order) and a hashable `treedef` that
 `unflatten(treedef, leaves)` rebuilds the structure from. None is an empty subtree (no leaf), as in
 JAX. Everything else is a leaf. `paths(treedef)` names each leaf the way a user would index it
 (`[0]['w'].bias`), for messages.
+
+`register(type, flatten_fn, unflatten_fn)` makes a class of the user's a node, as JAX's
+`register_pytree_node`: `flatten_fn(x) -> (children, aux)`, `unflatten_fn(aux, children) -> x`. Its
+treedef node is `(type, Aux(aux), children)`; aux is part of the structure (a jitted function traces
+again for another aux), so it must be hashable and comparable, as in JAX.
 """
 from __future__ import annotations
 
@@ -24,6 +29,59 @@ def flatten(tree) -> tuple[list, object]:
 
 
 _LEAF_TYPES: set = set()     # types met as leaves: neither containers, NamedTuples nor dataclasses
+_CUSTOM: dict = {}           # type -> (flatten_fn, unflatten_fn), registered by the user
+
+
+class Aux:
+    """The aux data of a registered node in its treedef: equal and hashing as the aux data itself,
+    and never equal to a dataclass's field names (the other 3-element node)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not Aux:
+            return False
+        eq = self.value == other.value
+        try:
+            return bool(eq)
+        except (TypeError, ValueError):     # an array-valued ==: aux data must compare as a bool
+            raise PootError(f"the aux data of a registered pytree node must compare with == to True or "
+                            f"False, as in JAX; {type(self.value).__name__} gave {type(eq).__name__}") from None
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.value)
+        except TypeError:
+            raise PootError(f"the aux data of a registered pytree node must be hashable, as in JAX (it is "
+                            f"part of the structure a jitted function is cached by); got "
+                            f"{type(self.value).__name__}") from None
+
+    def __repr__(self) -> str:
+        return f"Aux({self.value!r})"
+
+
+def register(t: type, flatten_fn, unflatten_fn) -> None:
+    """Make type `t` a pytree node (JAX's register_pytree_node)."""
+    if t in (tuple, list, dict, type(None), OrderedDict, defaultdict) or t in _CUSTOM:
+        raise PootError(f"register_pytree_node: {t.__name__} is already a pytree node type")
+    _CUSTOM[t] = (flatten_fn, unflatten_fn)
+    _LEAF_TYPES.discard(t)
+
+
+def custom_children(x, t) -> tuple[list, object]:
+    """(children, aux) of registered node `x` of type `t`, from its flatten function."""
+    flatten_fn = _CUSTOM[t][0]
+    out = flatten_fn(x)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise PootError(f"the flatten function registered for {t.__name__} must return (children, aux_data); "
+                        f"got {type(out).__name__}")
+    return list(out[0]), out[1]
 
 
 def _flatten(x, leaves: list):
@@ -41,6 +99,9 @@ def _flatten(x, leaves: list):
         return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
     if x is None:
         return _NONE
+    if t in _CUSTOM:
+        kids, aux = custom_children(x, t)
+        return (t, Aux(aux), tuple(_flatten(c, leaves) for c in kids))
     if t is OrderedDict:      # its order is part of it (JAX keeps it too)
         keys = _Keys(x, OrderedDict)
         return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
@@ -112,6 +173,8 @@ def _unflatten(d, it):
         return {k: _unflatten(c, it) for k, c in zip(d[1], d[2])}
     if len(d) == 2:                                          # NamedTuple
         return t(*[_unflatten(c, it) for c in d[1]])
+    if type(d[1]) is Aux:                                    # registered node
+        return _CUSTOM[t][1](d[1].value, tuple(_unflatten(c, it) for c in d[2]))
     return t(**{n: _unflatten(c, it) for n, c in zip(d[1], d[2])})   # dataclass
 
 
@@ -138,6 +201,9 @@ def _paths(d, prefix: str, out: list) -> None:
     elif len(d) == 2:
         for name, c in zip(t._fields, d[1]):
             _paths(c, f"{prefix}.{name}", out)
+    elif type(d[1]) is Aux:                  # registered node: its children by position, as JAX's keystr
+        for i, c in enumerate(d[2]):
+            _paths(c, f"{prefix}[<flat index {i}>]", out)
     else:
         for name, c in zip(d[1], d[2]):
             _paths(c, f"{prefix}.{name}", out)

@@ -133,13 +133,13 @@ def _value_and_grad_call(fn, argnums, has_aux, what, args, kwargs):
 
 
 @api_boundary
-def value_and_grad(fn, argnums=0, has_aux=False):
+def value_and_grad(fn, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """`fn` and its gradient: a function returning `(fn(*args), gradient)`, the gradient with respect
     to argument `argnums` (an int: its pytree structure; a tuple: a tuple of them). `fn` must return
     a floating-point scalar; with `has_aux=True` it returns `(scalar, aux)` and the function returns
-    `((value, aux), gradient)`."""
-    if not callable(fn):
-        raise PootError(f"value_and_grad needs a function; got {type(fn).__name__}")
+    `((value, aux), gradient)`. JAX's `holomorphic` and `allow_int` are taken (code passing their
+    defaults runs) and refused with NotBuiltError when true, as jacrev does."""
+    _check_jac_options(fn, "value_and_grad", holomorphic, allow_int)
 
     @functools.wraps(fn)
     @api_boundary
@@ -150,13 +150,12 @@ def value_and_grad(fn, argnums=0, has_aux=False):
 
 
 @api_boundary
-def grad(fn, argnums=0, has_aux=False):
+def grad(fn, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The gradient of `fn` (which returns a floating-point scalar) with respect to argument
     `argnums` (an int, or a tuple for a tuple of gradients); with `has_aux=True`, `fn` returns
     `(scalar, aux)` and the gradient function returns `(gradient, aux)`. Composes with @pt.jit and
-    with itself (`grad(grad(f))`)."""
-    if not callable(fn):
-        raise PootError(f"grad needs a function; got {type(fn).__name__}")
+    with itself (`grad(grad(f))`). `holomorphic` and `allow_int` as in value_and_grad."""
+    _check_jac_options(fn, "grad", holomorphic, allow_int)
 
     @functools.wraps(fn)
     @api_boundary

@@ -285,6 +285,13 @@ def _spread(spec, tree, where: str, what: str, out: list) -> None:
     elif type(spec) is t and hasattr(t, "_fields"):
         for name in t._fields:
             _spread(getattr(spec, name), getattr(tree, name), f"{where}.{name}", what, out)
+    elif type(spec) is t and t in pytree._CUSTOM:           # a registered node: child by child
+        kids = pytree.custom_children(tree, t)[0]
+        spec_kids = pytree.custom_children(spec, t)[0]
+        if len(spec_kids) != len(kids):
+            raise mismatch
+        for i, (s, x) in enumerate(zip(spec_kids, kids)):
+            _spread(s, x, f"{where}[<flat index {i}>]", what, out)
     elif type(spec) is t and dataclasses.is_dataclass(tree):
         for f in dataclasses.fields(tree):
             if f.init:

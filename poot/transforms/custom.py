@@ -412,8 +412,12 @@ def checkpoint(fun, **options):
     tracing.mark) it runs as `fun` itself: the same values and derivatives, without rematerializing."""
     if not callable(fun):
         raise PootError(f"checkpoint needs a function; got {type(fun).__name__}")
-    if options:
-        raise ArgumentError(f"checkpoint: options {sorted(options)} are not supported")
+    # JAX's options that change what is saved, not the values: policy (poot saves nothing inside
+    # fun, the most any policy recomputes), prevent_cse, static_argnums (Python values are constants
+    # of the recording anyway); code written for JAX that passes them runs
+    unknown = sorted(set(options) - {"policy", "prevent_cse", "static_argnums"})
+    if unknown:
+        raise ArgumentError(f"checkpoint: options {unknown} are not supported")
 
     @functools.wraps(fun)
     @api_boundary

@@ -13,7 +13,7 @@ import math
 
 from poot.trace.array import Array
 
-from .prims import bind, broadcast, convert, select_zero, sum_to, where, zeros_like
+from .prims import bind, broadcast, convert, full_like, select_zero, sum_to, where, zeros_like
 
 ONE = "one"
 MINUS_ONE = "minus_one"
@@ -21,6 +21,13 @@ MINUS_ONE = "minus_one"
 
 def _rsqrt(v: Array) -> Array:
     return 1.0 / bind("sqrt", v)
+
+
+def _abs_slope(x: Array) -> Array:
+    """JAX's slope of |x|: +1 where x >= 0 (zero and -0.0 included), -1 elsewhere. sign(x) would give
+    0 at 0, so an L1 penalty on weights that start at zero would never move them, unlike in JAX."""
+    one = full_like(x, 1.0)
+    return where(bind("ge", x, zeros_like(x)), one, -one)
 
 
 UNARY = {
@@ -45,7 +52,7 @@ UNARY = {
     "atanh": lambda x, y: 1.0 / (1.0 - x * x),
     "erf": lambda x, y: (2.0 / math.sqrt(math.pi)) * bind("exp", -(x * x)),
     "neg": lambda x, y: MINUS_ONE,
-    "abs": lambda x, y: bind("sign", x),
+    "abs": lambda x, y: _abs_slope(x),
 }
 
 

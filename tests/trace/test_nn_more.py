@@ -556,3 +556,9 @@ def test_out_of_range_class_raises_at_host_read(bad):
     # ignore_index is never gathered, whatever its value
     np.testing.assert_allclose(pt.nn.cross_entropy(pt.array(F), pt.array(t), ignore_index=bad).numpy(),
                                math.log(4), rtol=1e-6)
+
+
+def test_gelu_with_an_unknown_approximation_is_a_value_error():
+    """A bad option value is an ArgumentValueError (NumPy's and JAX's ValueError), not a ShapeError."""
+    with pytest.raises(pt.ArgumentValueError, match="approximate must be 'none' or 'tanh'"):
+        pt.nn.gelu(pt.ones(3), approximate="erf")

@@ -210,3 +210,16 @@ def test_pullback_after_the_results_were_realized():
     np.testing.assert_allclose(ct.numpy(), np.exp(xn) * (np.sin(xn) + np.cos(xn)), rtol=1e-12)
     (ct2,) = pull(f64(2.0, 2.0))    # a pullback can be called again
     np.testing.assert_allclose(ct2.numpy(), 2 * ct.numpy(), rtol=1e-12)
+
+
+def test_grad_and_value_and_grad_take_jaxs_holomorphic_and_allow_int():
+    """Code written for JAX passes holomorphic=False / allow_int=False; true is refused as jacrev does."""
+    x = pt.asarray(np.array([1.0, -2.0]))
+    assert np.allclose(pt.grad(lambda v: pt.sum(v * v), holomorphic=False, allow_int=False)(x).numpy(), [2.0, -4.0])
+    value, g = pt.value_and_grad(lambda v: pt.sum(v * v), allow_int=False)(x)
+    assert float(value) == 5.0 and np.allclose(g.numpy(), [2.0, -4.0])
+    for transform in (pt.grad, pt.value_and_grad):
+        with pytest.raises(pt.NotBuiltError, match="holomorphic=True"):
+            transform(lambda v: v, holomorphic=True)
+        with pytest.raises(pt.NotBuiltError, match="allow_int=True"):
+            transform(lambda v: v, allow_int=True)

@@ -177,3 +177,16 @@ def test_custom_rules_refuse_closures_over_differentiated_values():
 
     with pytest.raises(pt.PootError, match="closure"):
         pt.grad(loss)(f64(2.0))
+
+
+def test_checkpoint_takes_jaxs_policy_prevent_cse_and_static_argnums():
+    """Options that change what the backward pass keeps, not its values, run as JAX code passes them."""
+    f = pt.checkpoint(lambda a, n: pt.sum(pt.sin(a)) * n, static_argnums=(1,), policy=None, prevent_cse=True)
+    x = np.array([0.0, 1.0, 2.5])
+    np.testing.assert_allclose(pt.grad(f)(pt.asarray(x), 2).numpy(), 2 * np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(pt.jit(pt.grad(f), static_argnums=1)(pt.asarray(x), 3).numpy(), 3 * np.cos(x),
+                               rtol=1e-12)
+    g = pt.checkpoint(lambda a: pt.sum(pt.sin(a)), policy=lambda *args, **kwargs: True)
+    np.testing.assert_allclose(pt.grad(g)(pt.asarray(x)).numpy(), np.cos(x), rtol=1e-12)
+    with pytest.raises(pt.ArgumentError, match=r"options \['concrete'\] are not supported"):
+        pt.checkpoint(lambda a: a, concrete=True)

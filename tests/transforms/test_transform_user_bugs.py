@@ -3,7 +3,8 @@ reading), vmap of a guarded branch or loop body that indexes, closed-over writes
 custom_vjp whose fwd calls the function itself, and the messages of common mistakes. Also: reverse
 mode through vmap of a cond whose untaken branch has an infinite derivative, interp's slope at its
 sample points, complex primals under jvp/vjp, eigh's and det's gradients (JAX's values), checks of
-custom_jvp rules, custom_vjp defaults, and leaked tracers."""
+custom_jvp rules, custom_vjp defaults, leaked tracers, abs's slope at zero (JAX's 1), and an
+AttributeError of the user's own function under a transform (left as it is)."""
 from __future__ import annotations
 
 import numpy as np
@@ -468,3 +469,36 @@ def test_grad_of_vmap_cond_for_an_unbatched_operand_of_the_branch():
     def total(w):
         return pt.vmap(lambda x: pt.cond(x > 0, lambda: pt.sqrt(w * x), lambda: w))(xs).sum()
     assert float(pt.grad(total)(pt.asarray(2.0))) == pytest.approx(1.0 + 4.0 / (2.0 * np.sqrt(8.0)))
+
+
+# --- abs's slope at zero, and exceptions of the user's own function under a transform -------------
+def test_abs_slope_at_zero_is_jaxs_one_in_both_modes():
+    """JAX differentiates |x| as +1 where x >= 0 (-0.0 too): an L1 penalty on weights that start at
+    zero moves them. sign(x) gave 0 there, so such weights never left zero."""
+    x = pt.asarray(np.array([-2.0, -0.0, 0.0, 3.0]))
+    want = np.array([-1.0, 1.0, 1.0, 1.0])
+    assert np.array_equal(pt.grad(lambda v: pt.sum(pt.abs(v)))(x).numpy(), want)
+    assert np.array_equal(pt.jvp(pt.abs, (x,), (pt.ones(4, dtype=pt.float64),))[1].numpy(), want)
+    assert np.array_equal(pt.vmap(pt.grad(pt.abs))(x).numpy(), want)
+    assert np.array_equal(pt.hessian(lambda v: pt.sum(pt.abs(v)))(x).numpy(), np.zeros((4, 4)))
+    assert np.array_equal(pt.grad(lambda v: pt.linalg.norm(v, ord=1))(x).numpy(), want)
+    w = pt.zeros(3, dtype=pt.float32)
+    step = pt.jit(lambda w: w - 0.1 * pt.grad(lambda w: pt.sum((w - 1.0) ** 2) + pt.sum(pt.abs(w)))(w))
+    assert np.allclose(step(w).numpy(), 0.1)        # -0.1 * (2 * (0 - 1) + 1)
+
+
+@pytest.mark.parametrize("transform", [pt.vmap, pt.grad, pt.jit, pt.jacrev],
+                         ids=["vmap", "grad", "jit", "jacrev"])
+def test_an_attribute_error_of_the_users_function_propagates_as_it_is(transform):
+    """A name poot lacks (`pt.random.categoricalx`), looked up by the function being transformed, is
+    that function's AttributeError, as when it runs eagerly; it was reported as the transform's own
+    'an argument it could not use' (ArgumentAttributeError, named 'call__' for vmap)."""
+    def f(x):
+        return pt.random.categoricalx(x)
+
+    with pytest.raises(AttributeError) as info:
+        f(pt.ones(3))
+    eager = str(info.value)
+    with pytest.raises(AttributeError) as info:
+        transform(f)(pt.ones(3))
+    assert type(info.value) is AttributeError and str(info.value) == eager
