@@ -11,8 +11,9 @@ from poot.errors import (APIVersionError, ArgumentAttributeError, ArgumentError,
                          ArgumentOverflowError, ArgumentValueError, ArgumentZeroDivisionError, AxisError, CacheError,
                          CompileLimitError, ConfigError, CopyError, DeviceError, DomainError, DeviceUnavailableError,
                          DTypeError, InternalError, KernelImportError, KernelIndexError, KernelTrap, KIRError,
-                         LeakedTracerError, LoweringError, NotBuiltError, OutOfMemoryError, PootError, PootIndexError,
-                         RetraceWarning, SamplingError, ShapeError, TracerError)
+                         LeakedTracerError, LoweringError, NotBuiltError, OutDTypeError, OutError, OutOfMemoryError,
+                         OutShapeError, PootError, PootIndexError, RetraceWarning, SamplingError, ShapeError,
+                         TracerError)
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64
@@ -36,10 +37,12 @@ from poot.trace.ufunc import Ufunc as ufunc  # noqa: E402  (the type of pt.add, 
 # the array API standard's linear algebra extension, and its name for the boolean dtype
 from poot import linalg  # noqa: E402
 from poot import lib, testing  # noqa: E402  (np.lib.stride_tricks, np.testing for poot arrays)
+from poot import polynomial  # noqa: E402  (numpy.polynomial for poot arrays: poot/polynomial)
 from poot.transforms.batching import vmap  # noqa: E402  (pt.vmap: poot/transforms)
 from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd,  # noqa: E402
                              jacrev, jvp, linearize, remat, scan, stop_gradient, value_and_grad,
                              vjp)  # (poot/transforms)
+jacobian = jacrev  # JAX's alias  # noqa: E305
 from poot import tree_util  # noqa: E402  (JAX's pytree helpers, over poot's one pytree flattening)
 from poot.tree_util import tree_map  # noqa: E402
 from poot import lax  # noqa: E402  (jax.lax's names over poot's functions)
@@ -94,8 +97,9 @@ class _TraceEntry:
 
     def __call__(self, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         if out is not None:
-            raise ShapeError("trace: out= is not supported (poot arrays are immutable values); assign "
-                             "the result instead (t = pt.trace(a))")
+            from poot.errors import out_error
+
+            raise out_error("trace", out, self._fn(a, offset, axis1, axis2, dtype))
         return self._fn(a, offset, axis1, axis2, dtype)
 
     def __getattr__(self, name):

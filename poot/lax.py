@@ -16,7 +16,7 @@ import numpy as np
 
 import poot.trace as _t
 from poot import dtypes as _dt
-from poot.errors import ArgumentError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace import nn as _nn
 from poot.trace.array import Array
 from poot.trace.movement import arr as _arr
@@ -52,7 +52,7 @@ __all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "map", "stop_gra
            "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge", "shift_left", "transpose", "concatenate",
            "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "rev", "iota", "convert_element_type",
            "bitcast_convert_type", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
-           "argmax", "argmin", "cumsum", "cumprod"]
+           "argmax", "argmin", "cumsum", "cumprod", "associative_scan", "sort_key_val"]
 
 
 @api_boundary
@@ -70,7 +70,11 @@ def switch(index, branches, *operands):
         raise ArgumentError("switch: branches must be a non-empty sequence of functions")
     if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
         return branches[int(np.clip(index, 0, len(branches) - 1))](*operands)
-    i = _t.clip(_arr(index).astype(_dt.int32), 0, len(branches) - 1)
+    index = _arr(index)
+    if index.dtype.kind in "fc":      # JAX refuses it too; truncating 1.7 to branch 1 would hide a bug
+        raise DTypeError(f"switch: the branch index must be an integer, got {index.dtype.name}; "
+                         f"convert it deliberately (index.astype(pt.int32), pt.round(index).astype(pt.int32))")
+    i = _t.clip(index.astype(_dt.int32), 0, len(branches) - 1)
 
     def pick(lo, hi, *ops):
         if hi - lo == 1:
@@ -246,6 +250,47 @@ def cumsum(operand, axis=0, reverse=False):
 def cumprod(operand, axis=0, reverse=False):
     """Inclusive running product along `axis` (from the end when `reverse`), in operand's dtype."""
     return _running(_t.cumprod, operand, axis, reverse)
+
+
+@api_boundary
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """The inclusive scan of the associative binary `fn` over the pytree `elems` along `axis`
+    (out[i] = fn(out[i - 1], elems[i]); with `reverse`, the same over the reversed axis, as JAX), in
+    log2(n) steps of whole-array work (Hillis-Steele): step s combines each position with the one 2**s
+    before it, so `fn` must be associative, as JAX asks."""
+    from poot.trace import pytree
+
+    leaves, tree = pytree.flatten(elems)
+    xs = [_arr(x) for x in leaves]
+    if not xs:
+        return elems
+    n = xs[0].shape[axis]
+    if any(x.shape[axis] != n for x in xs):
+        raise ShapeError(f"lax.associative_scan: the leaves of elems differ in length along axis {axis}: "
+                         f"{[x.shape[axis] for x in xs]}")
+    if reverse:
+        xs = [_t.flip(x, axis=axis) for x in xs]
+    part = lambda x, lo, hi: _t.take(x, _t.arange(lo, hi), axis=axis)
+    shift = 1
+    while shift < n:
+        earlier = pytree.unflatten(tree, [part(x, 0, n - shift) for x in xs])
+        later = pytree.unflatten(tree, [part(x, shift, n) for x in xs])
+        combined, _ = pytree.flatten(fn(earlier, later))
+        xs = [_t.concatenate([part(x, 0, shift), _arr(c).astype(x.dtype)], axis=axis) for x, c in zip(xs, combined)]
+        shift *= 2
+    if reverse:
+        xs = [_t.flip(x, axis=axis) for x in xs]
+    return pytree.unflatten(tree, xs)
+
+
+@api_boundary
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """`keys` sorted along `dimension`, and `values` put in the same order (a stable sort)."""
+    k, v = _arr(keys), _arr(values)
+    if tuple(k.shape) != tuple(v.shape):
+        raise ShapeError(f"lax.sort_key_val: keys {tuple(k.shape)} and values {tuple(v.shape)} differ in shape")
+    order = _t.argsort(k, axis=dimension, kind="stable")
+    return _t.take_along_axis(k, order, axis=dimension), _t.take_along_axis(v, order, axis=dimension)
 
 
 def _wrapped_starts(x: Array, start_indices) -> list:

@@ -48,6 +48,8 @@ from poot.trace.numpy_stats import *  # noqa: F401,F403
 from poot.trace.numpy_stats import __all__ as _numpy_stats_all
 from poot.trace.numpy_tail import *  # noqa: F401,F403
 from poot.trace.numpy_tail import __all__ as _numpy_tail_all
+from poot.trace.jax_names import *  # noqa: F401,F403
+from poot.trace.jax_names import __all__ as _jax_names_all
 from poot.trace.numpy_inplace import *  # noqa: F401,F403
 from poot.trace.numpy_inplace import __all__ as _numpy_inplace_all
 from poot.trace.numpy_queries import *  # noqa: F401,F403
@@ -105,5 +107,5 @@ __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn",
            + _array_api_functions_all + _array_api_info_all + _array_api_sets_all
            + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all + _numpy_more_all + _numpy_files_all + _numpy_extras_all + _numpy_index_sets_all + _numpy_signals_all
-           + _numpy_stats_all + _numpy_tail_all + _numpy_inplace_all + _numpy_queries_all + _numpy_poly_all
+           + _numpy_stats_all + _numpy_tail_all + _jax_names_all + _numpy_inplace_all + _numpy_queries_all + _numpy_poly_all
            + _numpy_habits_all)

@@ -316,10 +316,11 @@ from poot.trace.random_global_more import *  # noqa: E402,F401,F403  (binomial, 
 __all__ += random_global_more.__all__
 
 
-def _key_or_global(name: str, with_key):
+def _key_or_global(name: str, with_key, global_fn=None):
     """pt.random.<name>: with a key first, `with_key` (JAX style); called NumPy's way, with no key first
-    (np.random.<name>(...), size=...), the global-state generator's (random_global.py)."""
-    global_fn = getattr(random_global, name)
+    (np.random.<name>(...), size=...), the global-state generator's (`global_fn`, by default
+    random_global's function of that name)."""
+    global_fn = global_fn or getattr(random_global, name)
 
     def fn(*args, **kwargs):
         if (args and isinstance(args[0], Array)) or isinstance(kwargs.get("key"), Array):
@@ -334,6 +335,23 @@ def _key_or_global(name: str, with_key):
 uniform = _key_or_global("uniform", _uniform_key)
 normal = _key_or_global("normal", _normal_key)
 randint = _key_or_global("randint", _randint_key)
+
+# JAX's other key-first samplers (random_keyed.py); gumbel and permutation are NumPy's without a key
+from poot.trace import random_keyed  # noqa: E402
+from poot.trace.random_keyed import PRNGKey, categorical, truncated_normal  # noqa: E402
+
+gumbel = _key_or_global("gumbel", random_keyed.gumbel, random_global_more.gumbel)
+
+
+def permutation(*args, **kwargs):
+    """JAX's `permutation(key, x, axis=0)` when a key and x are given (random_keyed.py); otherwise
+    NumPy's `permutation(x)` from the global state, which refuses a key given alone."""
+    first = args[0] if args else kwargs.get("key")
+    if (len(args) >= 2 or "x" in kwargs) and isinstance(first, Array) and first.dtype == dt.uint32 \
+            and tuple(first.shape[-1:]) == (2,):
+        return random_keyed.permutation(*args, **kwargs)
+    return random_global.permutation(*args, **kwargs)
+__all__ += random_keyed.__all__
 
 
 def __dir__():

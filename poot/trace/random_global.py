@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot.errors import ArgumentError, api_boundary
+from poot.trace.lost_writes import refuses_temporaries
 from poot.trace.random_generator import Generator, default_rng
 
 __all__ = ["seed", "rand", "randn", "random", "random_sample", "standard_normal", "exponential", "choice",
@@ -113,14 +114,21 @@ def choice(a, size=None, replace=True, p=None):
     return get_state_generator().choice(a, size, replace, p)
 
 
+@refuses_temporaries("random.shuffle")
 @api_boundary
 def shuffle(x):
-    """Shuffle `x` in place along its first axis."""
+    """Shuffle `x` in place along its first axis (x, a poot Array, is rebound to the shuffled value;
+    a temporary nothing holds, whose shuffle would be lost, is refused)."""
+    refuse_key("shuffle", (x,))
     get_state_generator().shuffle(x)
 
 
 @api_boundary
 def permutation(x):
+    """A permuted range(x) for an int, else a permuted copy of x along its first axis (NumPy's
+    one-argument form; pt.random.permutation(key, x) is JAX's, random_keyed.py). A key alone is refused
+    (refuse_key): it would be permuted itself."""
+    refuse_key("permutation", (x,))
     return get_state_generator().permutation(x)
 
 

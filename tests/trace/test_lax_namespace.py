@@ -67,6 +67,17 @@ def test_top_k_jit_vmap_grad():
     assert g.tolist() == [[0, 6, 6, 0], [10, 0, 10, 0]]
 
 
+def test_switch_refuses_a_float_index_as_jax_does():
+    """A float index was truncated (1.7 ran branch 1), hiding the bug JAX reports as a TypeError."""
+    branches = [lambda: 0.0, lambda: 1.0, lambda: 2.0]
+    for index in (1.7, pt.asarray(1.7)):
+        with pytest.raises(pt.DTypeError, match="branch index must be an integer, got float64"):
+            lax.switch(index, branches)
+    with pytest.raises(pt.DTypeError, match="branch index must be an integer"):
+        pt.vmap(lambda i: lax.switch(i, branches))(pt.asarray(np.array([0.2, 1.9])))
+    assert pt.vmap(lambda i: lax.switch(i, branches))(pt.asarray(np.array([0, 1, 7]))).tolist() == [0.0, 1.0, 2.0]
+
+
 def test_switch_clamps_the_index():
     branches = [lambda a: a + 1, lambda a: a * 10, lambda a: -a]
     f = pt.jit(lambda i, a: lax.switch(i, branches, a))

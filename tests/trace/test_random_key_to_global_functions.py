@@ -17,6 +17,8 @@ KEY_FIRST_CALLS = {
     "standard_normal": lambda k: pt.random.standard_normal(k),
     "rand": lambda k: pt.random.rand(k),
     "random": lambda k: pt.random.random(k),
+    "permutation": lambda k: pt.random.permutation(k),
+    "shuffle": lambda k: pt.random.shuffle(k),
 }
 
 
@@ -36,3 +38,14 @@ def test_numpy_style_calls_with_arrays_still_draw(device):
     assert pt.random.gamma(2.0, size=3).shape == (3,)
     z = pt.random.normal(pt.random.key(1), (1000,)).numpy()
     assert abs(z.mean()) < 0.2
+
+
+def test_permutation_and_shuffle_without_a_key_still_permute_as_numpy_does(device):
+    pt.random.seed(5)
+    want = np.random.default_rng(5).permutation(np.arange(6.0))      # NumPy: a permuted copy
+    got = pt.random.permutation(pt.asarray(np.arange(6.0))).numpy()
+    assert got.shape == want.shape and sorted(got.tolist()) == sorted(want.tolist())
+    assert sorted(pt.random.permutation(7).numpy().tolist()) == list(range(7))
+    x = pt.asarray(np.arange(5.0))
+    pt.random.shuffle(x)
+    assert sorted(x.numpy().tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0]
