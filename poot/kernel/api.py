@@ -252,12 +252,18 @@ class KernelFunction:
 def refuse_unbuildable(imported: ImportedKernel, target: str, arch: str | None) -> None:
     """NotBuiltError, at the line, for what a target's consumer would refuse only when loading the kernel
     (with a validation dump): wgpu's shader compiler naga (SPIR-V without an arch) takes float32 atomics
-    on storage buffers, not on workgroup-shared arrays. No SPIR-V target builds 64-bit integer atomics
-    (the lowering would refuse them without the user's line)."""
-    if not imported.shared_float_atomics and not imported.wide_atomics:
-        return
+    on storage buffers, not on workgroup-shared arrays. No SPIR-V target builds 64-bit integer atomics, and
+    the CPU target no subgroup exchanges (the lowering would refuse both without the user's line)."""
     from poot.jit.llvm.targets import BinaryFormat, target_named
 
+    if imported.subgroup_exchanges and target_named(target).binary_format is BinaryFormat.OBJECT_CODE:
+        op, where = imported.subgroup_exchanges[0]
+        raise NotBuiltError(f"kernel '{imported.kernel.name}': {op} at {where} exchanges values between the lanes "
+                            "of a subgroup, which the CPU target does not have (threads run one after another); "
+                            "combine through a pt.shared array and pt.workgroup_barrier() instead, or run the "
+                            "kernel on the cuda, rocm or vulkan device (or emulate it)")
+    if not imported.shared_float_atomics and not imported.wide_atomics:
+        return
     if target_named(target).binary_format is not BinaryFormat.SPIRV_WORDS:
         return
     if imported.wide_atomics:

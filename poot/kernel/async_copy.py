@@ -189,6 +189,7 @@ def load_x4(buf, at, code) -> tuple:
 
 def store_x4(buf, at, w0, w1, w2, w3, code) -> None:
     i = span(buf, at, code)
+    emu.untrack(buf)
     buf[i:i + X4_WORDS] = [np.uint32(int(w) & 0xFFFFFFFF) for w in (w0, w1, w2, w3)]
 
 
@@ -213,6 +214,7 @@ def copy_async_wait(n: int) -> None:
     _, groups = _queue()
     while len(groups) > n:
         for dst, d, words in groups.pop(0):
+            emu.untrack(dst)
             dst[d:d + X4_WORDS] = words
 
 

@@ -55,6 +55,15 @@ class _Rewriter(ast.NodeTransformer):
 
     # -- expressions ----------------------------------------------------------------------------
     def visit(self, node):
+        """The rewrite of `node`, its new nodes placed at its line: a trap or race the emulator reports
+        names the source line (fix_missing_locations would give them the enclosing def's)."""
+        out = self._rewrite(node)
+        for n in out if isinstance(out, list) else [out]:
+            if isinstance(n, (ast.expr, ast.stmt)) and getattr(n, "lineno", None) is None and hasattr(node, "lineno"):
+                ast.copy_location(n, node)
+        return out
+
+    def _rewrite(self, node):
         a = self.ann(node)
         if "const" in a and isinstance(node, ast.expr):
             value = self.constant(a)
@@ -290,11 +299,19 @@ class EmulatedKernel:
         st = emu.STATE
         st.group_size, st.num_groups = tuple(workgroup), groups
         st.shared_decls = dict(self.imported.shared)
+        files = {self.function_name(sc): sc.info.display for sc in [self.imported.scope, *self.imported.instances]}
+        st.races = emu.Races(self.kernel.name, files) if np.prod(threads) > 1 else None
+        if st.races is not None:
+            for p, v in zip(self.kernel.params, values):
+                if isinstance(p, BufferParam) and p.access.writable:
+                    st.races.buffers[id(v)] = emu.Accesses(p.name, "buffer", st.races)
         trap = None
         locals_ = list(itertools.product(range(workgroup[2]), range(workgroup[1]), range(workgroup[0])))
         with np.errstate(all="ignore"):
             for gz, gy, gx in itertools.product(range(groups[2]), range(groups[1]), range(groups[0])):
-                st.shared, st.async_copies = {}, {}
+                st.shared, st.async_copies, st.tracked = {}, {}, {}
+                if st.races is not None:
+                    st.races.start_group()
                 group = (gx, gy, gz)
                 coords = [((gx * workgroup[0] + lx, gy * workgroup[1] + ly, gz * workgroup[2] + lz), (lx, ly, lz))
                           for lz, ly, lx in locals_]
@@ -302,6 +319,7 @@ class EmulatedKernel:
                     self._run_plain(values, group, coords)
                 if code is not None and trap is None:
                     trap = code
+            st.races, st.tracked = None, {}
         if trap is not None:
             raise self.trap(trap)
         for view, own in copy_back:
@@ -344,6 +362,8 @@ class EmulatedKernel:
                                 "others wait at a barrier or subgroup operation (one every thread must reach)")
             if trapped and any(g[3] is not None for g in waiting):
                 return first        # a lane trapped: its warp cannot complete a subgroup operation; the grid traps
+            if st.races is not None and all(g[3] is None for g in waiting):
+                st.races.end_phase()    # every thread at a barrier, or finished
             self._answer(waiting, group)
             live = waiting
         return first
@@ -404,8 +424,13 @@ def scalar_value(p, a, kernel: str):
             raise array_for_scalar(p, a, kernel)
         raise DTypeError(f"kernel '{kernel}': scalar parameter '{p.name}' ({d.name}) got {type(a).__name__}")
     if dt.is_int(d):
-        if isinstance(a, float) or not dt.iinfo(d).min <= a <= dt.iinfo(d).max:
-            raise DTypeError(f"kernel '{kernel}': {a!r} is not a {d.name} value for '{p.name}'")
+        if isinstance(a, float):
+            raise DTypeError(f"kernel '{kernel}': {a!r} is not a {d.name} value for '{p.name}': the parameter is "
+                             "an integer; pass an int")
+        info = dt.iinfo(d)
+        if not info.min <= a <= info.max:
+            raise DTypeError(f"kernel '{kernel}': {a!r} is not a {d.name} value for '{p.name}' ({d.name} holds "
+                             f"{info.min}..{info.max})")
     if dt.is_bool(d) and not isinstance(a, bool):
         raise DTypeError(f"kernel '{kernel}': '{p.name}' is bool, got {a!r}")
     if dt.is_float(d) and not fits(a, d):

@@ -6,10 +6,13 @@ its workgroup's shared arrays.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from poot import dtypes as dt
 from poot.dtypes import DType
+from poot.errors import PootError
 from poot.kernel import scalar_ops
 
 
@@ -22,7 +25,8 @@ class TrapSignal(Exception):
 
 
 class ThreadState:
-    __slots__ = ("thread", "local", "group", "group_size", "num_groups", "shared", "shared_decls", "async_copies")
+    __slots__ = ("thread", "local", "group", "group_size", "num_groups", "shared", "shared_decls", "async_copies",
+                 "races", "tracked")
 
     def __init__(self):
         self.thread = self.local = self.group = (0, 0, 0)
@@ -30,9 +34,132 @@ class ThreadState:
         self.shared: dict = {}
         self.shared_decls: dict = {}
         self.async_copies: dict = {}      # thread -> its queued copy_async copies (poot/kernel/async_copy.py)
+        self.races = None                 # the launch's Races, or None (one thread cannot race)
+        self.tracked: dict = {}           # id(shared array or writable buffer) -> its Accesses
 
 
 STATE = ThreadState()
+
+
+class Races:
+    """The accesses of one launch to its shared arrays and writable buffers, to refuse what the devices would
+    compute differently from the emulator: the emulator runs the threads one after another, a device runs
+    them at once. Two accesses to one element by different threads, at least one a write (or one an atomic
+    add and the other a plain access), race unless a pt.workgroup_barrier() of their workgroup separates
+    them; threads of different workgroups are never ordered. Such a pair raises PootError naming both
+    threads, the element and the source lines. Two writes of the same value do not race (no timing changes
+    the result), nor do atomic adds among themselves, nor reads of an element never written (kernels read
+    padding and discard it, e.g. a masked tail of a tile). Arrays written in bulk (16-byte copies:
+    async_copy.py) leave the tracking (`untrack`).
+
+    `phase` counts barrier intervals over the whole launch (a new workgroup starts a new one), so two
+    accesses are ordered exactly when they come from one workgroup and different phases."""
+
+    def __init__(self, kernel: str, files: dict):
+        self.kernel, self.files = kernel, files     # files: emulated function name -> its source's display
+        self.phase = 0
+        self.buffers: dict = {}                     # id(buffer) -> Accesses, for the whole launch
+
+    def start_group(self) -> None:
+        self.phase += 1
+        STATE.tracked = dict(self.buffers)          # the workgroup's shared arrays join as they are made
+
+    def end_phase(self) -> None:
+        """Every thread of the workgroup reached a barrier (or its end)."""
+        self.phase += 1
+
+    def me(self) -> tuple:
+        """(thread, workgroup, phase, (function, line)) of the access being made."""
+        f = sys._getframe(3)                        # the emulated line, under load/store/atomic_add and Accesses
+        while f is not None and f.f_code.co_name not in self.files:
+            f = f.f_back
+        return STATE.thread, STATE.group, self.phase, f and (f.f_code.co_name, f.f_lineno)
+
+    def where(self, line) -> str:
+        return f" at {self.files[line[0]]}:{line[1]}" if line else ""
+
+    def refuse(self, acc, i, mine: tuple, mine_what: str, theirs: tuple, their_what: str) -> PootError:
+        same = theirs[1] == mine[1]
+        place = f"in workgroup {mine[1]}" if same else f"in workgroups {theirs[1]} and {mine[1]}"
+        fix = ("put a pt.workgroup_barrier() between them (every thread of the workgroup must reach it), or "
+               "accumulate with pt.atomic_add" if same else "threads of different workgroups are never ordered: "
+               "give each element one writing thread, or accumulate with pt.atomic_add")
+        return PootError(f"kernel '{self.kernel}': {acc.what} '{acc.name}' element {i} is {their_what} by thread "
+                         f"{theirs[0]}{self.where(theirs[3])} and {mine_what} by thread {mine[0]}"
+                         f"{self.where(mine[3])} {place} with nothing ordering them: on a device those threads run "
+                         f"at the same time, so the result depends on their timing; {fix}")
+
+
+_KINDS = ("written", "written", "read", "read", "atomically added to", "atomically added to")
+
+
+class Accesses:
+    """Per element of one shared array or writable buffer, the accesses that may race with the next one:
+    [last write, last write of another thread, last read, its other, last atomic add, its other], each as
+    Races.me() gave it. (Written out flat: this runs on every access the emulator makes.)"""
+    __slots__ = ("name", "what", "races", "state")
+
+    def __init__(self, name: str, what: str, races: Races):
+        self.name, self.what, self.races = name, what, races
+        self.state: dict = {}
+
+    def _refuse(self, i: int, mine: tuple, mine_what: str, k: int, st: list):
+        return self.races.refuse(self, i, mine, mine_what, st[k], _KINDS[k])
+
+    def read(self, i: int) -> None:
+        mine = self.races.me()
+        st = self.state.get(i)
+        if st is None:
+            self.state[i] = [None, None, mine, None, None, None]
+            return
+        t, g, p = mine[0], mine[1], mine[2]
+        for k in (0, 1, 4, 5):
+            o = st[k]
+            if o is not None and o[0] != t and (o[1] != g or o[2] == p):
+                raise self._refuse(i, mine, "read", k, st)
+        if st[2] is not None and st[2][0] != t:
+            st[3] = st[2]
+        st[2] = mine
+
+    def write(self, buf, i: int, value) -> None:
+        mine = self.races.me()
+        st = self.state.get(i)
+        if st is None:
+            self.state[i] = [mine, None, None, None, None, None]
+            return
+        t, g, p = mine[0], mine[1], mine[2]
+        for k in (2, 3, 4, 5, 0, 1):
+            o = st[k]
+            if o is not None and o[0] != t and (o[1] != g or o[2] == p):
+                if k > 1:
+                    raise self._refuse(i, mine, "written", k, st)
+                if np.asarray(buf[i]).tobytes() != np.asarray(value, buf.dtype).tobytes():
+                    raise self._refuse(i, mine, "written with another value", k, st)
+        if st[0] is not None and st[0][0] != t:
+            st[1] = st[0]
+        st[0] = mine
+
+    def atomic(self, i: int) -> None:
+        mine = self.races.me()
+        st = self.state.get(i)
+        if st is None:
+            self.state[i] = [None, None, None, None, mine, None]
+            return
+        t, g, p = mine[0], mine[1], mine[2]
+        for k in (0, 1, 2, 3):
+            o = st[k]
+            if o is not None and o[0] != t and (o[1] != g or o[2] == p):
+                raise self._refuse(i, mine, "atomically added to", k, st)
+        if st[4] is not None and st[4][0] != t:
+            st[5] = st[4]
+        st[4] = mine
+
+
+def untrack(buf) -> None:
+    """`buf` is written in bulk (a 16-byte copy): its element-wise race tracking stops."""
+    STATE.tracked.pop(id(buf), None)
+    if STATE.races is not None:
+        STATE.races.buffers.pop(id(buf), None)
 
 
 def index(kind: str, axis: int):
@@ -44,6 +171,8 @@ def shared(name: str):
     if arr is None:
         dtype, size = STATE.shared_decls[name]
         arr = STATE.shared[name] = np.zeros(size, dtype=dtype.np)
+        if STATE.races is not None:
+            STATE.tracked[id(arr)] = Accesses(name, "shared array", STATE.races)
     return arr
 
 
@@ -60,16 +189,27 @@ def _check(buf, i, code):
 
 
 def load(buf, idx, code):
-    return buf[_check(buf, int(idx), code)]
+    i = _check(buf, int(idx), code)
+    acc = STATE.tracked.get(id(buf))
+    if acc is not None:
+        acc.read(i)
+    return buf[i]
 
 
 def store(buf, idx, value, code):
     i = _check(buf, int(idx), code)
-    buf[i] = scalar_ops.as_scalar(value, dt.as_dtype(buf.dtype)) if not isinstance(value, np.generic) else value
+    value = scalar_ops.as_scalar(value, dt.as_dtype(buf.dtype)) if not isinstance(value, np.generic) else value
+    acc = STATE.tracked.get(id(buf))
+    if acc is not None:
+        acc.write(buf, i, value)
+    buf[i] = value
 
 
 def atomic_add(buf, idx, value, code):
     i = _check(buf, int(idx), code)
+    acc = STATE.tracked.get(id(buf))
+    if acc is not None:
+        acc.atomic(i)
     d = dt.as_dtype(buf.dtype)
     old = buf[i]
     buf[i] = scalar_ops.as_scalar(old + scalar_ops.as_scalar(value, d), d)

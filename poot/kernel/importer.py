@@ -89,6 +89,8 @@ class ImportedKernel:
     shared_float_atomics: tuple = ()
     # (buffer, dtype name, file:line) of each 64-bit integer atomic add: SPIR-V targets cannot build those
     wide_atomics: tuple = ()
+    # (pt.<op>, file:line) of each exchange between lanes (shuffles, subgroup reductions, mma): the CPU has none
+    subgroup_exchanges: tuple = ()
 
 
 def python_locals(tree: ast.FunctionDef) -> set:
@@ -124,6 +126,7 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         self.shared_nodes: dict[str, ast.AST] = {}
         self.shared_float_atomics: list[tuple[str, str]] = []
         self.wide_atomics: list[tuple[str, str, str]] = []
+        self.subgroup_exchanges: list[tuple[str, str]] = []
         self.traps: list[TrapSite] = []
         self.next_code = TRAP_ASSERT
         self.temp_count = 0
@@ -160,7 +163,8 @@ class KernelImporter(StatementLowering, CallLowering, ExprLowering):
         log.debug("imported kernel %s: %d params, %d locals, %d trap sites", self.name, len(params),
                   len(kernel.locals), len(self.traps))
         return ImportedKernel(kernel, self.sc, self.instances, dict(self.shared), dict(self.shared_nodes),
-                              tuple(self.shared_float_atomics), tuple(self.wide_atomics))
+                              tuple(self.shared_float_atomics), tuple(self.wide_atomics),
+                              tuple(self.subgroup_exchanges))
 
     def parameters(self, tree: ast.FunctionDef):
         a = tree.args

@@ -97,6 +97,7 @@ def call_subgroup(imp, obj, node):
                       f"`d0, ..., d{nc - 1} = pt.{obj.name}(a0, ..., a{na - 1}, b0, ..., b{nb - 1}, c0, ..., "
                       f"c{nc - 1})`", node)
     mark_sync(imp)
+    imp.subgroup_exchanges.append((f"pt.{obj.name}", imp.sc.info.where(node)))
     if k == "shuffle":
         x_node, l_node = imp.args(node, 2, "pt.shuffle")
         x = _operand(imp, x_node)
@@ -135,6 +136,7 @@ def mma_assign(imp, target, value, node, op: str = "mma_m16n8k16") -> None:
                       f"assign them to {nc} names", node)
     args = imp.args(value, na + nb + nc, f"pt.{op}")
     mark_sync(imp)
+    imp.subgroup_exchanges.append((f"pt.{op}", imp.sc.info.where(node)))
     vals = [imp.value(a) for a in args]
     typed = [v for v in vals[:na + nb] if isinstance(v, Val)]
     t = typed[0].dtype if typed else dt.bfloat16

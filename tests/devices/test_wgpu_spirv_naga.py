@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import poot as pt
 from poot import dtypes as dt
 from poot.errors import LoweringError
 from poot.jit.llvm.compile import compile_kernel, get_target
@@ -118,6 +119,30 @@ def test_nan_and_infinite_literals_are_made_at_run_time():
     fixed = N.fix_for_naga(raw)
     assert not nonfinite(fixed)
     valid(fixed)
+
+
+@pt.kernel(workgroup=(64,))
+def last_lane_reads_shared(x: pt.In[pt.i32], y: pt.Out[pt.i32]):
+    s = pt.shared(pt.i32, 64)
+    t = pt.local_index()
+    s[t] = x[pt.thread_index()]
+    if t == 63:
+        y[pt.group_index()] = s[t]          # LLVM folds s[t] to s[63]: a constant i64 access-chain index
+
+
+def test_constant_64_bit_access_chain_indices_become_32_bit():
+    # naga evaluates a constant index as u32 only: the module was refused ("invalid access Constant(..)")
+    def wide_indices(spv):
+        insts = ops(spv)
+        ints = {i[1]: i[2] for i in insts if N.opcode(i) == N.OP_TYPE_INT}
+        wide = {i[2] for i in insts if N.opcode(i) == N.OP_CONSTANT and ints.get(i[1]) == 64}
+        return [i for i in insts if N.opcode(i) in N.OP_ACCESS_CHAINS and wide & set(i[4:])]
+    raw = raw_spirv(last_lane_reads_shared.kir)
+    assert wide_indices(raw)
+    fixed = N.fix_for_naga(raw)
+    assert not wide_indices(fixed)
+    valid(fixed)
+    assert N.fix_for_naga(fixed) == fixed
 
 
 def test_duplicate_ids_are_found():

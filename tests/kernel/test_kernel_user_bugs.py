@@ -1,7 +1,8 @@
 """Bugs a user of `@pt.kernel` met, each pinned on the emulator and on every device of POOT_TEST_DEVICES
 (cpu, vulkan, wgpu): launches on poot Arrays are value updates (docs/kernels.md, Launching), the
 statements inside a device function folded to a literal still run, traps surface at a host read,
-shared writes at index 0 compile for SPIR-V, and the refusals name what they refuse."""
+shared writes at index 0 compile for SPIR-V, the emulator refuses races a device would time differently, and
+the refusals name what they refuse (a subgroup exchange on the CPU: the kernel, the operation and its line)."""
 from __future__ import annotations
 
 import re
@@ -333,3 +334,146 @@ def test_a_grid_past_uint32_thread_indices_is_refused(device, threads, wg):
         fill7.launch(ctx_of(device), c, threads=threads, workgroup=wg)
     with pytest.raises(PootError, match="thread indices are uint32"):
         fill7.emulate(c, threads=threads, workgroup=wg)
+
+
+# --- subgroup exchanges on the CPU ------------------------------------------------------------------------------
+@pt.kernel(workgroup=(32,))
+def warp_total(x: pt.In[pt.f32], out: pt.Out[pt.f32]):
+    i = pt.thread_index()
+    out[i] = pt.subgroup_sum(x[i])
+
+
+def test_a_subgroup_exchange_is_not_built_for_the_cpu_and_says_where():
+    where = r"pt\.subgroup_sum at .*test_kernel_user_bugs\.py:\d+"
+    with pytest.raises(NotBuiltError, match=rf"kernel 'warp_total': {where}.*CPU target"):
+        warp_total.compile("cpu")
+    x = np.arange(32, dtype=np.float32)
+    with pytest.raises(NotBuiltError, match=rf"kernel 'warp_total': {where}"):
+        warp_total(ctx_of("cpu"), x, np.zeros(32, np.float32))
+    out = np.zeros(32, np.float32)
+    warp_total.emulate(x, out)                           # the emulator has subgroups
+    assert out.tolist() == [float(x.sum())] * 32
+
+
+# --- races under emulation ---------------------------------------------------------------------------------------
+# The emulator runs the threads one after another; a device runs them at once. An access to an element another
+# thread wrote with nothing ordering the two (a barrier of their workgroup) reads whatever the timing gives on a
+# device, while the emulator quietly gave the sequential answer (a correct sum for `out[0] += x[i]`, 0 for a
+# shared element not yet written).
+@pt.kernel(workgroup=(64,))
+def reverse_without_barrier(a: pt.In[pt.f32], c: pt.Out[pt.f32]):
+    s = pt.shared(pt.f32, 64)
+    t = pt.local_index()
+    s[t] = a[pt.thread_index()]
+    c[pt.thread_index()] = s[63 - t]
+
+
+@pt.kernel(workgroup=(64,))
+def reverse_with_barrier(a: pt.In[pt.f32], c: pt.Out[pt.f32]):
+    s = pt.shared(pt.f32, 64)
+    t = pt.local_index()
+    s[t] = a[pt.thread_index()]
+    pt.workgroup_barrier()
+    c[pt.thread_index()] = s[63 - t]
+
+
+@pt.kernel(workgroup=(8,))
+def reads_then_overwritten(c: pt.Out[pt.i32]):
+    s = pt.shared(pt.i32, 8)
+    t = pt.local_index()
+    s[t] = pt.i32(t)
+    pt.workgroup_barrier()
+    c[t] = s[(t + 1) % 8]                # read a neighbour's element...
+    s[t] = 0                             # ...which the neighbour overwrites before any barrier
+
+
+@pt.kernel(workgroup=(8,))
+def last_writer_wins(c: pt.Out[pt.i32]):
+    s = pt.shared(pt.i32, 1)
+    s[0] = pt.i32(pt.local_index())
+    pt.workgroup_barrier()
+    c[pt.local_index()] = s[0]
+
+
+@pt.kernel(workgroup=(8,))
+def counter_read_early(c: pt.Out[pt.i32]):
+    s = pt.shared(pt.i32, 1)
+    if pt.local_index() == 0:
+        s[0] = 0
+    pt.workgroup_barrier()
+    pt.atomic_add(s, 0, 1)
+    c[pt.local_index()] = s[0]           # other threads are still adding
+
+
+@pt.kernel(workgroup=(8,))
+def same_value_everywhere(c: pt.Out[pt.i32]):
+    s = pt.shared(pt.i32, 2)
+    s[0] = 5                             # every thread writes the same values: no thread's timing matters
+    s[1] = 0
+    pt.workgroup_barrier()
+    pt.atomic_add(s, 1, 1)               # atomics from every thread together are fine
+    pt.workgroup_barrier()
+    c[pt.local_index()] = s[0] + s[1]
+
+
+@pytest.mark.parametrize("kernel, first, then", [
+    (reverse_without_barrier, r"read by thread \(\d+, 0, 0\) at .*:\d+", r"written by thread \(\d+, 0, 0\)"),
+    (reads_then_overwritten, "read by thread", "written by thread"),
+    (last_writer_wins, "written by thread", "written with another value"),
+    (counter_read_early, "read by", "atomically added to by"),
+])
+def test_a_shared_memory_race_is_refused_by_the_emulator(kernel, first, then):
+    c = np.zeros(64 if kernel is reverse_without_barrier else 8, np.float32 if kernel is reverse_without_barrier
+                 else np.int32)
+    args = (np.arange(64, dtype=np.float32), c) if kernel is reverse_without_barrier else (c,)
+    with pytest.raises(PootError, match=rf"kernel '{kernel.name}': shared array 's' element \d+ is {first}.* and "
+                                        rf"{then}.*test_kernel_user_bugs\.py:\d+ in workgroup \(0, 0, 0\) with "
+                                        r"nothing ordering them.*pt\.workgroup_barrier\(\)"):
+        kernel.emulate(*args)
+
+
+def test_shared_memory_used_in_order_emulates_as_before():
+    a, c = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    reverse_with_barrier.emulate(a, c)
+    np.testing.assert_array_equal(c, a.reshape(2, 64)[:, ::-1].ravel())
+    c = np.zeros(8, np.int32)
+    same_value_everywhere.emulate(c)
+    assert c.tolist() == [5 + 8] * 8
+
+
+@pt.kernel(workgroup=(64,))
+def sum_without_atomics(x: pt.In[pt.f32], out: pt.InOut[pt.f32]):
+    i = pt.thread_index()
+    if i < len(x):
+        out[0] += x[i]
+
+
+@pt.kernel(workgroup=(1,))
+def smooth_in_place(y: pt.InOut[pt.f32]):
+    i = pt.thread_index()
+    if 0 < i < len(y) - 1:
+        y[i] = (y[i - 1] + y[i + 1]) * 0.5      # neighbours are other workgroups' elements: no barrier orders them
+
+
+@pt.kernel(workgroup=(64,))
+def sum_with_atomics(x: pt.In[pt.f32], out: pt.InOut[pt.f32]):
+    i = pt.thread_index()
+    if i < len(x):
+        pt.atomic_add(out, 0, x[i])
+
+
+def test_a_buffer_race_is_refused_by_the_emulator(device):
+    x = np.ones(256, np.float32)
+    with pytest.raises(PootError, match=r"kernel 'sum_without_atomics': buffer 'out' element 0 is written by thread "
+                                        r"\(0, 0, 0\) at .*test_kernel_user_bugs\.py:\d+ and read by thread \(1, 0, 0\)"
+                                        r".*pt\.atomic_add"):
+        sum_without_atomics.emulate(x, np.zeros(1, np.float32), threads=(256,))
+    with pytest.raises(PootError, match=r"buffer 'y' element \d+ is .* in workgroups \(\d+, 0, 0\) and \(\d+, 0, 0\) "
+                                        "with nothing ordering them.*never ordered"):
+        smooth_in_place.emulate(np.arange(16, dtype=np.float32))
+    out = np.zeros(1, np.float32)
+    sum_with_atomics.emulate(x, out, threads=(256,))
+    assert out[0] == 256.0
+    out = np.zeros(1, np.float32)
+    sum_with_atomics.launch(ctx_of(device), x, out, threads=(256,))
+    assert out[0] == 256.0

@@ -3,7 +3,8 @@ without changing what the shader computes.
 
 LLVM 22's SPIR-V backend emits valid Vulkan SPIR-V (`spirv-val --target-env vulkan1.3` accepts it), but
 naga's SPIR-V frontend differs from it in three places, one of them silently (a fourth fix is for
-spirv-val: integer zeros that LLVM spells OpConstantNull become OpConstant 0):
+spirv-val: integer zeros that LLVM spells OpConstantNull become OpConstant 0; the other rewrites each say
+why in their docstrings, e.g. constant 64-bit access-chain indices, which naga reads as u32 only):
 
 1. Resource names. The HLSL-style `llvm.spv.resource.handlefrombinding` takes the resource's name as an
    i8 string global; LLVM copies every such string into an unused Function-scope `OpVariable` of an
@@ -29,7 +30,7 @@ import struct
 from poot.errors import LoweringError
 
 MAGIC = 0x07230203
-POST_PASS_VERSION = 9                           # part of the SPIR-V target's cache identity
+POST_PASS_VERSION = 10                          # part of the SPIR-V target's cache identity
 
 # opcodes
 OP_SOURCE, OP_NAME, OP_MEMBER_NAME, OP_STRING, OP_LINE = 3, 5, 6, 7, 8
@@ -507,6 +508,51 @@ def spell_signed_remainders(header: list[int], insts: list[list[int]]) -> list[l
     return out
 
 
+OP_ACCESS_CHAINS = frozenset({65, 66, 67, 70})  # Op(InBounds)AccessChain, Op(InBounds)PtrAccessChain
+
+
+def narrow_constant_indices(header: list[int], insts: list[list[int]]) -> list[list[int]]:
+    """A constant 64-bit index in an access chain becomes the 32-bit constant of the same value. LLVM
+    indexes arrays with i64, and where the index folds to a constant (`s[t]` under `if t == 63`) the
+    chain holds an `OpConstant %ulong 63`; naga evaluates constant indices as u32 only and refuses the
+    module ("invalid access Constant(..)"). Dynamic 64-bit indices it takes as they are. Index 0 never
+    reaches here: LLVM drops a zero index and uses the base pointer."""
+    widths = {ins[1]: (ins[2], ins[3]) for ins in insts if opcode(ins) == OP_TYPE_INT}
+    wide = {ins[2]: ins[3] | (ins[4] << 32) for ins in insts
+            if opcode(ins) == OP_CONSTANT and widths.get(ins[1], (0, 0))[0] == 64 and len(ins) == 5}
+    used = {ins[p] for ins in insts if opcode(ins) in OP_ACCESS_CHAINS for p in range(4, len(ins))} & wide.keys()
+    wanted = {cid for cid in used if wide[cid] < 1 << 31}
+    if not wanted:
+        return insts
+
+    def fresh() -> int:
+        header[3] += 1
+        return header[3] - 1
+    new_decls = []
+    uint = next((t for t, w in widths.items() if w == (32, 0)), None)
+    if uint is None:
+        uint = fresh()
+        new_decls.append([OP_TYPE_INT, uint, 32, 0])
+    narrow = {ins[3]: ins[2] for ins in insts if opcode(ins) == OP_CONSTANT and ins[1] == uint}
+    swap = {}
+    for cid in sorted(wanted):
+        value = wide[cid]
+        if value not in narrow:
+            narrow[value] = fresh()
+            new_decls.append([OP_CONSTANT, uint, narrow[value], value])
+        swap[cid] = narrow[value]
+    out = []
+    for ins in insts:
+        if opcode(ins) in OP_ACCESS_CHAINS:
+            ins = ins[:4] + [swap.get(w, w) for w in ins[4:]]
+        out.append(ins)
+    first_type = next(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS)
+    last_decl = max(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS | CONST_OPS) + 1
+    types = [d for d in new_decls if opcode(d) in TYPE_OPS]
+    consts = [d for d in new_decls if opcode(d) not in TYPE_OPS]
+    return out[:first_type] + types + out[first_type:last_decl] + consts + out[last_decl:]
+
+
 def fix_for_naga(data: bytes) -> bytes:
     """The whole post-pass: LLVM SPIR-V bytes in, naga-acceptable SPIR-V bytes out."""
     header, insts = parse(bytes(data))
@@ -514,6 +560,7 @@ def fix_for_naga(data: bytes) -> bytes:
     insts = strip_memory_operands(insts)
     insts = merges_before_branches(insts)
     insts = spell_null_integers(insts)
+    insts = narrow_constant_indices(header, insts)
     insts = drop_kernel_only_decorations(insts)
     insts = spell_unordered_compares(header, insts)
     insts = spell_unordered_float_compares(header, insts)
