@@ -111,7 +111,7 @@ class Array:
         launch gives this array object a new value; no other array, value computed from this one before
         the launch, or NumPy view of it changes (docs/kernels.md, Launching)."""
         self._realize("passing it to a kernel")
-        from poot.trace.fastpath import sole_owner      # the CPU's `x[i] = v` asks the same question
+        from poot.trace.fastpath_writes import sole_owner      # the CPU's `x[i] = v` asks the same question
 
         if private or not sole_owner(self):
             n = self._node
