@@ -7,7 +7,7 @@
 Why a `functools.partial` subclass: calling `pt.add(x, y)` must cost what calling the plain function
 did, and a partial is called by C code (vectorcall) with no Python frame of its own, while a class
 with a Python `__call__` would add one frame per call. The methods are ordinary Python methods; their
-work lives in ufunc_methods.py.
+work lives in ufunc_methods.py (reduceat in ufunc_reduceat.py).
 """
 from __future__ import annotations
 
@@ -95,9 +95,9 @@ class Ufunc(functools.partial):
         """f over each slice `array[indices[i]:indices[i+1]]` along `axis`, as NumPy's
         `ufunc.reduceat` (lazy): where indices[i] >= indices[i+1] the result is array[indices[i]],
         and the last slice runs to the end. Indices may be a poot array, also inside @pt.jit."""
-        from poot.trace import ufunc_methods
+        from poot.trace import ufunc_reduceat
 
-        return ufunc_methods.reduceat(self, array, indices, axis, dtype, out)
+        return ufunc_reduceat.reduceat(self, array, indices, axis, dtype, out)
 
     @property
     def types(self) -> list[str]:
