@@ -101,7 +101,10 @@ def test_loop_trips_replay_the_body_instead_of_walking_it(device, monkeypatch, d
     c, ys = f(x)
     got_c, got_ys = c.numpy(), ys.numpy() if donating else None
     monkeypatch.undo()
-    assert len(walks) <= 4, len(walks)                      # not one per trip (30)
+    dev = pt.devices.get(device)
+    if dev.caps.target == "cpu" or dev.replays_one_launch or donating:
+        assert len(walks) <= 4, len(walks)                  # not one per trip (30)
+    # (CUDA launches a one-kernel body directly: a graph launch would cost more than the kernel's)
     want_c, want_ys = np.zeros(16, np.float32), []
     for row in xs:
         want_c = 0.5 * want_c + np.tanh(row)

@@ -63,7 +63,10 @@ def test_broadcasting_by_hand(run, rng):
     rs, cb = rng.standard_normal(37).astype(np.float32), rng.standard_normal(53).astype(np.float32)
     out = np.zeros_like(x)
     run(scale_rows_add_cols, x, rs, cb, out, 37, 53, threads=(53, 37))
-    np.testing.assert_allclose(out, x * rs[:, None] + cb[None, :], rtol=1e-6)
+    # a device may contract x * r + c into one fused multiply-add (NVIDIA's Vulkan driver does): one
+    # rounding instead of two, so the bound is a few ulps of the terms, not of the (cancelling) sum
+    terms = np.abs(x * rs[:, None]) + np.abs(cb[None, :])
+    assert (np.abs(out - (x * rs[:, None] + cb[None, :])) <= 2 * np.finfo(np.float32).eps * terms).all()
 
 
 # --- a row softmax: one workgroup a row, reductions through shared memory --------------------------------------
@@ -531,9 +534,17 @@ def test_float_special_values_and_casts(run):
                                                                      (x != x) | (x > 1)], 1))
         assert toi.tolist() == [_saturate(float(v), -2**31, 2**31 - 1) for v in x]
         assert tou.tolist() == [_saturate(float(v), 0, 255) for v in x]
-        ref = np.stack([np.minimum(x, np.float32(0.5)), np.sign(x), x / np.float32(0),
-                        (x.view(np.uint32) >> 16).astype(np.float32)], 1)
-        np.testing.assert_array_equal(f.reshape(n, 4), ref)
+        def reference(v):
+            return np.stack([np.minimum(v, np.float32(0.5)), np.sign(v), v / np.float32(0),
+                             (x.view(np.uint32) >> 16).astype(np.float32)], 1)
+
+        # GPU drivers may flush float32 subnormals to zero in arithmetic (Vulkan leaves it to the
+        # driver; NVIDIA's does): the subnormal input's row is either result
+        sub = (x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)
+        got, ref, flushed = f.reshape(n, 4), reference(x), reference(np.where(sub, np.copysign(0, x), x))
+        np.testing.assert_array_equal(got[~sub], ref[~sub])
+        for row in np.flatnonzero(sub):
+            assert any(np.array_equal(got[row], r[row], equal_nan=True) for r in (ref, flushed)), got[row]
         np.testing.assert_array_equal(h, x.astype(np.float16))
 
 
