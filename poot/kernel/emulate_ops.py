@@ -69,14 +69,19 @@ class Races:
         self.phase += 1
 
     def me(self) -> tuple:
-        """(thread, workgroup, phase, (function, line)) of the access being made."""
+        """(thread, workgroup, phase, (code, instruction offset)) of the access being made; the line is
+        found from the offset only for a message (`where`): a frame's f_lineno scans its line table, and
+        this runs on every access."""
         f = sys._getframe(3)                        # the emulated line, under load/store/atomic_add and Accesses
         while f is not None and f.f_code.co_name not in self.files:
             f = f.f_back
-        return STATE.thread, STATE.group, self.phase, f and (f.f_code.co_name, f.f_lineno)
+        return STATE.thread, STATE.group, self.phase, f and (f.f_code, f.f_lasti)
 
-    def where(self, line) -> str:
-        return f" at {self.files[line[0]]}:{line[1]}" if line else ""
+    def where(self, at) -> str:
+        if not at:
+            return ""
+        code, lasti = at
+        return f" at {self.files[code.co_name]}:{_line_at(code, lasti)}"
 
     def refuse(self, acc, i, mine: tuple, mine_what: str, theirs: tuple, their_what: str) -> PootError:
         same = theirs[1] == mine[1]
@@ -88,6 +93,15 @@ class Races:
                          f"{theirs[0]}{self.where(theirs[3])} and {mine_what} by thread {mine[0]}"
                          f"{self.where(mine[3])} {place} with nothing ordering them: on a device those threads run "
                          f"at the same time, so the result depends on their timing; {fix}")
+
+
+def _line_at(code, lasti: int):
+    """The source line of the instruction at byte offset `lasti` of `code` (what the frame's f_lineno
+    said while it ran there)."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line
+    return code.co_firstlineno
 
 
 _KINDS = ("written", "written", "read", "read", "atomically added to", "atomically added to")
