@@ -280,6 +280,19 @@ def user_frame(skip_dirs: tuple[str, ...] = ()):
     return None
 
 
+def line_at(code, lasti: int):
+    """The source line of the instruction at byte offset `lasti` of `code`: what a frame's f_lineno said
+    while it ran there (CPython's PyCode_Addr2Line; None for an instruction of no line). Where a line
+    is kept for later (a recorded node, an emulated access), keeping (code, f_lasti) and asking this
+    when the line is wanted spares the line-table scan f_lineno makes on every read."""
+    if lasti < 0:
+        return code.co_firstlineno
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line
+    return None
+
+
 def user_location() -> str:
     """'file:line' of the user's code that called into poot, or '<unknown>'."""
     f = user_frame()

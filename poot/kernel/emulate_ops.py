@@ -12,7 +12,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.dtypes import DType
-from poot.errors import PootError
+from poot.errors import PootError, line_at
 from poot.kernel import scalar_ops
 
 
@@ -81,7 +81,7 @@ class Races:
         if not at:
             return ""
         code, lasti = at
-        return f" at {self.files[code.co_name]}:{_line_at(code, lasti)}"
+        return f" at {self.files[code.co_name]}:{line_at(code, lasti) or code.co_firstlineno}"
 
     def refuse(self, acc, i, mine: tuple, mine_what: str, theirs: tuple, their_what: str) -> PootError:
         same = theirs[1] == mine[1]
@@ -93,15 +93,6 @@ class Races:
                          f"{theirs[0]}{self.where(theirs[3])} and {mine_what} by thread {mine[0]}"
                          f"{self.where(mine[3])} {place} with nothing ordering them: on a device those threads run "
                          f"at the same time, so the result depends on their timing; {fix}")
-
-
-def _line_at(code, lasti: int):
-    """The source line of the instruction at byte offset `lasti` of `code` (what the frame's f_lineno
-    said while it ran there)."""
-    for start, end, line in code.co_lines():
-        if start <= lasti < end:
-            return line
-    return code.co_firstlineno
 
 
 _KINDS = ("written", "written", "read", "read", "atomically added to", "atomically added to")

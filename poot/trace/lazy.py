@@ -22,7 +22,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.base import Buffer
-from poot.errors import DeviceError, DTypeError, LeakedTracerError, PootError, TracerError
+from poot.errors import DeviceError, DTypeError, LeakedTracerError, PootError, TracerError, line_at
 from poot.graph import OPS, Aval, Graph
 from poot.jit.runtime.execute import execute_keyed, numpy_to_buffer
 from poot.trace import context as _dev
@@ -84,7 +84,7 @@ class Node:
         most recorded nodes are never asked."""
         w = self._where
         if w is not None and type(w[0]) is _CodeType:
-            w = self._where = (w[0].co_filename, _line_at(w[0], w[1]))
+            w = self._where = (w[0].co_filename, line_at(w[0], w[1]))
         return w
 
     @where.setter
@@ -181,20 +181,13 @@ def where_from(f):
     it does not know (`sys._getframe(k)`): asking a frame for `f_back` makes Python build a frame
     object for each one walked (and copy its locals out when it returns), about 0.2 us a frame,
     while `sys._getframe(k)` builds only the one it returns."""
-    while f is not None:
-        code = f.f_code
-        inside = _internal_code.get(id(code))
-        if inside is None:
-            inside = is_internal(code)
-        if not inside:
-            return (code.co_filename, f.f_lineno)
-        f = f.f_back
-    return None
+    w = lazy_where_from(f)
+    return (w[0].co_filename, line_at(w[0], w[1])) if w is not None else None
 
 
 def lazy_where_from(f):
     """where_from(f) as a node keeps it (Node.where): (code object, byte offset of the instruction
-    running) of that frame, the line left to be found when it is asked for (`_line_at`)."""
+    running) of that frame, the line left to be found when it is asked for (errors.line_at)."""
     while f is not None:
         code = f.f_code
         inside = _internal_code.get(id(code))
@@ -203,17 +196,6 @@ def lazy_where_from(f):
         if not inside:
             return (code, f.f_lasti)
         f = f.f_back
-    return None
-
-
-def _line_at(code, lasti: int):
-    """The line of the instruction at byte offset `lasti` of `code`: what the frame's f_lineno said
-    while it ran there (CPython's PyCode_Addr2Line; None for an instruction of no line)."""
-    if lasti < 0:
-        return code.co_firstlineno
-    for start, end, line in code.co_lines():
-        if start <= lasti < end:
-            return line
     return None
 
 

@@ -458,6 +458,12 @@ def materialize_nonfinite_floats(header: list[int], insts: list[list[int]]) -> l
         if op == 56:
             in_function = False
         out.append(ins)
+    return _declared(out, new_decls)
+
+
+def _declared(out: list, new_decls: list) -> list:
+    """`out` with the declarations `new_decls` placed as SPIR-V orders them: the new types before the
+    module's first type, the new constants after its last type or constant."""
     first_type = next(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS)
     last_decl = max(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS | CONST_OPS) + 1
     types = [d for d in new_decls if opcode(d) in TYPE_OPS]
@@ -546,11 +552,7 @@ def narrow_constant_indices(header: list[int], insts: list[list[int]]) -> list[l
         if opcode(ins) in OP_ACCESS_CHAINS:
             ins = ins[:4] + [swap.get(w, w) for w in ins[4:]]
         out.append(ins)
-    first_type = next(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS)
-    last_decl = max(i for i, ins in enumerate(out) if opcode(ins) in TYPE_OPS | CONST_OPS) + 1
-    types = [d for d in new_decls if opcode(d) in TYPE_OPS]
-    consts = [d for d in new_decls if opcode(d) not in TYPE_OPS]
-    return out[:first_type] + types + out[first_type:last_decl] + consts + out[last_decl:]
+    return _declared(out, new_decls)
 
 
 def fix_for_naga(data: bytes) -> bytes:
