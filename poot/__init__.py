@@ -33,6 +33,9 @@ from poot.trace import __all__ as _trace_all  # noqa: E402
 from poot.trace import cast_to as _trace_cast_to  # noqa: E402
 from poot.trace import jit as _trace_jit  # noqa: E402
 from poot.trace.ufunc import Ufunc as ufunc  # noqa: E402  (the type of pt.add, pt.maximum...)
+from poot.trace.gc_policy import raise_young_threshold as _raise_young_threshold  # noqa: E402
+
+_raise_young_threshold()   # a lazy graph's nodes die young instead of feeding full collections
 
 # the array API standard's linear algebra extension, and its name for the boolean dtype
 from poot import linalg  # noqa: E402

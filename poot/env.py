@@ -102,7 +102,7 @@ SWITCHES = {"POOT_EAGER_REPLAY": True, "POOT_LOG_COMPILES": False, "POOT_DISK_CA
             "POOT_VULKAN_VALIDATION": False}
 # the integer variables, with the least value each takes
 INTEGERS = {"POOT_DEBUG": 0, "POOT_MAX_KERNEL_NODES": 1, "POOT_MAX_IR_BYTES": 1, "POOT_MAX_ARTIFACT_BYTES": 1,
-            "POOT_CPU_POOL_BYTES": 0}
+            "POOT_CPU_POOL_BYTES": 0, "POOT_GC_THRESHOLD": 0}
 
 
 def check() -> None:
