@@ -8,12 +8,14 @@ _env.check()   # a POOT_* variable poot cannot use is reported now, not at the f
 from poot.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8,
                      int16, int32, int64, uint8, uint16, uint32, uint64)
 from poot.errors import (APIVersionError, ArgumentAttributeError, ArgumentError, ArgumentKeyError,
-                         ArgumentOverflowError, ArgumentValueError, ArgumentZeroDivisionError, AxisError, CacheError,
-                         CompileLimitError, ConfigError, CopyError, DeviceError, DomainError, DeviceUnavailableError,
-                         DTypeError, InternalError, KernelImportError, KernelIndexError, KernelTrap, KIRError,
-                         LeakedTracerError, LoweringError, NotBuiltError, OutDTypeError, OutError, OutOfMemoryError,
-                         OutShapeError, PootError, PootIndexError, RetraceWarning, SamplingError, ShapeError,
-                         TracerError)
+                         ArgumentOverflowError, ArgumentValueError, ArgumentZeroDivisionError, AxisError, AxisNameError,
+                         AxisTypeError,
+                         CacheError, CompileLimitError, ConfigError, CopyError, DeviceError, DomainError,
+                         DeviceUnavailableError, DTypeError, InternalError, KernelImportError, KernelIndexError,
+                         KernelTrap, KIRError, LeakedTracerError, LoweringError, NotBuiltError, OutDTypeError,
+                         OutError, OutOfMemoryError, OutShapeError, PootError, PootIndexError, RetraceWarning,
+                         SamplingError, ScalarOverflowError, ShapeError, ShapeTypeError, TracerError)
+from poot.errors import api_boundary as _api_boundary
 
 # short names, the same objects (used in kernel annotations: pt.In[pt.f32])
 f16, bf16, f32, f64 = float16, bfloat16, float32, float64
@@ -48,6 +50,7 @@ from poot.transforms import (checkpoint, custom_jvp, custom_vjp, grad, hessian, 
 jacobian = jacrev  # JAX's alias  # noqa: E305
 from poot import tree_util  # noqa: E402  (JAX's pytree helpers, over poot's one pytree flattening)
 from poot.tree_util import tree_map  # noqa: E402
+from poot import tree  # noqa: E402  (jax.tree's short names: pt.tree.map, pt.tree.leaves...)
 from poot import lax  # noqa: E402  (jax.lax's names over poot's functions)
 from poot.transforms.tracing import ArgumentWriteError  # noqa: E402  (a TracerError the docs name)
 from poot.trace.kernel_call import kernel_call  # noqa: E402  (a @pt.kernel as a traced function)
@@ -82,6 +85,20 @@ class _JitEntry:
 jit = _JitEntry()
 
 
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    from poot.trace.linalg import trace as fn
+
+    if out is not None:
+        from poot.errors import out_error
+
+        raise out_error("trace", out, fn(a, offset, axis1, axis2, dtype))
+    return fn(a, offset, axis1, axis2, dtype)
+
+
+_trace.__name__ = "trace"
+_trace_call = _api_boundary(_trace)      # a call that does not fit np.trace's signature names pt.trace
+
+
 class _TraceEntry:
     """`pt.trace` is NumPy's `np.trace(a, offset, axis1, axis2, dtype)` (`poot.trace.linalg.trace`);
     as the name shadows the `poot.trace` subpackage (the tracing layer), its other attributes are that
@@ -98,12 +115,8 @@ class _TraceEntry:
         self.__doc__ = ("Sum along diagonals, as np.trace(a, offset=0, axis1=0, axis2=1, dtype=None) "
                         "(lazy). The tracing subpackage is still importable as `poot.trace`.")
 
-    def __call__(self, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-        if out is not None:
-            from poot.errors import out_error
-
-            raise out_error("trace", out, self._fn(a, offset, axis1, axis2, dtype))
-        return self._fn(a, offset, axis1, axis2, dtype)
+    def __call__(self, *args, **kwargs):
+        return _trace_call(*args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(_sys.modules["poot.trace"], name)

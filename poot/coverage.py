@@ -89,6 +89,8 @@ SAMPLES = {
     "column_stack": call([V, V]), "row_stack": call([V, V]), "block": call([V, V]), "unstack": call(M),
     "expand_dims": call(V, 0), "moveaxis": call(M, 0, 1), "rollaxis": call(M, 1), "swapaxes": call(M, 0, 1),
     "permute_dims": call(M, (1, 0)), "broadcast_to": call(V, (2, 3)), "squeeze": call(Sample("S", [[1.0, 2.0]])),
+    "format_float_positional": call(Sample("F", np.float32(0.1))),
+    "format_float_scientific": call(Sample("F", np.float32(0.1))),
     "searchsorted": call(V, V), "digitize": call(V, V), "bincount": call(I), "histogram": call(V),
     "histogram_bin_edges": call(V), "interp": call(V, V, V), "clip": call(V, 1.0, 2.0),
     "percentile": call(V, 50.0), "nanpercentile": call(V, 50.0), "quantile": call(V, 0.5),

@@ -22,8 +22,18 @@ class ShapeError(PootError, ValueError):
     """Operand shapes that do not fit together (broadcasting, matmul, reshape, concatenate...)."""
 
 
+class ShapeTypeError(ShapeError, TypeError):
+    """A shape or size that is not an integer (zeros((2.0, 3)), x.reshape('34')): NumPy raises
+    TypeError for it, so this is a TypeError as well as a ShapeError."""
+
+
 class DTypeError(PootError, TypeError):
     """An unsupported dtype, or a dtype an operation does not accept."""
+
+
+class ScalarOverflowError(DTypeError, OverflowError):
+    """A Python number that does not fit the integer dtype it meets (int8_array + 300,
+    pt.full(3, 300, dtype=pt.int8), int_array[0] = inf): NumPy 2's OverflowError, and a DTypeError."""
 
 
 class ArgumentError(PootError, TypeError):
@@ -101,6 +111,16 @@ class AxisError(PootError, _NumpyAxisError):
         self._msg, self.axis, self.ndim = (args[0] if args else ""), None, None
 
     __str__ = Exception.__str__
+
+
+class AxisTypeError(AxisError, TypeError):
+    """An axis that is not an integer (axis=1.0, axis='1'): NumPy raises TypeError for it, so this is
+    a TypeError as well as an AxisError, and `except TypeError:` written for NumPy catches it."""
+
+
+class AxisNameError(PootError, NameError):
+    """A collective (`pt.lax.psum`, `pmean`, `axis_index`...) names an axis that no enclosing
+    `pt.vmap(..., axis_name=...)` binds: a NameError, as JAX raises for an unbound axis name."""
 
 
 class PootIndexError(PootError, IndexError):
@@ -303,7 +323,12 @@ def api_boundary(fn):
     """Decorate a public function so a PootError it raises shows the user's call, not poot's insides:
     the traceback is cut at this frame and the message carries the user's file:line. A call that does
     not fit fn's signature is an ArgumentError; a bare Python exception raised in poot's code on the
-    way (an argument it could not use) becomes its PootError twin (`bare_as_poot`)."""
+    way (an argument it could not use) becomes its PootError twin (`bare_as_poot`).
+
+    `wrapper.keyword_form`, None or (names, handler): a call passing any of `names` as keywords that
+    fn's signature refuses is answered by `handler(args, kwargs)` instead (a ufunc's NumPy call
+    keywords, poot/trace/ufunc.py). Looked up only once the call has failed, so the calls that fit
+    pay nothing for it."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -312,15 +337,19 @@ def api_boundary(fn):
         except PootError as e:
             raise located_error(e) from None
         except _BARE as e:
-            if type(e) is TypeError and e.__traceback__.tb_next is None:   # the call did not fit fn
+            if type(e) is not TypeError or e.__traceback__.tb_next is not None:
+                converted = bare_as_poot(fn, e)
+                if converted is None:
+                    raise
+                raise converted from None
+            form = wrapper.keyword_form          # the call did not fit fn
+            if form is None or form[0].isdisjoint(kwargs):
                 if kwargs.get("out") is not None and "'out'" in str(e):
                     raise located_error(_out_refused(fn, args, kwargs)) from None
                 raise _argument_error(fn, e) from None
-            converted = bare_as_poot(fn, e)
-            if converted is None:
-                raise
-            raise converted from None
+        return form[1](args, kwargs)      # outside the except: its errors carry no TypeError context
 
+    wrapper.keyword_form = None
     return wrapper
 
 

@@ -3,10 +3,13 @@
 
 Only names whose JAX meaning poot gives are here: control flow (`cond`, `switch`, `fori_loop`,
 `while_loop`, `scan`, `map`), slicing (`dynamic_slice`, `dynamic_update_slice` and their `_in_dim`
-forms, `top_k`), `stop_gradient`, and elementwise and shape functions that are poot functions under
-lax's name and argument order (`lax.clamp(min, x, max)`, `lax.div` truncating integers toward zero,
-`lax.rem` keeping the dividend's sign). Anything else raises an AttributeError saying so (no silent
-fallback to a NumPy-style function with other semantics).
+forms, `top_k`), `stop_gradient`, convolution (`conv_general_dilated`, `conv`,
+`conv_with_general_padding`: 1 or 2 spatial axes), windowed and running reductions (`reduce_window`,
+`cumsum`, `cummax`...), elementwise and shape functions that are poot functions under lax's name
+and argument order (`lax.clamp(min, x, max)`, `lax.div` truncating integers toward zero,
+`lax.rem` keeping the dividend's sign), and the collectives over a named `pt.vmap` axis (`psum`,
+`pmean`, `pmax`, `pmin`, `axis_index`, `axis_size`, `all_gather`). Anything else raises an
+AttributeError saying so (no silent fallback to a NumPy-style function with other semantics).
 """
 from __future__ import annotations
 
@@ -18,9 +21,11 @@ import poot.trace as _t
 from poot import dtypes as _dt
 from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace import nn as _nn
+from poot.trace import nn_conv as _nn_conv
 from poot.trace.array import Array
 from poot.trace.movement import arr as _arr
 from poot.transforms import scan, stop_gradient
+from poot.transforms.collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
 
 # control flow
 cond, while_loop = _t.cond, _t.while_loop
@@ -52,7 +57,9 @@ __all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "map", "stop_gra
            "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge", "shift_left", "transpose", "concatenate",
            "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "rev", "iota", "convert_element_type",
            "bitcast_convert_type", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
-           "argmax", "argmin", "cumsum", "cumprod", "associative_scan", "sort_key_val"]
+           "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "associative_scan",
+           "conv_general_dilated", "conv", "conv_with_general_padding", "reduce_window", "sort_key_val",
+           "psum", "pmean", "pmax", "pmin", "axis_index", "axis_size", "all_gather"]
 
 
 @api_boundary
@@ -89,6 +96,8 @@ def switch(index, branches, *operands):
 def map(f, xs, *, batch_size=None):  # noqa: A001
     """[f(x) for x in xs] along the leading axis of the pytree xs, stacked (jax.lax.map), as one
     `pt.scan`. `batch_size` is accepted and ignored: every row runs in the same loop."""
+    if not callable(f):
+        raise ArgumentError(f"map needs a function f(x); got {type(f).__name__}")
     return scan(lambda c, x: (c, f(x)), (), xs)[1]
 
 
@@ -250,6 +259,44 @@ def cumsum(operand, axis=0, reverse=False):
 def cumprod(operand, axis=0, reverse=False):
     """Inclusive running product along `axis` (from the end when `reverse`), in operand's dtype."""
     return _running(_t.cumprod, operand, axis, reverse)
+
+
+conv_general_dilated = api_boundary(_nn_conv.conv_general_dilated)
+reduce_window = api_boundary(_nn_conv.reduce_window)
+
+
+@api_boundary
+def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+    """jax.lax.conv: conv_general_dilated with N C spatial / O I spatial axes and no dilation."""
+    return _nn_conv.conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                         preferred_element_type=preferred_element_type)
+
+
+@api_boundary
+def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              precision=None, preferred_element_type=None):
+    """jax.lax.conv_with_general_padding: conv_general_dilated with the default axes."""
+    return _nn_conv.conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                         precision=precision, preferred_element_type=preferred_element_type)
+
+
+@api_boundary
+def cummax(operand, axis=0, reverse=False):
+    """Inclusive running maximum along `axis` (from the end when `reverse`); NaN propagates."""
+    return _running(lambda x, axis: _t.maximum.accumulate(x, axis=axis), operand, axis, reverse)
+
+
+@api_boundary
+def cummin(operand, axis=0, reverse=False):
+    """Inclusive running minimum along `axis` (from the end when `reverse`); NaN propagates."""
+    return _running(lambda x, axis: _t.minimum.accumulate(x, axis=axis), operand, axis, reverse)
+
+
+@api_boundary
+def cumlogsumexp(operand, axis=0, reverse=False):
+    """Inclusive running log(sum(exp(x))) along `axis` (from the end when `reverse`), each step a
+    logaddexp (no overflow for large inputs)."""
+    return _running(lambda x, axis: _t.logaddexp.accumulate(x, axis=axis), operand, axis, reverse)
 
 
 @api_boundary

@@ -13,11 +13,15 @@ a node for every transform, as in JAX.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from poot.errors import ArgumentError, ShapeError, api_boundary
 from poot.trace import pytree
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map",
-           "treedef_is_leaf", "register_pytree_node", "register_pytree_node_class", "tree_reduce", "tree_all"]
+           "treedef_is_leaf", "register_pytree_node", "register_pytree_node_class", "register_dataclass",
+           "tree_reduce", "tree_all", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
+           "keystr", "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey"]
 
 
 class PyTreeDef:
@@ -113,6 +117,99 @@ def tree_flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
     return leaves, PyTreeDef(d, len(leaves))
 
 
+# --- key paths (JAX's tree_flatten_with_path & co.): how each leaf is reached from the root ----------
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """A dict entry on a key path: `tree[key]`."""
+    key: object
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """A tuple or list element on a key path: `tree[idx]`."""
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """A NamedTuple or dataclass field on a key path: `tree.name`."""
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """A child of a registered node, by its position among its flatten function's children."""
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+def _key_paths(d, prefix: tuple, out: list) -> None:
+    """The key path of every leaf of pytree's treedef `d`, in leaf order (pytree.paths, as keys)."""
+    if d is pytree.LEAF:
+        out.append(prefix)
+        return
+    if d == pytree._NONE:
+        return
+    t = d[0]
+    if t is tuple or t is list:
+        keys = [SequenceKey(i) for i in range(len(d[1]))]
+    elif t is dict:
+        keys = [DictKey(k) for k in d[1]]
+    elif len(d) == 2:
+        keys = [GetAttrKey(n) for n in t._fields]
+    elif type(d[1]) is pytree.Aux:
+        keys = [FlattenedIndexKey(i) for i in range(len(d[2]))]
+    else:
+        keys = [GetAttrKey(n) for n in d[1]]
+    for key, c in zip(keys, d[-1]):
+        _key_paths(c, prefix + (key,), out)
+
+
+@api_boundary
+def tree_flatten_with_path(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
+    """([(key path, leaf)], treedef): `tree_flatten` with each leaf's key path, a tuple of DictKey,
+    SequenceKey, GetAttrKey and FlattenedIndexKey entries (JAX's)."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    keys: list = []
+    _key_paths(treedef._def, (), keys)
+    return list(zip(keys, leaves)), treedef
+
+
+@api_boundary
+def tree_leaves_with_path(tree, is_leaf=None) -> list:
+    """[(key path, leaf)] of `tree`, in flattening order (JAX's)."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+@api_boundary
+def tree_map_with_path(f, tree, *rest, is_leaf=None):
+    """`tree_map` whose `f` also takes each leaf's key path first: `f(path, leaf, *same leaf of rest)`
+    (JAX's; `keystr(path)` spells the path)."""
+    if not callable(f):
+        raise ArgumentError(f"tree_map_with_path: f must be a function; got {type(f).__name__}")
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    keys = iter([k for k, _ in pairs])
+    return tree_map(lambda *xs: f(next(keys), *xs), tree, *rest, is_leaf=is_leaf)
+
+
+def keystr(keys, *, simple: bool = False, separator: str = "/") -> str:
+    """A key path as text: "['w'][0].b" (JAX's); `simple` joins the bare keys with `separator`."""
+    if simple:
+        return separator.join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in keys)
+    return "".join(str(k) for k in keys)
+
+
 @api_boundary
 def tree_unflatten(treedef: PyTreeDef, leaves):
     """The pytree of structure `treedef` holding `leaves` (exactly treedef.num_leaves of them)."""
@@ -204,6 +301,36 @@ def register_pytree_node_class(cls: type) -> type:
     aux_data)` and classmethod `tree_unflatten(aux_data, children)`; returns `cls`."""
     register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
+
+
+def register_dataclass(nodetype: type, data_fields=None, meta_fields=None, drop_fields=()):
+    """Make dataclass `nodetype` a node whose children are `data_fields` and whose `meta_fields` are
+    static, part of the structure (hashable: a jitted function traces again when one changes), as
+    JAX's function of this name. Without the lists (the decorator form, `@register_dataclass`), a
+    field declared with `metadata={"static": True}` is meta and the others are data. Returns the
+    class. (An unregistered dataclass is a node too, all its fields children.)"""
+    import dataclasses
+
+    if not (isinstance(nodetype, type) and dataclasses.is_dataclass(nodetype)):
+        raise ArgumentError(f"register_dataclass: {getattr(nodetype, '__name__', nodetype)!r} is not a "
+                            f"dataclass; use register_pytree_node for other classes")
+    fields = [f.name for f in dataclasses.fields(nodetype) if f.init]
+    if data_fields is None and meta_fields is None:
+        meta_fields = [f.name for f in dataclasses.fields(nodetype) if f.init and f.metadata.get("static")]
+        data_fields = [n for n in fields if n not in meta_fields and n not in drop_fields]
+    elif data_fields is None or meta_fields is None:
+        raise ArgumentError("register_dataclass: give both data_fields and meta_fields, or neither")
+    data, meta = list(data_fields), list(meta_fields)
+    missing = sorted(set(fields) - set(data) - set(meta) - set(drop_fields))
+    unknown = sorted((set(data) | set(meta)) - set(fields))
+    if missing or unknown:
+        raise ArgumentError(f"register_dataclass({nodetype.__name__}): data_fields and meta_fields must "
+                            f"name each init field once; " + (f"missing {missing}" if missing else
+                                                               f"{unknown} are not init fields"))
+    register_pytree_node(nodetype,
+                         lambda x: ([getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)),
+                         lambda aux, kids: nodetype(**dict(zip(data, kids)), **dict(zip(meta, aux))))
+    return nodetype
 
 
 _NO_INITIAL = object()

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from poot.errors import DeviceError
+from poot.errors import DeviceError, OutOfMemoryError
 from poot.devices.base import Buffer, Capabilities, Device
 from poot.devices.cpu_pool import MIN_BYTES as POOL_MIN_BYTES, HostPool
 from poot.devices.cpu_threads import NativePool, cores, start as start_native_pool
@@ -329,7 +329,11 @@ class CpuDevice(Device):
         raw = self._host_pool.take(size) if size >= POOL_MIN_BYTES else None   # large: reused (cpu_pool.py)
         if raw is None:                                   # small ones: malloc reuses freed blocks
             self.fresh_allocations += 1
-            raw = np.empty(size, dtype=np.uint8)
+            try:
+                raw = np.empty(size, dtype=np.uint8)
+            except MemoryError:     # NumPy's _ArrayMemoryError, as the devices' OutOfMemoryError
+                raise OutOfMemoryError(f"cpu: cannot allocate {nbytes:,} bytes of host memory; make the "
+                                       f"arrays smaller (check their sizes) or free some") from None
             if size >= POOL_MIN_BYTES:
                 self._host_pool.adopt(raw)
         base = ctypes.addressof(ctypes.c_char.from_buffer(raw))

@@ -10,6 +10,7 @@ from poot.graph import host_complex  # noqa: E402,F401  (registers host_complex)
 from poot.graph import attention  # noqa: E402,F401  (registers the attention op)
 from poot.graph import sampling  # noqa: E402,F401  (registers the sample op)
 from poot.graph import quant  # noqa: E402,F401  (registers the qmatmul op)
+from poot.graph import collective  # noqa: E402,F401  (registers psum, pmax, pmin, axis_index)
 from poot.graph.oracle import evaluate
 
 __all__ = ["Aval", "broadcast_shapes", "normalize_axes", "normalize_axis", "Eqn", "Graph",

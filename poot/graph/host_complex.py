@@ -16,7 +16,7 @@ import numpy as np
 
 from poot.errors import ShapeError
 from poot.graph.aval import Aval
-from poot.graph.host import HOST, _host
+from poot.graph.host import HOST, LinAlgError, _host
 
 # the results that are not complex: real values (eigenvalues of Hermitian matrices...) and indices
 REAL_RESULTS = {"slogdet": (1,), "eigh": (0,), "eigvalsh": (0,), "svd": (1,), "svdvals": (0,),
@@ -62,8 +62,11 @@ def _compute(xs, wrapped, options, complex_inputs):
     part = next(x.dtype for x, c in zip(xs, complex_inputs) if c)
     cdt = np.complex64 if part == np.float32 else np.complex128
     if op in _REAL_WHEN_REAL and not any(c and x[..., 1].any() for x, c in zip(xs, complex_inputs)):
-        outs = _REAL_WHEN_REAL[op](*[np.ascontiguousarray(x[..., 0]) if c else x
-                                     for x, c in zip(xs, complex_inputs)])
+        try:            # NumPy's LinAlgError (NaN or inf entries) as poot's, as the complex routine's is
+            outs = _REAL_WHEN_REAL[op](*[np.ascontiguousarray(x[..., 0]) if c else x
+                                         for x, c in zip(xs, complex_inputs)])
+        except np.linalg.LinAlgError as e:
+            raise LinAlgError(f"linalg.{op}: {e}") from None
     else:
         outs = _inner(op).compute([_complex_of(x) if c else x for x, c in zip(xs, complex_inputs)],
                                   **dict(options))

@@ -24,7 +24,8 @@ import numpy as np
 
 from poot import devices
 from poot.devices import Device
-from poot.errors import ArgumentError, KernelImportError, LoweringError, NotBuiltError, PootError, user_frame
+from poot.errors import (ArgumentError, KernelImportError, LoweringError, NotBuiltError, PootError, TracerError,
+                         api_boundary, user_frame)
 from poot.jit.kir.model import BufferParam, Kernel
 from poot.jit.kir.verify import MAX_WORKGROUP_SIZE
 from poot.kernel.diagnostics import code as diag_code
@@ -186,6 +187,7 @@ class KernelFunction:
             f"it takes no keywords; pass threads=/workgroup= to {self.name}.launch(ctx, ...)"
         return ArgumentError(f"kernel '{self.name}': unexpected keyword {bad} in {how}; {options}")
 
+    @api_boundary           # like every public call, a mistake names the user's line (so launch, __call__)
     def emulate(self, *args, threads=None, workgroup=None, **kwargs) -> None:
         """Run the body as Python over NumPy arrays (Out/InOut arrays are written in place)."""
         if kwargs:
@@ -210,6 +212,7 @@ class KernelFunction:
         refuse_unbuildable(imported, target, arch)
         return compiled(imported.kernel, target, arch)
 
+    @api_boundary
     def launch(self, ctx: Context = None, *args, threads=None, workgroup=None, **kwargs) -> None:
         """Dispatch on `ctx`'s device. A poot Array bound to an Out/InOut parameter takes the kernel's result
         as its new value (written in place where nothing else sees it: arguments.py); NumPy arrays are
@@ -218,9 +221,9 @@ class KernelFunction:
             raise self.keyword_error(f"{self.name}.launch(ctx, {', '.join(self.parameter_names())}, threads=..., "
                                      "workgroup=...)", kwargs, ("threads", "workgroup"))
         if not isinstance(ctx, Context):
-            raise PootError(f"kernel '{self.name}' is launched as {self.name}(ctx, *args) with ctx = "
-                            f"pt.Context(device); got {type(ctx).__name__} first (use .emulate(...) to run "
-                            "it on NumPy arrays without a device)")
+            raise ArgumentError(f"kernel '{self.name}' is launched as {self.name}(ctx, *args) with ctx = "
+                                f"pt.Context(device); got {type(ctx).__name__} first (use .emulate(...) to run "
+                                "it on NumPy arrays without a device)")
         wg = self.workgroup if workgroup is None else self.launch_workgroup(workgroup)
         imported = self.imported(wg)
         kernel = imported.kernel
@@ -233,13 +236,18 @@ class KernelFunction:
         check_shared_memory(imported, device)     # before compiling: past the limit a device crashes
         refuse_unbuildable(imported, device.caps.target, device.caps.compile_arch)
         bound = LaunchArguments(self.name, device)
-        for p, a in zip(kernel.params, args):
-            bound.add(p, a)
+        try:
+            for p, a in zip(kernel.params, args):
+                bound.add(p, a)
+        except TracerError as e:    # a traced array passed in (pt.vmap names the kernel from this)
+            e.kernel = self.name
+            raise
         if math.prod(groups) == 0:
             return
         device_launch(device, kernel, bound.buffers, bound.scalars, groups)
         bound.finish()
 
+    @api_boundary
     def __call__(self, ctx: Context = None, *args, **kwargs):
         if kwargs:
             raise self.keyword_error(f"{self.name}(ctx, {', '.join(self.parameter_names())})", kwargs, ())
@@ -283,8 +291,8 @@ def refuse_unbuildable(imported: ImportedKernel, target: str, arch: str | None) 
 
 def check_arity(kernel: Kernel, args) -> None:
     if len(args) != len(kernel.params):
-        raise PootError(f"kernel '{kernel.name}' takes {len(kernel.params)} arguments "
-                        f"({', '.join(p.name for p in kernel.params)}), got {len(args)}")
+        raise ArgumentError(f"kernel '{kernel.name}' takes {len(kernel.params)} arguments "
+                            f"({', '.join(p.name for p in kernel.params)}), got {len(args)}")
 
 
 def element_count(a) -> int:

@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, KernelTrap, PootError
+from poot.errors import ArgumentError, ArgumentValueError, DTypeError, KernelTrap, PootError
 from poot.jit.kir.model import TRAP_BOUNDS, BufferParam
 from poot.kernel import emulate_ops as emu
 from poot.kernel import async_copy, subgroup
@@ -273,8 +273,8 @@ class EmulatedKernel:
         parameter sees another one's writes during the run, and the later written parameter wins."""
         params = self.kernel.params
         if len(args) != len(params):
-            raise PootError(f"kernel '{self.kernel.name}' takes {len(params)} arguments "
-                            f"({', '.join(p.name for p in params)}), got {len(args)}")
+            raise ArgumentError(f"kernel '{self.kernel.name}' takes {len(params)} arguments "
+                                f"({', '.join(p.name for p in params)}), got {len(args)}")
         out, views, copy_back = [], [], []
         for p, a in zip(params, args):
             if not isinstance(p, BufferParam):
@@ -405,8 +405,8 @@ def buffer_view(p: BufferParam, a, kernel: str) -> np.ndarray:
                          f"convert it with .astype(...)")
     if p.access.writable:
         if not a.flags.writeable or not a.flags.c_contiguous:
-            raise PootError(f"kernel '{kernel}': buffer '{p.name}' is written, so its array must be writable and "
-                            "C-contiguous (it is written in place)")
+            raise ArgumentValueError(f"kernel '{kernel}': buffer '{p.name}' is written, so its array must be "
+                                     "writable and C-contiguous (it is written in place)")   # NumPy's ValueError
         return a.reshape(-1)
     view = np.ascontiguousarray(a).reshape(-1).view()
     view.flags.writeable = False

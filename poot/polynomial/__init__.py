@@ -1,6 +1,7 @@
 """`pt.polynomial`: NumPy's numpy.polynomial for poot arrays: the power series functions
 (`pt.polynomial.polynomial`: polyval, polyfit, polyder, polyint, polyadd...), the `Polynomial` class,
-and the evaluation of Chebyshev, Legendre and Hermite series (chebval, legval, hermval).
+and the evaluation, pseudo-Vandermonde matrices and least-squares fits of Chebyshev, Legendre and
+Hermite series (chebval, chebvander, chebfit; legval...; hermval...).
 
 Coefficients are lowest degree first, as in numpy.polynomial (the top-level pt.polyval and friends
 follow np.polyval's highest-first order). Evaluation, derivatives, integrals and fits are lazy poot

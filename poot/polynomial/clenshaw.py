@@ -1,6 +1,8 @@
 """Evaluation of the orthogonal series of `pt.polynomial` (Chebyshev, Legendre, Hermite) by their
 three-term recurrences run backwards (Clenshaw's algorithm, as NumPy's chebval, legval and hermval):
-lazy poot operations, one step per coefficient, so a series of an array fuses into one kernel."""
+lazy poot operations, one step per coefficient, so a series of an array fuses into one kernel. The
+same recurrences run forwards give the basis functions themselves (the columns of chebvander,
+legvander and hermvander, which the fits solve with)."""
 from __future__ import annotations
 
 from poot.polynomial.polyutils import series
@@ -61,3 +63,37 @@ def hermite(x, c):
         nd -= 1
         c0, c1 = ew.subtract(c[-i], ew.multiply(c1, 2 * (nd - 1))), ew.add(c0, ew.multiply(c1, x2))
     return finish(c, x, c0, c1, 2)
+
+
+def chebyshev_columns(x, deg):
+    """T_0(x) .. T_deg(x): T_1 = x, T_i = 2x T_(i-1) - T_(i-2) (NumPy's chebvander)."""
+    cols = [ew.add(ew.multiply(x, 0), 1)]
+    if deg > 0:
+        cols.append(x)
+        x2 = ew.multiply(x, 2)
+        for _ in range(2, deg + 1):
+            cols.append(ew.subtract(ew.multiply(cols[-1], x2), cols[-2]))
+    return cols
+
+
+def legendre_columns(x, deg):
+    """P_0(x) .. P_deg(x): P_1 = x, P_i = (P_(i-1) x (2i - 1) - P_(i-2) (i - 1)) / i (NumPy's legvander)."""
+    cols = [ew.add(ew.multiply(x, 0), 1)]
+    if deg > 0:
+        cols.append(x)
+        for i in range(2, deg + 1):
+            cols.append(ew.divide(ew.subtract(ew.multiply(ew.multiply(cols[-1], x), 2 * i - 1),
+                                              ew.multiply(cols[-2], i - 1)), i))
+    return cols
+
+
+def hermite_columns(x, deg):
+    """H_0(x) .. H_deg(x), physicists': H_1 = 2x, H_i = 2x H_(i-1) - 2(i - 1) H_(i-2) (NumPy's
+    hermvander)."""
+    cols = [ew.add(ew.multiply(x, 0), 1)]
+    if deg > 0:
+        x2 = ew.multiply(x, 2)
+        cols.append(x2)
+        for i in range(2, deg + 1):
+            cols.append(ew.subtract(ew.multiply(cols[-1], x2), ew.multiply(cols[-2], 2 * (i - 1))))
+    return cols

@@ -117,19 +117,30 @@ def polyvalfromroots(x, r, tensor=True):
     return red.prod(ew.subtract(x, r), axis=0)
 
 
-@api_boundary
-def polyvander(x, deg):
-    """The Vandermonde matrix of x: shape x.shape + (deg + 1,), [..., i] = x**i. Lazy."""
+def vander(op, columns, x, deg):
+    """The pseudo-Vandermonde matrix of x in one basis: shape x.shape + (deg + 1,), [..., i] the i-th
+    basis function at x; `columns(x, deg)` lists them (clenshaw.py's forward recurrences). x is at
+    least 1-D and floating, as NumPy's *vander make it. Lazy."""
     deg = operator.index(deg)
     if deg < 0:
-        raise DomainError(f"polyvander: deg must be non-negative, got {deg}")
+        raise DomainError(f"{op}: deg must be non-negative, got {deg}")
     x = mv.atleast_1d(mv.arr(x)) if not isinstance(x, Array) or x.ndim == 0 else x
     if x.dtype.kind in "biu":
         x = x.astype(dt.float64)
+    return mv.stack(columns(x, deg), axis=-1)
+
+
+def _powers(x, deg):
     cols = [ew.add(ew.multiply(x, 0), 1)]
     for _ in range(deg):
         cols.append(ew.multiply(cols[-1], x))
-    return mv.stack(cols, axis=-1)
+    return cols
+
+
+@api_boundary
+def polyvander(x, deg):
+    """The Vandermonde matrix of x: shape x.shape + (deg + 1,), [..., i] = x**i. Lazy."""
+    return vander("polyvander", _powers, x, deg)
 
 
 def _vander_nd(op, points, degs):
@@ -225,36 +236,35 @@ def polyint(c, m=1, k=(), lbnd=0, scl=1, axis=0):
     return mv.moveaxis(c, 0, ax)
 
 
-@api_boundary
-def polyfit(x, y, deg, rcond=None, full=False, w=None):
-    """The least-squares series of degree `deg` (an int, or the list of degrees to fit) through the
-    points (x, y): lazily, by poot's lstsq on the Vandermonde matrix with NumPy's column scaling and
-    weights w. `full` also returns [residuals, rank, singular values, rcond] (NumPy warns of a
-    deficient rank, which would read the rank: poot does not)."""
+def fit(vander, op, x, y, deg, rcond=None, full=False, w=None):
+    """NumPy's polyutils._fit, for any basis: the least-squares series of degree `deg` (an int, or the
+    list of degrees to fit) through the points (x, y), lazily by poot's lstsq on `vander(x, deg)` with
+    NumPy's column scaling and weights w. `full` also returns [residuals, rank, singular values,
+    rcond] (NumPy warns of a deficient rank, which would read the rank: poot does not)."""
     x = ew.add(mv.arr(x), 0.0)
     y = ew.add(mv.arr(y), 0.0)
     if x.ndim != 1:
-        raise ShapeError(f"polyfit: expected 1-D vector for x, got {x.aval}")
+        raise ShapeError(f"{op}: expected 1-D vector for x, got {x.aval}")
     if y.ndim not in (1, 2):
-        raise ShapeError(f"polyfit: expected 1-D or 2-D array for y, got {y.aval}")
+        raise ShapeError(f"{op}: expected 1-D or 2-D array for y, got {y.aval}")
     if x.shape[0] != y.shape[0]:
-        raise ShapeError(f"polyfit: expected x and y to have the same length, got {x.shape[0]} and {y.shape[0]}")
+        raise ShapeError(f"{op}: expected x and y to have the same length, got {x.shape[0]} and {y.shape[0]}")
     degs = np.asarray(deg)
     if degs.dtype.kind not in "iu" or degs.ndim > 1 or degs.size == 0:
-        raise ShapeError(f"polyfit: deg must be an int or a non-empty 1-D array of ints, got {deg!r}")
+        raise ShapeError(f"{op}: deg must be an int or a non-empty 1-D array of ints, got {deg!r}")
     if degs.min() < 0:
-        raise DomainError(f"polyfit: expected deg >= 0, got {deg!r}")
+        raise DomainError(f"{op}: expected deg >= 0, got {deg!r}")
     if degs.ndim == 0:
-        lmax, van = int(degs), polyvander(x, int(degs))
+        lmax, van = int(degs), vander(x, int(degs))
     else:
         degs = np.sort(degs)
         lmax = int(degs[-1])
-        van = take(polyvander(x, lmax), asarray(degs), axis=1)
+        van = take(vander(x, lmax), asarray(degs), axis=1)
     lhs, rhs = mv.matrix_transpose(van), mv.permute_dims(y, tuple(range(y.ndim))[::-1])
     if w is not None:
         w = mv.arr(w)
         if w.ndim != 1 or w.shape[0] != x.shape[0]:
-            raise ShapeError(f"polyfit: expected w to be 1-D of the length of x, got {w.aval}")
+            raise ShapeError(f"{op}: expected w to be 1-D of the length of x, got {w.aval}")
         lhs, rhs = ew.multiply(lhs, w), ew.multiply(rhs, w)
     if rcond is None:
         rcond = x.shape[0] * float(np.finfo(x.dtype.np).eps)
@@ -273,6 +283,14 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None):
     if full:
         return c, [resids, rank, s, rcond]
     return c
+
+
+@api_boundary
+def polyfit(x, y, deg, rcond=None, full=False, w=None):
+    """The least-squares power series of degree `deg` (an int, or the list of degrees to fit) through
+    the points (x, y), as NumPy's polyfit (lowest degree first): lazily, by poot's lstsq on the
+    Vandermonde matrix (see `fit`)."""
+    return fit(polyvander, "polyfit", x, y, deg, rcond, full, w)
 
 
 # --- coefficient algebra: read on the host (NumPy trims the result) ------------------------------

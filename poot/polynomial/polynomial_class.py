@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from poot.errors import ArgumentError, DomainError, ShapeError
+from poot.errors import ArgumentError, DomainError, NotBuiltError, ShapeError
 from poot.polynomial import polynomial as P
 from poot.polynomial.polyutils import getdomain, host_series, interval, mapdomain, mapparms, series, to_poot
 from poot.trace.array import Array
@@ -205,6 +205,26 @@ class Polynomial:
     def trim(self, tol=0) -> Polynomial:
         """The polynomial without its trailing coefficients of magnitude at most tol. Reads them."""
         return self._wrap(self._host().trim(tol))
+
+    def convert(self, domain=None, kind=None, window=None) -> Polynomial:
+        """The same polynomial with another domain and window (the class defaults when None), as
+        NumPy's convert: `Polynomial.fit(x, y, deg).convert().coef` are the coefficients in x itself.
+        Reads the coefficients (NumPy composes the series and trims its trailing zeros)."""
+        if kind is not None and kind is not type(self) and kind is not np.polynomial.Polynomial:
+            raise NotBuiltError(f"{type(self).__name__}.convert: only kind={type(self).__name__} is "
+                                f"built, got {kind!r}")
+        domain = None if domain is None else interval(domain, "domain", "convert")
+        window = None if window is None else interval(window, "window", "convert")
+        host = self._host().convert(domain=domain, kind=np.polynomial.Polynomial, window=window)
+        return self._wrap(host)
+
+    @classmethod
+    def cast(cls, series, domain=None, window=None):
+        """`series` (a Polynomial) converted to this class, as NumPy's cast. Reads the coefficients."""
+        return series.convert(domain, cls, window)
+
+    def has_sametype(self, other) -> bool:
+        return isinstance(other, self.__class__)
 
     def has_samecoef(self, other) -> bool:
         return self.coef.shape == other.coef.shape and bool(

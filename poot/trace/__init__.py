@@ -96,7 +96,7 @@ def cast_to(value, dtype):
     """`pt.float32(x)` outside a kernel: `x` (array, list or scalar) as a poot array of `dtype`. A Python
     int is range-checked against `dtype` (np.uint8(-1) raises in NumPy 2; 2**63 fits uint64), not made
     an int64 array first and then wrapped."""
-    if type(value) is int:
+    if type(value) is int or (type(value) is float and dtype.kind in "iu"):   # np.int32(nan) raises too
         return asarray(value, dtype=dtype)  # noqa: F405
     return asarray(value).astype(dtype)  # noqa: F405
 

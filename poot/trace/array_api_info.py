@@ -7,8 +7,10 @@ dtypes; kernels compute them as their real parts (poot/graph/complex_lower.py).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from poot import dtypes as dt
-from poot.errors import DTypeError, api_boundary
+from poot.errors import ArgumentValueError, DTypeError, api_boundary
 from poot.trace import context as _dev
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "isdtype", "can_cast", "finfo", "iinfo"]
@@ -117,12 +119,21 @@ def isdtype(dtype, kind) -> bool:
     return False
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 @api_boundary
-def can_cast(from_, to, /) -> bool:
+def can_cast(from_, to, /, casting="safe") -> bool:
     """Can `from_` (a dtype or an array) be cast to `to` by type promotion, i.e. without losing
-    values: the promotion of the two is `to` itself."""
+    values: the promotion of the two is `to` itself. NumPy's other `casting` rules ('no', 'equiv',
+    'same_kind', 'unsafe') answer as np.can_cast does."""
     src, dst = _dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast")
-    return dt.result_type(src, dst) is dst
+    if casting == "safe":
+        return dt.result_type(src, dst) is dst
+    if casting not in _CASTINGS:
+        raise ArgumentValueError(f"can_cast: casting must be one of {', '.join(map(repr, _CASTINGS))}, "
+                                 f"got {casting!r}")
+    return bool(np.can_cast(src.np, dst.np, casting))
 
 
 class _Limits:

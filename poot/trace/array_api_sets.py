@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, api_boundary
+from poot.errors import AxisError, DTypeError, ShapeError, api_boundary
 from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.array import Array
@@ -38,9 +38,14 @@ def _leaf(a: np.ndarray, device: str, dtype: dt.DType | None = None) -> Array:
     return Array(from_numpy(np.asarray(a), device, dtype))
 
 
+class NoSortAxisError(AxisError, ShapeError):
+    """Sorting a 0-d array: NumPy's AxisError (axis -1 is out of bounds for dimension 0), and the
+    ShapeError poot has always raised for it."""
+
+
 def _sortable(op: str, x: Array) -> None:
     if x.ndim == 0:
-        raise ShapeError(f"{op}: a 0-d array has no axis to sort along ({x.aval}); reshape it to (1,)")
+        raise NoSortAxisError(f"{op}: a 0-d array has no axis to sort along ({x.aval}); reshape it to (1,)")
 
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")

@@ -109,11 +109,19 @@ def _mask_operand(mask, full: tuple, dev: str, work=dt.float32):
 
 @recipes.memoize
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None, softcap=None,
-                                 enable_gqa=False, window=None):
+                                 enable_gqa=False, window=None, *, attn_mask=None, dropout_p=0.0):
     """softmax(q @ k^T * scale (+ mask)) @ v over [..., H, L, D] arrays, as PyTorch's SDPA (see the
-    module docstring for causal alignment, windows, softcap and rows that see no key). Its recording
-    is kept as a recipe (poot/trace/recipes.py): a decode loop's later calls of one kind replay the
-    equations instead of running the promotion and shape checks again."""
+    module docstring for causal alignment, windows, softcap and rows that see no key). `attn_mask`
+    is PyTorch's keyword for `mask`; `dropout_p` is taken at 0 only (poot's dropout needs a key:
+    pt.nn.dropout). Its recording is kept as a recipe (poot/trace/recipes.py): a decode loop's later
+    calls of one kind replay the equations instead of running the promotion and shape checks again."""
+    if attn_mask is not None:
+        if mask is not None:
+            raise ArgumentError(f"{OP}: both mask and attn_mask are given; they are one argument (pass one)")
+        mask = attn_mask
+    if dropout_p:
+        raise ArgumentValueError(f"{OP}: dropout_p={dropout_p!r} is not built (poot's dropout takes an explicit "
+                                 f"random key: pt.nn.dropout); pass dropout_p=0.0")
     items, d, dev = promote(OP, (q, k, v))
     if d.kind == "c":
         raise DTypeError(f"{OP}: complex q, k or v ({d.name}) are not supported: attention's softmax "

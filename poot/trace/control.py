@@ -214,6 +214,12 @@ def fori_loop(lower, upper, body_fun, init_val):
     where = lazy.caller_where()
     _refuse_callable(body_fun, "fori_loop", "body_fun", where)
     if isinstance(lower, Array) or isinstance(upper, Array):
+        for name, b in (("lower", lower), ("upper", upper)):
+            if isinstance(b, Array):
+                _array_bound(b, name, where)
+            else:
+                _bound(b, name, where)
+
         def cond_fun(c):
             return c[0] < c[1]
 
@@ -242,8 +248,16 @@ def _bound(value, name: str, where) -> int:
     try:
         return operator.index(value)
     except TypeError:
-        raise PootError(f"fori_loop at {lazy.format_where(where)}: {name} must be an integer (a Python "
-                        f"int or an integer array); got {type(value).__name__} {value!r}") from None
+        raise ArgumentError(f"fori_loop at {lazy.format_where(where)}: {name} must be an integer (a Python "
+                            f"int or an integer array); got {type(value).__name__} {value!r}") from None
+
+
+def _array_bound(value: Array, name: str, where) -> None:
+    """An array loop bound is an integer scalar, as a Python one must be: a float one would run
+    ceil(upper - lower) turns without a word."""
+    if value.ndim != 0 or value.dtype.kind not in "iu":
+        raise ArgumentError(f"fori_loop at {lazy.format_where(where)}: {name} must be an integer (a Python "
+                            f"int or an integer scalar array); got an array {value.aval}")
 
 
 @api_boundary
@@ -259,7 +273,7 @@ def while_loop(cond_fun, body_fun, init_val):
                 "while_loop", dev, "cond_fun")
     if len(c.outs) != 1 or c.outs[0].aval.shape != ():
         raise ShapeError(f"while_loop at {lazy.format_where(where)}: cond_fun must return one scalar; "
-                         f"it returned {[n.aval for n in c.outs]}")
+                         f"it returned {', '.join(str(n.aval) for n in c.outs) or 'nothing'}")
     c.cast_out(0, dt.bool_)
     body_g, body_cap = t.graph()
     cond_g, cond_cap = c.graph()

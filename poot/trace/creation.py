@@ -13,7 +13,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import (ArgumentError, ArgumentOverflowError, AxisError, CopyError, DomainError, DTypeError,
-                         ShapeError, api_boundary)
+                         ShapeError, ShapeTypeError, api_boundary)
 from poot.trace import context as _dev
 from poot.trace.array import Array, host_array
 from poot.trace.lazy import check_scalar_fits, constant, from_numpy, record
@@ -39,7 +39,7 @@ def normalize_shape(shape, op: str, what: str = "shape") -> tuple[int, ...]:
         shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else \
             tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise ShapeError(f"{op}: a {what} is an int or a tuple of ints, got {shape!r}") from None
+        raise ShapeTypeError(f"{op}: a {what} is an int or a tuple of ints, got {shape!r}") from None
     if any(s < 0 for s in shape):
         raise ShapeError(f"{op}: negative sizes are not allowed in {what} {shape}")
     return shape
@@ -289,9 +289,8 @@ def _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device):
     from poot.trace.selection import where
 
     dev = _device(device)
+    work = _linspace_array_dtype(start, stop)
     a, b = (v if isinstance(v, Array) else asarray(v, device=dev) for v in (start, stop))
-    work = dt.result_type(a.dtype, b.dtype)
-    work = work if work.kind in "fc" else dt.float64
     a, b = a.astype(work), b.astype(work)
     shape = broadcast_shapes(a.shape, b.shape)
     div = num - 1 if endpoint else num
@@ -313,6 +312,20 @@ def _linspace_arrays(start, stop, num, endpoint, retstep, dtype, axis, device):
     if retstep:
         return out, (step if step is not None else ew.multiply(delta, math.nan))
     return out
+
+
+def _linspace_array_dtype(start, stop) -> dt.DType:
+    """NumPy's result_type(start, stop, float(num)) when an end is an array: the arrays' dtypes (and
+    NumPy scalars') decide, a Python number is weak (linspace(float32 array, 2) is float32) except
+    that a Python complex makes the result complex; integers give float64."""
+    weak = (bool, int, float, complex)
+    strong = [v.dtype if isinstance(v, Array) else dt.as_dtype(np.asarray(v).dtype)
+              for v in (start, stop) if isinstance(v, Array) or not type(v) in weak]
+    w = dt.result_type(*strong) if strong else dt.float64
+    w = w if w.kind in "fc" else dt.float64
+    if w.kind != "c" and any(type(v) is complex for v in (start, stop)):
+        w = dt.result_type(w, dt.complex64)
+    return w
 
 
 def _linspace_dtype(start, stop) -> dt.DType:

@@ -211,10 +211,27 @@ __all__ += ["radians", "degrees"]
 _export("signbit", _signbit, "Elementwise: is the sign bit set (True for -0.0)?")
 
 
+def _power_of_ten(n: int) -> float:
+    """10.0 ** n as NumPy's round computes it (power_of_ten in its calculation.c): exact up to 1e8, then
+    multiplied by 10 once per further digit, so past 1e22 it is NumPy's double, not the correctly
+    rounded one, and past 1e308 it is inf (round then gives NaN, as NumPy's) where ** would raise."""
+    if n < 9:
+        return 10.0 ** n
+    r = 1e9
+    for _ in range(n - 9):
+        r *= 10.0
+        if r == math.inf:
+            break
+    return r
+
+
 def _round(x, decimals=0):
     """NumPy's algorithm (PyArray_Round): scale by 10**|decimals|, rint, unscale; integers with
     negative decimals compute in float64 and cast back to their own dtype. `decimals` must be a
-    Python int (it shapes the graph), so the scale is computed here, never as an array."""
+    Python int (it shapes the graph), so the scale is computed here, never as an array; a 0-d integer
+    array (NumPy's or poot's) is read as one, as NumPy does (inside a trace: TracerError)."""
+    if isinstance(decimals, (np.ndarray, Array)) and decimals.ndim == 0 and decimals.dtype.kind in "iu":
+        decimals = int(decimals)
     if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
         raise DTypeError(f"round: decimals must be an integer, got {decimals!r}")
     decimals = int(decimals)
@@ -232,7 +249,7 @@ def _round(x, decimals=0):
     n = cast(n, f)
     if decimals == 0:
         return wrap(record("round", (n,)))
-    scale = constant(10.0 ** (decimals if decimals > 0 else -decimals), f, n.device)
+    scale = constant(_power_of_ten(decimals if decimals > 0 else -decimals), f, n.device)
     if decimals > 0:
         r = record("div", (record("round", (record("mul", (n, scale)),)), scale))
     else:

@@ -45,13 +45,11 @@ def refuse_data_dependent(what: str, why: str, fix: str) -> None:
 
 
 def _index_array(it, x):
-    """A list/ndarray/poot-array index -> ('adv', node or ndarray) or ('mask', ndarray)."""
+    """A list/ndarray/poot-array index -> ('adv', node or ndarray) or ('mask', ndarray or poot bool
+    array: _expand reads it once its shape is checked against the axes it indexes)."""
     if isinstance(it, Array):
         if it.dtype is dt.bool_:
-            refuse_data_dependent("x[mask] (boolean indexing)", "its length is the number of True "
-                                  "elements", "use pt.where(mask, x, fill) to keep x's shape, or "
-                                  "x[pt.nonzero(mask, size=n, fill_value=...)] for n positions")
-            return ("mask", it.numpy())
+            return ("mask", it)
         if it.dtype.kind not in "iu":
             raise PootIndexError(f"arrays used as indices must be integer or bool, got {it.aval} "
                                  f"(indexing {x.aval}); convert with .astype(int)")
@@ -177,6 +175,11 @@ def _expand(x, idx):
             if len(indexed) != m.ndim or any(ms not in (xs, 0) for ms, xs in zip(m.shape, indexed)):
                 raise PootIndexError(f"boolean index of shape {m.shape} does not match the indexed "
                                      f"axes {x.shape[ax:ax + m.ndim]} of {x.aval} (from axis {ax})")
+            if isinstance(m, Array):      # a mask that fits: its values now decide the result's shape
+                refuse_data_dependent("x[mask] (boolean indexing)", "its length is the number of True "
+                                      "elements", "use pt.where(mask, x, fill) to keep x's shape, or "
+                                      "x[pt.nonzero(mask, size=n, fill_value=...)] for n positions")
+                m = m.numpy()
             for k, pos in enumerate(np.nonzero(m)):
                 entries.append(("adv", pos.astype(np.int64)))
             ax += m.ndim
@@ -318,12 +321,12 @@ def _advanced(x, n, entries, shape, check_host_indices=False):
             idx.append(e[1])
         if e[0] in ("slice", "adv"):
             ax += 1
+    shapes = [i.shape if isinstance(i, np.ndarray) else i.aval.shape for i in idx]   # host or Node
     try:
-        bshape = broadcast_shapes(*(i.shape if isinstance(i, np.ndarray) else i.aval.shape for i in idx),
-                                  op="index")
+        bshape = broadcast_shapes(*shapes, op="index")
     except ShapeError:
         raise PootIndexError("shape mismatch: indexing arrays could not be broadcast together with "
-                             "shapes " + " ".join(str(i.shape) for i in idx)
+                             "shapes " + " ".join(str(tuple(s)) for s in shapes)
                              + f" (indexing {x.aval})") from None
     others = [a for a in range(len(shape)) if a not in adv_axes]
     dims = [shape[a] for a in adv_axes]

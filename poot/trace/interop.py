@@ -102,23 +102,30 @@ def _defers_to(values, array_type) -> bool:
                for v in values)
 
 
-def _ufunc_in_dtype(pt, target: str, inputs, dtype):
-    """`np.add(x, y, dtype=d)` on poot arrays, lazily (Dask adds partial sums so): NumPy computes the
-    ufunc in `d`, so the poot array inputs are cast to `d` first. None where the result would not be
-    of `d` (a comparison) or `d` is no poot dtype: NumPy's fallback answers those."""
+def _ufunc_in_dtype(pt, target: str, inputs, kwargs):
+    """`np.add(x, y, dtype=d, casting=...)` on poot arrays, lazily (Dask adds partial sums so): poot's
+    ufunc takes NumPy's call keywords (ufunc_methods.call_with_keywords: the inputs converted to `d`
+    under `casting`, a comparison's dtype=bool being its result's). None where `d` is no poot dtype:
+    NumPy's fallback answers those."""
     from poot.trace.array import Array
+    from poot.trace.ufunc import Ufunc
 
-    if dtype is None:
-        return getattr(pt, target)(*inputs)
-    try:
-        d = dt.as_dtype(dtype)
-    except DTypeError:
+    fn = getattr(pt, target)
+    d = kwargs.get("dtype")
+    if d is not None:
+        try:
+            d = dt.as_dtype(d)
+        except DTypeError:
+            return None
+    if isinstance(fn, Ufunc):
+        return fn(*inputs, **kwargs)
+    if set(kwargs) != {"dtype"} or d is None or d.kind == "b":    # a plain function (cbrt, fabs...)
         return None
-    if d.kind == "b":  # a comparison's loop in bool: its inputs are not cast to bool
-        return None
-    result = getattr(pt, target)(*[x.astype(d) if isinstance(x, Array) else x for x in inputs])
+    result = fn(*[x.astype(d) if isinstance(x, Array) else x for x in inputs])
     return result if result.dtype is d else None
 
+
+_CALL_KEYWORDS = frozenset({"dtype", "casting", "order", "subok"})   # what poot's ufunc calls take
 
 # NumPy's arithmetic ufuncs -> the Array dunders that compute them (plain, reflected)
 _ARITHMETIC = {np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
@@ -156,8 +163,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = ufunc.__name__
     if method == "__call__" and name == "divmod" and not kwargs:
         return pt.floor_divide(*inputs), pt.remainder(*inputs)
-    if method == "__call__" and _UFUNCS.get(name) and set(kwargs) == {"dtype"}:
-        result = _ufunc_in_dtype(pt, _UFUNCS[name], inputs, kwargs["dtype"])
+    if method == "__call__" and _UFUNCS.get(name) and kwargs and set(kwargs) <= _CALL_KEYWORDS:
+        result = _ufunc_in_dtype(pt, _UFUNCS[name], inputs, kwargs)
         if result is not None:
             return result
     if method == "__call__" and name in _UFUNCS and not kwargs:
@@ -357,6 +364,8 @@ def array_function(self, func, types, args, kwargs):
         target = _linalg_target(pt, name, args, kwargs)
         if target is not None:
             return target(*args, **kwargs)
+    if func is np.lib.stride_tricks.sliding_window_view:     # numpy.lib's, poot's own under pt.lib
+        return pt.lib.stride_tricks.sliding_window_view(*args, **kwargs)
     if name == "shape" and len(args) == 1:
         return args[0].shape
     if name in ("ndim", "size") and len(args) == 1:

@@ -43,16 +43,20 @@ _SCALAR_DTYPE = {bool: dt.bool_, int: dt.int64, float: dt.float64}
 
 
 @api_boundary
-def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), cache_size=CACHE_SIZE):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),
+        cache_size=CACHE_SIZE):
     """Compile `fn` as one program per signature; usable as `@pt.jit` and `@pt.jit(...)`.
 
     static_argnums / static_argnames: arguments passed as Python values and baked into the trace
     (each new value traces again; they must be hashable). donate_argnums: array arguments whose
-    buffers the call may reuse for its results; a donated array cannot be used afterwards."""
+    buffers the call may reuse for its results; a donated array cannot be used afterwards.
+    donate_argnames: the same by parameter name (JAX's); donation is a hint, so an argument passed
+    by keyword keeps its buffer."""
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, cache_size=cache_size)
-    return Jitted(fn, static_argnums, static_argnames, donate_argnums, cache_size)
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 cache_size=cache_size)
+    return Jitted(fn, static_argnums, static_argnames, donate_argnums, cache_size, donate_argnames)
 
 
 def _as_tuple(x) -> tuple:
@@ -63,9 +67,9 @@ class Jitted:
     """A jitted function. Call it like `fn`; `.lower(*args)` shows what a call compiles;
     `.trace_count` counts traces (signatures seen), `.clear_cache()` forgets them."""
 
-    def __init__(self, fn, static_argnums, static_argnames, donate_argnums, cache_size):
+    def __init__(self, fn, static_argnums, static_argnames, donate_argnums, cache_size, donate_argnames=()):
         if not callable(fn):
-            raise PootError(f"pt.jit needs a function; got {type(fn).__name__}")
+            raise ArgumentError(f"pt.jit needs a function; got {type(fn).__name__}")
         functools.update_wrapper(self, fn)
         if not hasattr(self, "__name__"):       # a functools.partial or a callable object has none
             self.__name__ = getattr(getattr(fn, "func", None), "__name__", None) or type(fn).__name__
@@ -89,7 +93,13 @@ class Jitted:
             if 0 <= i < len(self._names):
                 names.add(self._names[i])
         self.static_argnums, self.static_argnames = tuple(sorted(nums)), frozenset(names)
-        self.donate_argnums = frozenset(_as_tuple(donate_argnums))
+        donated = set(_as_tuple(donate_argnums))
+        for name in _as_tuple(donate_argnames):     # JAX's donate_argnames: positions by name
+            if name not in self._names:
+                raise ArgumentError(f"pt.jit({self.__name__}): donate_argnames names {name!r}, but "
+                                    f"{self.__name__}{sig} has no positional parameter of that name")
+            donated.add(self._names.index(name))
+        self.donate_argnums = frozenset(donated)
         if self.donate_argnums & set(nums):
             raise PootError(f"pt.jit({fn.__name__}): an argument cannot be both static and donated")
         self.cache_size = cache_size
@@ -313,24 +323,33 @@ class Jitted:
         except (TypeError, ValueError):         # a builtin without a signature: the call will say
             return
         self._check_static_positions(sig)
+        params = sig.parameters.values()
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            names = {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
+            unknown = [k for k in kwargs if k not in names]     # named first: a misspelt keyword
+            if unknown:                                         # also leaves its parameter "missing"
+                raise ArgumentError(f"pt.jit({self.__name__}): cannot call it with these arguments: got an "
+                                    f"unexpected keyword argument {unknown[0]!r}; it takes {self.__name__}{sig}")
         try:
             sig.bind(*args, **kwargs)
         except TypeError as e:
-            raise PootError(f"pt.jit({self.__name__}): cannot call it with these arguments: {e}; "
-                            f"it takes {self.__name__}{sig}") from None
+            raise ArgumentError(f"pt.jit({self.__name__}): cannot call it with these arguments: {e}; "
+                                f"it takes {self.__name__}{sig}") from None
 
     def _check_static_positions(self, sig: inspect.Signature) -> None:
-        """A static_argnums index past the function's positional parameters names no argument: it
-        would silently make nothing static (JAX raises too). A function taking *args takes any."""
+        """A static_argnums (or donate_argnums) index past the function's positional parameters names
+        no argument: it would silently make nothing static (or donated); JAX raises too. A function
+        taking *args takes any."""
         kinds = [p.kind for p in sig.parameters.values()]
         if inspect.Parameter.VAR_POSITIONAL in kinds:
             return
         n = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
-        bad = [i for i in self.static_argnums if not -n <= i < n]
-        if bad:
-            raise ArgumentError(f"pt.jit({self.__name__}): static_argnums holds {bad[0]}, but "
-                                f"{self.__name__}{sig} takes {n} positional argument{'' if n == 1 else 's'}; "
-                                f"static_argnums must index its positional parameters")
+        for what, nums in (("static_argnums", self.static_argnums), ("donate_argnums", self.donate_argnums)):
+            bad = sorted(i for i in nums if not -n <= i < n)     # a donation past them would do nothing
+            if bad:
+                raise ArgumentError(f"pt.jit({self.__name__}): {what} holds {bad[0]}, but "
+                                    f"{self.__name__}{sig} takes {n} positional argument{'' if n == 1 else 's'}; "
+                                    f"{what} must index its positional parameters")
 
     def _held_arrays(self, args, kwargs) -> dict:
         """The arrays held by the plain objects among the non-static arguments (jit_held.py)."""
@@ -469,8 +488,8 @@ def _hashable(value, name: str):
     try:
         hash(value)
     except TypeError:
-        raise PootError(f"pt.jit: static argument '{name}' is a {type(value).__name__}, which is not "
-                        f"hashable; pass a tuple instead of a list, or make it a dynamic array") from None
+        raise ArgumentError(f"pt.jit: static argument '{name}' is a {type(value).__name__}, which is not "
+                            f"hashable; pass a tuple instead of a list, or make it a dynamic array") from None
     return value
 
 

@@ -22,8 +22,10 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.devices.base import Buffer
-from poot.errors import DeviceError, DTypeError, LeakedTracerError, PootError, TracerError, line_at
+from poot.errors import (DeviceError, DomainError, DTypeError, LeakedTracerError, PootError, ScalarOverflowError,
+                         TracerError, line_at)
 from poot.graph import OPS, Aval, Graph
+from poot.graph.aval import check_size
 from poot.jit.runtime.execute import execute_keyed, numpy_to_buffer
 from poot.trace import context as _dev
 from poot.trace import counters as _counters
@@ -285,7 +287,7 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
     """Record `op(*inputs, **params)` as a pending node; its aval comes from the op's shape rule."""
     if params:
         try:
-            aval = OPS[op].shape_rule([n.aval for n in inputs], **params)
+            aval = check_size(OPS[op].shape_rule([n.aval for n in inputs], **params), op)
         except PootError as e:
             raise type(e)(f"{e} (operands: {describe(inputs) or 'none'})") from None
     else:
@@ -297,7 +299,7 @@ def record(op: str, inputs: tuple, params: dict = _EMPTY, device: str | None = N
         aval = _rule_cache.get(key)
         if aval is None:
             try:
-                aval = OPS[op].shape_rule([n.aval for n in inputs])
+                aval = check_size(OPS[op].shape_rule([n.aval for n in inputs]), op)
             except PootError as e:
                 raise type(e)(f"{e} (operands: {describe(inputs)})") from None
             if len(_rule_cache) > 4096:
@@ -350,8 +352,8 @@ def check_scalar_fits(value, dtype: dt.DType, op: str = "array"):
     if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
         info = np.iinfo(dtype.np)
         if not info.min <= value <= info.max:
-            raise DTypeError(f"{op}: Python integer {value} is out of bounds for {dtype.name}; "
-                                f"use a wider dtype (e.g. x.astype(poot.int64)) or a smaller value")
+            raise ScalarOverflowError(f"{op}: Python integer {value} is out of bounds for {dtype.name}; "
+                                      f"use a wider dtype (e.g. x.astype(poot.int64)) or a smaller value")
 
 
 def scalar_value(value, dtype: dt.DType):
@@ -365,9 +367,16 @@ def scalar_value(value, dtype: dt.DType):
         return bool(value)
     if dtype.kind == "c":
         return complex(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise DTypeError(f"cannot convert {value} to {dtype.name}")
+    if isinstance(value, float):    # NumPy's classes: NaN is a ValueError, an infinity an OverflowError
+        if value != value:
+            raise DomainError(f"cannot convert float NaN to {dtype.name} (an integer dtype has no NaN)")
+        if value in (float("inf"), float("-inf")):
+            raise ScalarOverflowError(f"cannot convert float {value} to {dtype.name} (an integer dtype "
+                                      f"has no infinity)")
+        info = np.iinfo(dtype.np)
+        if not info.min <= int(value) <= info.max:   # NumPy's OverflowError (a folded astype saturates)
+            raise ScalarOverflowError(f"cannot convert float {value} to {dtype.name}: out of its range "
+                                      f"[{info.min}, {info.max}]")
         value = int(value)
     return int(np.asarray(value).astype(dtype.np))
 

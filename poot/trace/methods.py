@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DomainError, DTypeError, ShapeError, api_boundary
+from poot.errors import ArgumentError, ArgumentValueError, DomainError, DTypeError, ShapeError, api_boundary
 from poot.trace import creation, elementwise as ew, fastpath, indexing, linalg, movement, reductions as red, selection
 from poot.trace.array import Array
 from poot.trace.array_api_sets import searchsorted
@@ -221,8 +221,20 @@ def _transpose(self, *axes):
     return movement.transpose(self, axes or None)
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def _astype(self, dtype, copy=True, casting="unsafe"):
+    """x.astype(dtype) as NumPy's: `casting` other than 'unsafe' refuses, by dtype alone, a cast the rule
+    does not allow (np.can_cast's answer), as NumPy raises TypeError for it."""
     d = dt.as_dtype(dtype)
+    if casting != "unsafe":
+        if casting not in _CASTINGS:
+            raise ArgumentValueError(f"astype: casting must be one of {', '.join(map(repr, _CASTINGS))}, "
+                                     f"got {casting!r}")
+        if not np.can_cast(self.dtype.np, d.np, casting):
+            raise DTypeError(f"astype: cannot cast {self.dtype.name} to {d.name} under casting={casting!r}; "
+                             f"use casting='unsafe' (the default) to convert anyway")
     if not copy and d is self.dtype:  # NumPy and the array API: no copy asked, none needed
         return self
     return Array(strong_cast(self._node, d))

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, AxisError, DTypeError, ShapeError, TracerError, api_boundary
+from poot.errors import ArgumentError, AxisError, DTypeError, ShapeError, ShapeTypeError, TracerError, api_boundary
 from poot.graph import broadcast_shapes, normalize_axes, normalize_axis
 from poot.trace.array import Array
 from poot.trace.creation import normalize_shape
@@ -48,20 +48,20 @@ def _axis_hint(ndim):
 
 
 def axis_of(axis, ndim: int, op: str, x) -> int:
-    if ndim == 0:
+    if ndim == 0 and hasattr(axis, "__index__"):     # a non-integer axis is a TypeError at any ndim
         raise AxisError(f"{op}: axis {axis} is out of bounds for an array of dimension 0 ({x.aval}); "
                         f"{_axis_hint(0)}")
     try:
         return normalize_axis(axis, ndim, op)
-    except AxisError as e:
-        raise AxisError(f"{e} ({x.aval}); {_axis_hint(ndim)}") from None
+    except AxisError as e:          # the same class (AxisTypeError stays a TypeError), with the hint
+        raise type(e)(f"{e} ({x.aval}); {_axis_hint(ndim)}") from None
 
 
 def axes_of(axis, ndim: int, op: str, x) -> tuple[int, ...]:
     try:
         return normalize_axes(axis, ndim, op)
-    except AxisError as e:
-        raise AxisError(f"{e} ({x.aval}); {_axis_hint(ndim)}") from None
+    except AxisError as e:          # the same class (AxisTypeError stays a TypeError), with the hint
+        raise type(e)(f"{e} ({x.aval}); {_axis_hint(ndim)}") from None
 
 
 def _reshape_node(n, shape):
@@ -74,7 +74,7 @@ def _new_shape(x, shape) -> tuple[int, ...]:
     try:
         shape = tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise ShapeError(f"reshape: a shape is a tuple of ints, got {shape!r}") from None
+        raise ShapeTypeError(f"reshape: a shape is a tuple of ints, got {shape!r}") from None
     if shape.count(-1) > 1 or any(s < -1 for s in shape):
         raise ShapeError(f"reshape: {shape} may hold a single -1 and no other negative size")
     if -1 in shape:
@@ -489,19 +489,35 @@ def array_split(x, indices_or_sections, axis=0):
 
 
 @api_boundary
-def pad(x, pad_width, mode="constant", constant_values=0, **kwargs):
+def pad(x, pad_width, mode="constant", constant_values=None, **kwargs):
     """Pad with a constant (mode='constant'), or with mode 'edge', 'reflect', 'symmetric', 'wrap'
-    (gathers at indices NumPy's np.pad computes for each axis; lazy)."""
+    (gathers at indices NumPy's np.pad computes for each axis; lazy). As in NumPy, a keyword the
+    mode does not take (constant_values with mode='edge', reflect_type with 'constant') raises
+    rather than being ignored."""
     x = arr(x)
     if mode != "constant":
         from poot.trace.padding import pad_gather
 
+        if constant_values is not None:
+            kwargs["constant_values"] = constant_values
         return pad_gather(x, pad_width, mode, **kwargs)
     from poot.trace.padding import pad_constant_pairs, pad_widths
+
+    if kwargs:
+        raise ShapeError(f"pad: mode='constant' takes no arguments {sorted(kwargs)} (only "
+                         f"constant_values)")
+    constant_values = 0 if constant_values is None else constant_values
 
     widths = tuple(pad_widths(x, pad_width))
     if not widths:
         return x
+    if isinstance(constant_values, Array) and constant_values.ndim == 0 and is_tracing():
+        # a traced fill value stays lazy (cast to x's dtype, unchecked): zero padding, then the
+        # value where padded; outside a trace the value is read and checked as a number
+        padded = record("pad", (x._node,), {"widths": widths, "value": scalar_value(0, x.dtype)})
+        inside = record("broadcast", (constant(True, dt.bool_, x._node.device),), {"shape": x.shape})
+        inside = record("pad", (inside,), {"widths": widths, "value": False})
+        return wrap(record("select", (inside, padded, cast(constant_values._node, x.dtype))))
     if isinstance(constant_values, Array):
         constant_values = constant_values.numpy()
     if np.ndim(constant_values) != 0:     # a value per axis and side

@@ -24,7 +24,7 @@ from poot.trace.promote import float_argument, float_of
 __all__ = ["softplus", "leaky_relu", "elu", "selu", "celu", "relu6", "hard_sigmoid", "hardsigmoid",
            "hard_swish", "hardswish", "hard_tanh", "hardtanh", "log_sigmoid", "logsigmoid", "soft_sign",
            "softsign", "swish", "mish", "glu", "tanh", "standardize", "normalize", "linear", "embedding",
-           "dropout"]
+           "dropout", "squareplus", "sparse_plus", "sparse_sigmoid", "hard_silu"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -146,6 +146,35 @@ def hard_swish(x):
     """x * relu6(x + 3) / 6 (jax.nn.hard_swish; torch.nn.functional.hardswish is the same function)."""
     x, d = _work(x, "hard_swish")
     return (x * _hard_sigmoid(x)).astype(d)
+
+
+@api_boundary
+def hard_silu(x):
+    """jax.nn.hard_silu: another name of hard_swish, x * relu6(x + 3) / 6."""
+    return hard_swish(x)
+
+
+@api_boundary
+def squareplus(x, b=4):
+    """jax.nn.squareplus: (x + sqrt(x**2 + b)) / 2, a smooth relu made of a square root."""
+    x, d = _work(x, "squareplus")
+    return ((x + ew.sqrt(x * x + float_argument(b, "squareplus", "b"))) / 2).astype(d)
+
+
+@api_boundary
+def sparse_plus(x):
+    """jax.nn.sparse_plus: 0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between (a piecewise quadratic
+    softplus)."""
+    x, d = _work(x, "sparse_plus")
+    mid = (x + 1) * (x + 1) / 4
+    return sel.where(x <= -1, 0.0, sel.where(x >= 1, x, mid)).astype(d)
+
+
+@api_boundary
+def sparse_sigmoid(x):
+    """jax.nn.sparse_sigmoid: (x + 1) / 2 clipped to [0, 1], the derivative of sparse_plus."""
+    x, d = _work(x, "sparse_sigmoid")
+    return (0.5 * sel.where(x <= -1, 0.0, sel.where(x >= 1, 2.0, x + 1))).astype(d)
 
 
 @api_boundary

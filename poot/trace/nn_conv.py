@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from poot import dtypes as dt
-from poot.errors import ArgumentError, ShapeError, api_boundary
+from poot.errors import ArgumentError, NotBuiltError, ShapeError, api_boundary
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
@@ -289,3 +291,156 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     mean unless count_include_pad=False; divisor_override replaces the divisor."""
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
+
+
+# --- jax.lax's general convolution (pt.lax.conv_general_dilated, conv, conv_with_general_padding) --
+def _spec_perm(spec: str, pair: str, rhs_spec: str) -> tuple[int, ...]:
+    """The axes of `spec` in (pair[0], pair[1], *spatial) order, the spatial ones ordered as the
+    kernel's spec names them (JAX's conv_general_permutations; for the kernel itself, its order)."""
+    spatial = sorted((i for i, c in enumerate(spec) if c not in pair), key=lambda i: rhs_spec.index(spec[i]))
+    return (spec.index(pair[0]), spec.index(pair[1]), *spatial)
+
+
+def _dimension_numbers(dimension_numbers, ndim: int, op: str):
+    """(lhs, rhs, out) axis permutations to and from N C spatial / O I spatial."""
+    if dimension_numbers is None:
+        ident = tuple(range(ndim))
+        return ident, ident, ident
+    try:
+        lhs_spec, rhs_spec, out_spec = dimension_numbers
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{op}: dimension_numbers must be None or three spec strings such as "
+                            f"('NHWC', 'HWIO', 'NHWC'), got {dimension_numbers!r}") from None
+    if not all(isinstance(s, str) for s in (lhs_spec, rhs_spec, out_spec)):
+        raise NotBuiltError(f"{op}: dimension_numbers as a ConvDimensionNumbers of axis tuples is not "
+                            f"built; pass spec strings such as ('NHWC', 'HWIO', 'NHWC')")
+    for spec, pair in ((lhs_spec, "NC"), (rhs_spec, "OI"), (out_spec, "NC")):
+        if len(spec) != ndim or len(set(spec)) != ndim or not set(pair) <= set(spec):
+            raise ShapeError(f"{op}: dimension spec {spec!r} must name {ndim} distinct axes including "
+                             f"{pair[0]!r} and {pair[1]!r}")
+    spatial = set(rhs_spec) - set("OI")
+    if set(lhs_spec) - set("NC") != spatial or set(out_spec) - set("NC") != spatial:
+        raise ShapeError(f"{op}: the spatial axes of {dimension_numbers!r} do not match")
+    return (_spec_perm(lhs_spec, "NC", rhs_spec), _spec_perm(rhs_spec, "OI", rhs_spec),
+            _spec_perm(out_spec, "NC", rhs_spec))
+
+
+def _dilate(x: Array, axis: int, d: int) -> Array:
+    """x with d - 1 zeros between neighbours along `axis` (JAX's lhs_dilation)."""
+    n = x.shape[axis]
+    if d == 1 or n == 0:
+        return x
+    y = mv.expand_dims(x, axis + 1)
+    y = mv.pad(y, tuple((0, d - 1) if i == axis + 1 else (0, 0) for i in range(y.ndim)))
+    y = y.reshape(x.shape[:axis] + (n * d,) + x.shape[axis + 1:])
+    return y[(slice(None),) * axis + (slice(0, (n - 1) * d + 1),)]
+
+
+def _lax_pads(op: str, padding, sizes, strides, spans) -> tuple[tuple[int, int], ...]:
+    """jax.lax's padding for windows of `spans` elements: 'VALID', 'SAME' / 'SAME_LOWER' (the output
+    is ceil(size / stride); an odd total pads one more after / before), or (low, high) pairs."""
+    n = len(sizes)
+    if isinstance(padding, str):
+        kind = padding.upper()
+        if kind == "VALID":
+            return ((0, 0),) * n
+        if kind not in ("SAME", "SAME_LOWER"):
+            raise ArgumentError(f"{op}: padding must be 'VALID', 'SAME', 'SAME_LOWER' or a sequence of "
+                                f"(low, high) pairs, got {padding!r}")
+        totals = [max((-(-s // st) - 1) * st + k - s, 0) for s, st, k in zip(sizes, strides, spans)]
+        return tuple((t // 2, t - t // 2) if kind == "SAME" else (t - t // 2, t // 2) for t in totals)
+    try:
+        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{op}: padding must be a string or a sequence of {n} (low, high) pairs, "
+                            f"got {padding!r}") from None
+    if len(pads) != n:
+        raise ShapeError(f"{op}: padding needs {n} (low, high) pairs, got {padding!r}")
+    return pads
+
+
+def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
+                         dimension_numbers=None, feature_group_count=1, batch_group_count=1,
+                         precision=None, preferred_element_type=None):
+    """jax.lax.conv_general_dilated for 1 or 2 spatial axes: a cross-correlation of lhs (N C spatial
+    by default) with rhs (O I spatial), window_strides, padding 'VALID', 'SAME', 'SAME_LOWER' or
+    (low, high) pairs (negative ones crop), lhs_dilation (zeros between input elements: a transposed
+    convolution), rhs_dilation, spec-string dimension_numbers and feature_group_count, computed by
+    the conv2d path above (lazy, fused, differentiable). `precision` is accepted and unused."""
+    op = "conv_general_dilated"
+    x, w = arr(lhs, op, (rhs,)), arr(rhs, op, (lhs,))
+    if x.ndim != w.ndim or x.ndim not in (3, 4):
+        if x.ndim == w.ndim and x.ndim > 4:
+            raise NotBuiltError(f"{op}: {x.ndim - 2} spatial axes are not built (1 or 2 are)")
+        raise ShapeError(f"{op}: lhs {x.aval} and rhs {w.aval} must have the same rank, 3 or 4 "
+                         f"(batch, feature and 1 or 2 spatial axes)")
+    if batch_group_count != 1:
+        raise NotBuiltError(f"{op}: batch_group_count={batch_group_count!r} is not built (1 is)")
+    n = x.ndim - 2
+    lp, rp, outp = _dimension_numbers(dimension_numbers, x.ndim, op)
+    x, w = mv.permute_dims(x, lp), mv.permute_dims(w, rp)
+    strides = _ints(tuple(window_strides), n, op, "window_strides", 1)
+    lhs_d = _ints(tuple(lhs_dilation), n, op, "lhs_dilation", 1) if lhs_dilation is not None else (1,) * n
+    rhs_d = _ints(tuple(rhs_dilation), n, op, "rhs_dilation", 1) if rhs_dilation is not None else (1,) * n
+    for i, d in enumerate(lhs_d):
+        x = _dilate(x, 2 + i, d)
+    spatial = x.shape[2:]
+    window = tuple(d * (k - 1) + 1 for k, d in zip(w.shape[2:], rhs_d))
+    if isinstance(padding, str) and any(d != 1 for d in lhs_d):
+        raise ArgumentError(f"{op}: string padding is not built for a transposed convolution "
+                            f"(lhs_dilation={lhs_d}), as in JAX; give the (low, high) pairs")
+    pads = _lax_pads(op, padding, spatial, strides, window)
+    crop = tuple(slice(max(-lo, 0), s - max(-hi, 0)) for (lo, hi), s in zip(pads, spatial))
+    x = x[(slice(None), slice(None)) + crop]
+    grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
+    if any(lo or hi for lo, hi in grow):
+        x = mv.pad(x, ((0, 0), (0, 0)) + grow)
+    d = dt.result_type(x.dtype, w.dtype)
+    y = _conv(op, n, x, w, None, strides, 0, rhs_d, feature_group_count)
+    y = y.astype(d if preferred_element_type is None else dt.as_dtype(preferred_element_type))
+    return mv.permute_dims(y, tuple(int(i) for i in np.argsort(outp)))
+
+
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
+                  padding="VALID", base_dilation=None, window_dilation=None):
+    """jax.lax.reduce_window for a computation poot knows (lax.add / max / min / mul, or their poot
+    and NumPy-style spellings): each window (strides, dilation, padding 'VALID', 'SAME', 'SAME_LOWER'
+    or (low, high) pairs, whose elements take no part) reduced, then combined with init_value, as
+    JAX computes it. Lazy: one gather per axis and a reduction, as the pooling above."""
+    from poot.trace import elementwise as ew
+
+    op = "reduce_window"
+    x = arr(operand, op)
+    name = getattr(computation, "__name__", "")
+    reducers = {"add": red.sum, "max": red.max, "maximum": red.max, "min": red.min, "minimum": red.min,
+                "mul": red.prod, "multiply": red.prod}
+    combine = {"add": ew.add, "max": ew.maximum, "maximum": ew.maximum, "min": ew.minimum,
+               "minimum": ew.minimum, "mul": ew.multiply, "multiply": ew.multiply}
+    if name not in reducers:
+        raise NotBuiltError(f"{op}: computation {computation!r} is not built; pass lax.add, lax.max, "
+                            f"lax.min or lax.mul")
+    n = x.ndim
+    window = _ints(tuple(window_dimensions), n, op, "window_dimensions", 1)
+    ones = (1,) * n
+    strides = ones if window_strides is None else _ints(tuple(window_strides), n, op, "window_strides", 1)
+    dilation = ones if window_dilation is None else _ints(tuple(window_dilation), n, op, "window_dilation", 1)
+    if base_dilation is not None and _ints(tuple(base_dilation), n, op, "base_dilation", 1) != ones:
+        raise NotBuiltError(f"{op}: base_dilation={base_dilation!r} is not built (ones are)")
+    span = tuple(d * (k - 1) + 1 for k, d in zip(window, dilation))
+    pads = _lax_pads(op, padding, x.shape, strides, span)
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        raise NotBuiltError(f"{op}: negative padding is not built, got {padding!r}")
+    init = init_value.astype(x.dtype) if isinstance(init_value, Array) else init_value
+    if any(lo or hi for lo, hi in pads):     # padding takes no part (the reduction's identity), as JAX's
+        kind = x.dtype.kind
+        big = float("inf") if kind in "fc" else (dt.iinfo(x.dtype).max if kind in "iu" else True)
+        small = -big if kind in "fc" else (dt.iinfo(x.dtype).min if kind in "iu" else False)
+        identity = {"add": 0, "mul": 1, "multiply": 1, "max": small, "maximum": small, "min": big,
+                    "minimum": big}[name]
+        x = mv.pad(x, pads, constant_values=identity)
+    out_sizes = _out_sizes(op, x.shape, ((0, 0),) * n, window, strides, dilation, name="window")
+    device = x._node.device
+    for i, (k, s, d, o) in enumerate(zip(window, strides, dilation, out_sizes)):
+        x = take(x, _window_table(o, k, s, d, device), axis=2 * i)     # (..., o_i, k_i, ...)
+    r = reducers[name](x, axis=tuple(2 * i + 1 for i in range(n))).astype(x.dtype)   # in x's dtype, as JAX
+    return combine[name](r, init).astype(x.dtype)

@@ -14,6 +14,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DTypeError, ShapeError, exporter
+from poot.graph import broadcast_shapes
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
@@ -368,13 +369,69 @@ def _scalar(v, op: str, name: str) -> float:
     return float(v)
 
 
+def _is_real_scalar(v) -> bool:
+    return not isinstance(v, Array) and np.ndim(v) == 0 and not np.iscomplexobj(v)
+
+
+def _ndmin(v, ndim: int) -> Array:
+    """`v` as an array with at least `ndim` axes (NumPy's array(v, ndmin=ndim))."""
+    a = v if isinstance(v, Array) else arr(np.asarray(v))
+    return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
+
+
+def _logspace_arrays(start, stop, num, endpoint, base, axis):
+    """NumPy's logspace for array (or complex) start, stop or base: base ** linspace(start, stop),
+    the samples along `axis`. An array `base` broadcasts against the ends (all three become arrays
+    of one rank, base gaining the samples' axis); a scalar base stays a weak Python number."""
+    shapes = [v.shape if isinstance(v, Array) else np.shape(v) for v in (start, stop, base)]
+    broadcast_shapes(*shapes, op="logspace")         # names the call when start, stop, base don't fit
+    if isinstance(base, Array) or np.ndim(base):
+        ndim = max(np.ndim(v) if not isinstance(v, Array) else v.ndim for v in (start, stop, base))
+        start, stop, base = (_ndmin(v, ndim) for v in (start, stop, base))
+        y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+        base = mv.expand_dims(base, axis_of(axis, y.ndim, "logspace", y))
+    else:
+        y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    return ew.power(base, y)
+
+
 def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    if not all(_is_real_scalar(v) for v in (start, stop, base)):
+        y = _logspace_arrays(start, stop, operator.index(num), endpoint, base, axis)
+        return y if dtype is None else y.astype(dtype)
     start, stop = _scalar(start, "logspace", "start"), _scalar(stop, "logspace", "stop")
     y = ew.power(_scalar(base, "logspace", "base"), linspace(start, stop, num, endpoint=endpoint))
     return y if dtype is None else y.astype(dtype)
 
 
+def _geomspace_arrays(start, stop, num, endpoint, dtype, axis):
+    """NumPy's geomspace for array (or complex) ends: the samples run along `axis`, computed as
+    sign * 10 ** linspace(log10(start / sign), log10(stop / sign)) with sign = sign(start) (so
+    negative and complex ends work), the ends set exactly. A zero end raises when the ends are host
+    values; a traced zero end gives NaN or infinity, as NumPy's formula would."""
+    for v in (start, stop):
+        if not isinstance(v, Array) and np.any(np.asarray(v) == 0):
+            raise ShapeError("geomspace: geometric sequence cannot include zero")
+    a, b = (ew.multiply(_ndmin(v, 0), 1.0) for v in (start, stop))
+    broadcast_shapes(a.shape, b.shape, op="geomspace")
+    work = dt.result_type(a.dtype, b.dtype, dt.float64)   # NumPy: at least float64 (complex128)
+    a, b = a.astype(work), b.astype(work)
+    sign = ew.sign(a)
+    a, b = ew.divide(a, sign), ew.divide(b, sign)
+    y = _logspace_arrays(ew.log10(a), ew.log10(b), num, endpoint, 10.0, 0)
+    if num > 0:                  # NumPy sets the ends exactly
+        pos = arange(num).reshape((num,) + (1,) * (y.ndim - 1))
+        y = where(ew.equal(pos, 0), a, y)
+        if endpoint and num > 1:
+            y = where(ew.equal(pos, num - 1), b, y)
+    y = ew.multiply(y, sign)
+    y = mv.moveaxis(y, 0, axis) if axis != 0 else y
+    return y.astype(work if dtype is None else dtype)
+
+
 def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    if not all(_is_real_scalar(v) for v in (start, stop)):
+        return _geomspace_arrays(start, stop, operator.index(num), endpoint, dtype, axis)
     start, stop = _scalar(start, "geomspace", "start"), _scalar(stop, "geomspace", "stop")
     if start == 0 or stop == 0:
         raise ShapeError("geomspace: geometric sequence cannot include zero")
@@ -396,9 +453,9 @@ def _geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 _export("logspace", _logspace, "`num` values spaced evenly on a log scale: base ** linspace(start, "
-                               "stop). Scalar ends. Lazy.")
+                               "stop); array ends or base broadcast (the samples along axis). Lazy.")
 _export("geomspace", _geomspace, "`num` values spaced evenly on a log scale from start to stop (ends "
-                                 "exact). Real scalar ends of one sign. Lazy.")
+                                 "exact); array or complex ends broadcast (the samples along axis). Lazy.")
 
 
 # --- signal windows ------------------------------------------------------------------------------

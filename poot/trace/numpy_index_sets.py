@@ -6,7 +6,8 @@ Grids, select, append, lexsort and the partitions are lazy (partition returns th
 which meets np.partition's contract: the k-th element in place, smaller ones before, larger after).
 compress with a poot-array condition, extract, flatnonzero and the set operations have results whose
 length depends on the values: they realize their inputs and compute on the host (a TracerError inside
-@pt.jit, as unique does).
+@pt.jit, as unique does), unless given JAX's size=n (and fill_value=): then the result has n entries
+and is built lazily from sorts, isin and nonzero(size=n), inside @pt.jit too.
 """
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ShapeError, exporter
+from poot.errors import ArgumentError, ShapeError, exporter
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace.array import Array
-from poot.trace.array_api_sets import argsort, sort
-from poot.trace.creation import arange
+from poot.trace.array_api_sets import argsort, searchsorted, sort
+from poot.trace.creation import arange, full
 from poot.trace.indexing import nonzero, refuse_data_dependent, take
+from poot.trace.lazy import check_scalar_fits
 from poot.trace.movement import arr, axis_of
 from poot.trace.numpy_stats import _leaf
 from poot.trace.selection import where
@@ -178,8 +180,39 @@ def _device_of(*xs):
     return context.current()
 
 
-def _compress(condition, a, axis=None):
+def _padded_selection(op: str, condition, x: Array, ax: int, size, fill_value) -> Array:
+    """The slices of `x` along `ax` where the 1-D `condition` is true, as exactly `size` of them (JAX's
+    size=/fill_value=): the first `size` selected ones, then slices of `fill_value` (cast to x's dtype).
+    The shape no longer depends on the values, so this stays lazy and works inside @pt.jit."""
+    size = operator.index(size)
+    if size < 0:
+        raise ShapeError(f"{op}: size must be non-negative, got {size}")
+    cond = arr(condition, op, (x,))
+    if cond.ndim != 1:
+        raise ShapeError(f"{op}: condition must be a 1-d array, got shape {cond.shape}")
+    if cond.shape[0] > x.shape[ax]:    # NumPy reads the extra entries to check they are False
+        raise ShapeError(f"{op}: condition of length {cond.shape[0]} is longer than axis {ax} of "
+                         f"{x.aval}; with size= it must be at most as long")
+    cond = ew.not_equal(cond, 0) if cond.dtype != dt.bool_ else cond
+    check_scalar_fits(fill_value, x.dtype, op)
+    if x.shape[ax] == 0:        # nothing to select: every slot is fill_value
+        shape = x.shape[:ax] + (size,) + x.shape[ax + 1:]
+        return full(shape, fill_value, dtype=x.dtype, device=x.device)
+    (idx,) = nonzero(cond, size=size, fill_value=0)
+    picked = take(x, idx, axis=ax)
+    shape = [1] * x.ndim
+    shape[ax] = size
+    kept = mv.reshape(ew.less(arange(size, device=x.device), cond.astype(dt.int64).sum()), tuple(shape))
+    return where(kept, picked, fill_value).astype(x.dtype)
+
+
+def _compress(condition, a, axis=None, *, size=None, fill_value=0):
     x = arr(a)
+    if size is not None:
+        if axis is None:
+            return _padded_selection("compress", condition, mv.reshape(x, (-1,)), 0, size, fill_value)
+        return _padded_selection("compress", condition, x, axis_of(axis, x.ndim, "compress", x), size,
+                                 fill_value)
     cond = np.asarray(_host(condition, "compress"), dtype=bool)
     if cond.ndim != 1:
         raise ShapeError(f"compress: condition must be a 1-d array, got shape {cond.shape}")
@@ -193,25 +226,31 @@ def _compress(condition, a, axis=None):
     return take(x, np.flatnonzero(cond[: x.shape[ax]]), axis=ax)
 
 
-def _extract(condition, arr_):
+def _extract(condition, arr_, *, size=None, fill_value=0):
     x = mv.reshape(arr(arr_), (-1,))
+    if size is not None:
+        return _padded_selection("extract", mv.reshape(arr(condition, "extract", (x,)), (-1,)), x, 0, size,
+                                 fill_value)
     cond = np.asarray(_host(condition, "extract")).reshape(-1) != 0
     return take(x, np.flatnonzero(cond[: x.shape[0]]))
 
 
-def _flatnonzero(a):
-    return nonzero(mv.reshape(arr(a), (-1,)))[0]
+def _flatnonzero(a, *, size=None, fill_value=None):
+    return nonzero(mv.reshape(arr(a), (-1,)), size=size, fill_value=fill_value)[0]
 
 
 _export("select", _select, "choicelist[i] where condlist[i] is the first true condition, else "
                            "default. Lazy.")
 _export("append", _append, "values joined after arr (both flattened when axis is None). Lazy.")
 _export("compress", _compress, "The slices of `a` along `axis` where the 1-D condition is true "
-                               "(realizes a poot-array condition).")
+                               "(realizes a poot-array condition; with size=n, JAX's, the first n "
+                               "padded with fill_value: lazy, works inside @pt.jit).")
 _export("extract", _extract, "The elements of the flattened array where condition is nonzero "
-                             "(realizes the condition).")
+                             "(realizes the condition; with size=n, JAX's, the first n padded with "
+                             "fill_value: lazy, works inside @pt.jit).")
 _export("flatnonzero", _flatnonzero, "Indices of the nonzero elements of the flattened array "
-                                     "(realizes, as nonzero).")
+                                     "(realizes, as nonzero; with size=n and fill_value=, as JAX's, "
+                                     "lazy and works inside @pt.jit).")
 
 
 # --- orders --------------------------------------------------------------------------------------
@@ -260,8 +299,83 @@ _export("argpartition", _argpartition, "Indices that partition (the sorting indi
 
 
 # --- 1-D set operations --------------------------------------------------------------------------
+def _first_of_runs(s: Array) -> Array:
+    """True at the first element of each run of equal values of the sorted 1-D `s` (NaNs, sorted
+    last, make one run, as NumPy's unique collapses them)."""
+    if s.shape[0] == 0:
+        return ew.not_equal(s, s)
+    new = ew.not_equal(s[1:], s[:-1])
+    if s.dtype.kind in "fc":
+        new = ew.logical_and(new, ew.logical_not(ew.logical_and(ew.isnan(s[1:]), ew.isnan(s[:-1]))))
+    return mv.concatenate([full((1,), True, dtype=dt.bool_, device=s.device), new])
+
+
+def _sized_set_op(name: str, ar1, ar2, assume_unique, return_indices, size, fill_value):
+    """JAX's set operations with a static `size`: the first `size` values of NumPy's result, padded
+    with `fill_value` (setdiff1d's default 0; the others' the result's smallest value, as JAX's), and
+    for intersect1d's return_indices the first positions in each input, padded with its length. Built
+    from sorts, isin and nonzero(size=): lazy, works inside @pt.jit."""
+    from poot.trace.numpy_more import isin
+
+    size = operator.index(size)
+    if size < 0:
+        raise ShapeError(f"{name}: size must be non-negative, got {size}")
+    a, b = mv.reshape(arr(ar1, name, (ar2,)), (-1,)), mv.reshape(arr(ar2, name, (ar1,)), (-1,))
+    both = mv.concatenate([a, b])                     # NumPy's common dtype (setdiff1d keeps ar1's)
+    if name != "setdiff1d":
+        a, b = both[: a.shape[0]], both[a.shape[0]:]
+    order_a = argsort(a, stable=True)
+    sa = take(a, order_a)
+    first_a = _first_of_runs(sa)
+    if name == "union1d":
+        cand = sort(both)
+        keep = _first_of_runs(cand)
+    elif name == "intersect1d":
+        cand, keep = sa, ew.logical_and(first_a, isin(sa, b))
+    elif name == "setdiff1d" and assume_unique:       # NumPy keeps ar1's order then
+        cand, keep = a, isin(a, b, invert=True)
+    elif name == "setdiff1d":
+        cand, keep = sa, ew.logical_and(first_a, isin(sa, b, invert=True))
+    else:                                             # setxor1d: each side's values missing from the other
+        sb = sort(b)
+        cand = mv.concatenate([sa, sb])
+        keep = mv.concatenate([ew.logical_and(first_a, isin(sa, b, invert=True)),
+                               ew.logical_and(_first_of_runs(sb), isin(sb, a, invert=True))])
+        order = _lexsort((cand, ew.logical_not(keep)))   # the kept values first, ascending
+        cand, keep = take(cand, order), take(keep, order)
+    (pos,) = nonzero(keep, size=size, fill_value=0)
+    values = take(cand, pos) if cand.shape[0] else full((size,), 0, dtype=cand.dtype, device=cand.device)
+    count = keep.astype(dt.int64).sum()
+    kept = ew.less(arange(size, device=cand.device), count)
+    if fill_value is None:
+        fill_value = 0 if name == "setdiff1d" or size == 0 else where(ew.greater(count, 0), values[0], 0)
+    check_scalar_fits(fill_value, cand.dtype, name)
+    out = where(kept, values, fill_value).astype(cand.dtype)
+    if not return_indices:
+        return out
+    ind1 = where(kept, take(order_a, pos) if a.shape[0] else 0, a.shape[0])
+    order_b = argsort(b, stable=True)
+    sb = take(b, order_b)
+    at_b = ew.minimum(searchsorted(sb, values), max(b.shape[0] - 1, 0))     # the first equal one
+    ind2 = where(kept, take(order_b, at_b) if b.shape[0] else 0, b.shape[0])
+    return out, ind1.astype(dt.int64), ind2.astype(dt.int64)
+
+
 def _set_op(name: str, fn):
-    def op(ar1, ar2, *args, **kwargs):
+    def op(ar1, ar2, *args, size=None, fill_value=None, **kwargs):
+        if size is not None:
+            names = {"intersect1d": ("assume_unique", "return_indices"), "union1d": ()}.get(
+                name, ("assume_unique",))
+            if len(args) > len(names):
+                raise ArgumentError(f"{name}: takes at most {2 + len(names)} positional arguments")
+            given = dict(zip(names, args), **kwargs)
+            unknown = set(given) - set(names)
+            if unknown:
+                raise ArgumentError(f"{name}: got an unexpected keyword argument {sorted(unknown)[0]!r}")
+            return _sized_set_op(name, ar1, ar2, given.get("assume_unique", False),
+                                 given.get("return_indices", False), size, fill_value)
+        if fill_value is not None:
+            raise ArgumentError(f"{name}: fill_value= pads a result of size=n; give size too")
         a, b = _host(ar1, name), _host(ar2, name)
         got = fn(a, b, *args, **kwargs)
         dev = _device_of(ar1, ar2)
@@ -272,10 +386,13 @@ def _set_op(name: str, fn):
     return op
 
 
+_SIZED = (" With size=n (JAX's) the first n values, padded with fill_value: lazy, works inside "
+          "@pt.jit.")
 _export("intersect1d", _set_op("intersect1d", np.intersect1d),
-        "Sorted unique values in both arrays (return_indices= as NumPy). Realizes its inputs.")
-_export("union1d", _set_op("union1d", np.union1d), "Sorted unique values in either array. Realizes.")
+        "Sorted unique values in both arrays (return_indices= as NumPy). Realizes its inputs." + _SIZED)
+_export("union1d", _set_op("union1d", np.union1d), "Sorted unique values in either array. Realizes."
+        + _SIZED)
 _export("setdiff1d", _set_op("setdiff1d", np.setdiff1d),
-        "Sorted unique values of ar1 not in ar2. Realizes its inputs.")
+        "Sorted unique values of ar1 not in ar2. Realizes its inputs." + _SIZED)
 _export("setxor1d", _set_op("setxor1d", np.setxor1d),
-        "Sorted unique values in exactly one of the arrays. Realizes its inputs.")
+        "Sorted unique values in exactly one of the arrays. Realizes its inputs." + _SIZED)

@@ -21,7 +21,8 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, ArgumentValueError, DTypeError, NotBuiltError, ShapeError, exporter
+from poot.errors import (ArgumentError, ArgumentValueError, DTypeError, NotBuiltError, ShapeError, api_boundary,
+                         exporter)
 from poot.devices import cpu_sort
 from poot.graph import host_sort
 from poot.trace.host_results import HostResults
@@ -31,7 +32,7 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.array_api_sets import (_unique as _fixed_unique, argsort as _argsort, searchsorted as _searchsorted,
                                       sort as _sort)
-from poot.trace.creation import asarray, full, zeros
+from poot.trace.creation import asarray, full, linspace, zeros
 from poot.trace.device_search import runs_device_kernels, unique as device_unique
 from poot.trace.indexing import nonzero, refuse_data_dependent, setitem_node, take
 from poot.trace.lazy import is_tracing, record
@@ -137,6 +138,8 @@ _export("unique", _unique, "The sorted unique elements (NumPy's signature and re
 
 
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):     # NumPy's algorithm choice: the answer is the same
+        raise ArgumentValueError(f"isin: invalid kind {kind!r}; use None, 'sort' or 'table'")
     e = arr(element, "isin", (test_elements,))
     t = arr(test_elements, "isin", (e,))
     t = mv.reshape(t, (-1,))
@@ -237,6 +240,27 @@ def _estimated_edges(x: Array, estimator: str, range_, weights) -> np.ndarray:  
         raise ShapeError(f"histogram: {e}") from None
 
 
+def _array_range_edges(x: Array, n: int, range_) -> Array:
+    """NumPy's `n` equal bins over a range held in arrays (`range=(x.min(), x.max())` inside @pt.jit,
+    where the values cannot be read): np.linspace(lo, hi, n + 1) in NumPy's edge dtype (the range's
+    and x's common one, float64 for integers), widened by 0.5 each way where lo == hi; lazy. NumPy
+    counts against the edges it returns, so binning against these gives its counts. lo > hi cannot
+    be refused without reading the values (JAX does not check it either)."""
+    if len(range_) != 2:
+        raise ShapeError(f"histogram: range must be a (min, max) pair, got {len(range_)} values")
+    strong = [v.dtype if isinstance(v, Array) else dt.as_dtype(np.asarray(v).dtype) for v in range_
+              if isinstance(v, (Array, np.generic, np.ndarray))]    # Python numbers are weak, as in NumPy
+    lo, hi = (arr(v, "histogram", (x,)) for v in range_)
+    if lo.ndim or hi.ndim:
+        raise ShapeError(f"histogram: range's values must be scalars, got {lo.aval} and {hi.aval}")
+    d = dt.result_type(*strong, x.dtype)
+    d = d if d.kind == "f" else dt.float64
+    lo, hi = lo.astype(d), hi.astype(d)
+    same = ew.equal(lo, hi)
+    lo, hi = _sel(same, ew.subtract(lo, 0.5), lo), _sel(same, ew.add(hi, 0.5), hi)
+    return linspace(lo, hi, n + 1, dtype=d)
+
+
 def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     x = arr(a)
     if x.dtype.kind not in "biuf":
@@ -265,6 +289,8 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A00
         e = e if isinstance(e, Array) else _leaf(e, x.device)
         inputs.append(e._node)
         p_bins = None
+    if range is not None and p_bins is not None and any(isinstance(v, Array) for v in range):
+        return _histogram(x, _array_range_edges(x, p_bins, range), None, density, weights)
     if range is not None:
         lo, hi = (float(v) for v in range)
         if lo > hi:
@@ -300,7 +326,8 @@ _export("histogram_bin_edges", _histogram_bin_edges, "The bin edges histogram wo
         "count or edges; an estimator ('auto', 'fd', 'sturges'...) realizes `a` (NumPy picks the "
         "number of bins).")
 _export("histogram", _histogram, "(counts, bin edges) of `a` as np.histogram: `bins` a count or the "
-                                 "edges, `range`, `density`, `weights`. Lazy, works inside @pt.jit: a host "
+                                 "edges, `range` (numbers, or arrays such as (x.min(), x.max()), which "
+                                 "become lazy edges), `density`, `weights`. Lazy, works inside @pt.jit: a host "
                                  "op on the CPU (NumPy runs it as a program step); on GPU devices lazy "
                                  "operations and a scatter-add (poot/trace/device_histogram.py; there, float "
                                  "data without range= has its bounds read back to raise NumPy's error for "
@@ -400,6 +427,7 @@ def _norm_axes(axis) -> tuple:
                             f"got {axis!r}") from None
 
 
+@api_boundary          # poot.linalg's name: its errors show the user's line like every public function's
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     """Matrix or vector norm with NumPy's `ord`/`axis`/`keepdims` (np.linalg.norm): vector norms over
     one axis (ord None = 2, inf, -inf, 0, 1, any p), matrix norms over two ('fro', 'nuc', 1, -1, 2,

@@ -1,6 +1,6 @@
 """NumPy's polynomial functions on coefficient arrays, highest power first (polyval, polyadd,
-polysub, polymul, polyder, polyint, polyfit), with the numerical helpers gradient and unwrap and the
-multi-dimensional histograms (histogram2d, histogramdd).
+polysub, polymul, polyder, polyint, polyfit) and the np.poly1d class over them, with the numerical
+helpers gradient and unwrap and the multi-dimensional histograms (histogram2d, histogramdd).
 
 All lazy but polymul (NumPy trims leading zero coefficients first, which reads the values): Horner
 steps, padding and convolution for the polynomials, lstsq for polyfit (NumPy's
@@ -14,6 +14,7 @@ real coefficients where the zeros come in conjugate pairs, a dtype that depends 
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 
@@ -26,7 +27,8 @@ from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.indexing import refuse_data_dependent
-from poot.trace.creation import arange, asarray, zeros, zeros_like
+from poot.trace.lazy import is_tracing
+from poot.trace.creation import arange, asarray, linspace, zeros, zeros_like
 from poot.trace.array_api_linalg import inv
 from poot.trace.linalg import matmul
 from poot.trace.lstsq import lstsq
@@ -34,7 +36,7 @@ from poot.trace.movement import arr, axis_of
 from poot.trace.numpy_extras import vander
 from poot.trace.numpy_more import bincount, diff
 from poot.trace.numpy_signals import convolve
-from poot.trace.array_api_sets import searchsorted
+from poot.trace.array_api_sets import argsort, searchsorted
 from poot.trace.selection import where
 
 __all__: list[str] = []
@@ -49,6 +51,24 @@ def _coeffs(p, op):
 
 
 # --- polynomials ---------------------------------------------------------------------------------
+def _keeps_poly1d(fn, n_poly: int, wrap: bool = True, compose: bool = False):
+    """`fn` taking np.poly1d's place in NumPy's functions: its first `n_poly` arguments may be poly1d
+    objects (their coefficients are used), and then the result is a poly1d too (each part of a
+    tuple), as NumPy returns. With `compose`, a poly1d x (polyval's) gives the composition p(x)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        head = args[:n_poly]
+        if compose and len(args) > 1 and isinstance(args[1], poly1d):
+            return poly1d(head[0])(args[1])
+        given = any(isinstance(a, poly1d) for a in head)
+        out = fn(*(a.coeffs if isinstance(a, poly1d) else a for a in head), *args[n_poly:], **kwargs)
+        if not (given and wrap):
+            return out
+        return tuple(poly1d(o) for o in out) if isinstance(out, tuple) else poly1d(out)
+
+    return call
+
+
 def _polyval(p, x):
     c = arr(p, "polyval", (x,))
     xs = arr(x, "polyval", (c,))
@@ -157,10 +177,39 @@ def _host_values(a: Array, op: str, why: str, fix: str) -> np.ndarray:
     return a.numpy()
 
 
-def _roots(p):
+def _roots_fixed_length(c):
+    """JAX's roots(p, strip_zeros=False), lazy: the eigenvalues of the companion matrix of p with its
+    k leading zeros rolled to the end (each trailing zero gives a zero root), the zero roots sorted
+    last and the final k roots NaN; always complex, len(p) - 1 of them."""
+    from poot.trace.indexing import take_along_axis
+    from poot.trace.linalg_extra import eigvals
+
+    n = c.shape[0] - 1
+    if c.dtype.kind not in "fc" or c.dtype in (dt.float16, dt.bfloat16):
+        c = c.astype(dt.float32 if c.dtype in (dt.float16, dt.bfloat16) else dt.float64)
+    cplx = dt.complex_dtype(dt.real_dtype(c.dtype))
+    if n < 1:
+        return zeros(0, dtype=cplx, device=c.device)
+    zero = ew.equal(c, 0)
+    lead = where(red.all(zero), n + 1, red.argmin(zero))     # the count of leading zeros
+    c = where(ew.equal(lead, n + 1), 1, c).astype(c.dtype)   # all zero: no LAPACK error, all NaN
+    c = mv.roll(c, ew.negative(lead))
+    rows = arange(n, device=c.device)
+    sub = ew.equal(mv.reshape(rows, (-1, 1)), ew.add(rows, 1)).astype(c.dtype)  # ones below the diagonal
+    top = ew.negative(ew.divide(c[1:], c[0]))
+    a = where(ew.equal(mv.reshape(rows, (-1, 1)), 0), top, sub)
+    r = eigvals(a).astype(cplx)
+    r = take_along_axis(r, argsort(ew.equal(r, 0).astype(dt.int8)), axis=0)   # stable
+    return where(ew.less(arange(n, device=c.device), ew.subtract(n, lead)), r,
+                 asarray(complex(np.nan, np.nan), dtype=cplx, device=c.device))
+
+
+def _roots(p, *, strip_zeros=True):
     c = mv.atleast_1d(arr(p))
     if c.ndim != 1:
         raise ShapeError(f"roots: input must be a rank-1 array, got {c.aval}")
+    if not strip_zeros:
+        return _roots_fixed_length(c)
     host = _host_values(c, "roots", "NumPy trims the leading and trailing zero coefficients first",
                         "call it outside the traced function")
     if c.dtype in (dt.float16, dt.bfloat16):     # LAPACK has no half precision: float32, as linalg
@@ -226,30 +275,208 @@ def _polydiv(u, v):
     return q, r[lead:]
 
 
-_export("roots", _roots, "The roots of a polynomial (coefficients highest power first): the eigenvalues "
-                         "of its companion matrix, as np.roots (real when every root is). Reads the "
-                         "values (zeros are trimmed first); the eigenvalues are a host step.")
+_export("roots", _keeps_poly1d(_roots, 1, wrap=False),
+        "The roots of a polynomial (coefficients highest power first): the eigenvalues of its companion "
+        "matrix, as np.roots (real when every root is). Reads the values (zeros are trimmed first); the "
+        "eigenvalues are a host step. strip_zeros=False (JAX's) keeps len(p) - 1 complex roots, NaN for "
+        "each leading zero, and is lazy, so it works inside @pt.jit.")
 _export("poly", _poly, "The coefficients of the monic polynomial with the given zeros (or a square "
                        "matrix's characteristic polynomial), as np.poly. Lazy, but complex zeros are "
                        "read to decide whether the result is real (NumPy's rule).")
-_export("polydiv", _polydiv, "(quotient, remainder) of polynomial division u / v, as np.polydiv (the "
-                             "remainder's leading near-zeros trimmed, which reads the values).")
-_export("polyval", _polyval, "The polynomial p (highest power first) at x, by Horner's rule. Lazy.")
-_export("polyadd", _polyadd, "The sum of two polynomials (coefficient arrays, highest power first). Lazy.")
-_export("polysub", _polysub, "The difference of two polynomials (a1 - a2). Lazy.")
-_export("polymul", _polymul, "The product of two polynomials: the convolution of the coefficients without "
-                             "their leading zeros, as np.polymul (reads the values to trim them).")
-_export("polyder", _polyder, "The m-th derivative of a polynomial. Lazy.")
-_export("polyint", _polyint, "The m-th antiderivative of a polynomial, integration constants k. Lazy.")
+_export("polydiv", _keeps_poly1d(_polydiv, 2), "(quotient, remainder) of polynomial division u / v, as "
+        "np.polydiv (the remainder's leading near-zeros trimmed, which reads the values).")
+_export("polyval", _keeps_poly1d(_polyval, 1, wrap=False, compose=True),
+        "The polynomial p (highest power first) at x, by Horner's rule. Lazy.")
+_export("polyadd", _keeps_poly1d(_polyadd, 2),
+        "The sum of two polynomials (coefficient arrays, highest power first). Lazy.")
+_export("polysub", _keeps_poly1d(_polysub, 2), "The difference of two polynomials (a1 - a2). Lazy.")
+_export("polymul", _keeps_poly1d(_polymul, 2), "The product of two polynomials: the convolution of the "
+        "coefficients without their leading zeros, as np.polymul (reads the values to trim them).")
+_export("polyder", _keeps_poly1d(_polyder, 1), "The m-th derivative of a polynomial. Lazy.")
+_export("polyint", _keeps_poly1d(_polyint, 1),
+        "The m-th antiderivative of a polynomial, integration constants k. Lazy.")
 _export("polyfit", _polyfit, "Least-squares polynomial coefficients of degree deg (weights w, full "
                              "results, covariance), as np.polyfit through lstsq. Lazy; no RankWarning.")
 
 
+# --- poly1d --------------------------------------------------------------------------------------
+def _is_scalar(v) -> bool:
+    return np.isscalar(v) or (isinstance(v, Array) and v.ndim == 0)
+
+
+class poly1d:
+    """np.poly1d over a poot coefficient array (highest power first): `p = pt.poly1d(pt.polyfit(x, y,
+    3)); p(x)`, with NumPy's attributes (coeffs, order, roots, variable), arithmetic, deriv and integ.
+
+    NumPy drops the leading zero coefficients, which reads them: poot does so where the values are at
+    hand, and inside a traced function (@pt.jit, a loop body) keeps the coefficients as given, so that
+    a poly1d works there too: evaluation, sums, products, powers, derivatives and integrals are lazy
+    and give NumPy's values; `order` then counts any leading zeros. Division, roots, comparison and the
+    text forms read the coefficients, as np.polydiv and np.roots do."""
+
+    __hash__ = None
+
+    def __init__(self, c_or_r, r=False, variable=None):
+        if isinstance(c_or_r, poly1d):
+            self._coeffs, self._variable = c_or_r._coeffs, c_or_r._variable
+            if variable is not None:
+                self._variable = variable
+            return
+        c = mv.atleast_1d(_poly(c_or_r) if r else arr(c_or_r))
+        if c.ndim > 1:
+            raise ShapeError(f"poly1d: polynomial must be 1d only, got {c.aval}")
+        if not is_tracing():
+            host = c.numpy()
+            hit = np.flatnonzero(host)
+            c = c[int(hit[0]):] if hit.size else zeros(1, dtype=c.dtype, device=c.device)
+        self._coeffs = c
+        self._variable = variable or "x"
+
+    # --- attributes, as NumPy's -------------------------------------------------------------------
+    @property
+    def coeffs(self) -> Array:
+        return self._coeffs
+
+    c = coef = coefficients = coeffs
+
+    @property
+    def order(self) -> int:
+        return self._coeffs.shape[0] - 1
+
+    o = order
+
+    @property
+    def variable(self) -> str:
+        return self._variable
+
+    @property
+    def roots(self) -> Array:
+        return _roots(self._coeffs)
+
+    r = roots
+
+    def __len__(self) -> int:
+        return self.order
+
+    def __iter__(self):
+        return iter(self._coeffs)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._coeffs.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def _host(self) -> np.poly1d:
+        return np.poly1d(self._coeffs.numpy(), variable=self._variable)
+
+    def __repr__(self) -> str:
+        if is_tracing():
+            return f"poly1d(<traced {self._coeffs.aval}>)"
+        return repr(self._host())
+
+    def __str__(self) -> str:
+        return repr(self) if is_tracing() else str(self._host())
+
+    # --- lazy -------------------------------------------------------------------------------------
+    def __call__(self, val):
+        """p(val): Horner's rule (lazy); a poly1d val gives the composition p(val(x))."""
+        if isinstance(val, poly1d):     # Horner's rule over poly1d objects
+            out = poly1d(self._coeffs[:1])
+            for k in range(1, self._coeffs.shape[0]):
+                out = out * val + self._coeffs[k]
+            return out
+        return _polyval(self._coeffs, val)
+
+    def deriv(self, m=1) -> poly1d:
+        return poly1d(_polyder(self._coeffs, m))
+
+    def integ(self, m=1, k=0) -> poly1d:
+        return poly1d(_polyint(self._coeffs, m, k))
+
+    def __neg__(self) -> poly1d:
+        return poly1d(ew.negative(self._coeffs))
+
+    def __pos__(self) -> poly1d:
+        return self
+
+    def __add__(self, other) -> poly1d:
+        return poly1d(_polyadd(self._coeffs, poly1d(other)._coeffs))
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> poly1d:
+        return poly1d(_polysub(self._coeffs, poly1d(other)._coeffs))
+
+    def __rsub__(self, other) -> poly1d:
+        return poly1d(_polysub(poly1d(other)._coeffs, self._coeffs))
+
+    def __mul__(self, other) -> poly1d:
+        if _is_scalar(other):
+            return poly1d(ew.multiply(self._coeffs, other))
+        return poly1d(convolve(self._coeffs, poly1d(other)._coeffs))   # both trimmed: NumPy's polymul
+
+    __rmul__ = __mul__
+
+    def __pow__(self, val) -> poly1d:
+        if not np.isscalar(val) or int(val) != val or val < 0:
+            raise ShapeError(f"poly1d: power to non-negative integers only, got {val!r}")
+        out = asarray([1], device=self._coeffs.device)     # NumPy's [1]: int64 for a 0th power
+        for _ in range(int(val)):
+            out = convolve(self._coeffs, out)
+        return poly1d(out)
+
+    def __getitem__(self, power):
+        """The coefficient of x**power (0 beyond the order), as NumPy's."""
+        power = operator.index(power)
+        if power > self.order or power < 0:
+            return zeros((), dtype=self._coeffs.dtype, device=self._coeffs.device)
+        return self._coeffs[self.order - power]
+
+    def __setitem__(self, power, value):
+        """Sets the coefficient of x**power, growing the polynomial as NumPy does (a new array: poot
+        arrays are values)."""
+        power = operator.index(power)
+        if power < 0:
+            raise ShapeError("poly1d: does not support negative powers")
+        c = self._coeffs
+        if power > self.order:
+            c = mv.concatenate([zeros(power - self.order, dtype=c.dtype, device=c.device), c])
+        self._coeffs = c.at[c.shape[0] - 1 - power].set(value)
+
+    # --- read on the host -------------------------------------------------------------------------
+    def __truediv__(self, other):
+        if _is_scalar(other):
+            return poly1d(ew.divide(self._coeffs, other))
+        q, rem = _polydiv(self._coeffs, poly1d(other)._coeffs)
+        return poly1d(q), poly1d(rem)
+
+    def __rtruediv__(self, other):
+        if _is_scalar(other):
+            return poly1d(ew.divide(other, self._coeffs))
+        q, rem = _polydiv(poly1d(other)._coeffs, self._coeffs)
+        return poly1d(q), poly1d(rem)
+
+    def __eq__(self, other):
+        if not isinstance(other, poly1d):
+            return NotImplemented
+        if self._coeffs.shape != other._coeffs.shape:
+            return False
+        return bool(red.all(ew.equal(self._coeffs, other._coeffs)))
+
+    def __ne__(self, other):
+        if not isinstance(other, poly1d):
+            return NotImplemented
+        return not self == other
+
+
+__all__.append("poly1d")
+
+
 # --- gradient and unwrap -------------------------------------------------------------------------
 def _spacing_arg(d, n, ax):
-    """One axis's spacing: a Python float (uniform) or a float64 Array of the n-1 coordinate steps."""
+    """One axis's spacing: a uniform step (a Python float, or a 0-d Array kept lazy so that a traced
+    step works under @pt.jit) or a float64 Array of the n-1 coordinate steps."""
     if np.ndim(d) == 0:
-        return float(d)
+        return d if isinstance(d, Array) else float(d)
     c = arr(d)
     if c.ndim != 1:
         raise ShapeError(f"gradient: distances must be either scalars or 1d, got {c.aval}")
@@ -310,7 +537,7 @@ def _gradient_axis(x, ax, h, order):
     def along(v):             # a 1-D step array shaped to broadcast along `ax`
         return mv.reshape(v, (-1,) + (1,) * (x.ndim - ax - 1))
 
-    uniform = not isinstance(h, Array)
+    uniform = not isinstance(h, Array) or h.ndim == 0
     if uniform:
         mid = ew.divide(ew.subtract(s(2), s(None, -2)), 2.0 * h)
     else:
@@ -380,15 +607,27 @@ _export("unwrap", _unwrap, "Unwraps jumps larger than discont by multiples of pe
 def _auto_edges(col, n, rng, i):
     """np.linspace(smin, smax, n + 1) for the column `col` (the range from the data unless given)."""
     ed = col.dtype if col.dtype.kind == "f" else dt.float64
+    if rng is not None and any(isinstance(v, Array) for v in rng):
+        # a range held in arrays (traced in @pt.jit): NumPy's linspace of its values, lazily, in their
+        # strong dtypes' float (Python numbers weak); lo > hi cannot be refused without reading them
+        strong = [v.dtype if isinstance(v, Array) else dt.as_dtype(np.asarray(v).dtype) for v in rng
+                  if isinstance(v, (Array, np.generic, np.ndarray))]
+        d = dt.result_type(*strong)
+        d = d if d.kind == "f" else dt.float64
+        lo, hi = (arr(v, "histogramdd", (col,)).astype(d) for v in rng)
+        same = ew.equal(lo, hi)
+        lo, hi = where(same, ew.subtract(lo, 0.5), lo), where(same, ew.add(hi, 0.5), hi)
+        return linspace(lo, hi, n + 1, dtype=d)
     if rng is not None:
         lo, hi = float(rng[0]), float(rng[1])
         if lo > hi:
             raise ShapeError(f"histogramdd: max must be larger than min in range[{i}] = {tuple(rng)}")
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ShapeError(f"histogramdd: range[{i}] = {tuple(rng)} is not finite")
-        if lo == hi:
+        lo, hi = rng[0], rng[1]      # NumPy's linspace of the range's own values: Python floats give
+        if lo == hi:                 # float64 edges, whatever the sample's dtype
             lo, hi = lo - 0.5, hi + 0.5
-        return asarray(np.linspace(np.asarray(lo, ed.np), np.asarray(hi, ed.np), n + 1))
+        return asarray(np.linspace(np.asarray(lo), np.asarray(hi), n + 1))
     if col.size == 0:
         return asarray(np.linspace(np.asarray(0, ed.np), np.asarray(1, ed.np), n + 1))
     lo, hi = red.min(col).astype(ed), red.max(col).astype(ed)

@@ -2,7 +2,8 @@
 min_scalar_type, asanyarray, ascontiguousarray, asfortranarray, asarray_chkfinite, real_if_close,
 array_equiv, iterable, mask_indices, shares_memory, may_share_memory, isfortran, require, common_type),
 arrays made from host data (fromiter, frombuffer, fromstring),
-the text forms (array2string, array_str, array_repr) and the helpers that call a user function
+the text forms (array2string, array_str, array_repr, format_float_positional and
+format_float_scientific) and the helpers that call a user function
 (apply_along_axis, apply_over_axes, piecewise).
 
 The queries answer from shapes and dtypes; asarray_chkfinite, real_if_close and array_equiv read the
@@ -159,6 +160,28 @@ def _array_repr(arr_, max_line_width=None, precision=None, suppress_small=None):
     return np.array_repr(_text_args(arr_), max_line_width, precision, suppress_small)
 
 
+def _float_scalar(x, op: str):
+    """A 0-d poot array as the NumPy scalar of its own dtype (so a float32 0.1 prints as '0.1', not
+    as the float64 0.10000000149011612 that float() would give); other values pass to NumPy."""
+    if not isinstance(x, Array):
+        return x
+    if x.ndim != 0:
+        raise ShapeError(f"{op}: needs a scalar (a 0-d array), got {x.aval}")
+    return x.numpy()[()]
+
+
+def _format_float_positional(x, precision=None, unique=True, fractional=True, trim="k", sign=False,
+                             pad_left=None, pad_right=None, min_digits=None):
+    return np.format_float_positional(_float_scalar(x, "format_float_positional"), precision, unique,
+                                      fractional, trim, sign, pad_left, pad_right, min_digits)
+
+
+def _format_float_scientific(x, precision=None, unique=True, trim="k", sign=False, pad_left=None,
+                             exp_digits=None, min_digits=None):
+    return np.format_float_scientific(_float_scalar(x, "format_float_scientific"), precision, unique,
+                                      trim, sign, pad_left, exp_digits, min_digits)
+
+
 def _iterable(y):
     """Whether iter(y) works (a 0-d array: False), as np.iterable."""
     if isinstance(y, Array):
@@ -276,6 +299,10 @@ _export("fromstring", _fromstring, "A 1-D array parsed from text separated by `s
 _export("array2string", _array2string, "The text of the values, as np.array2string (reads them).")
 _export("array_str", _array_str, "The text of the values, as np.array_str (reads them).")
 _export("array_repr", _array_repr, "The repr NumPy gives the values, as np.array_repr (reads them).")
+_export("format_float_positional", _format_float_positional, "A float scalar in positional notation, "
+        "as np.format_float_positional: the shortest digits of its own dtype (reads it).")
+_export("format_float_scientific", _format_float_scientific, "A float scalar in scientific notation, "
+        "as np.format_float_scientific: the shortest digits of its own dtype (reads it).")
 _export("iterable", _iterable, "Whether the object can be iterated (a 0-d array cannot), as np.iterable.")
 _export("mask_indices", _mask_indices, "The indices where mask_func(ones((n, n)), k) is nonzero, as "
                                        "np.mask_indices (a constant).")

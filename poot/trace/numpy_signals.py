@@ -55,7 +55,8 @@ def _corr_long(a: Array, w: Array, mode: str) -> Array:
     ap = mv.pad(a, (pad, pad))
     idx = window_index(count, m, start, a._node.device)       # rows of the padded a
     d = a.dtype
-    work = dt.int64 if d is dt.bool_ else d
+    # half floats: products and sum in float32, one rounding at the end, as NumPy's dot for them
+    work = dt.int64 if d is dt.bool_ else dt.float32 if d in (dt.float16, dt.bfloat16) else d
     prod = ew.multiply(take(ap, idx).astype(work), w.astype(work))
     return red.sum(prod, axis=-1, dtype=work).astype(d)
 
@@ -118,9 +119,14 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     if xp.shape[0] == 0:
         raise ShapeError("interp: array of sample points is empty")
     if period is not None:
-        period = abs(float(period))
-        if period == 0:
-            raise ShapeError("interp: period must be a non-zero value")
+        if isinstance(period, Array):   # kept lazy (a traced period works); a zero one gives NaN
+            if period.ndim != 0:
+                raise ShapeError(f"interp: period must be a scalar, got {period.aval}")
+            period = ew.abs(period.astype(dt.float64))
+        else:
+            period = abs(float(period))
+            if period == 0:
+                raise ShapeError("interp: period must be a non-zero value")
         left = right = None
         x = ew.remainder(x, period)
         xp = ew.remainder(xp, period)

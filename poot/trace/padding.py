@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, ShapeError
+from poot.errors import DTypeError, NotBuiltError, ShapeError, ShapeTypeError
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
@@ -33,8 +33,8 @@ def _widths_of_dict(x: Array, pad_width: dict) -> list:
     rows = [(0, 0)] * x.ndim
     for axis, width in pad_width.items():
         ax = mv.axis_of(axis, x.ndim, "pad", x)
-        pair = np.broadcast_to(np.asarray(width, dtype=np.int64), (2,))
-        rows[ax] = (int(pair[0]), int(pair[1]))
+        pair = np.broadcast_to(np.asarray(width), (2,))        # pad_widths checks the dtype
+        rows[ax] = (pair[0].item(), pair[1].item())
     return rows
 
 
@@ -43,8 +43,13 @@ def pad_widths(x: Array, pad_width) -> list[tuple[int, int]]:
     try:
         if isinstance(pad_width, dict):
             pad_width = _widths_of_dict(x, pad_width)
-        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    except (ValueError, TypeError):
+        given = np.asarray(pad_width)
+        if given.dtype.kind not in "iu" and given.size:     # NumPy: a float width is a TypeError,
+            raise ShapeTypeError(f"pad: pad_width must be of integral type, got {pad_width!r}")
+        widths = np.broadcast_to(given.astype(np.int64), (x.ndim, 2))   # never truncated
+    except (ValueError, TypeError) as e:
+        if isinstance(e, ShapeTypeError):
+            raise
         raise ShapeError(f"pad: pad_width {pad_width!r} does not fit {x.aval} (give an int, a "
                          f"(before, after) pair, or one pair per axis)") from None
     if (widths < 0).any():

@@ -15,6 +15,7 @@ import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import DomainError, PootError, ShapeError
+from poot.graph.host import LinAlgError
 from poot import trace as tr     # the namespace (a module of this layer, read at call time)
 from poot.trace import array_api_linalg as la
 from poot.trace import movement as mv
@@ -308,11 +309,14 @@ def multivariate_normal(next_key, mean, cov, size=None, check_valid="warn", tol=
 def _check_psd(cov: np.ndarray, tol: float, method: str, check_valid: str) -> None:
     import warnings
 
-    if method == "svd":
-        _, s, v = np.linalg.svd(cov)
-        psd = np.allclose(np.dot(v.T * s, v), cov, rtol=tol, atol=tol)
-    else:
-        psd = not np.any(np.linalg.eigvalsh(cov) < -tol)
+    try:            # NumPy's LinAlgError (a NaN or inf in cov) as poot's, naming the argument
+        if method == "svd":
+            _, s, v = np.linalg.svd(cov)
+            psd = np.allclose(np.dot(v.T * s, v), cov, rtol=tol, atol=tol)
+        else:
+            psd = not np.any(np.linalg.eigvalsh(cov) < -tol)
+    except np.linalg.LinAlgError as e:
+        raise LinAlgError(f"Generator.multivariate_normal: {e} (parameter 'cov')") from None
     if psd:
         return
     msg = "Generator.multivariate_normal: covariance is not symmetric positive-semidefinite (parameter 'cov')"

@@ -113,11 +113,23 @@ def _count(shape, axes) -> int:
     return math.prod(shape[a] for a in axes)
 
 
+def _divide(s, n, work):
+    """`s / n` in `work`. An integer `work` (mean or var with dtype=int) divides in float64 and casts
+    back, truncating toward zero, as NumPy does: it sums in the integer dtype (wrapping) and divides
+    with an unsafe cast into that dtype. `n` is a Python number (a count, less a possibly fractional
+    ddof) or a node of dtype `work`."""
+    host = isinstance(n, (int, float, np.number))
+    if work.kind in "fc":
+        return record("div", (s, constant(n, work, s.device) if host else n))
+    n = constant(n, dt.float64, s.device) if host else cast(n, dt.float64)
+    return cast(record("div", (cast(s, dt.float64), n)), work)
+
+
 def _mean_node(x, axes, dtype, keepdims):
     d = dt.as_dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     work = dt.float32 if d in _HALF else d
     s = _reduce("reduce_sum", x._node, axes, work, keepdims)
-    m = record("div", (s, constant(_count(x.shape, axes), work, s.device)))
+    m = _divide(s, _count(x.shape, axes), work)
     return m, d, work
 
 
@@ -139,7 +151,7 @@ def _masked_mean(x, where, axes, dtype, keepdims):
     work = dt.float32 if d in _HALF else d
     s = _reduce("reduce_sum", _masked(x, where, 0)._node, axes, work, keepdims)
     count = _selected_count(x, where, axes, keepdims, dt.real_dtype(work) if work.kind == "c" else work)
-    return wrap(cast(record("div", (s, cast(count._node, work))), d))
+    return wrap(cast(_divide(s, cast(count._node, work), work), d))
 
 
 def _var_node(x, axis, dtype, ddof, keepdims, correction, op, where=True):
@@ -157,7 +169,7 @@ def _var_node(x, axis, dtype, ddof, keepdims, correction, op, where=True):
     else:
         sq = record("mul", (diff, diff))
     s = _reduce("reduce_sum", sq, axes, work, keepdims)
-    v = record("div", (s, constant(_bi.max(_count(x.shape, axes) - ddof, 0), work, s.device)))
+    v = _divide(s, _bi.max(_count(x.shape, axes) - ddof, 0), work)
     return v, d
 
 
@@ -178,7 +190,7 @@ def _masked_var_node(x, where, axes, dtype, ddof, keepdims):
     count = _selected_count(x, where, axes, keepdims, work)
     denom = record("max", (record("sub", (count._node, constant(ddof, work, s.device))),
                            constant(0, work, s.device)))
-    return record("div", (s, denom)), d
+    return _divide(s, denom, work), d
 
 
 @api_boundary
@@ -207,6 +219,7 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
         return var_with_mean(x, axis, dtype, ddof, keepdims, where, mean, correction, std=True)
     v, d = _var_node(arr(x), axis, dtype, ddof, keepdims, correction, "std", where)
+    v = v if v.aval.dtype.kind in "fc" else cast(v, dt.float64)    # std(dtype=int): sqrt, truncated
     return wrap(cast(record("sqrt", (v,)), d))
 
 

@@ -14,13 +14,16 @@ __all__: list[str] = []
 _export = exporter(globals(), __all__)
 
 
-def _where(condition, x=None, y=None):
+def _where(condition, x=None, y=None, *, size=None, fill_value=None):
     if x is None and y is None:
         from poot.trace.indexing import nonzero
 
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ShapeError("where: give both x and y, or neither (then it is nonzero(condition))")
+    if size is not None or fill_value is not None:     # JAX refuses them too: the shape is x's and y's
+        raise ShapeError("where: size= and fill_value= apply to the one-argument where(condition) "
+                         "(nonzero's positions); where(condition, x, y) has the broadcast shape")
     dev = device_of("where", (condition, x, y))
     cond_items, cd, _ = promote("where", (condition,), dev)
     (c,) = finish("where", cond_items, cd, dev)
@@ -32,7 +35,8 @@ def _where(condition, x=None, y=None):
 
 
 _export("where", _where, "where(condition, x, y): elementwise choice (condition is truth-tested). "
-                         "where(condition) alone is nonzero(condition), which realizes.")
+                         "where(condition) alone is nonzero(condition), which realizes; with size=n "
+                         "(and fill_value=, as JAX's) it is lazy and works inside @pt.jit.")
 
 
 def _clip(x, min=None, max=None, **kwargs):  # noqa: A002 (NumPy's names)

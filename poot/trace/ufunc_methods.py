@@ -26,7 +26,8 @@ import warnings
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, PootIndexError, ShapeError, out_error
+from poot.errors import (ArgumentError, ArgumentValueError, DTypeError, NotBuiltError, PootIndexError, ShapeError,
+                         out_error)
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
@@ -78,12 +79,12 @@ def _axes(uf, axis, x: Array) -> tuple[int, ...]:
 def outer(uf, A, B, dtype=None, **kwargs):
     out = kwargs.pop("out", None)
     _no_out(uf, "outer", out, lambda: outer(uf, A, B, dtype, **kwargs))
-    if kwargs:
+    if set(kwargs) - {"casting", "order", "subok", "where"}:
         raise NotBuiltError(f"{uf.__name__}.outer: arguments {sorted(kwargs)} are not built")
     a, b = _as_array(A), _as_array(B)
-    if dtype is not None:
-        a, b = a.astype(dtype), b.astype(dtype)
-    return uf(mv.reshape(a, a.shape + (1,) * b.ndim), b)
+    if dtype is not None:       # the ufunc's call keyword (a comparison's dtype=bool is its result's)
+        kwargs["dtype"] = dtype
+    return uf(mv.reshape(a, a.shape + (1,) * b.ndim), b, **kwargs)
 
 
 def _identity_in(value, d: dt.DType):
@@ -477,3 +478,84 @@ def unary_at(uf, a, indices):
         if sel.size:
             flat = Array(setitem_node(flat, sel, _applied(uf, take(flat, sel), d)))
     a._node = mv.reshape(flat, a.shape)._node
+
+
+# --- calling a ufunc with NumPy's keywords -------------------------------------------------------
+_BOOL_RESULTS = frozenset(_COMPARISONS + ("logical_and", "logical_or", "logical_xor", "logical_not",
+                                          "isnan", "isinf", "isfinite", "signbit"))
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+_SCALAR_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _check_input_cast(uf, k: int, x, to: dt.DType, casting: str) -> None:
+    """NumPy's check that input `k` may be converted to the loop's dtype `to` under `casting`. A Python
+    scalar is weak: only its kind counts (an int may go to any integer dtype; whether its value fits is
+    checked where it meets the array), as NumPy 2 treats it."""
+    if isinstance(x, Array):
+        ok = np.can_cast(x.dtype.np, to.np, casting)
+        name = x.dtype.name
+    else:
+        kind = _SCALAR_KINDS.get(type(x))
+        if kind is None:                    # a NumPy scalar, list or array: its own dtype
+            frm = np.asarray(x).dtype
+            ok, name = np.can_cast(frm, to.np, casting), frm.name
+        else:
+            ok = casting == "unsafe" or _KIND_RANK[kind] <= _KIND_RANK[to.kind]
+            name = f"Python {type(x).__name__}"
+    if not ok:
+        where = "input" if uf.nin == 1 else f"input {k}"
+        raise DTypeError(f"{uf.__name__}: cannot cast ufunc {where} from {name} to {to.name} with "
+                         f"casting rule {casting!r}")
+
+
+def call_with_keywords(uf, fn, args, kwargs):
+    """`f(*args, dtype=..., casting=..., ...)`, NumPy's ufunc call keywords, for poot's ufunc `uf` whose
+    public function is `fn`: `dtype` is the loop's dtype (the inputs are converted to it, as NumPy's
+    `np.add(u8, u8, dtype=np.int16)` adds in int16; a function with a bool result takes only
+    dtype=bool), `casting` the rule those conversions (and, without dtype, the promotion to the
+    common dtype) must meet; `order` and `subok` change nothing for poot arrays. `where=` is refused:
+    it keeps out='s old values where false, and poot has no out=. Other keywords (out=) go to `fn`,
+    which reports them as it does for any call."""
+    kw = dict(kwargs)
+    dtype = kw.pop("dtype", None)
+    casting = kw.pop("casting", "same_kind")
+    where = kw.pop("where", True)
+    order = kw.pop("order", "K")
+    kw.pop("subok", None)
+    name = uf.__name__
+    if casting not in _CASTINGS:
+        raise ArgumentValueError(f"{name}: casting must be one of {_CASTINGS}, got {casting!r}")
+    if order not in ("K", "A", "C", "F"):
+        raise ArgumentValueError(f"{name}: order must be one of 'K', 'A', 'C', 'F', got {order!r}")
+    if where is not True:
+        raise ArgumentError(f"{name}: where= keeps out='s old values where it is False, and poot arrays "
+                            f"have no out=; write pt.where(mask, pt.{name}(...), fallback)")
+    if len(args) != uf.nin:             # fn names the mistake
+        return fn(*args, **kw)
+    if dtype is None:
+        if casting not in ("same_kind", "unsafe"):      # the promotion itself must meet the rule
+            loop = fn(*args).dtype
+            if name in _BOOL_RESULTS:                   # the loop's dtype is the inputs' common one
+                from poot.trace.promote import promote
+
+                loop = promote(name, tuple(args))[1]
+            for k, a in enumerate(args):
+                _check_input_cast(uf, k, a, loop, casting)
+        return fn(*args, **kw)
+    d = dt.as_dtype(dtype)
+    if name in _BOOL_RESULTS:
+        if d.kind != "b":
+            raise DTypeError(f"{name}: no loop gives {d.name}: its result is bool (dtype= names the "
+                             f"result's dtype; convert the inputs with .astype first)")
+        return fn(*args, **kw)
+    for k, a in enumerate(args):
+        _check_input_cast(uf, k, a, d, casting)
+    cast = [a.astype(d) if isinstance(a, Array) else     # a Python number of d's kind or below stays weak
+            a if _KIND_RANK[_SCALAR_KINDS.get(type(a), "c")] <= _KIND_RANK[d.kind] else asarray(a).astype(d)
+            for a in args]
+    r = fn(*cast, **kw)
+    if r.dtype != d:
+        raise DTypeError(f"{name}: no loop computes in {d.name} (for {d.name} operands it gives "
+                         f"{r.dtype.name})")
+    return r

@@ -215,7 +215,7 @@ def jvp(fn, primals, tangents, has_aux=False):
     `tangents` are tuples (or lists) of the same structure and shapes. With `has_aux=True` `fn`
     returns `(result, aux)` and this returns `(result, result tangent, aux)`."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise PootError("jvp: primals and tangents must be tuples (or lists) of the arguments")
+        raise ArgumentError("jvp: primals and tangents must be tuples (or lists) of the arguments")
     arrays, tree = _flatten_values(tuple(primals), "jvp", "primals")
     t_leaves = pytree.flatten(tuple(tangents))[0]
     t_arrays, t_tree = _flatten_values(tuple(tangents), "jvp", "tangents")
@@ -250,7 +250,7 @@ def jvp(fn, primals, tangents, has_aux=False):
 
 def _check_jac_options(fun, what: str, holomorphic, allow_int) -> None:
     if not callable(fun):
-        raise PootError(f"{what} needs a function; got {type(fun).__name__}")
+        raise ArgumentError(f"{what} needs a function; got {type(fun).__name__}")
     if holomorphic:
         raise NotBuiltError(f"{what}: holomorphic=True (complex Jacobians) is not built; poot "
                             f"differentiates real floating-point functions")
@@ -394,7 +394,7 @@ def linearize(fun, *primals, has_aux=False):
     records the derivative again on each call of `f_jvp` (nothing runs until a result is realized).
     With `has_aux=True` `fun` returns `(result, aux)` and this returns `(result, f_jvp, aux)`."""
     if not callable(fun):
-        raise PootError(f"linearize needs a function; got {type(fun).__name__}")
+        raise ArgumentError(f"linearize needs a function; got {type(fun).__name__}")
     arrays, tree = _flatten_values(tuple(primals), "linearize", "primals")
     fixed = tuple(pytree.unflatten(tree, arrays))
     zeros = tuple(pytree.unflatten(tree, [zeros_like(a) for a in arrays]))

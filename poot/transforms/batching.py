@@ -10,6 +10,9 @@ lazy graph: vmap composes with `@pt.jit` (either way round) and with itself.
 the positional arguments / of the result with one of those per leaf or subtree; keyword arguments
 are mapped along axis 0. `axis_size` gives the batch size when no argument is mapped.
 
+`axis_name` names the batch axis for the collectives inside `f` (`pt.lax.psum(x, 'i')`, `pmean`,
+`pmax`, `pmin`, `axis_index`, `all_gather`: poot/transforms/collectives.py), as in JAX.
+
 A `@pt.kernel` launch inside `f` cannot be batched: a launch writes its Out buffers in place on the
 device, outside the lazy graph that vmap rewrites, so vmap refuses it with an error naming the kernel.
 """
@@ -21,14 +24,14 @@ import inspect
 
 import numpy as np
 
-from poot.errors import PootError, TracerError, api_boundary
+from poot.errors import ArgumentError, NotBuiltError, PootError, TracerError, api_boundary
 from poot.graph import Aval
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.graph.registry import SlotView
-from poot.transforms import batching_control, batching_host, batching_rules  # noqa: F401  (register the rules)
+from poot.transforms import batching_control, batching_host, batching_rules, collectives  # noqa: F401  (rules)
 from poot.transforms.batching_core import BatchContext, BatchingError, place
 from poot.transforms.tracing import ArgumentWriteError, RuleInBodyError, can_mark
 
@@ -42,24 +45,36 @@ UNBATCHABLE = SlotView("batch", reasons=True)
 
 
 @api_boundary
-def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fn, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """`fn` vectorized over axis `in_axes` of its arguments; the results carry the batch axis at
-    `out_axes`. See the module docstring for the forms of `in_axes` and `out_axes`."""
+    `out_axes`. See the module docstring for the forms of `in_axes` and `out_axes`; `axis_name`
+    names the batch axis for the collectives (`pt.lax.psum(x, axis_name)`) inside `fn`. The
+    parameters are JAX's, in its order; `spmd_axis_name` (sharding) is refused when given."""
     if not callable(fn):
-        raise PootError(f"pt.vmap needs a function; got {type(fn).__name__}")
+        raise ArgumentError(f"pt.vmap needs a function; got {type(fn).__name__}")
     if isinstance(in_axes, list):     # JAX's reading: a list of per-argument axes is a tuple
         in_axes = tuple(in_axes)
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
     if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
         raise PootError(f"pt.vmap: axis_size must be a non-negative int, got {axis_size!r}")
-    return _Vmapped(fn, in_axes, out_axes, axis_size)
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise ArgumentError(f"pt.vmap: axis_name must be hashable (a string, say), got "
+                                f"{type(axis_name).__name__}") from None
+    if spmd_axis_name is not None:
+        raise NotBuiltError("pt.vmap: spmd_axis_name (sharding the batch over devices) is not built; "
+                            "poot runs a vmap on one device")
+    return _Vmapped(fn, in_axes, out_axes, axis_size, axis_name)
 
 
 class _Vmapped:
-    def __init__(self, fn, in_axes, out_axes, axis_size):
+    def __init__(self, fn, in_axes, out_axes, axis_size, axis_name=None):
         functools.update_wrapper(self, fn)
         self.fn, self.in_axes, self.out_axes, self.axis_size = fn, in_axes, out_axes, axis_size
+        self.axis_name = axis_name
         self._names = _parameter_names(fn)
 
     def __repr__(self) -> str:
@@ -99,7 +114,8 @@ class _Vmapped:
             leaves.append(Array(p))
         t_args, t_kwargs = self._rebuild(args, kwargs, leaves)
         before = [x._node if isinstance(x, Array) else None for x in leaves]
-        result, inside = self._trace(t_args, t_kwargs, name, {id(v) for _, v, _ in mapped})
+        with collectives.binding(self.axis_name, size):
+            result, inside = self._trace(t_args, t_kwargs, name, {id(v) for _, v, _ in mapped})
         # arguments the function updated in place (x[i] = v, x += y): their new per-example values are
         # batched too and written back to the caller's arrays, as a loop over the examples leaves them
         writes = [(k, x._node) for k, x in enumerate(leaves) if before[k] is not None and x._node is not before[k]]
@@ -123,7 +139,7 @@ class _Vmapped:
                 result = self.fn(*t_args, **t_kwargs)
         except TracerError as e:
             refuse_writes(reached, f"pt.vmap({name})", failed=True)
-            kernel = _kernel_in(e.__traceback__)
+            kernel = _kernel_in(e)
             if kernel is None:
                 err = TracerError(f"{e.args[0] if e.args else e}\n  (inside pt.vmap({name}), whose "
                                   f"mapped arguments are abstract: one batch element stands for all)")
@@ -205,7 +221,7 @@ class _Vmapped:
         for leaf in graph_leaves:
             hit = stand_ins.get(id(leaf))
             values.append((hit[1], hit[2]) if hit is not None and hit[0] is leaf else (leaf, None))
-        ctx = BatchContext(size, device, BATCHING_RULES, UNBATCHABLE)
+        ctx = BatchContext(size, device, BATCHING_RULES, UNBATCHABLE, self.axis_name)
         outs = iter(ctx.eval_graph(graph, values))
         paths = pytree.paths(treedef, "result")
         axes = _leaves_with_axes(self.out_axes, result, "", "out_axes")
@@ -247,7 +263,7 @@ def _check_spec(spec, what: str) -> None:
     flat, _ = pytree.flatten(spec)
     for x in flat:
         if not _is_axis(x):
-            raise PootError(f"pt.vmap: {what} holds {x!r}; each entry must be an int or None")
+            raise ArgumentError(f"pt.vmap: {what} holds {x!r}; each entry must be an int or None")   # JAX's TypeError
 
 
 def _leaves_with_axes(spec, tree, where: str, what: str) -> list[tuple]:
@@ -340,9 +356,13 @@ def _parameter_names(fn) -> list[str]:
         return []
 
 
-def _kernel_in(tb) -> str | None:
-    """The name of the @pt.kernel whose launch raised (found by its frame, as a kernel launch reads
-    its arrays' buffers on the host and has no hook into tracing), or None."""
+def _kernel_in(error: BaseException) -> str | None:
+    """The name of the @pt.kernel whose launch raised `error` (a kernel launch reads its arrays'
+    buffers on the host and has no hook into tracing): the name the launch gave the error (its
+    traceback is cut at the launch's API boundary), else found by the launch's frame; or None."""
+    if getattr(error, "kernel", None):
+        return error.kernel
+    tb = error.__traceback__
     while tb is not None:
         owner = tb.tb_frame.f_locals.get("self")
         if type(owner).__name__ == "KernelFunction":

@@ -23,7 +23,7 @@ from poot.graph.registry import get
 from poot.trace import control, lazy
 from poot.trace.array import Array
 from poot.transforms.batching_core import (BatchContext, batched_outputs, force, front_if_batched,
-                                           record, to_front)
+                                           names_axis, record, to_front)
 from poot.transforms.batching_rules import elementwise
 
 _select = elementwise("select")
@@ -82,6 +82,12 @@ _SAFE_KINDS = frozenset({"elementwise", "source", "reduce", "argreduce", "scan",
                          "attention", "sample", "qmatmul"})
 
 
+# ops of other kinds that cannot fail: the collectives over a vmap axis are host ops only to fail
+# where one escapes its vmap (poot/graph/collective.py); a batched cond must run them on every
+# example's own operands, as the sum over the examples they stand for does
+_SAFE_OPS = frozenset({"update_slice", "psum", "pmax", "pmin", "axis_index"})
+
+
 def _may_trap(graph) -> bool:
     """Whether running `graph` can fail on some operand values: an index (`take`, `scatter`) out of
     range, a host op (a factorization of a matrix it does not accept), in a nested body too."""
@@ -90,7 +96,7 @@ def _may_trap(graph) -> bool:
         if op.kind == "control":
             if any(_may_trap(g) for g in eqn.params["region"].graphs):
                 return True
-        elif op.kind not in _SAFE_KINDS and eqn.op != "update_slice":
+        elif op.kind not in _SAFE_KINDS and eqn.op not in _SAFE_OPS:
             return True
     return False
 
@@ -100,7 +106,7 @@ def _may_trap(graph) -> bool:
 _SMOOTH_OPS = frozenset({"abs", "add", "and", "ceil", "convert", "copysign", "cos", "eq", "erf", "floor", "ge",
                          "gt", "isfinite", "isinf", "isnan", "le", "logical_not", "lt", "max", "min", "mul", "ne",
                          "neg", "or", "round", "select", "sign", "sin", "sub", "tanh", "trunc", "xor",
-                         "bitwise_not", "shl", "shr"})
+                         "bitwise_not", "shl", "shr", "psum", "pmax", "pmin", "axis_index"})
 _SMOOTH_KINDS = frozenset({"source", "argreduce", "movement", "contraction"})
 
 
@@ -137,7 +143,11 @@ def _cond_both(ctx, region, pred, operands):
 
 
 def _branch(ctx, graph, lanes, operands, out_avals):
-    """One branch of `_cond_both` run for every example; `lanes` (bool (B,)) are those taking it."""
+    """One branch of `_cond_both` run for every example; `lanes` (bool (B,)) are those taking it.
+    A branch with a collective over this vmap's axis runs on every example's own operands: the psum
+    it holds adds every example's value, as the select JAX makes of such a cond does."""
+    if ctx.axis_name is not None and any(names_axis(e, ctx.axis_name) for e in graph.eqns):
+        return ctx.eval_graph(graph, operands)
     if ctx.size and _may_trap(graph):
         return _guarded(ctx, graph, lanes, operands, out_avals)
     if ctx.size and _may_blow_up(graph):

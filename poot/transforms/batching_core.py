@@ -27,8 +27,9 @@ class BatchContext:
     memo tables, so that a multi-result primitive (a control construct, eigh, svd...) is batched
     once for all its result equations and shared operands are moved once."""
 
-    def __init__(self, size: int, device: str, rules: dict, unbatchable: dict):
+    def __init__(self, size: int, device: str, rules: dict, unbatchable: dict, axis_name=None):
         self.size, self.device, self.rules, self.unbatchable = size, device, rules, unbatchable
+        self.axis_name = axis_name      # the name collectives give this batch axis (None: unnamed)
         self.memo: dict = {}
 
     def eval_graph(self, graph: Graph, values: list[tuple]) -> list[tuple]:
@@ -38,7 +39,10 @@ class BatchContext:
             ins = [env[v.id] for v in eqn.inputs]
             nodes = tuple(n for n, _ in ins)
             dims = tuple(d for _, d in ins)
-            if all(d is None for d in dims):
+            # a collective over this vmap's named axis (or a loop or cond holding one) goes to its rule
+            # even on unbatched operands: psum of a value every example shares is that value times
+            # the batch size
+            if all(d is None for d in dims) and not (self.axis_name is not None and names_axis(eqn, self.axis_name)):
                 env[eqn.out.id] = (lazy.record(eqn.op, nodes, eqn.params, self.device if not nodes else None),
                                    None)
                 continue
@@ -58,6 +62,18 @@ class BatchContext:
         if hit is None:
             hit = self.memo[key] = (keep, compute())
         return hit[1]
+
+
+def names_axis(eqn, axis_name) -> bool:
+    """Whether equation `eqn` is a collective over the vmap axis `axis_name`, or a control construct
+    whose bodies hold one."""
+    params = eqn.params
+    if not params:
+        return False
+    if params.get("axis_name") == axis_name:
+        return True
+    region = params.get("region")
+    return region is not None and any(names_axis(e, axis_name) for g in region.graphs for e in g.eqns)
 
 
 def batched_outputs(graph: Graph, flags: list[bool]) -> list[bool]:

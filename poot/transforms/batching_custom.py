@@ -70,7 +70,7 @@ def vmap_with_rules(vmapped, args: tuple, kwargs: dict):
             back = pull(list(values[k:]))
             return [b if b is not None else zeros_like(v) for b, v in zip(back, primals + closed_arrays)]
 
-        per_example = vmap(one, in_axes=in_axes + res_axes, axis_size=size)(*arg_arrays[:k], *cts)
+        per_example = vmap(one, in_axes=in_axes + res_axes, axis_size=size, axis_name=vmapped.axis_name)(*arg_arrays[:k], *cts)
         return ([_summed_or_moved(g, ax) for g, ax in zip(per_example[:k], in_axes)] +
                 [_summed_or_moved(g, None) for g in per_example[k:]])
 
@@ -84,7 +84,7 @@ def vmap_with_rules(vmapped, args: tuple, kwargs: dict):
             return [t if t is not None else zeros_like(o) for t, o in zip(touts, outs)]
 
         axes = in_axes * 2 + (None,) * len(closed)
-        return vmap(one, in_axes=axes, out_axes=res_axes, axis_size=size)(
+        return vmap(one, in_axes=axes, out_axes=res_axes, axis_size=size, axis_name=vmapped.axis_name)(
             *arg_arrays[:k], *tangents[:k], *tangents[k:])
 
     call = CustomCall(arg_nodes + closed, [], vjp_rule, jvp_rule, what)

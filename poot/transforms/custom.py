@@ -189,9 +189,10 @@ class custom_vjp:
     that are not differentiated (Python values such as a count or a function): `bwd` takes them
     first, `bwd(*nondiff_args, residuals, cotangent)`, and returns cotangents for the others only."""
 
+    @api_boundary               # a mistake names the user's line, as every public call's does
     def __init__(self, fun, nondiff_argnums=()):
         if not callable(fun):
-            raise PootError(f"custom_vjp needs a function; got {type(fun).__name__}")
+            raise ArgumentError(f"custom_vjp needs a function; got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun, self.fwd, self.bwd = fun, None, None
         self.nondiff_argnums = _as_positions(nondiff_argnums, "custom_vjp")
@@ -269,9 +270,10 @@ class custom_jvp:
     `nondiff_argnums` (as in JAX) names arguments that are not differentiated: the rule takes them
     first, `rule(*nondiff_args, primals, tangents)`, with primals and tangents of the others."""
 
+    @api_boundary               # a mistake names the user's line, as every public call's does
     def __init__(self, fun, nondiff_argnums=()):
         if not callable(fun):
-            raise PootError(f"custom_jvp needs a function; got {type(fun).__name__}")
+            raise ArgumentError(f"custom_jvp needs a function; got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun, self.rule = fun, None
         self.nondiff_argnums = _as_positions(nondiff_argnums, "custom_jvp")
@@ -411,7 +413,7 @@ def checkpoint(fun, **options):
     pt.cond / loop / pt.scan body being differentiated (where a custom rule cannot be carried, see
     tracing.mark) it runs as `fun` itself: the same values and derivatives, without rematerializing."""
     if not callable(fun):
-        raise PootError(f"checkpoint needs a function; got {type(fun).__name__}")
+        raise ArgumentError(f"checkpoint needs a function; got {type(fun).__name__}")
     # JAX's options that change what is saved, not the values: policy (poot saves nothing inside
     # fun, the most any policy recomputes), prevent_cse, static_argnums (Python values are constants
     # of the recording anyway); code written for JAX that passes them runs

@@ -7,7 +7,7 @@ of nondiff.MULTI_RESULT returns every result's tangent: `rule(primals, tangents,
 """
 from __future__ import annotations
 
-from . import attention_rules, control_rules, elementwise_rules, host_rules, structural_rules
+from . import attention_rules, collectives, control_rules, elementwise_rules, host_rules, structural_rules
 
 JVP_RULES: dict = {
     **elementwise_rules.JVP,
@@ -15,6 +15,7 @@ JVP_RULES: dict = {
     **control_rules.JVP,
     **host_rules.JVP,
     **attention_rules.JVP,
+    **collectives.JVP,
 }
 
 # each rule is also the op's `jvp` rule in the op registry (poot/graph/registry.py)

@@ -23,6 +23,7 @@ NON_DIFFERENTIABLE: dict[str, str] = {
     "iota": "a constant: it has no operands",
     "unique": "the set of distinct values: its size and order change with the values",
     "histogram": "bin counts are piecewise constant in the data; the edges are a fixed grid",
+    "axis_index": "an example's integer position along a vmap axis",
 }
 
 _LINALG = ("derivatives of this factorization are not built yet; differentiate a formulation "

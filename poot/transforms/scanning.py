@@ -22,7 +22,7 @@ another scan's body.
 """
 from __future__ import annotations
 
-from poot.errors import PootError, ShapeError, api_boundary
+from poot.errors import ArgumentError, PootError, ShapeError, api_boundary
 from poot.graph import Aval, Graph
 from poot.trace import lazy, pytree
 from poot.trace import control as _control
@@ -163,7 +163,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     `f` is traced once; the loop runs on the device, eagerly or under @pt.jit, and differentiates
     (pt.grad, pt.vjp, pt.jvp) and batches (pt.vmap)."""
     if not callable(f):
-        raise PootError(f"scan needs a function f(carry, x) -> (carry, y); got {type(f).__name__}")
+        raise ArgumentError(f"scan needs a function f(carry, x) -> (carry, y); got {type(f).__name__}")
     where = lazy.caller_where()
     x_leaves, x_tree = pytree.flatten(xs)
     # the loop runs where its arrays live: a carry of Python scalars takes the device of xs

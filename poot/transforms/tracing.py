@@ -238,7 +238,7 @@ def _refuse_in_place_kernel(error: TracerError, what: str) -> None:
     it; say what to do instead, naming the kernel."""
     from .batching import _kernel_in
 
-    kernel = _kernel_in(error.__traceback__)
+    kernel = _kernel_in(error)
     if kernel is not None:
         raise NotBuiltError(
             f"{what}: kernel '{kernel}' is launched in place inside the function being "

@@ -9,7 +9,7 @@ fused, differentiable again and runs on any device.
 """
 from __future__ import annotations
 
-from . import attention_rules, control_rules, elementwise_rules, host_rules, structural_rules
+from . import attention_rules, collectives, control_rules, elementwise_rules, host_rules, structural_rules
 
 VJP_RULES: dict = {
     **elementwise_rules.VJP,
@@ -17,6 +17,7 @@ VJP_RULES: dict = {
     **control_rules.VJP,
     **host_rules.VJP,
     **attention_rules.VJP,
+    **collectives.VJP,
 }
 
 # each rule is also the op's `vjp` rule in the op registry (poot/graph/registry.py)
