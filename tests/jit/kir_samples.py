@@ -173,6 +173,7 @@ def all_kernels():
           atomic_sum_kernel(dt.int32), axpy_kernel(), loops_kernel(), grid3d_kernel(),
           unary_kernel("sin"), unary_kernel("erf", dt.float64), binary_kernel("pow"),
           binary_kernel("div", dt.int32), binary_kernel("shr", dt.int16), binary_kernel("max", dt.bfloat16),
+          binary_kernel("rem"), binary_kernel("rem", dt.float64), binary_kernel("rem", dt.float16),
           cast_kernel(dt.float32, dt.int8), cast_kernel(dt.float64, dt.bfloat16), cast_kernel(dt.bool_, dt.float16)]
     return [(k.name, k) for k in ks]
 

@@ -33,6 +33,7 @@ from poot.errors import LoweringError
 from poot.jit.llvm.targets.amdgcn.hsaco import inspect_hsaco, link_hsaco, linker
 from poot.jit.llvm.targets.amdgcn.matrix_cores import MatrixCoreLowering
 from poot.jit.llvm.gpu_entry import emit_gpu_kernel
+from poot.jit.llvm.exact_rem import ExactRemLowering
 from poot.jit.llvm.lower import Lowering
 from poot.jit.llvm.targets import target_named
 
@@ -67,7 +68,7 @@ def _sources_digest() -> str:
     return hashlib.sha256(b"".join(parts)).hexdigest()[:16]
 
 
-class _AmdgcnLowering(MatrixCoreLowering, Lowering):
+class _AmdgcnLowering(MatrixCoreLowering, ExactRemLowering, Lowering):
     def alloca(self, ty: str, hint: str) -> str:
         slot = self.f.entry_op(f"alloca {ty}, align 4, addrspace(5)", hint=hint)
         return self.f.entry_op(f"addrspacecast ptr addrspace(5) {slot} to ptr", hint=hint)

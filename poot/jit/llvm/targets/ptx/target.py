@@ -23,6 +23,7 @@ import llvmlite.binding as llvm
 from poot import dtypes as dt
 from poot.jit.llvm.gpu_entry import dynamic_shared_bytes, emit_gpu_kernel
 from poot.jit.llvm.ir import Func
+from poot.jit.llvm.exact_rem import ExactRemLowering
 from poot.jit.llvm.lower import Lowering
 from poot.jit.llvm.targets import target_named
 from poot.jit.llvm.wide_memory import wgmma_result
@@ -52,7 +53,7 @@ def _sm(arch: str) -> int:
     return int(re.match(r"sm_(\d+)", arch).group(1))
 
 
-class _PtxLowering(Lowering):
+class _PtxLowering(ExactRemLowering, Lowering):
     def on_barrier(self) -> None:
         self.f.emit(f"call void {self.m.intrinsic('llvm.nvvm.barrier0', 'void', '')}()")
 
