@@ -22,6 +22,7 @@ from poot.trace.array import Array
 from poot.trace.array_api_sets import searchsorted
 from poot.trace.creation import arange, full, linspace, zeros
 from poot.trace.indexing import take
+from poot.trace.lazy import is_tracing
 from poot.trace.linalg import diagonal
 from poot.trace.movement import arr, axis_of
 from poot.trace.promote import float_of, promote
@@ -407,10 +408,15 @@ def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0)
 def _geomspace_arrays(start, stop, num, endpoint, dtype, axis):
     """NumPy's geomspace for array (or complex) ends: the samples run along `axis`, computed as
     sign * 10 ** linspace(log10(start / sign), log10(stop / sign)) with sign = sign(start) (so
-    negative and complex ends work), the ends set exactly. A zero end raises when the ends are host
-    values; a traced zero end gives NaN or infinity, as NumPy's formula would."""
+    negative and complex ends work), the ends set exactly. A zero end raises, as NumPy's does, when the
+    ends are host values or eager arrays (read once here); a traced zero end gives NaN or infinity, as
+    NumPy's formula would."""
     for v in (start, stop):
-        if not isinstance(v, Array) and np.any(np.asarray(v) == 0):
+        if isinstance(v, Array):
+            zero = not is_tracing() and bool(red.any(ew.equal(v, 0)))
+        else:
+            zero = bool(np.any(np.asarray(v) == 0))
+        if zero:
             raise ShapeError("geomspace: geometric sequence cannot include zero")
     a, b = (ew.multiply(_ndmin(v, 0), 1.0) for v in (start, stop))
     broadcast_shapes(a.shape, b.shape, op="geomspace")

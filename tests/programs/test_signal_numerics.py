@@ -373,3 +373,13 @@ def test_traced_scalar_arguments():
     for d in (np.array(1), np.array(-1)):
         np.testing.assert_array_equal(pt.round(pt.asarray(a), pt.asarray(d)).numpy(), np.round(a, d))
         np.testing.assert_array_equal(pt.round(pt.asarray(a), d).numpy(), np.round(a, d))
+
+
+def test_geomspace_refuses_a_zero_end_held_in_an_eager_array():
+    """NumPy raises for a zero end; an eager poot array's end is read and refused as a number's is (a
+    traced one cannot be read, and gives NumPy's formula's NaN)."""
+    for start, stop in ((pt.asarray(0.0), 10.0), (1.0, pt.asarray([0.0, 2.0]))):
+        with pytest.raises(ValueError, match="cannot include zero"):
+            pt.geomspace(start, stop, 3)
+    np.testing.assert_allclose(pt.geomspace(pt.asarray([1.0, 2.0]), 8.0, 3).numpy(),
+                               np.geomspace(np.array([1.0, 2.0]), 8.0, 3))
