@@ -26,8 +26,11 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "ALL_DTYPES",
     "COMPLEX_DTYPES", "ARRAY_DTYPES", "is_complex", "real_dtype", "complex_dtype", "result_type", "as_dtype",
     "promote_with_scalar", "is_float", "is_int", "is_signed", "is_unsigned", "is_bool",
-    "finfo", "iinfo", "default_float", "default_int",
+    "finfo", "iinfo", "default_float", "default_int", "CASTINGS",
 ]
+
+# NumPy's casting rules, the values of every `casting=` argument (np.can_cast, astype, ufunc calls)
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
 class DType:

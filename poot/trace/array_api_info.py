@@ -119,7 +119,6 @@ def isdtype(dtype, kind) -> bool:
     return False
 
 
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
 @api_boundary
@@ -130,8 +129,8 @@ def can_cast(from_, to, /, casting="safe") -> bool:
     src, dst = _dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast")
     if casting == "safe":
         return dt.result_type(src, dst) is dst
-    if casting not in _CASTINGS:
-        raise ArgumentValueError(f"can_cast: casting must be one of {', '.join(map(repr, _CASTINGS))}, "
+    if casting not in dt.CASTINGS:
+        raise ArgumentValueError(f"can_cast: casting must be one of {', '.join(map(repr, dt.CASTINGS))}, "
                                  f"got {casting!r}")
     return bool(np.can_cast(src.np, dst.np, casting))
 

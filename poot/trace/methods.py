@@ -221,7 +221,6 @@ def _transpose(self, *axes):
     return movement.transpose(self, axes or None)
 
 
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
 def _astype(self, dtype, copy=True, casting="unsafe"):
@@ -229,8 +228,8 @@ def _astype(self, dtype, copy=True, casting="unsafe"):
     does not allow (np.can_cast's answer), as NumPy raises TypeError for it."""
     d = dt.as_dtype(dtype)
     if casting != "unsafe":
-        if casting not in _CASTINGS:
-            raise ArgumentValueError(f"astype: casting must be one of {', '.join(map(repr, _CASTINGS))}, "
+        if casting not in dt.CASTINGS:
+            raise ArgumentValueError(f"astype: casting must be one of {', '.join(map(repr, dt.CASTINGS))}, "
                                      f"got {casting!r}")
         if not np.can_cast(self.dtype.np, d.np, casting):
             raise DTypeError(f"astype: cannot cast {self.dtype.name} to {d.name} under casting={casting!r}; "

@@ -368,7 +368,7 @@ concat = concatenate
 def _cast_target(op: str, x, dtype, casting: str) -> dt.DType:
     """The dtype= of a join, which NumPy allows only where `casting` allows x's dtype to become it."""
     d = dt.as_dtype(dtype)
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+    if casting not in dt.CASTINGS:
         raise ArgumentError(f"{op}: casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
                             f"got {casting!r}")
     if not np.can_cast(x.dtype.np, d.np, casting=casting):

@@ -133,7 +133,7 @@ def _copyto(dst, src, casting="same_kind", where=True):  # noqa: F811 (NumPy's k
     a = _target(dst, "copyto")
     weak = isinstance(src, (bool, int, float, complex)) and not isinstance(src, Array)
     s_dtype = dt.scalar_dtype(src) if weak else arr(src).dtype
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+    if casting not in dt.CASTINGS:
         raise ShapeError(f"copyto: casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
                          f"got {casting!r}")
     if casting == "unsafe":

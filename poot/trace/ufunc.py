@@ -6,10 +6,11 @@
 
 Why a `functools.partial` subclass: calling `pt.add(x, y)` must cost what calling the plain function
 did, and a partial is called by C code (vectorcall) with no Python frame of its own, while a class
-with a Python `__call__` would add one frame per call. The function under the partial is a thin
-`_with_keywords` front (one plain frame, no boundary of its own) that takes NumPy's call keywords
-(`dtype=`, `casting=`...) where the elementwise functions take only operands. The methods are ordinary
-Python methods; their work lives in ufunc_methods.py (reduceat in ufunc_reduceat.py).
+with a Python `__call__` would add one frame per call. The function under the partial is the
+elementwise function's API boundary; NumPy's call keywords (`dtype=`, `casting=`...), which that
+function does not take, reach ufunc_methods.call_with_keywords through the boundary's `keyword_form`
+once the plain call has refused them. The methods are ordinary Python methods; their work lives in
+ufunc_methods.py (reduceat in ufunc_reduceat.py).
 """
 from __future__ import annotations
 
@@ -41,21 +42,6 @@ BINARY_UFUNCS = {
 CALL_KEYWORDS = frozenset(("dtype", "casting", "where", "order", "subok"))
 
 
-def _with_keywords(fn):
-    """`fn`, not behind an API boundary, taking NumPy's ufunc call keywords too: a call without
-    keywords goes straight to `fn`; one with them to ufunc_methods.call_with_keywords, behind an API
-    boundary of its own. The ufunc it belongs to is bound after the Ufunc is made. (A function behind
-    an API boundary takes them through the boundary's `keyword_form` instead: no frame of its own.)"""
-    def call(*args, **kwargs):
-        if not kwargs:
-            return fn(*args)
-        return _keyword_call(call.ufunc, fn, args, kwargs)
-
-    functools.update_wrapper(call, fn)
-    call._ufunc_keywords = True
-    return call
-
-
 _NO_BOUNDARY = object()
 
 
@@ -76,11 +62,12 @@ class Ufunc(functools.partial):
 
     def __new__(cls, fn, name: str, identity, reorderable: bool):
         # the keywords reach call_with_keywords only from a call that passes them (pt.add(a, b,
-        # dtype=pt.int16)): an API boundary's keyword_form, read once fn has refused them, costs the
-        # other calls nothing; a plain function gets the _with_keywords front
+        # dtype=pt.int16)): the API boundary's keyword_form, read once fn has refused them, costs the
+        # other calls nothing (a plain function is put behind a boundary of its own first)
         form = getattr(fn, "keyword_form", _NO_BOUNDARY)
-        wrapped = fn if form is not _NO_BOUNDARY or getattr(fn, "_ufunc_keywords", False) else _with_keywords(fn)
-        self = super().__new__(cls, wrapped)
+        if form is _NO_BOUNDARY:
+            fn, form = api_boundary(fn), None
+        self = super().__new__(cls, fn)
         self.__name__ = self.__qualname__ = name
         self.__doc__ = fn.__doc__
         self.__module__ = "poot"
@@ -90,8 +77,6 @@ class Ufunc(functools.partial):
         self.reorderable = reorderable
         if form is None:
             fn.keyword_form = (CALL_KEYWORDS, functools.partial(_keyword_call, self, fn))
-        elif wrapped is not fn and getattr(wrapped, "ufunc", None) is None:
-            wrapped.ufunc = self
         return self
 
     @api_boundary

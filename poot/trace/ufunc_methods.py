@@ -483,7 +483,6 @@ def unary_at(uf, a, indices):
 # --- calling a ufunc with NumPy's keywords -------------------------------------------------------
 _BOOL_RESULTS = frozenset(_COMPARISONS + ("logical_and", "logical_or", "logical_xor", "logical_not",
                                           "isnan", "isinf", "isfinite", "signbit"))
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _SCALAR_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -524,8 +523,8 @@ def call_with_keywords(uf, fn, args, kwargs):
     order = kw.pop("order", "K")
     kw.pop("subok", None)
     name = uf.__name__
-    if casting not in _CASTINGS:
-        raise ArgumentValueError(f"{name}: casting must be one of {_CASTINGS}, got {casting!r}")
+    if casting not in dt.CASTINGS:
+        raise ArgumentValueError(f"{name}: casting must be one of {dt.CASTINGS}, got {casting!r}")
     if order not in ("K", "A", "C", "F"):
         raise ArgumentValueError(f"{name}: order must be one of 'K', 'A', 'C', 'F', got {order!r}")
     if where is not True:
