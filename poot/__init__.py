@@ -12,7 +12,7 @@ from poot.errors import (APIVersionError, ArgumentAttributeError, ArgumentError,
                          AxisTypeError,
                          CacheError, CompileLimitError, ConfigError, CopyError, DeviceError, DomainError,
                          DeviceUnavailableError, DTypeError, InternalError, KernelImportError, KernelIndexError,
-                         KernelTrap, KIRError, LeakedTracerError, LoweringError, NotBuiltError, OutDTypeError,
+                         KernelTrap, KIRError, LaunchError, LeakedTracerError, LoweringError, NotBuiltError, OutDTypeError,
                          OutError, OutOfMemoryError, OutShapeError, PootError, PootIndexError, RetraceWarning,
                          SamplingError, ScalarOverflowError, ShapeError, ShapeTypeError, TracerError)
 from poot.errors import api_boundary as _api_boundary

@@ -232,6 +232,10 @@ class LoweringError(PootError):
     """A verified kernel could not be lowered for a target ('backend-lowering' diagnostics)."""
 
 
+class LaunchError(PootError, ValueError):
+    """Launch arguments that do not fit a compiled kernel's ABI (count, dtype, size, grid)."""
+
+
 class CompileLimitError(PootError):
     """A compile would exceed one of poot's compile limits (equations, kernel size, artifact bytes)."""
 

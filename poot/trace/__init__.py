@@ -59,6 +59,10 @@ from poot.trace.numpy_habits import __all__ as _numpy_habits_all
 from poot.trace.numpy_queries import __all__ as _numpy_queries_all
 from poot.trace.numpy_poly import *  # noqa: F401,F403
 from poot.trace.numpy_poly import __all__ as _numpy_poly_all
+from poot.trace.numpy_gradient import *  # noqa: F401,F403
+from poot.trace.numpy_gradient import __all__ as _numpy_gradient_all
+from poot.trace.numpy_histdd import *  # noqa: F401,F403
+from poot.trace.numpy_histdd import __all__ as _numpy_histdd_all
 from poot.trace.reductions import *  # noqa: F401,F403
 from poot.trace.reductions import __all__ as _reductions_all
 from poot.trace.selection import *  # noqa: F401,F403
@@ -108,4 +112,5 @@ __all__ = (["Array", "ndarray", "realize", "synchronize", "device", "fft", "nn",
            + _complex_values_all + _creation_all + _elementwise_all + _indexing_all + _linalg_all + _movement_all
            + _reductions_all + _selection_all + _numpy_more_all + _numpy_files_all + _numpy_extras_all + _numpy_index_sets_all + _numpy_signals_all
            + _numpy_stats_all + _numpy_tail_all + _jax_names_all + _numpy_inplace_all + _numpy_queries_all + _numpy_poly_all
+           + _numpy_gradient_all + _numpy_histdd_all
            + _numpy_habits_all)

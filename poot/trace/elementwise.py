@@ -254,7 +254,10 @@ def _round(x, decimals=0):
         r = record("div", (record("round", (record("mul", (n, scale)),)), scale))
     else:
         r = record("mul", (record("round", (record("div", (n, scale)),)), scale))
-    return wrap(cast(r, d) if d.kind in "iu" else r)
+    if d.kind in "iu":       # through the 64-bit integer, so a small integer type wraps as NumPy's
+        wide = dt.int64 if d.kind == "i" else dt.uint64     # result does (int8 127 at -1: -126)
+        r = cast(cast(r, wide), d) if d is not wide else cast(r, d)
+    return wrap(r)
 
 
 _export("round", _round, "Round half to even to `decimals` places (NumPy's algorithm: scale, rint, "

@@ -1,42 +1,37 @@
 """NumPy's polynomial functions on coefficient arrays, highest power first (polyval, polyadd,
-polysub, polymul, polyder, polyint, polyfit) and the np.poly1d class over them, with the numerical
-helpers gradient and unwrap and the multi-dimensional histograms (histogram2d, histogramdd).
+polysub, polymul, polyder, polyint, polyfit) and the np.poly1d class over them. (gradient and unwrap
+are in numpy_gradient.py, histogram2d and histogramdd in numpy_histdd.py.)
 
 All lazy but polymul (NumPy trims leading zero coefficients first, which reads the values): Horner
 steps, padding and convolution for the polynomials, lstsq for polyfit (NumPy's
-column scaling, no rank warning, which would need to read the rank), shifted differences for gradient
-and unwrap, and searchsorted plus a fixed-length bincount for the histograms (bin edges from the
-data's min and max are computed lazily, as np.linspace would). roots (the eigenvalues of the companion
+column scaling, no rank warning, which would need to read the rank). roots (the eigenvalues of the companion
 matrix, computed on the host by NumPy once the values are read) and polydiv read the values, as polymul does: NumPy trims
 zeros first, so the result's length depends on them; poly is lazy but for complex zeros (NumPy returns
 real coefficients where the zeros come in conjugate pairs, a dtype that depends on the values).
 """
 from __future__ import annotations
 
-import builtins
 import functools
-import math
 import operator
 
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, ShapeError, exporter
+from poot.errors import ShapeError, exporter
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.indexing import refuse_data_dependent
 from poot.trace.lazy import is_tracing
-from poot.trace.creation import arange, asarray, linspace, zeros, zeros_like
+from poot.trace.creation import arange, asarray, zeros, zeros_like
 from poot.trace.array_api_linalg import inv
 from poot.trace.linalg import matmul
 from poot.trace.lstsq import lstsq
-from poot.trace.movement import arr, axis_of
+from poot.trace.movement import arr
 from poot.trace.numpy_extras import vander
-from poot.trace.numpy_more import bincount, diff
 from poot.trace.numpy_signals import convolve
-from poot.trace.array_api_sets import argsort, searchsorted
+from poot.trace.array_api_sets import argsort
 from poot.trace.selection import where
 
 __all__: list[str] = []
@@ -469,249 +464,3 @@ class poly1d:
 
 
 __all__.append("poly1d")
-
-
-# --- gradient and unwrap -------------------------------------------------------------------------
-def _spacing_arg(d, n, ax):
-    """One axis's spacing: a uniform step (a Python float, or a 0-d Array kept lazy so that a traced
-    step works under @pt.jit) or a float64 Array of the n-1 coordinate steps."""
-    if np.ndim(d) == 0:
-        return d if isinstance(d, Array) else float(d)
-    c = arr(d)
-    if c.ndim != 1:
-        raise ShapeError(f"gradient: distances must be either scalars or 1d, got {c.aval}")
-    if c.shape[0] != n:
-        raise ShapeError(f"gradient: when 1d, distances must match the length of the corresponding "
-                         f"dimension (axis {ax}: {c.shape[0]} for {n})")
-    if c.dtype.kind in "iub":
-        c = c.astype(dt.float64)
-    steps = diff(c)
-    if not isinstance(d, Array):
-        host = np.diff(np.asarray(d, dtype=c.dtype.np))
-        if host.size and (host == host[0]).all():     # uniform: NumPy's simpler formula
-            return host[0].item() if isinstance(host[0], np.generic) else host[0]
-    return steps
-
-
-def _gradient(f, *varargs, axis=None, edge_order=1):
-    x = arr(f)
-    n_dim = x.ndim
-    if axis is None:
-        axes = tuple(range(n_dim))
-    else:               # in the order given: the results follow it
-        axes = tuple(axis_of(a, n_dim, "gradient", x) for a in ((axis,) if np.ndim(axis) == 0 else axis))
-    if len(set(axes)) != len(axes):
-        raise ShapeError(f"gradient: repeated axis in {axis!r}")
-    if edge_order not in (1, 2):
-        raise ShapeError(f"gradient: edge_order must be 1 or 2, got {edge_order!r}")
-    if len(varargs) == 0:
-        dx = [1.0] * len(axes)
-    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
-        dx = [varargs[0]] * len(axes)
-    elif len(varargs) == len(axes):
-        dx = list(varargs)
-    else:
-        raise ShapeError(f"gradient: {len(varargs)} spacings for {len(axes)} axes")
-    if x.dtype.kind in "iu":
-        x = x.astype(dt.float64)
-    elif x.dtype.kind == "b":
-        raise DTypeError("gradient: boolean input has no differences; convert it to numbers first")
-    od = x.dtype
-    out = []
-    for ax, d in zip(axes, dx):
-        n = x.shape[ax]
-        if n < edge_order + 1:
-            raise ShapeError(f"gradient: shape of array too small to calculate a numerical gradient, "
-                             f"at least (edge_order + 1) elements are required (axis {ax} has {n})")
-        h = _spacing_arg(d, n, ax)
-        out.append(_gradient_axis(x, ax, h, edge_order).astype(od))
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def _gradient_axis(x, ax, h, order):
-    lead = (slice(None),) * ax
-
-    def s(a, b=None):
-        return x[lead + (slice(a, b),)]
-
-    def along(v):             # a 1-D step array shaped to broadcast along `ax`
-        return mv.reshape(v, (-1,) + (1,) * (x.ndim - ax - 1))
-
-    uniform = not isinstance(h, Array) or h.ndim == 0
-    if uniform:
-        mid = ew.divide(ew.subtract(s(2), s(None, -2)), 2.0 * h)
-    else:
-        d1, d2 = along(h[:-1]), along(h[1:])
-        a = ew.divide(ew.negative(d2), ew.multiply(d1, ew.add(d1, d2)))
-        b = ew.divide(ew.subtract(d2, d1), ew.multiply(d1, d2))
-        c = ew.divide(d1, ew.multiply(d2, ew.add(d1, d2)))
-        mid = ew.add(ew.add(ew.multiply(a, s(None, -2)), ew.multiply(b, s(1, -1))), ew.multiply(c, s(2)))
-    if order == 1:
-        h0, hn = (h, h) if uniform else (h[0], h[-1])
-        first = ew.divide(ew.subtract(s(1, 2), s(0, 1)), h0)
-        last = ew.divide(ew.subtract(s(-1), s(-2, -1)), hn)
-    else:
-        if uniform:
-            a, b, c = -1.5 / h, 2.0 / h, -0.5 / h
-            a2, b2, c2 = 0.5 / h, -2.0 / h, 1.5 / h
-        else:
-            d1, d2 = h[0], h[1]
-            a = ew.divide(ew.negative(ew.add(ew.multiply(d1, 2.0), d2)), ew.multiply(d1, ew.add(d1, d2)))
-            b = ew.divide(ew.add(d1, d2), ew.multiply(d1, d2))
-            c = ew.divide(ew.negative(d1), ew.multiply(d2, ew.add(d1, d2)))
-            d1, d2 = h[-2], h[-1]
-            a2 = ew.divide(d2, ew.multiply(d1, ew.add(d1, d2)))
-            b2 = ew.divide(ew.negative(ew.add(d2, d1)), ew.multiply(d1, d2))
-            c2 = ew.divide(ew.add(ew.multiply(d2, 2.0), d1), ew.multiply(d2, ew.add(d1, d2)))
-        first = ew.add(ew.add(ew.multiply(a, s(0, 1)), ew.multiply(b, s(1, 2))), ew.multiply(c, s(2, 3)))
-        last = ew.add(ew.add(ew.multiply(a2, s(-3, -2)), ew.multiply(b2, s(-2, -1))), ew.multiply(c2, s(-1)))
-    d = x.dtype
-    return mv.concatenate([first.astype(d), mid.astype(d), last.astype(d)], axis=ax)
-
-
-def _unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
-    x = arr(p)
-    ax = axis_of(axis, x.ndim, "unwrap", x)
-    dd = diff(x, axis=ax)
-    if discont is None:
-        discont = period / 2
-    weak = isinstance(period, (int, float)) and not isinstance(period, bool)
-    d = dt.promote_with_scalar(dd.dtype, period) if weak else dt.result_type(dd.dtype, arr(period).dtype)
-    if d.kind in "iu":
-        high, rem = divmod(period, 2)
-        ambiguous = rem == 0
-    else:
-        high, ambiguous = period / 2, True
-    low = -high
-    ddw = dd.astype(d)
-    ddmod = ew.add(ew.remainder(ew.subtract(ddw, low), period), low).astype(d)
-    if ambiguous:
-        ddmod = where(ew.logical_and(ew.equal(ddmod, low), ew.greater(ddw, 0)), high, ddmod).astype(d)
-    correct = where(ew.less(ew.abs(ddw), discont), 0, ew.subtract(ddmod, ddw)).astype(d)
-    lead = (slice(None),) * ax
-    up = x.astype(d)
-    if x.shape[ax] < 2:
-        return up
-    rest = ew.add(up[lead + (slice(1, None),)], red.cumsum(correct, axis=ax)).astype(d)
-    return mv.concatenate([up[lead + (slice(0, 1),)], rest], axis=ax)
-
-
-_export("gradient", _gradient, "The gradient by central differences inside and one-sided differences "
-                               "(edge_order 1 or 2) at the ends, for uniform or coordinate spacings, as "
-                               "np.gradient. Lazy.")
-_export("unwrap", _unwrap, "Unwraps jumps larger than discont by multiples of period along axis, as "
-                           "np.unwrap. Lazy.")
-
-
-# --- histograms ----------------------------------------------------------------------------------
-def _auto_edges(col, n, rng, i):
-    """np.linspace(smin, smax, n + 1) for the column `col` (the range from the data unless given)."""
-    ed = col.dtype if col.dtype.kind == "f" else dt.float64
-    if rng is not None and any(isinstance(v, Array) for v in rng):
-        # a range held in arrays (traced in @pt.jit): NumPy's linspace of its values, lazily, in their
-        # strong dtypes' float (Python numbers weak); lo > hi cannot be refused without reading them
-        strong = [v.dtype if isinstance(v, Array) else dt.as_dtype(np.asarray(v).dtype) for v in rng
-                  if isinstance(v, (Array, np.generic, np.ndarray))]
-        d = dt.result_type(*strong)
-        d = d if d.kind == "f" else dt.float64
-        lo, hi = (arr(v, "histogramdd", (col,)).astype(d) for v in rng)
-        same = ew.equal(lo, hi)
-        lo, hi = where(same, ew.subtract(lo, 0.5), lo), where(same, ew.add(hi, 0.5), hi)
-        return linspace(lo, hi, n + 1, dtype=d)
-    if rng is not None:
-        lo, hi = float(rng[0]), float(rng[1])
-        if lo > hi:
-            raise ShapeError(f"histogramdd: max must be larger than min in range[{i}] = {tuple(rng)}")
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ShapeError(f"histogramdd: range[{i}] = {tuple(rng)} is not finite")
-        lo, hi = rng[0], rng[1]      # NumPy's linspace of the range's own values: Python floats give
-        if lo == hi:                 # float64 edges, whatever the sample's dtype
-            lo, hi = lo - 0.5, hi + 0.5
-        return asarray(np.linspace(np.asarray(lo), np.asarray(hi), n + 1))
-    if col.size == 0:
-        return asarray(np.linspace(np.asarray(0, ed.np), np.asarray(1, ed.np), n + 1))
-    lo, hi = red.min(col).astype(ed), red.max(col).astype(ed)
-    same = ew.equal(lo, hi)
-    lo, hi = where(same, ew.subtract(lo, 0.5), lo).astype(ed), where(same, ew.add(hi, 0.5), hi).astype(ed)
-    step = ew.divide(ew.subtract(hi, lo), n).astype(ed)
-    y = ew.add(ew.multiply(arange(n + 1).astype(ed), step), lo).astype(ed)
-    return mv.concatenate([y[:-1], mv.reshape(hi, (1,))])
-
-
-def _histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
-    if isinstance(sample, (list, tuple)):
-        cols = [mv.reshape(arr(c), (-1,)) for c in sample]
-        s = mv.stack(cols, axis=1)
-    else:
-        s = arr(sample)
-        s = mv.reshape(s, (-1, 1)) if s.ndim <= 1 else s
-    if s.ndim != 2:
-        raise ShapeError(f"histogramdd: sample must be (N, D) or a sequence of D 1-D arrays, got {s.aval}")
-    N, D = s.shape
-    try:
-        if len(bins) != D:
-            raise ShapeError(f"histogramdd: the dimension of bins ({len(bins)}) must equal the "
-                             f"dimension of the sample ({D})")
-    except TypeError:
-        bins = [bins] * D
-    if range is not None and len(range) != D:
-        raise ShapeError("histogramdd: range argument must have one entry per dimension")
-    ranges = [None] * D if range is None else list(range)
-    edges, flat, stride, nbin = [None] * D, None, 1, []
-    for i in builtins.range(D):
-        col = s[:, i]
-        if np.ndim(bins[i]) == 0:
-            n = operator.index(bins[i])
-            if n < 1:
-                raise ShapeError(f"histogramdd: bins[{i}] must be positive, when an integer")
-            edges[i] = _auto_edges(col, n, ranges[i], i)
-        elif np.ndim(bins[i]) == 1:
-            edges[i] = arr(bins[i])
-            if not isinstance(bins[i], Array) and np.any(np.diff(np.asarray(bins[i])) < 0):
-                raise ShapeError(f"histogramdd: bins[{i}] must be monotonically increasing, when an array")
-        else:
-            raise ShapeError(f"histogramdd: bins[{i}] must be a scalar or 1d array")
-        nbin.append(edges[i].shape[0] + 1)
-    for i in reversed(builtins.range(D)):
-        col = s[:, i]
-        count = searchsorted(edges[i], col, side="right")
-        count = ew.subtract(count, ew.equal(col, edges[i][-1]).astype(dt.int64))
-        term = ew.multiply(count, stride)
-        flat = term if flat is None else ew.add(flat, term)
-        stride *= nbin[i]
-    total = math.prod(nbin)
-    if N == 0:
-        hist = zeros(tuple(nbin), dtype=dt.float64)
-    else:
-        hist = mv.reshape(bincount(flat, weights, length=total).astype(dt.float64), tuple(nbin))
-    hist = hist[(slice(1, -1),) * D]
-    if density:
-        total_count = red.sum(hist)
-        for i in builtins.range(D):
-            shape = [1] * D
-            shape[i] = nbin[i] - 2
-            hist = ew.divide(hist, mv.reshape(diff(edges[i]), tuple(shape)))
-        hist = ew.divide(hist, total_count)
-    return hist, edges
-
-
-def _histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002
-    try:
-        nb = len(bins)
-    except TypeError:
-        nb = 1
-    if nb not in (1, 2):
-        bins = [bins, bins]
-    xs, ys = arr(x), arr(y)
-    if xs.shape != ys.shape or xs.ndim != 1:
-        raise ShapeError(f"histogram2d: x and y must be 1-D of the same length, got {xs.aval} and {ys.aval}")
-    hist, edges = _histogramdd([xs, ys], bins, range, density, weights)
-    return hist, edges[0], edges[1]
-
-
-_export("histogramdd", _histogramdd, "The D-dimensional histogram of an (N, D) sample (or D 1-D arrays): "
-                                     "(float64 counts or densities, list of edge arrays), as "
-                                     "np.histogramdd. Lazy: edges from the data's range are computed "
-                                     "as np.linspace would.")
-_export("histogram2d", _histogram2d, "The 2-D histogram of x and y: (H, xedges, yedges), as np.histogram2d. "
-                                     "Lazy.")

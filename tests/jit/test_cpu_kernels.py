@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from poot import devices, dtypes as dt
-from poot.errors import KernelTrap
-from poot.jit.llvm.abi import LaunchError, pack_meta
+from poot.errors import KernelTrap, LaunchError
+from poot.jit.llvm.abi import pack_meta
 from poot.jit.llvm.compile import llvm_ir
 from poot.jit.kir import builder as B
 from poot.jit.kir.model import Access, Binary, Len, TrapSite

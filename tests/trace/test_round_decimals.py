@@ -48,6 +48,18 @@ def test_integer_decimals_eager_and_jit(dtype, decimals):
         np.testing.assert_array_equal(got.numpy(), expected)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
+def test_integer_rounded_past_its_range_wraps_as_numpy(dtype):
+    # NumPy rounds in float64 and casts back through its integer conversion: 127 at -1 is 130,
+    # stored in int8 as -126 (a cast of the float alone would saturate at 127)
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, info.max - 1, 5], dtype)
+    with np.errstate(over="ignore"):     # NumPy warns of the wrap it does
+        expected = np.round(a, -1)
+    for got in (pt.round(pt.asarray(a), -1), pt.jit(lambda x: pt.round(x, -1))(pt.asarray(a))):
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.floats(-1e4, 1e4, allow_nan=False, width=32), min_size=1, max_size=8),
        st.integers(-3, 4))

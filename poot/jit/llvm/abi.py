@@ -32,17 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import PootError
+from poot.errors import LaunchError
 from poot.jit.kir.model import Kernel
 
 TRAP_WORDS = 4           # code, launch id, two reserved words
 ABI_BUFFERS = 2          # meta and trap, bound after a kernel's own buffers
 TRAP_CODE_WORD, TRAP_LAUNCH_WORD = 0, 1
 MAX_ELEMENTS = 2**32 - 1
-
-
-class LaunchError(PootError, ValueError):
-    """Launch arguments that do not fit the kernel's ABI (count, dtype, size, grid)."""
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import numpy as np
 
 from poot import devices
 from poot.devices import Buffer
-from poot.errors import LoweringError, kernel_trap
-from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, LaunchError, meta_layout, meta_words, normalize_grid
+from poot.errors import LaunchError, LoweringError, kernel_trap
+from poot.jit.llvm.abi import TRAP_CODE_WORD, TRAP_LAUNCH_WORD, TRAP_WORDS, meta_layout, meta_words, normalize_grid
 from poot.jit.llvm.compile import compile_kernel, debug_print
 from poot.jit.kir.model import TRAP_MESSAGES, Kernel, wgmma_operands
 from poot.jit.llvm.targets import BinaryFormat, target_of
