@@ -85,7 +85,10 @@ def _bits(k, count, op):
 
 @api_boundary
 def key(seed, *, device=None):
-    """A key from an integer seed (the seed's 64 bits become the two words)."""
+    """A key from an integer seed (the seed's 64 bits become the two words). The seed may be a 0-d
+    integer array, traced under @pt.jit or pt.vmap too (a seed passed in as an argument)."""
+    if isinstance(seed, Array):
+        return _key_of_array(seed)
     try:
         seed = operator.index(seed) & (2**64 - 1)
     except TypeError:
@@ -94,18 +97,30 @@ def key(seed, *, device=None):
     return Array(from_numpy(words, _device(device)))
 
 
+def _key_of_array(seed: Array) -> Array:
+    """key(seed) for a 0-d integer array: the same two words as for the int it holds (its 64 bits,
+    two's complement for a negative seed), computed by the graph so a traced seed works."""
+    if seed.ndim != 0 or seed.dtype.kind not in "iub":
+        raise ArgumentError(f"random.key: the seed must be an integer scalar, got an array {seed.aval}")
+    w = cast(seed._node, dt.uint64)
+    hi = cast(record("shr", (w, constant(32, dt.uint64, w.device))), _U32)
+    words = [record("reshape", (cast(x, _U32),), {"shape": (1,)}) for x in (hi, w)]   # casts wrap
+    return Array(record("concatenate", tuple(words), {"axis": 0}))
+
+
 @api_boundary
 def split(key, num=2):  # noqa: A002 (JAX's name)
-    """`num` new independent keys, as a (num, 2) array (iterate or index it for single keys)."""
+    """`num` new independent keys, as a (num, 2) array (iterate or index it for single keys); a tuple
+    `num` (JAX's shape form) gives an array of keys of shape num + (2,)."""
+    shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
     try:
-        count = operator.index(num)
+        dims = tuple(operator.index(n) for n in shape)
     except TypeError:
-        count = -1
-    if count < 0 or isinstance(num, bool):
-        raise ArgumentError(f"random.split: num must be an integer >= 0, got {num!r}")
-    num = count
-    b = _bits(key, 2 * num, "split")
-    return Array(record("reshape", (b,), {"shape": (num, 2)}))
+        dims = (-1,)
+    if any(n < 0 or isinstance(n, bool) for n in dims + shape):
+        raise ArgumentError(f"random.split: num must be an integer >= 0 or a tuple of them, got {num!r}")
+    b = _bits(key, 2 * math.prod(dims), "split")
+    return Array(record("reshape", (b,), {"shape": dims + (2,)}))
 
 
 @api_boundary
@@ -277,6 +292,8 @@ def _randint_key(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **nu
     d = dt.as_dtype(dtype)
     if d.kind not in "iu":
         raise DTypeError(f"randint: dtype must be an integer type, got {d.name}")
+    if _held(minval, maxval):
+        return _randint_held(key, shape, minval, maxval, d)
     span = int(maxval) - int(minval)
     if span <= 0:
         raise ShapeError(f"randint: the range [{minval}, {maxval}) is empty; maxval must exceed minval")
@@ -290,6 +307,16 @@ def _randint_key(key=None, shape=(), minval=0, maxval=None, dtype=dt.int64, **nu
     r = b if span == 2**64 else record("mod", (b, constant(span, dt.uint64, dev)))
     r = record("add", (r, constant(minval % 2**64, dt.uint64, dev)))  # wraps to minval + r
     return Array(record("reshape", (cast(r, d),), {"shape": shape}))
+
+
+def _randint_held(key, shape, minval, maxval, d) -> Array:
+    """randint with array bounds (per-element ranges broadcast to `shape`, or values traced under
+    @pt.jit), as JAX's: the same 64-bit words reduced modulo each element's span. Their values are not
+    known while recording, so an empty range gives minval (JAX's rule) instead of an error."""
+    lo, hi = (_param(v, dt.int64, shape, "randint", name) for v, name in ((minval, "minval"), (maxval, "maxval")))
+    span = ew.maximum(hi - lo, 1).astype(dt.uint64)
+    b = Array(record("reshape", (_bits64(key, math.prod(shape), "randint"),), {"shape": shape}))
+    return (lo.astype(dt.uint64) + b % span).astype(d)      # uint64 arithmetic wraps to lo + r
 
 
 @api_boundary
@@ -308,7 +335,7 @@ def bernoulli(key, p=0.5, shape=None):
 # Generator (imported last: they build on them)
 from poot.trace.random_generator import Generator, default_rng  # noqa: E402
 from poot.trace import random_global  # noqa: E402
-from poot.trace.random_global import (choice, exponential, permutation, rand, randn, random,  # noqa: E402
+from poot.trace.random_global import (permutation, rand, randn, random,  # noqa: E402
                                       random_sample, seed, shuffle, standard_normal)
 from poot.trace import random_global_more  # noqa: E402
 from poot.trace.random_global_more import *  # noqa: E402,F401,F403  (binomial, poisson, get_state...)
@@ -338,9 +365,37 @@ randint = _key_or_global("randint", _randint_key)
 
 # JAX's other key-first samplers (random_keyed.py); gumbel and permutation are NumPy's without a key
 from poot.trace import random_keyed  # noqa: E402
-from poot.trace.random_keyed import PRNGKey, categorical, truncated_normal  # noqa: E402
+from poot.trace.random_keyed import (PRNGKey, categorical, key_data, truncated_normal,  # noqa: E402
+                                     wrap_key_data)
 
 gumbel = _key_or_global("gumbel", random_keyed.gumbel, random_global_more.gumbel)
+
+
+def _key_first_or_global(name: str, with_key, global_fn):
+    """pt.random.<name> for a name whose NumPy form takes an array first (`choice(a)`,
+    `exponential(scale)`): JAX's key-first form when that array is a key (random_keyed.is_key, the
+    test refuse_key already refuses in NumPy's), else NumPy's global-state function."""
+
+    def fn(*args, **kwargs):
+        if random_keyed.is_key(args[0] if args else kwargs.get("key")):
+            return with_key(*args, **kwargs)
+        return global_fn(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{with_key.__doc__} With no key first: NumPy's np.random.{name}, from the global "
+                  f"state.")
+    return fn
+
+
+choice = _key_first_or_global("choice", random_keyed.choice, random_global.choice)
+exponential = _key_first_or_global("exponential", random_keyed.exponential, random_global.exponential)
+dirichlet = _key_first_or_global("dirichlet", random_keyed.dirichlet, random_global_more.dirichlet)
+multivariate_normal = _key_first_or_global("multivariate_normal", random_keyed.multivariate_normal,
+                                           random_global_more.multivariate_normal)
+globals().update({_n: _key_first_or_global(_n, _f, getattr(random_global_more, _n))
+                  for _n, _f in random_keyed.KEYED.items()})
+globals().update(random_keyed.JAX_ONLY)
+__all__ += list(random_keyed.JAX_ONLY)
 
 
 def permutation(*args, **kwargs):

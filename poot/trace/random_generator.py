@@ -23,7 +23,8 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DTypeError, NotBuiltError, ShapeError, TracerError, api_boundary, out_error
+from poot.errors import (AxisError, DTypeError, NotBuiltError, ShapeError, TracerError, api_boundary,
+                         out_error)
 from poot.trace import context as _dev
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
@@ -382,9 +383,25 @@ class Generator:
     @api_boundary
     def shuffle(self, x, axis=0):
         """Shuffle the poot array x in place along `axis` (x's node is rebound to the shuffled
-        value, as `x[...] = v` does)."""
+        value, as `x[...] = v` does). A NumPy array or a list, which are mutable host values, is
+        shuffled in place as NumPy's shuffle does (`idx = np.arange(n); rng.shuffle(idx)`), by an
+        order drawn from this generator."""
+        if isinstance(x, (np.ndarray, list)):
+            ndim = x.ndim if isinstance(x, np.ndarray) else 1      # a list: along its items
+            if ndim == 0:
+                raise ShapeError("Generator.shuffle: cannot shuffle a 0-d array")
+            if not -ndim <= axis < ndim:
+                raise AxisError(f"Generator.shuffle: axis {axis} is out of bounds for a {type(x).__name__} "
+                                f"of {ndim} dimension(s)")
+            order = self.permutation(np.shape(x)[axis] if ndim > 1 else len(x)).numpy()
+            if isinstance(x, list):
+                x[:] = [x[i] for i in order]
+            else:
+                x[...] = np.take(x, order, axis=axis)
+            return
         if not isinstance(x, Array):
-            raise DTypeError(f"Generator.shuffle: x must be a poot array, got {type(x).__name__}")
+            raise DTypeError(f"Generator.shuffle: x must be a poot array, a NumPy array or a list, got "
+                             f"{type(x).__name__}")
         x._node = self.permutation(x, axis=axis)._node
 
     @api_boundary

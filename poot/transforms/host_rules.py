@@ -222,9 +222,25 @@ def _qr_jvp(primals, tangents, outs, mode):
     return [_mm(q, omega) + x - _mm(q, c), _mm(c - omega, r)]
 
 
+def _pinv_jvp(primals, tangents, out, **params):
+    """Golub and Pereyra (1973), as in JAX, for a matrix whose rank the cutoff keeps unchanged near A:
+    with P = pinv(A) (N x M), dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P. The cutoff
+    operand has no derivative (the rank is piecewise constant in it)."""
+    a, ta = primals[0], tangents[0]
+    if ta is None:
+        return zeros_like(out)
+    p, ta_t = out, _mT(ta)
+    eye_m = convert(_eye_mask(_mm(a, p)), a.dtype)
+    eye_n = convert(_eye_mask(_mm(p, a)), a.dtype)
+    d = -_mm(_mm(p, ta), p)
+    d = d + _mm(_mm(_mm(p, _mT(p)), ta_t), eye_m - _mm(a, p))
+    return d + _mm(_mm(_mm(eye_n - _mm(p, a), ta_t), _mT(p)), p)
+
+
 JVP = {"sort": _sort_jvp, "solve": _solve_jvp, "inv": _inv_jvp, "det": _det_jvp,
        "slogdet": _slogdet_jvp, "cholesky": _cholesky_jvp, "eigh": _eigh_jvp,
-       "eigvalsh": _eigvalsh_jvp, "svdvals": _svdvals_jvp, "svd": _svd_jvp, "qr": _qr_jvp}
+       "eigvalsh": _eigvalsh_jvp, "svdvals": _svdvals_jvp, "svd": _svd_jvp, "qr": _qr_jvp,
+       "pinv": _pinv_jvp}
 
 _MULTI = {"slogdet", "eigh", "svd", "qr"}
 

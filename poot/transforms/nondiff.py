@@ -26,9 +26,6 @@ NON_DIFFERENTIABLE: dict[str, str] = {
     "axis_index": "an example's integer position along a vmap axis",
 }
 
-_LINALG = ("derivatives of this factorization are not built yet; differentiate a formulation "
-           "with solve, inv or det, or write a custom_vjp")
-
 _QUANT = ("the product with quantized weights has no derivative rule yet: multiply by "
           "w.dequantize() to differentiate with respect to x")
 
@@ -51,7 +48,6 @@ VJP_UNSUPPORTED: dict[str, str] = {
     "eigvals": _COMPLEX_HOST,
     "while": ("reverse mode through while_loop needs its trip count, unknown when tracing; use "
               "fori_loop with Python int bounds, or forward mode (pt.jvp)"),
-    "pinv": _LINALG,
 }
 
 JVP_UNSUPPORTED: dict[str, str] = {
@@ -61,7 +57,6 @@ JVP_UNSUPPORTED: dict[str, str] = {
     "host_complex": _COMPLEX_HOST,
     "eig": _COMPLEX_HOST,
     "eigvals": _COMPLEX_HOST,
-    "pinv": _LINALG,
 }
 
 # ops whose equations are the results of one construct, told apart by the `index` parameter

@@ -194,11 +194,11 @@ def test_python_control_flow_on_a_traced_value_is_refused():
 
 def test_a_primitive_without_rules_is_named_in_the_error():
     a = pt.asarray(np.eye(3) + 0.1)
-    with pytest.raises(pt.NotBuiltError, match="cannot differentiate 'pinv'"):
-        pt.grad(lambda m: pt.linalg.pinv(m).sum())(a)
+    with pytest.raises(pt.NotBuiltError, match="cannot differentiate 'fft'"):
+        pt.grad(lambda m: pt.fft.irfft(m).sum())(a)
     # its value still computes where nothing is differentiated through it
-    g = pt.grad(lambda m, s: (m * pt.linalg.pinv(s).sum()).sum())(a, a)
-    np.testing.assert_allclose(g.numpy(), np.full((3, 3), np.linalg.pinv(a.numpy()).sum()))
+    g = pt.grad(lambda m, s: (m * pt.fft.irfft(s).sum()).sum())(a, a)
+    np.testing.assert_allclose(g.numpy(), np.full((3, 3), np.fft.irfft(a.numpy()).sum()), atol=1e-12)
 
 
 def test_pullback_after_the_results_were_realized():

@@ -130,6 +130,7 @@ CASES = {
     "svd": (lambda a: tuple(pt.abs(r) for r in pt.linalg.svd(a, full_matrices=False)), [normal(4, 3)]),
     "svdvals": (lambda a: pt.linalg.svdvals(a), [normal(2, 3, 4)]),
     "qr": (lambda a: tuple(pt.abs(r) for r in pt.linalg.qr(a)), [normal(4, 3)]),
+    "pinv": (lambda a: pt.linalg.pinv(a), [normal(2, 3, 4)]),
     "attention": (_attention32, [normal(1, 2, 3, 4), normal(1, 1, 5, 4), normal(1, 1, 5, 2)]),
 }
 
