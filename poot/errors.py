@@ -493,7 +493,7 @@ def _fast_boundary1(fast, slow):
             r = fast(x)
             return slow(x) if r is None else r
         except PootError as e:
-            raise e.with_traceback(None) from None
+            raise located_error(e) from None
 
     return wrapper
 
@@ -504,7 +504,7 @@ def _fast_boundary2(fast, slow):
             r = fast(x, y)
             return slow(x, y) if r is None else r
         except PootError as e:
-            raise e.with_traceback(None) from None
+            raise located_error(e) from None
 
     return wrapper
 
@@ -515,7 +515,7 @@ def _fast_boundary3(fast, slow):
             r = fast(x, y, z)
             return slow(x, y, z) if r is None else r
         except PootError as e:
-            raise e.with_traceback(None) from None
+            raise located_error(e) from None
 
     return wrapper
 

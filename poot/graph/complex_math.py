@@ -149,9 +149,20 @@ def expm1(E: Emitter, z: Pair) -> Pair:
     return _infinite_real(E, z, out, (E.const(-1.0), zero), (inf, nan))
 
 
-def log(E: Emitter, z: Pair) -> Pair:
+def _huge(E: Emitter, z: Pair, v):
+    """Where `v`, computed from the finite parts of `z`, overflowed (|z| near the dtype's largest
+    value): there a formula runs on z scaled down instead."""
     a, b = z
-    return E.f("log", E.f("hypot", a, b)), E.f("atan2", b, a)
+    return E.both(E.f("isinf", v), E.both(E.f("isfinite", a), E.f("isfinite", b)))
+
+
+def log(E: Emitter, z: Pair) -> Pair:
+    """log|z| + i arg z; |z| past the dtype's largest value (3e38+3e38j in complex64) is taken as
+    2 |z / 2|, as NumPy's clog, instead of overflowing to inf."""
+    a, b = z
+    h = E.f("hypot", a, b)
+    halved = E.add(E.f("log", E.f("hypot", E.scale(a, 0.5), E.scale(b, 0.5))), E.const(math.log(2.0)))
+    return E.select(_huge(E, z, h), halved, E.f("log", h)), E.f("atan2", b, a)
 
 
 def log1p(E: Emitter, z: Pair) -> Pair:
@@ -176,14 +187,18 @@ def sqrt(E: Emitter, z: Pair) -> Pair:
     """The principal root, branch cut on the negative reals (the sign of a zero imaginary part picks
     the side, as NumPy's csqrt)."""
     a, b = z
+    # |a| + |z| past the dtype's largest value: sqrt(z) = 2 sqrt(z / 4) (NumPy's csqrt scales so too)
+    huge = _huge(E, z, E.add(E.f("abs", a), E.f("hypot", a, b)))
+    a, b = E.select(huge, E.scale(a, 0.25), a), E.select(huge, E.scale(b, 0.25), b)
     t = E.f("sqrt", E.scale(E.add(E.f("abs", a), E.f("hypot", a, b)), 0.5))
     two_t = E.scale(t, 2.0)
     right = (t, E.div(b, two_t))                                   # a >= 0
     left = (E.div(E.f("abs", b), two_t), E.f("copysign", t, b))    # a < 0
     out = E.choose(E.op("ge", a, E.const(0.0)), right, left)
+    out = E.choose(huge, (E.scale(out[0], 2.0), E.scale(out[1], 2.0)), out)
     out = E.choose(E.is_zero(t), (t, b), out)                      # sqrt(0) = 0 with b's sign
     inf = E.const(math.inf)
-    return E.choose(E.f("isinf", b), (inf, b), out)                # sqrt(x +- inf j) = inf +- inf j
+    return E.choose(E.f("isinf", z[1]), (inf, z[1]), out)          # sqrt(x +- inf j) = inf +- inf j
 
 
 def sin(E: Emitter, z: Pair) -> Pair:

@@ -7,11 +7,14 @@ its attributes, realization and conversion from host data.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from poot import dtypes as dt
 from poot.errors import (APIVersionError, ArgumentError, ArgumentOverflowError, ArgumentValueError, DeviceError,
-                         DTypeError, PootIndexError, ShapeError, TracerError, api_boundary)
+                         DomainError, DTypeError, PootIndexError, ShapeError, TracerError, api_boundary,
+                         located_error)
 from poot.graph import Aval
 from poot.jit.runtime.execute import buffer_to_numpy, start_host_read
 from poot.trace import context as _dev
@@ -25,7 +28,8 @@ class ScalarConversionError(ShapeError, TypeError):
     the TypeError NumPy raises there, so `except TypeError` copied from NumPy code still catches it."""
 
 
-_TYPE_ERROR_CONVERSIONS = frozenset({"float()", "int()", "complex()", "an index"})
+_TYPE_ERROR_CONVERSIONS = frozenset({"float()", "int()", "complex()", "an index", "math.trunc()",
+                                     "math.floor()", "math.ceil()"})
 
 
 def _python_scalar(kind, value):
@@ -189,6 +193,20 @@ class Array:
     def __complex__(self):
         return _python_scalar(complex, self._scalar("complex()"))
 
+    # math.trunc/floor/ceil of a 0-d array, as of the NumPy scalar a reduction gives there: exact for
+    # integers (no trip through float), a complex one refused as Python refuses it
+    @api_boundary
+    def __trunc__(self):
+        return _python_scalar(math.trunc, self._scalar("math.trunc()"))
+
+    @api_boundary
+    def __floor__(self):
+        return _python_scalar(math.floor, self._scalar("math.floor()"))
+
+    @api_boundary
+    def __ceil__(self):
+        return _python_scalar(math.ceil, self._scalar("math.ceil()"))
+
     @api_boundary
     def __bool__(self):
         if self.size != 1:
@@ -234,7 +252,13 @@ class Array:
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0 and spec:
-            return format(self._scalar("format()"), spec)
+            value = self._scalar("format()")
+            try:
+                return format(value, spec)
+            except ValueError as e:     # f"{x:d}" of a float: Python's own complaint, on poot's class
+                raise located_error(ArgumentValueError(
+                    f"format(): {e} (x is {self.aval}, whose value is the Python {type(value).__name__} "
+                    f"{value!r})")) from None
         if spec:     # NumPy refuses a format spec for an array of dimensions too (TypeError)
             raise ArgumentError(f"format spec {spec!r} applies to a 0-d array, not to {self.aval}; "
                                 f"format its elements (e.g. ', '.join(f'{{v:{spec}}}' for v in x.tolist())), "
@@ -327,6 +351,15 @@ def _refuse_subclass(obj, op: str) -> None:
                          f"silently: pass np.asarray(m)")
 
 
+def _converts(obj) -> bool:
+    """Whether NumPy makes an array of `obj` when no dtype is asked for."""
+    try:
+        np.asarray(obj)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 def host_array(obj, op: str = "array", dtype: dt.DType | None = None) -> np.ndarray:
     """`obj` (NumPy array, nested list, scalar...) as a NumPy array of a dtype poot supports. NumPy's
     masked arrays and np.matrix are refused: converting them would drop the mask (sum(m) counting
@@ -339,6 +372,11 @@ def host_array(obj, op: str = "array", dtype: dt.DType | None = None) -> np.ndar
     try:
         a = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype.np)
     except (ValueError, TypeError) as e:
+        if dtype is not None and _converts(obj):
+            # the data is fine, its values do not fit `dtype` ([nan] as int32, [1j] as float64):
+            # NumPy's own class (ValueError, TypeError), not a shape complaint
+            cls = DomainError if isinstance(e, ValueError) else DTypeError
+            raise cls(f"{op}: cannot convert the values to {dtype.name}: {e}") from None
         raise ShapeError(f"{op}: cannot make an array from {type(obj).__name__}: {e}") from None
     if not a.dtype.isnative:            # big-endian data (read from a file, say): the same values
         a = a.astype(a.dtype.newbyteorder("="))

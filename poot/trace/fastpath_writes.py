@@ -10,6 +10,7 @@ the same question for a kernel launch that writes an array in place.
 """
 from __future__ import annotations
 
+import dis
 import sys
 
 from poot import dtypes as dt
@@ -84,11 +85,13 @@ def _alone_after_all(x: Array, counts: tuple) -> bool:
 _realize_value = api_boundary(realize_nodes)
 
 
-def _temporary_refcount() -> int:
+def _temporary_refcounts() -> tuple:
     """What sys.getrefcount(self) reads in `__setitem__` (a fast_boundary one) when `self` is a
     temporary nothing else holds (`Z[1][0] = v`) rather than an array held by a name, an attribute or
     a list: measured on a probe class at import, so it follows the interpreter's reference counting
-    (0, checking nothing, where the two cannot be told apart)."""
+    (0, checking nothing, where the two cannot be told apart). Two counts: the statement's (the
+    interpreter's STORE_SUBSCR) and an explicit `x.__setitem__(i, v)` call's, which holds `self` once
+    less, so that a held array written by the explicit call is not taken for a temporary."""
     seen = []
 
     def fast(self, idx, value):
@@ -99,19 +102,34 @@ def _temporary_refcount() -> int:
     probe()[0] = 1
     held = probe()
     held[0] = 1
-    return seen[0] if seen[0] < seen[1] else 0
+    probe().__setitem__(0, 1)
+    held.__setitem__(0, 1)
+    return (seen[0] if seen[0] < seen[1] else 0), (seen[2] if seen[2] < seen[3] else 0)
 
 
-_TEMPORARY = _temporary_refcount()
+_TEMPORARY, _TEMPORARY_CALL = _temporary_refcounts()
+_STORE_SUBSCR = dis.opmap.get("STORE_SUBSCR", -1)
+
+
+def _lost_write(count: int, caller) -> bool:
+    """Whether `self`, read at `count` (<= _TEMPORARY) in `__setitem__` called from frame `caller`, is a
+    temporary: by the statement's count where the caller runs `x[i] = v`, else (an explicit
+    `x.__setitem__` call, operator.setitem) by the lower count of the explicit call, which may miss a
+    temporary but never refuses a held array."""
+    code = caller.f_code.co_code
+    if 0 <= caller.f_lasti < len(code) and code[caller.f_lasti] == _STORE_SUBSCR:
+        return True
+    return count <= _TEMPORARY_CALL
 
 
 def _refuse_lost_write():
     from poot.errors import CopyError
 
-    raise CopyError("this assignment writes into a temporary array nothing holds (as in Z[1][0] = v or "
-                    "Z.T[0] = v): in poot, indexing, .T and reshape give new arrays, not views of Z, so "
-                    "the write would be lost; index once (Z[1, 0] = v, Z[:, 0] = v) or name the result "
-                    "first")
+    raise CopyError("this assignment writes into a temporary array nothing holds (as in Z[1][0] = v, "
+                    "Z.T[0] = v or Z.real[0] = v): in poot, indexing, .T, reshape, .real and .imag give "
+                    "new arrays, not views of Z, so the write would be lost; index once (Z[1, 0] = v, "
+                    "Z[:, 0] = v), name the result first, or assign a whole part (r = Z.real; r[0] = v; "
+                    "Z.real = r)")
 
 
 def make_setitem(generic):
@@ -119,7 +137,7 @@ def make_setitem(generic):
     pending x is stored first; anything else goes to `generic`."""
 
     def __setitem__(self, idx, value):
-        if sys.getrefcount(self) <= _TEMPORARY:
+        if sys.getrefcount(self) <= _TEMPORARY and _lost_write(sys.getrefcount(self), sys._getframe(2)):
             _refuse_lost_write()
         n = self._node
         b = n.buf

@@ -1,8 +1,9 @@
 """NumPy interop: NumPy functions and ufuncs called on poot Arrays stay lazy and return poot Arrays.
 
 `np.exp(x)`, `np.add(x, y)`, `np.maximum.reduce(x)`, `np.sum(x, axis=0)`, `np.concatenate([x, y])`,
-`np.where(c, x, y)`, `x_numpy @ x_poot`, `np.linalg.norm(x)` (NumPy's linalg functions that `pt.linalg` has,
-called with arguments it takes)... dispatch to poot's own functions. A NumPy function or ufunc
+`np.where(c, x, y)`, `x_numpy @ x_poot`, `np.linalg.norm(x)`, `np.fft.rfft(x)` (NumPy's linalg and fft
+functions that `pt.linalg` and `pt.fft` have, called with arguments they take)... dispatch to poot's own
+functions. A NumPy function or ufunc
 poot does not implement (or one called with arguments poot does not take, such as `out=` into a NumPy
 array) falls back to NumPy: the poot arguments are realized and NumPy's result, a NumPy array, is
 returned. Inside @poot.jit that fallback raises TracerError instead (nothing can be realized there).
@@ -62,6 +63,10 @@ _UFUNCS = {
     "bitwise_not": "bitwise_not", "left_shift": "left_shift", "right_shift": "right_shift",
     "matmul": "matmul", "vecdot": "vecdot", "conjugate": "conj", "conj": "conj",
     "bitwise_count": "bitwise_count",
+    # poot functions (not Ufunc objects): the call is lazy and traceable, the methods fall back
+    "cbrt": "cbrt", "fabs": "fabs", "fmod": "fmod", "frexp": "frexp", "modf": "modf", "ldexp": "ldexp",
+    "gcd": "gcd", "lcm": "lcm", "heaviside": "heaviside", "logaddexp2": "logaddexp2",
+    "spacing": "spacing", "matvec": "matvec", "vecmat": "vecmat",
 }
 _UNHANDLED = object()
 _METHOD_ARGS = {"outer": 2, "reduce": 1, "accumulate": 1, "at": (2, 3), "reduceat": 2}
@@ -212,10 +217,17 @@ _FUNCTIONS = [
     "roots", "rot90", "searchsorted", "select", "setdiff1d", "setxor1d", "sinc", "sort", "sort_complex",
     "trapezoid", "tril_indices_from", "triu_indices_from", "union1d", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unpackbits", "unstack", "vander", "vsplit",
+    # np.unravel_index(np.argmax(x), x.shape), np.linspace(x.min(), x.max(), n): traceable too
+    "unravel_index", "ravel_multi_index", "linspace", "geomspace", "logspace", "piecewise", "ix_",
 ]
 
 
 _INPLACE = {"put", "put_along_axis", "putmask", "place", "copyto", "fill_diagonal"}
+
+# NumPy's own on concrete arrays (np.cov and np.corrcoef for the reason above; apply_along_axis and
+# apply_over_axes because the user's function may need NumPy arrays), poot's twin inside @pt.jit,
+# where NumPy's fallback cannot read a traced array and would only raise TracerError
+_POOT_WHEN_TRACING = {"cov", "corrcoef", "apply_along_axis", "apply_over_axes"}
 
 
 def _writes_into_numpy(args, kwargs) -> bool:
@@ -238,17 +250,18 @@ def _numpy_clip(pt, a, *bounds, **kwargs):
 _LINALG_SIGNATURES: dict = {}
 
 
-def _linalg_target(pt, name: str, args, kwargs):
+def _linalg_target(pt, name: str, args, kwargs, module: str = "linalg"):
     """`pt.linalg.<name>` for `np.linalg.<name>(*args, **kwargs)` on poot arrays (lazy, and traceable
     inside @pt.jit), where poot has that function and it takes these arguments; None otherwise, for
-    NumPy's fallback (`np.linalg.eigh(a, UPLO="U")`, `matrix_rank(a, tol)`: NumPy's own parameters)."""
-    target = getattr(pt.linalg, name, None)
+    NumPy's fallback (`np.linalg.eigh(a, UPLO="U")`, `matrix_rank(a, tol)`: NumPy's own parameters).
+    `module="fft"` does the same for `np.fft.<name>` (`np.abs(np.fft.rfft(x))` stays lazy)."""
+    target = getattr(getattr(pt, module), name, None)
     if not callable(target) or isinstance(target, type):
         return None
-    sig = _LINALG_SIGNATURES.get(name)
+    sig = _LINALG_SIGNATURES.get((module, name))
     if sig is None:
         try:
-            sig = _LINALG_SIGNATURES[name] = inspect.signature(target)
+            sig = _LINALG_SIGNATURES[(module, name)] = inspect.signature(target)
         except (TypeError, ValueError):
             return None
     try:
@@ -331,6 +344,12 @@ def _probe_at(held):
         np.add.at(probe(), 0, 0)
 
 
+def _tracing() -> bool:
+    from poot.trace.lazy import is_tracing
+
+    return is_tracing()
+
+
 def _array_type():
     from poot.trace.array import Array
 
@@ -360,8 +379,14 @@ def array_function(self, func, types, args, kwargs):
             from poot.trace.linalg import trace as target
         if target is not None:
             return target(*args, **kwargs)
+    if name in _POOT_WHEN_TRACING and func is getattr(np, name, None) and _tracing():
+        return getattr(pt, name)(*args, **kwargs)
     if func is getattr(np.linalg, name, None) and kwargs.get("out") is None:
         target = _linalg_target(pt, name, args, kwargs)
+        if target is not None:
+            return target(*args, **kwargs)
+    if func is getattr(np.fft, name, None) and kwargs.get("out") is None:
+        target = _linalg_target(pt, name, args, kwargs, "fft")
         if target is not None:
             return target(*args, **kwargs)
     if func is np.lib.stride_tricks.sliding_window_view:     # numpy.lib's, poot's own under pt.lib

@@ -241,8 +241,9 @@ def _astype(self, dtype, copy=True, casting="unsafe"):
 
 def _view(self, dtype=None, type=None):
     """NumPy's `x.view(dtype)` for a dtype of the same width: the same bits read as `dtype` (a
-    bitcast; float32 <-> int32/uint32, float16/bfloat16 <-> int16/uint16...). poot arrays are values,
-    not memory, so the result is a new array; `x.view()` is `x` itself."""
+    bitcast; float32 <-> int32/uint32, float16/bfloat16 <-> int16/uint16...), or a complex dtype and
+    the (real, imaginary) pairs of its real dtype (_pair_view). poot arrays are values, not memory,
+    so the result is a new array; `x.view()` is `x` itself."""
     if type is not None:
         raise DTypeError("view: the type= argument (an ndarray subclass) has no poot meaning")
     if dtype is None:
@@ -250,11 +251,35 @@ def _view(self, dtype=None, type=None):
     d = dt.as_dtype(dtype)
     if d is self.dtype:
         return self
+    c, r = (d, self.dtype) if d.kind == "c" else (self.dtype, d)
+    if c.kind == "c" and r is dt.real_dtype(c):         # complex64 <-> float32 pairs, and so on
+        return _pair_view(self, d)
+    if "c" in (d.kind, self.dtype.kind):
+        raise DTypeError(f"view: {self.dtype.name} cannot be viewed as {d.name}; poot views a complex dtype "
+                         f"only as or from the pairs of its own real dtype (float32 <-> complex64, "
+                         f"float64 <-> complex128); use astype to convert values")
     if d.bits != self.dtype.bits or dt.bool_ in (d, self.dtype):
         raise DTypeError(f"view: {self.dtype.name} ({self.dtype.bits} bits) cannot be viewed as {d.name} "
                          f"({d.bits} bits); poot reinterprets bits only between dtypes of the same width "
                          f"(not bool); use astype to convert values")
     return Array(record("bitcast", (self._node,), {"dtype": d}))
+
+
+def _pair_view(x, d):
+    """`raw.view(np.complex64)` of interleaved float32 pairs (re, im, re, im...: the last axis halves)
+    and `z.view(np.float32)` of complex64 (the last axis doubles), as NumPy reads the same memory."""
+    s = x.shape
+    if not s:
+        raise ShapeError(f"view: a 0-d {x.dtype.name} array cannot be viewed as {d.name} (the itemsize "
+                         f"changes: NumPy refuses it too); view a 1-d array (x.reshape(1).view(...))")
+    if d.kind == "c":
+        if s[-1] % 2:
+            raise ShapeError(f"view: {x.aval} cannot be viewed as {d.name}: the last axis must hold an even "
+                             f"number of {x.dtype.name} values (real, imaginary pairs)")
+        pairs = movement.reshape(x, s[:-1] + (s[-1] // 2, 2))
+        return Array(record("bitcast", (pairs._node,), {"dtype": d}))
+    p = Array(record("bitcast", (x._node,), {"dtype": d}))
+    return movement.reshape(p, s[:-1] + (2 * s[-1],))
 
 
 def _fill_value_like(self, value):
