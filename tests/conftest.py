@@ -31,3 +31,13 @@ def device(request):
         pytest.skip(f"device '{request.param}' is unavailable here: {e}")
     with ctx:
         yield ctx.name
+
+
+def pytest_collection_modifyitems(config, items):
+    """The Vulkan suites (tests/devices/test_gpu_suites.py) first: their child runs take about ten
+    minutes of two cores, and started first under pytest-xdist (`-n auto --dist loadfile`, the
+    README's test command) they overlap the other workers' whole run instead of its tail. (loadfile
+    keeps that file on one worker, whose module fixture starts the children once.)"""
+    first = [it for it in items if it.path.name == "test_gpu_suites.py"]
+    if first:
+        items[:] = first + [it for it in items if it.path.name != "test_gpu_suites.py"]

@@ -1,9 +1,10 @@
-"""The array parity suites, the example scripts and the kernel semantics suite on both Vulkan consumers of
-poot's SPIR-V: the wgpu device and the raw Vulkan device (lavapipe in CI). Each suite runs in a child
-pytest with POOT_TEST_DEVICES=<device> and POOT_KERNEL_DEVICES=<device> and CI's hypothesis profile, so
-the plain test command covers both devices without running every suite twice in this process. The
-imported-kernel suite (tests/test_import_run.py) and the SPIR-V kernel suites (test_wgpu_spirv*.py,
-test_vulkan_spirv.py) take the devices in this process already.
+"""The array parity suites, the example scripts, the device programs (tests/programs/test_device_programs.py)
+and the kernel semantics suite on both Vulkan consumers of poot's SPIR-V: the wgpu device and the raw Vulkan
+device (lavapipe in CI). Each suite runs in a child pytest with POOT_TEST_DEVICES=<device> and
+POOT_KERNEL_DEVICES=<device> and CI's hypothesis profile, so the plain test command covers both devices
+without running every suite twice in this process. The imported-kernel suite (tests/test_import_run.py) and
+the SPIR-V kernel suites (test_wgpu_spirv*.py, test_vulkan_spirv.py) take the devices in this process
+already.
 
 Cost. Nearly all of a child's time is compiling: LLVM emitting SPIR-V, the post-pass, and lavapipe
 (llvmpipe compiles a shader at its first dispatch, in every process), once per distinct kernel (kernels
@@ -54,6 +55,7 @@ SUITES = {   # the longest first: the children are started in this order, each d
     "movement": ["tests/trace/test_parity_movement.py"],
     "creation": ["tests/trace/test_parity_creation.py"],
     "scripts": ["tests/scripts/test_scripts.py"],
+    "device_programs": ["tests/programs/test_device_programs.py"],
     "kernel_semantics": ["tests/test_kernel_semantics.py"],
 }
 EXCLUDE: dict[tuple[str, str], tuple[str, str]] = {   # (device, suite) -> (-k expression, why)
