@@ -35,9 +35,10 @@ def device(request):
 
 def pytest_collection_modifyitems(config, items):
     """The Vulkan suites (tests/devices/test_gpu_suites.py) first: their child runs take about ten
-    minutes of two cores, and started first under pytest-xdist (`-n auto --dist loadfile`, the
-    README's test command) they overlap the other workers' whole run instead of its tail. (loadfile
-    keeps that file on one worker, whose module fixture starts the children once.)"""
+    minutes of two cores, and started first under pytest-xdist (the README's test command: `-n auto
+    --dist loadfile --no-loadscope-reorder`, which hands out the files in this order) they overlap the
+    other workers' whole run instead of its tail. (loadfile keeps that file on one worker, whose module
+    fixture starts the children once.)"""
     first = [it for it in items if it.path.name == "test_gpu_suites.py"]
     if first:
         items[:] = first + [it for it in items if it.path.name != "test_gpu_suites.py"]
