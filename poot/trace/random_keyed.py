@@ -1,9 +1,12 @@
 """JAX's key-first samplers beyond pt.random's core (key, split, uniform, normal, randint, bernoulli):
-`PRNGKey`, `categorical`, `truncated_normal`, and the key-first forms of `gumbel`, `permutation`,
-`choice` and `exponential`.
+`PRNGKey`, `categorical`, `truncated_normal`, `key_data`/`wrap_key_data`, the key-first forms of
+`gumbel`, `permutation`, `choice`, `exponential`, `dirichlet`, `multivariate_normal` and of the
+samplers in KEYED (gamma, beta, poisson...: Generator's samplers drawing from a key), and JAX_ONLY's
+(t, cauchy, rademacher), which NumPy's global namespace lacks.
 
 Code written for `jax.random` calls these with a key first; the same names called NumPy's way (no
-key) are NumPy's global-state functions (random.py `_key_or_global` picks by the first argument).
+key) are NumPy's global-state functions (random.py `_key_or_global` and `_key_first_or_global` pick by
+the first argument).
 They are built on the core's uniform bits, so they give the same numbers on every device, and they
 record lazily like the rest (inside @pt.jit too).
 """
