@@ -313,8 +313,8 @@ class Array:
         return (1, 0)  # kDLCPU, device 0
 
     def __array_namespace__(self, /, *, api_version=None):
-        """The `poot` module: an array API standard namespace (2023.12; 2021.12 and 2022.12 are
-        subsets of it and accepted too)."""
+        """The `poot` module: an array API standard namespace (2024.12; 2021.12, 2022.12 and
+        2023.12 are subsets of it and accepted too)."""
         import poot
 
         from poot.trace.array_api_info import SUPPORTED_VERSIONS

@@ -15,8 +15,11 @@ from poot.trace import context as _dev
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "isdtype", "can_cast", "finfo", "iinfo"]
 
-API_VERSION = __array_api_version__ = "2023.12"
-SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12")
+# 2024.12 added count_nonzero, cumulative_prod, diff, nextafter, reciprocal, take_along_axis, Python
+# scalars in binary functions and where, and the "max dimensions" capability; the earlier versions are
+# subsets, so a library asking for any of them (array-api-compat asks for 2024.12) gets this namespace
+API_VERSION = __array_api_version__ = "2024.12"
+SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 _STANDARD_DTYPES = (dt.bool_, dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32,
                     dt.uint64, dt.float32, dt.float64, dt.complex64, dt.complex128)
@@ -46,8 +49,15 @@ class Info:
     def capabilities(self) -> dict:
         """Boolean indexing and data-dependent output shapes (unique_*, nonzero, x[mask], repeat
         with an array of counts) are supported: they realize their input at that point, since the
-        result's shape depends on its values (inside @pt.jit they raise TracerError instead)."""
-        return {"boolean indexing": True, "data-dependent shapes": True}
+        result's shape depends on its values. Inside @pt.jit (or a pt.cond/fori_loop/while_loop body)
+        they raise TracerError, so asked there both are False: array API libraries read this to pick
+        a where-based path (array-api-extra's apply_where, as for jax.jit). "max dimensions" is
+        NumPy's limit, which poot's shapes share."""
+        from poot.graph.aval import MAX_NDIM
+        from poot.trace.lazy import is_tracing
+
+        eager = not is_tracing()
+        return {"boolean indexing": eager, "data-dependent shapes": eager, "max dimensions": MAX_NDIM}
 
     def extensions(self) -> dict:
         """Which optional extensions exist (poot's addition to the standard's info object): `linalg`

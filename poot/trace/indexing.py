@@ -401,6 +401,19 @@ def setitem_node(x: Array, idx, value, mode="set"):
     """The node of `x` with `x[idx]` set to (or, mode='add', increased by) `value`."""
     v = _value_node(x, value)
     dev = x._node.device
+    b = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
+    if mode == "set" and isinstance(b, Array) and b.ndim == 0 and b.dtype is dt.bool_:
+        # x[b] = v with a 0-d boolean array b: x[b] is x under a new axis of length 1 or 0, so where
+        # v broadcasts to x[True]'s shape the update is where(b, v, x), whose shape does not depend
+        # on b: it stays lazy and traces (array API consumers write it, e.g. array-api-extra's
+        # at(x)[b].set(v)). A value fitting x[False] only (a leading axis of 0) takes the general
+        # path below, which reads b.
+        try:
+            vb = _reshape_node(broadcast_node(v, (1,) + x.shape), x.shape)
+        except ShapeError:
+            vb = None
+        if vb is not None:
+            return record("select", (broadcast_node(b._node, x.shape), vb, x._node))
     scalar_bools = _split_scalar_bools(x, idx) is not None    # the general case below handles them
     if mode == "set" and not scalar_bools and _is_plain_mask(idx, x):
         m = idx._node if isinstance(idx, Array) else from_numpy(idx, dev)

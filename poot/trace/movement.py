@@ -570,9 +570,12 @@ def repeat(x, repeats, axis=None):
         n = _reshape_node(x._node, shape[:ax + 1] + (1,) + shape[ax + 1:])
         n = record("broadcast", (n,), {"shape": shape[:ax + 1] + (r,) + shape[ax + 1:]})
         return wrap(_reshape_node(n, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]))
-    if reps.shape != (x.shape[ax],) or (reps < 0).any():
+    if reps.shape != (x.shape[ax],):
         raise ShapeError(f"repeat: repeats of shape {reps.shape} do not match axis {ax} of {x.aval} "
                          f"(give one non-negative count per element)")
+    if (reps < 0).any():
+        raise ShapeError(f"repeat: repeats must be non-negative, got {int(reps.min())} "
+                         f"(at position {int(np.argmin(reps))})")
     from poot.trace.indexing import take
 
     return take(x, np.repeat(np.arange(x.shape[ax]), reps), axis=ax)

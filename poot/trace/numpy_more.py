@@ -64,7 +64,7 @@ def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     ax = axis_of(axis, x.ndim, "diff", x)
     parts = []
     for v in (prepend, append):
-        if v is _NO_VALUE:
+        if v is _NO_VALUE or v is None:   # None: the array API standard's default (no values joined)
             parts.append(None)
             continue
         v = _strong(v, x.device)

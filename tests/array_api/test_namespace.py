@@ -151,7 +151,7 @@ def test_every_linalg_function_exists_with_its_signature(name):
 
 
 def test_version_constants_and_dtypes():
-    assert pt.__array_api_version__ == "2023.12"
+    assert pt.__array_api_version__ == "2024.12"
     assert (pt.e, pt.pi) == (math.e, math.pi) and math.isinf(pt.inf) and math.isnan(pt.nan)
     assert pt.newaxis is None
     for name in DTYPES:
@@ -171,7 +171,8 @@ def test_fft_is_reported():
 
 def test_info_object():
     info = pt.__array_namespace_info__()
-    assert info.capabilities() == {"boolean indexing": True, "data-dependent shapes": True}
+    assert info.capabilities() == {"boolean indexing": True, "data-dependent shapes": True,
+                                   "max dimensions": 64}
     assert info.default_device() == "cpu" == pt.asarray(1.0).device
     assert "cpu" in info.devices()
     assert info.default_dtypes() == {"real floating": pt.float64, "complex floating": pt.complex128,
@@ -193,7 +194,7 @@ def test_info_object():
 def test_array_namespace_and_version_handshake():
     x = pt.asarray([1.0])
     assert x.__array_namespace__() is pt
-    for v in ("2021.12", "2022.12", "2023.12"):
+    for v in ("2021.12", "2022.12", "2023.12", "2024.12"):
         assert x.__array_namespace__(api_version=v) is pt
     with pytest.raises(pt.PootError, match="api_version='2030.12' is not one of them"):
         x.__array_namespace__(api_version="2030.12")
