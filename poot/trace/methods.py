@@ -254,6 +254,9 @@ def _view(self, dtype=None, type=None):
     c, r = (d, self.dtype) if d.kind == "c" else (self.dtype, d)
     if c.kind == "c" and r is dt.real_dtype(c):         # complex64 <-> float32 pairs, and so on
         return _pair_view(self, d)
+    if self.dtype is dt.bool_ and d in (dt.uint8, dt.int8):
+        # a NumPy bool's byte is 0 or 1, so `mask.view(np.uint8)` reads the values astype gives
+        return Array(strong_cast(self._node, d))
     if "c" in (d.kind, self.dtype.kind):
         raise DTypeError(f"view: {self.dtype.name} cannot be viewed as {d.name}; poot views a complex dtype "
                          f"only as or from the pairs of its own real dtype (float32 <-> complex64, "
@@ -261,7 +264,7 @@ def _view(self, dtype=None, type=None):
     if d.bits != self.dtype.bits or dt.bool_ in (d, self.dtype):
         raise DTypeError(f"view: {self.dtype.name} ({self.dtype.bits} bits) cannot be viewed as {d.name} "
                          f"({d.bits} bits); poot reinterprets bits only between dtypes of the same width "
-                         f"(not bool); use astype to convert values")
+                         f"(bool only as uint8 or int8); use astype to convert values")
     return Array(record("bitcast", (self._node,), {"dtype": d}))
 
 

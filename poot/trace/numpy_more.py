@@ -170,6 +170,12 @@ def _bincount(x, weights=None, minlength=0, *, length=None):
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ShapeError("bincount: minlength must be non-negative")
+    if length is None and x.dtype.kind in "bu":
+        # no value of an unsigned (or bool) x reaches minlength, as in the histogram of a uint8 image
+        # with minlength=256: the length is minlength, known without reading x (so jit can trace it)
+        top = 1 if x.dtype.kind == "b" else int(dt.iinfo(x.dtype).max)
+        if minlength > top:
+            length = minlength
     if length is None:
         refuse_data_dependent("bincount(x)", "its length is max(x) + 1",
                               "pass length=n (bins at or beyond n are dropped)")
@@ -205,7 +211,8 @@ def _bincount(x, weights=None, minlength=0, *, length=None):
 _export("bincount", _bincount, "How often each value 0, 1, ... occurs in the 1-D non-negative integer x "
                                "(or the sum of `weights` per value, float64); at least `minlength` "
                                "bins. Lazy scatter-add once the length is known: without `length=` "
-                               "max(x) is read first (inside @pt.jit: pass length=).")
+                               "max(x) is read first (inside @pt.jit: pass length=, or a minlength "
+                               "beyond an unsigned x's dtype, as 256 for uint8).")
 
 
 def _argwhere(a, *, size=None, fill_value=None):

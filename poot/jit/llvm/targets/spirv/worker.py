@@ -67,6 +67,10 @@ _FSUB = re.compile(r"^(\s*%[\w.]+ = fsub (?:[a-z]+ )*)(float|double) ([^,]+), (.
 _ZERO = r"-?0\.0+e\+00"
 _ZERO_OPERAND = re.compile(rf"^(\s*%[\w.]+ = f(?:div|mul) (?:[a-z]+ )*)(float|double) "
                            rf"(?:({_ZERO}), ([^,\s]+)|([^,\s]+), ({_ZERO}))$", re.M)
+# a float sum or product with any literal operand (decimal, or LLVM's 16 hex digits)
+_LITERAL = r"-?\d\.\d+e[+-]\d+|0x[0-9A-Fa-f]{16}"
+_LITERAL_OPERAND = re.compile(rf"^(\s*%[\w.]+ = f(?:add|mul) (?:[a-z]+ )*)(float|double) "
+                              rf"(?:({_LITERAL}), ([^,\s]+)|([^,\s]+), ({_LITERAL}))$", re.M)
 _TRAP = re.compile(r"^!poot\.trap\.binding = !\{!(\d+)\}$", re.M)
 _RW_I32 = 'target("spirv.VulkanBuffer", [0 x i32], 12, 1)'
 _HANDLE_FN = "llvm.spv.resource.handlefrombinding.tspirv.VulkanBuffer_a0i32_12_1t"
@@ -86,10 +90,13 @@ def _opaque_operands(ir: str, source: str) -> str:
     operand of a division or product is hidden the same way: lavapipe turned `x / 0.0` into 0 or a
     denormal, not NaN or inf (var of an empty array divides by a literal 0), and `0.0 / x` and
     `0.0 * x` into 0 (NIR lowers a division to a product with the reciprocal and folds a product with
-    zero to zero), not NaN where x is 0, inf or NaN (`zeros(n) / 0.0`). After inlining, the
+    zero to zero), not NaN where x is 0, inf or NaN (`zeros(n) / 0.0`). Every other literal operand
+    of a sum or product is hidden too: NIR reassociates `(a * b) * 100.0` into `(a * 100.0) * b` to
+    bring constants together, which rounds differently (`round(x * s, 2)` scales by a literal 100.0,
+    and one element in a few thousand came out 0.01 off NumPy's). After inlining, the
     entry function holds every subtraction. The trap binding comes from the module's metadata (in
     `source`, the IR before optimization); its handle is made again if optimization dropped it."""
-    if " = fsub " not in ir and not _ZERO_OPERAND.search(ir):
+    if " = fsub " not in ir and not _ZERO_OPERAND.search(ir) and not _LITERAL_OPERAND.search(ir):
         return ir
     meta = _TRAP.search(source)
     if meta is None:
@@ -112,7 +119,8 @@ def _opaque_operands(ir: str, source: str) -> str:
         at = re.search(r"^define void @[\w.$]+\(\)[^\n]*\{\n[\w.]+:\n", ir, re.M).end()
     zero += (f"  %poot.zp = call ptr addrspace(11) @{_POINTER_FN}({_RW_I32} {handle}, i32 3)\n"
              "  %poot.z32 = load i32, ptr addrspace(11) %poot.zp, align 4\n")
-    if any(m.group(2) == "double" for m in [*_FSUB.finditer(ir), *_ZERO_OPERAND.finditer(ir)]):     # a 64-bit zero for doubles
+    if any(m.group(2) == "double" for m in [*_FSUB.finditer(ir), *_ZERO_OPERAND.finditer(ir),
+                                            *_LITERAL_OPERAND.finditer(ir)]):     # a 64-bit zero for doubles
         zero += "  %poot.z64 = zext i32 %poot.z32 to i64\n"
     if f"declare ptr addrspace(11) @{_POINTER_FN}(" not in ir:
         ir += f"\ndeclare ptr addrspace(11) @{_POINTER_FN}({_RW_I32}, i32)\n"
@@ -140,7 +148,7 @@ def _opaque_operands(ir: str, source: str) -> str:
         return f"{lines}{head}{ty} {a}, {name}"
 
     ir = ir[:at] + zero + ir[at:]
-    return _ZERO_OPERAND.sub(hide_zero, _FSUB.sub(hide, ir))
+    return _LITERAL_OPERAND.sub(hide_zero, _ZERO_OPERAND.sub(hide_zero, _FSUB.sub(hide, ir)))
 
 
 def _read(stream, n: int) -> bytes:
