@@ -20,7 +20,11 @@ def spectrum_step(xp, x, keep):
     F = np.where(power >= np.quantile(power, keep, axis=-1, keepdims=True), F, 0)
     smooth = np.fft.irfft(F, n=x.shape[-1], axis=-1)
     peak = np.unravel_index(np.argmax(power), power.shape)
-    return smooth, power, np.stack(peak), np.angle(np.fft.fftshift(np.fft.fft(x), axes=-1))
+    spectrum = np.fft.fftshift(np.fft.fft(x), axes=-1)
+    # the phase of the bins that hold signal: a bin the filter emptied holds rounding noise, whose
+    # angle (0 or pi, say) depends on the last bit of each device's FFT
+    strong = np.abs(spectrum) > 1e-6 * np.abs(spectrum).max()
+    return smooth, power, np.stack(peak), np.where(strong, np.angle(spectrum), 0.0)
 
 
 def spectrum_run(xp, step, x):
