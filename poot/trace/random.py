@@ -402,8 +402,7 @@ def permutation(*args, **kwargs):
     """JAX's `permutation(key, x, axis=0)` when a key and x are given (random_keyed.py); otherwise
     NumPy's `permutation(x)` from the global state, which refuses a key given alone."""
     first = args[0] if args else kwargs.get("key")
-    if (len(args) >= 2 or "x" in kwargs) and isinstance(first, Array) and first.dtype == dt.uint32 \
-            and tuple(first.shape[-1:]) == (2,):
+    if (len(args) >= 2 or "x" in kwargs) and random_keyed.is_key(first):
         return random_keyed.permutation(*args, **kwargs)
     return random_global.permutation(*args, **kwargs)
 __all__ += random_keyed.__all__

@@ -8,8 +8,6 @@ trace time, and every call would see the same numbers; a jitted function takes a
 """
 from __future__ import annotations
 
-import numpy as np
-
 from poot.errors import ArgumentError, api_boundary
 from poot.trace.lost_writes import refuses_temporaries
 from poot.trace.random_generator import Generator, default_rng
@@ -52,10 +50,10 @@ def refuse_key(op: str, args) -> None:
     (`gamma(key, 2.0)`, `choice(key, 10)`) would be read as a parameter or a size and give numbers
     drawn from the key's two words. A uint32 array ending in 2 words (what key, split and fold_in
     make) is taken for such a key and refused, naming the functions that take one."""
-    from poot.trace.array import Array
+    from poot.trace.random_keyed import is_key
 
     x = args[0] if args else None
-    if isinstance(x, Array) and x.dtype == np.uint32 and tuple(x.shape[-1:]) == (2,):
+    if is_key(x):
         raise ArgumentError(
             f"random.{op}: the first argument is a key ({x.aval}), but random.{op} is NumPy's "
             f"global-state function and takes no key; with a key, draw with pt.random.uniform, "

@@ -24,6 +24,15 @@ from poot.trace.creation import asarray, normalize_shape
 __all__ = ["PRNGKey", "categorical", "truncated_normal", "key_data", "wrap_key_data"]
 
 
+def _axis(axis: int, ndim: int, op: str, what: str = "an array") -> int:
+    """`axis` of an operand of `ndim` axes counted from 0 (a negative one from the end), or the
+    ShapeError naming random.<op> and `what` the operand is."""
+    ax = axis + ndim if axis < 0 else axis
+    if not 0 <= ax < ndim:
+        raise ShapeError(f"random.{op}: axis {axis} is out of range for {what} of {ndim} axes")
+    return ax
+
+
 @api_boundary
 def PRNGKey(seed):  # noqa: N802 (JAX's name)
     """A key from an integer seed: `pt.random.key(seed)` under the name older JAX code uses."""
@@ -65,9 +74,7 @@ def categorical(key, logits, axis=-1, shape=None):
     logits = logits if isinstance(logits, Array) else asarray(logits)
     if logits.ndim == 0:
         raise ShapeError("random.categorical: logits must have at least one axis (the categories)")
-    ax = axis + logits.ndim if axis < 0 else axis
-    if not 0 <= ax < logits.ndim:
-        raise ShapeError(f"random.categorical: axis {axis} is out of range for logits of {logits.ndim} axes")
+    ax = _axis(axis, logits.ndim, "categorical", "logits")
     moved = pt.moveaxis(logits, ax, -1) if ax != logits.ndim - 1 else logits
     batch = tuple(moved.shape[:-1])
     shape = batch if shape is None else normalize_shape(shape, "categorical")
@@ -137,9 +144,7 @@ def permutation(key, x, axis=0, independent=False):
     if isinstance(x, (int, np.integer)):
         return pt.argsort(bits(key, (int(x),), dt.uint64)).astype(dt.int64)
     x = x if isinstance(x, Array) else asarray(x)
-    ax = axis + x.ndim if axis < 0 else axis
-    if x.ndim == 0 or not 0 <= ax < x.ndim:
-        raise ShapeError(f"random.permutation: axis {axis} is out of range for an array of {x.ndim} axes")
+    ax = _axis(axis, x.ndim, "permutation")
     order = pt.argsort(bits(key, (x.shape[ax],), dt.uint64))
     return pt.take(x, order, axis=ax)
 
@@ -179,9 +184,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
         pool = a if isinstance(a, Array) else asarray(a)
         if pool.ndim == 0:
             raise ShapeError("random.choice: a must be an integer or an array of at least one axis")
-        ax = axis + pool.ndim if axis < 0 else axis
-        if not 0 <= ax < pool.ndim:
-            raise ShapeError(f"random.choice: axis {axis} is out of range for an array of {pool.ndim} axes")
+        ax = _axis(axis, pool.ndim, "choice")
         n = pool.shape[ax]
     k = math.prod(shape)
     if n == 0 and k:
