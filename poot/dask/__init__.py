@@ -13,6 +13,9 @@ Importing `poot.dask` registers poot.Array as a Dask chunk type, with Dask's dis
 (`poot.dask.tasks`): each task realizes the poot arrays it returns as one fused program. `register()`
 does the same and is safe to call again. `import poot` itself never imports Dask.
 
+It also makes "poot" a Dask array backend (`poot.dask.backend`): `x.to_backend("poot")`, and
+`dask.config.set({"array.backend": "poot"})` for `da.ones`, `da.arange`, `da.random`... with poot chunks.
+
 On dask.distributed, `PootWorkerPlugin` (`poot.dask.workers`) chooses each worker's device;
 `task_stats()` tells what each task ran (programs, host reads). `meta(ndim, dtype)` is the 0-size
 poot array to pass as `meta=` to `da.map_blocks` / `da.from_delayed` so Dask knows the chunk type.
@@ -40,8 +43,10 @@ def register() -> bool:
     pass is Dask's array optimization: False when the user configured another `array_optimize`, in
     which case poot chunk tasks return pending arrays (safe on the synchronous scheduler only)."""
     from poot.dask import tasks
+    from poot.dask.backend import register_backend
 
     register_dispatch()
+    register_backend()
     return tasks.install()
 
 

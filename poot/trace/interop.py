@@ -344,6 +344,32 @@ def _probe_at(held):
         np.add.at(probe(), 0, 0)
 
 
+# NumPy's creation functions that take `like=` (NEP 35): `np.asarray(data, like=x)` and
+# `np.zeros(3, like=x)` call x's __array_function__ with the function and its other arguments, and
+# the answer must be an array of x's kind (Dask builds its chunks' metadata this way, with
+# `np.asarray(np.array([]), like=meta)`: a NumPy answer there turns a Dask array of poot chunks
+# into one that claims NumPy chunks). These functions dispatch only through `like=`.
+_LIKE_CREATION = {"array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require",
+                  "zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri", "fromfunction",
+                  "frombuffer", "fromiter", "fromstring", "loadtxt", "genfromtxt"}
+
+# NumPy's memory-layout keywords, which poot does not model: dropped where poot's function lacks them
+_LAYOUT_KEYWORDS = {"order", "subok"}
+
+
+def _like(pt, like, name, args, kwargs):
+    """`np.<name>(*args, like=like, **kwargs)`: poot's function of that name, on `like`'s device
+    (NumPy's `device=` keyword names only its CPU, so the like array's device decides)."""
+    target = getattr(pt, name)
+    params = inspect.signature(target).parameters
+    kwargs = {k: v for k, v in kwargs.items()
+              if k not in ("device", "like") and not (k in _LAYOUT_KEYWORDS and k not in params)}
+    if "device" in params:
+        kwargs["device"] = like.device
+    out = target(*args, **kwargs)
+    return out if out.device == like.device else out.to(like.device)
+
+
 def _tracing() -> bool:
     from poot.trace.lazy import is_tracing
 
@@ -364,6 +390,8 @@ def array_function(self, func, types, args, kwargs):
     pt = _poot()
     name = func.__name__
     _refuse_poot_out(self, func, types, args, kwargs)
+    if name in _LIKE_CREATION and func is getattr(np, name, None):
+        return _like(pt, self, name, args, kwargs)
     if func is np.clip and kwargs.get("out") is None and len(args) <= 3:
         return _numpy_clip(pt, *args, **{k: v for k, v in kwargs.items() if k != "out"})
     if name in _INPLACE and _writes_into_numpy(args, kwargs):

@@ -16,6 +16,7 @@ import functools
 import inspect
 import logging
 import os
+import threading
 import warnings
 from collections import OrderedDict
 
@@ -104,6 +105,9 @@ class Jitted:
             raise PootError(f"pt.jit({fn.__name__}): an argument cannot be both static and donated")
         self.cache_size = cache_size
         self._cache: OrderedDict = OrderedDict()
+        # one thread traces a new signature while the others that meet it wait for its program
+        # (Dask's worker threads all call a jitted map_blocks function on their first chunks)
+        self._trace_lock = threading.RLock()
         self.trace_count = 0
         self._changes: dict[str, int] = {}
         self._last_key = None
@@ -114,6 +118,13 @@ class Jitted:
 
     def __repr__(self) -> str:
         return f"<poot.jit {getattr(self.fn, '__qualname__', self.fn)}>"
+
+    def __reduce__(self):
+        """Pickled (cloudpickle, dask.distributed, multiprocessing) as the function and its jit
+        options: the traced programs belong to this process (compiled code, device buffers, locks),
+        so the receiving process traces again on its first call."""
+        return (Jitted, (self.fn, self.static_argnums, tuple(self.static_argnames),
+                         tuple(self.donate_argnums), self.cache_size))
 
     def __get__(self, obj, objtype=None):   # methods: bind like a function
         return self if obj is None else functools.partial(self, obj)
@@ -141,10 +152,15 @@ class Jitted:
         """A call the guard of the last signature did not take: found (or traced) by its key."""
         key, leaves = self._signature(args, kwargs)
         prog = self._cache.get(key)
+        traced = False
         if prog is None:
-            self._hot = None
-            prog = self._compile(key, args, kwargs, leaves)
-        else:
+            with self._trace_lock:
+                prog = self._cache.get(key)     # traced by another thread meanwhile
+                if prog is None:
+                    self._hot = None
+                    prog = self._compile(key, args, kwargs, leaves)
+                    traced = True
+        if not traced:
             if len(self._cache) > 1:
                 self._cache.move_to_end(key)
             # the entry just moved last: no other is more recent
@@ -245,17 +261,25 @@ class Jitted:
 
     # -- tracing ---------------------------------------------------------------------------------
     def _compile(self, key, args, kwargs, leaves, same: tuple = ()) -> JitProgram:
+        changes = dict(self._changes)
         reason = self._reason(key)
-        self.trace_count += 1
         level = logging.WARNING if os.environ.get("POOT_LOG_COMPILES") == "1" else logging.DEBUG
-        log.log(level, "poot.jit: tracing %s (trace %d): %s", self.__name__, self.trace_count, reason)
+        log.log(level, "poot.jit: tracing %s (trace %d): %s", self.__name__, self.trace_count + 1, reason)
+        try:
+            prog = self._trace(args, kwargs, leaves, key[-1], same)
+        except BaseException:
+            # a trace that raised caches nothing, so it counts neither as a trace nor as a change:
+            # libraries call functions on 0-size arrays to learn their output type (Dask's
+            # map_blocks does), which a function that reduces refuses, as NumPy does
+            self._changes = changes
+            raise
+        self.trace_count += 1
         if self.trace_count == RETRACE_WARNING and self._changes:
             worst = max(self._changes, key=self._changes.get)
             warnings.warn(f"pt.jit: {self.__name__} has been traced {self.trace_count} times; "
                           f"'{worst}' changed {self._changes[worst]} times. Pass arrays of one "
                           f"shape and dtype, or make it a static argument only if it takes few values",
                           RetraceWarning, stacklevel=4)
-        prog = self._trace(args, kwargs, leaves, key[-1], same)
         prog.guard = _Guard.of(self, args, kwargs, key[-1], prog)
         self._cache[key] = prog
         self._last_key = key

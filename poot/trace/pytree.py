@@ -84,6 +84,16 @@ def custom_children(x, t) -> tuple[list, object]:
     return list(out[0]), out[1]
 
 
+def _sorted_keys(x) -> list:
+    """A dict's keys sorted, as JAX sorts them; keys of several types that do not compare with one
+    another (Dask's `block_info` is keyed by None and ints) are ordered by type name first, then by
+    value within each type. Keys of one type that do not compare still raise TypeError."""
+    try:
+        return sorted(x)
+    except TypeError:
+        return sorted(x, key=lambda k: (type(k).__name__, k))
+
+
 def _flatten(x, leaves: list):
     t = type(x)
     if t in _LEAF_TYPES:      # most leaves (arrays): one set lookup instead of the checks below
@@ -93,7 +103,7 @@ def _flatten(x, leaves: list):
         return (t, tuple(_flatten(c, leaves) for c in x))
     if t is dict:
         try:
-            keys = tuple(sorted(x))
+            keys = tuple(_sorted_keys(x))
         except TypeError:
             raise PootError(f"a dict in a pytree needs sortable keys; got {list(x)!r}") from None
         return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
@@ -107,7 +117,7 @@ def _flatten(x, leaves: list):
         return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
     if t is defaultdict:
         try:
-            keys = _Keys(sorted(x), (defaultdict, x.default_factory))
+            keys = _Keys(_sorted_keys(x), (defaultdict, x.default_factory))
         except TypeError:
             raise PootError(f"a defaultdict in a pytree needs sortable keys; got {list(x)!r}") from None
         return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))

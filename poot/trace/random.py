@@ -21,7 +21,7 @@ from poot.trace.lazy import constant, from_numpy, record, shared_constant
 from poot.trace.promote import cast
 
 __all__ = ["key", "split", "fold_in", "bits", "uniform", "normal", "randint", "bernoulli", "Generator",
-           "default_rng", "seed", "rand", "randn", "random", "random_sample", "standard_normal", "exponential",
+           "Threefry", "default_rng", "seed", "rand", "randn", "random", "random_sample", "standard_normal", "exponential",
            "choice", "shuffle", "permutation"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -333,7 +333,7 @@ def bernoulli(key, p=0.5, shape=None):
 
 # NumPy's Generator interface over these functions, and NumPy's global-state functions over one
 # Generator (imported last: they build on them)
-from poot.trace.random_generator import Generator, default_rng  # noqa: E402
+from poot.trace.random_generator import Generator, Threefry, default_rng  # noqa: E402
 from poot.trace import random_global  # noqa: E402
 from poot.trace.random_global import (permutation, rand, randn, random,  # noqa: E402
                                       random_sample, seed, shuffle, standard_normal)

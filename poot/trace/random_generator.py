@@ -35,7 +35,7 @@ from poot.trace import reductions as red
 from poot.trace.array import Array
 from poot.trace.lazy import is_tracing
 
-__all__ = ["Generator", "default_rng"]
+__all__ = ["Generator", "Threefry", "default_rng"]
 
 
 def _size(size) -> tuple:
@@ -486,12 +486,35 @@ def _no_out(out):
         raise out_error("Generator", out)
 
 
+class Threefry:
+    """The seed of poot's Threefry2x32 streams in the shape of NumPy's bit generators: a SeedSequence
+    (`seed_seq`) that `spawn` splits and `pt.random.default_rng(Threefry(seed))` draws from. Libraries
+    that build one generator per task from a bit generator's type and spawned SeedSequences (Dask's
+    `da.random.default_rng()` with poot chunks) get poot Generators this way. Its numbers are poot's,
+    not NumPy's PCG64's."""
+
+    def __init__(self, seed=None):
+        self._seed_seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+
+    @property
+    def seed_seq(self) -> np.random.SeedSequence:
+        return self._seed_seq
+
+    def spawn(self, n_children: int) -> list:
+        return [Threefry(s) for s in self._seed_seq.spawn(n_children)]
+
+    def __repr__(self) -> str:
+        return f"Threefry({self._seed_seq.entropy}, spawn_key={self._seed_seq.spawn_key})"
+
+
 @api_boundary
 def default_rng(seed=None):
-    """A Generator seeded with `seed` (an int; None draws a seed from the OS; a Generator is returned
-    as it is). Deterministic per seed on every device."""
+    """A Generator seeded with `seed` (an int; None draws a seed from the OS; a SeedSequence or a
+    Threefry bit generator; a Generator is returned as it is). Deterministic per seed on every device."""
     if isinstance(seed, Generator):
         return seed
+    if isinstance(seed, Threefry):
+        seed = seed.seed_seq
     if isinstance(seed, Array) and is_tracing():
         raise TracerError(f"default_rng: the seed ({seed.aval}) is traced, and a Generator's stream is "
                           "fixed when the function is traced; mark the seed static (static_argnums), or "
