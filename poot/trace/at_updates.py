@@ -6,7 +6,10 @@ them: a negative index counts from the end once (i + n), and one still out of ra
 update and clamped by a `.get` (mode='clip' clamps updates too, mode='fill' gets `fill_value`).
 Indices are first normalized here so every one poot sees is in range: a dropped update is sent to an
 extra row appended to each indexed axis (a constant pad), and that row is sliced off afterwards, so
-nothing reaches poot's kernel bounds check and traced indices work under @pt.jit and pt.vmap.
+nothing reaches poot's kernel bounds check and traced indices work under @pt.jit and pt.vmap. A
+`set`/`add` whose only possibly-out-of-range indices are traced scalars (`cache.at[:, pos].set(k)`)
+needs no pad: the position is clamped and a dropped update writes back what is there
+(`_scatter_scalar_drop`), so a donated cache is updated in place.
 
 `set` and `add` are one scatter (indexing.setitem_node): repeated indices add up, and `set` leaves one
 of them. `multiply`, `min`, `max` with repeated indices combine every update of a target first: the
@@ -147,9 +150,50 @@ def _values(x: Array, v) -> Array:
 
 
 def _scatter(x: Array, idx, values, mode: str, clip: bool) -> Array:
+    if not clip:
+        out = _scatter_scalar_drop(x, idx, values, mode)
+        if out is not None:
+            return out
     norm, padded = _normalize(x, idx, clip)
     xp = _pad(x, padded)
     return _unpad(Array(setitem_node(xp, norm, _values(x, values), mode=mode)), x.shape)
+
+
+def _scatter_scalar_drop(x: Array, idx, values, mode: str) -> Array | None:
+    """`_scatter` where the only indices that may be out of range are traced scalars (a decoder's
+    `cache.at[:, pos].set(k)`): each is clamped into its axis, and an update it drops writes back the
+    values already there (set) or adds 0 (add). A scalar index names one position, so the clamped
+    writes never collide with kept ones. This spares the padded copy of x and the slice back (two
+    copies of a whole KV cache per step), and the scatter then updates a donated cache in place.
+    None where the index has anything else (index arrays, static indices out of range)."""
+    out, valid, ax = [], None, 0
+    for it in _items(x, idx):
+        if it is None:
+            out.append(None)
+            continue
+        n = x.shape[ax]
+        if isinstance(it, slice):
+            out.append(_slice(it, n))
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            i = int(it) + n if it < 0 else int(it)
+            if not 0 <= i < n:
+                return None
+            out.append(i)
+        elif isinstance(it, Array) and it.ndim == 0 and n > 0:
+            a = it.astype(dt.int64)
+            a = where(a < 0, a + n, a)
+            ok = (a >= 0) & (a < n)
+            valid = ok if valid is None else valid & ok
+            out.append(ew.minimum(ew.maximum(a, 0), n - 1))
+        else:
+            return None
+        ax += 1
+    if valid is None:
+        return None
+    norm = tuple(out)
+    v = _values(x, values)
+    v = where(valid, v, x[norm] if mode == "set" else 0).astype(x.dtype)
+    return Array(setitem_node(x, norm, v, mode=mode))
 
 
 def _segment_scan(vs: Array, s: Array, op) -> Array:

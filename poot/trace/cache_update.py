@@ -5,7 +5,9 @@ Both record one `scatter` (mode "set") into a flat view of the cache: the positi
 computed from the (possibly traced) indices, so one compiled program serves every position. Inside
 `@pt.jit(donate_argnums=...)`, a donated cache is updated in place: the program gives the scatter's
 result the donated buffer (poot/jit/runtime/inplace.py), so a decode loop allocates no new cache
-per step (the device's `fresh_allocations` stays flat and the result is the same buffer).
+per step (the device's `fresh_allocations` stays flat and the result is the same buffer). So do
+`cache.at[:, pos].set(k)` and `cache[:, pos] = k`, and a stack of layers each writing its rows into
+the cache the layer before returned (a scatter into a dying intermediate takes its buffer too).
 """
 from __future__ import annotations
 

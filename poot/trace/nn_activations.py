@@ -363,6 +363,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
         raise NotBuiltError("embedding: padding_idx is not built (its row would still get gradients); "
                             "mask the padding positions yourself, e.g. "
                             "pt.where((idx == p)[..., None], pt.stop_gradient(e), e)")
+    if i.dtype.kind == "i":     # a negative id is out of range, as in PyTorch, not a row from the end
+        i = sel.where(i < 0, w.shape[0], i)
     return take(w, i, axis=0)
 
 

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.trace.array import Array
 from poot.trace.creation import asarray, normalize_shape
 
@@ -48,11 +48,20 @@ def _floating(dtype, op: str) -> dt.DType:
     return d
 
 
+def _key_first(key, op: str) -> None:
+    """Refuses a first argument that is no array: JAX-only samplers have no NumPy form, so a seed or
+    a forgotten key must be named here, not taken for the global-state `uniform`'s arguments."""
+    if not isinstance(key, Array):
+        raise DTypeError(f"random.{op} takes a key first (pt.random.{op}(pt.random.key(0), ...)), got "
+                         f"{type(key).__name__} {key!r}")
+
+
 def _open_unit(key, shape, d):
     """Uniform floats in (0, 1): [0, 1) with 0 moved to the dtype's smallest normal (a Gumbel or
     inverse-CDF transform would make it infinite)."""
     from poot.trace.random import uniform
 
+    _key_first(key, "gumbel")
     return uniform(key, shape, d, minval=float(np.finfo(d.np).tiny), maxval=1.0)
 
 
@@ -80,6 +89,7 @@ def categorical(key, logits, axis=-1, shape=None):
     shape = batch if shape is None else normalize_shape(shape, "categorical")
     if tuple(shape[len(shape) - len(batch):]) != batch:
         raise ShapeError(f"random.categorical: shape {shape} must end in the logits' batch shape {batch}")
+    _key_first(key, "categorical")
     d = logits.dtype if logits.dtype.kind == "f" else dt.float32
     noise = gumbel(key, tuple(shape) + (moved.shape[-1],), d)
     return pt.argmax(noise + moved.astype(d), axis=-1)
@@ -120,6 +130,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=dt.float64):
     import poot.trace as pt
     from poot.trace.random import uniform
 
+    _key_first(key, "truncated_normal")
     d = _floating(dtype, "truncated_normal")
     lo, hi = (v.astype(d) if isinstance(v, Array) else asarray(np.asarray(v, d.np)) for v in (lower, upper))
     if shape is None:

@@ -26,7 +26,7 @@ from poot.jit.llvm import abi
 from poot.jit.runtime.control import ControlRunner
 from poot.jit.runtime.epilogues import fused_epilogues
 from poot.jit.runtime.host import HostStep
-from poot.jit.runtime.inplace import release_step
+from poot.jit.runtime.inplace import release_step, reused_operand
 from poot.jit.runtime.launch import build_arch
 from poot.jit.codegen import generate, host_claims
 from poot.jit.kir.model import TRAP_MESSAGES
@@ -108,6 +108,7 @@ class Program:
         fusions = fused_epilogues(plan, device.caps, device.caps.max_buffers - abi.ABI_BUFFERS)
         absorbed |= {s for f in fusions.values() for s in f.absorbed}
         never_stored = {vid for f in fusions.values() for vid in f.hidden}
+        alias_src: dict[int, int] = {}                   # view slot -> the slot whose buffer it shares
         for i, step in enumerate(plan.steps):
             if i in fusions:
                 step = fusions[i].step
@@ -119,6 +120,7 @@ class Program:
                 self.steps.append(([], [], frees))
                 continue
             if step.kind == "alias":
+                alias_src[step.outputs[0].id] = step.inputs[0].id
                 self.steps.append(([], [("alias", step.outputs[0].id, step.inputs[0].id)], frees))
                 continue
             if step.kind == "control":
@@ -138,6 +140,13 @@ class Program:
                 self.nbytes[slot] = max(nb, 4)
                 temp_slots.append(slot)
             actions = []
+            reuse = reused_operand(step, frees, alias_src)
+            if reuse is not None:            # the scatter writes into its dying operand (inplace.py)
+                out = step.outputs[0].id
+                allocs.remove(out)
+                frees.remove(reuse[1])
+                alias_src[out] = reuse[0]
+                actions.append(("alias", out, reuse[0]))
             for launch in code.launches:
                 rec = self._record(launch, temp_slots, compile_kernel)
                 if math.prod(launch.groups):
