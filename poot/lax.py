@@ -2,17 +2,21 @@
 `import poot as pt; lax = pt.lax`.
 
 Only names whose JAX meaning poot gives are here: control flow (`cond`, `switch`, `fori_loop`,
-`while_loop`, `scan`, `map`), slicing (`dynamic_slice`, `dynamic_update_slice` and their `_in_dim`
-forms, `top_k`), `stop_gradient`, convolution (`conv_general_dilated`, `conv`,
+`while_loop`, `scan`, `map`, `select_n`), slicing (`dynamic_slice`, `dynamic_update_slice` and their
+`_in_dim` forms, the static `slice`, `slice_in_dim`, `index_in_dim`, `top_k`), `round` (ties away
+from zero unless told otherwise), `stop_gradient`, convolution (`conv_general_dilated`, `conv`,
 `conv_with_general_padding`: 1 or 2 spatial axes), windowed and running reductions (`reduce_window`,
 `cumsum`, `cummax`...), elementwise and shape functions that are poot functions under lax's name
 and argument order (`lax.clamp(min, x, max)`, `lax.div` truncating integers toward zero,
-`lax.rem` keeping the dividend's sign), and the collectives over a named `pt.vmap` axis (`psum`,
+`lax.rem` keeping the dividend's sign), complex numbers from and to their parts (`complex`, `real`,
+`imag`, `conj`), and the collectives over a named `pt.vmap` axis (`psum`,
 `pmean`, `pmax`, `pmin`, `axis_index`, `axis_size`, `all_gather`). Anything else raises an
 AttributeError saying so (no silent fallback to a NumPy-style function with other semantics).
 """
 from __future__ import annotations
 
+import builtins
+import enum
 import operator
 
 import numpy as np
@@ -20,9 +24,11 @@ import numpy as np
 import poot.trace as _t
 from poot import dtypes as _dt
 from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
+from poot.graph import normalize_axis as _normalize_axis
 from poot.trace import nn as _nn
 from poot.trace import nn_conv as _nn_conv
 from poot.trace.array import Array
+from poot.trace.control import branch as _branch
 from poot.trace.movement import arr as _arr
 from poot.transforms import scan, stop_gradient
 from poot.transforms.collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
@@ -54,12 +60,14 @@ __all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "map", "stop_gra
            "log", "log1p", "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "sinh",
            "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf", "sign", "floor", "ceil",
            "square", "nextafter", "is_finite", "clamp", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge", "shift_left", "transpose", "concatenate",
+           "bitwise_not", "complex", "real", "imag", "conj", "eq", "ne", "lt", "le", "gt", "ge", "shift_left",
+           "transpose", "concatenate",
            "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "rev", "iota", "convert_element_type",
            "bitcast_convert_type", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
            "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "associative_scan",
            "conv_general_dilated", "conv", "conv_with_general_padding", "reduce_window", "sort_key_val",
-           "psum", "pmean", "pmax", "pmin", "axis_index", "axis_size", "all_gather"]
+           "psum", "pmean", "pmax", "pmin", "axis_index", "axis_size", "all_gather",
+           "select_n", "slice", "slice_in_dim", "index_in_dim", "round", "RoundingMethod"]
 
 
 @api_boundary
@@ -72,6 +80,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 def switch(index, branches, *operands):
     """branches[index](*operands), with index clamped to [0, len(branches) - 1] as jax.lax.switch does.
     A traced index becomes a tree of `pt.cond`s (one branch runs; under pt.vmap every branch)."""
+    if callable(branches) or not hasattr(branches, "__iter__"):
+        raise ArgumentError(f"switch: branches must be a sequence of functions (one per index); got "
+                            f"{type(branches).__name__} {branches!r:.60}")
     branches = list(branches)
     if not branches or not all(callable(b) for b in branches):
         raise ArgumentError("switch: branches must be a non-empty sequence of functions")
@@ -81,13 +92,16 @@ def switch(index, branches, *operands):
     if index.dtype.kind in "fc":      # JAX refuses it too; truncating 1.7 to branch 1 would hide a bug
         raise DTypeError(f"switch: the branch index must be an integer, got {index.dtype.name}; "
                          f"convert it deliberately (index.astype(pt.int32), pt.round(index).astype(pt.int32))")
+    if index.ndim:                    # one branch runs: one index (pt.vmap gives each row its own)
+        raise ShapeError(f"switch: the branch index must be a scalar; it is {index.aval} (to pick a "
+                         f"branch per element, pt.vmap the switch over the index)")
     i = _t.clip(index.astype(_dt.int32), 0, len(branches) - 1)
 
     def pick(lo, hi, *ops):
         if hi - lo == 1:
             return branches[lo](*ops)
         mid = (lo + hi) // 2
-        return _t.cond(i < mid, lambda *o: pick(lo, mid, *o), lambda *o: pick(mid, hi, *o), *ops)
+        return _branch(i < mid, lambda *o: pick(lo, mid, *o), lambda *o: pick(mid, hi, *o), ops, "switch")
 
     return pick(0, len(branches), *operands)
 
@@ -105,6 +119,142 @@ def map(f, xs, *, batch_size=None):  # noqa: A001
 def select(pred, on_true, on_false):
     """on_true where pred else on_false (jax.lax.select): `pt.where`."""
     return _t.where(pred, on_true, on_false)
+
+
+@api_boundary
+def select_n(which, *cases):
+    """cases[which], elementwise (jax.lax.select_n): `which` is a bool (two cases at most: False
+    picks cases[0]) or integer array, a scalar or of the cases' shape; the cases share one shape and
+    dtype, as JAX asks. An integer outside [0, len(cases)) picks the nearest end, so no lane reads
+    past the cases (JAX leaves it implementation-defined)."""
+    if not cases:
+        raise ArgumentError("lax.select_n needs at least one case")
+    xs = [_arr(c) for c in cases]
+    w = _arr(which)
+    for x in xs[1:]:
+        if tuple(x.shape) != tuple(xs[0].shape) or x.dtype != xs[0].dtype:
+            raise ShapeError(f"lax.select_n: the cases must have one shape and dtype; got "
+                             f"{', '.join(str(c.aval) for c in xs)}")
+    if w.dtype.kind not in "biu":
+        raise DTypeError(f"lax.select_n: which must be bool or integer, got {w.dtype.name}")
+    if w.ndim and tuple(w.shape) != tuple(xs[0].shape):
+        raise ShapeError(f"lax.select_n: which must be a scalar or of the cases' shape {tuple(xs[0].shape)}; "
+                         f"it is {w.aval}")
+    if w.dtype.kind == "b" and len(xs) > 2:
+        raise DTypeError(f"lax.select_n: a bool which picks between two cases, not {len(xs)}; use an integer")
+    out = xs[0]
+    for k, x in enumerate(xs[1:], start=1):
+        out = _t.where(w >= k, x, out)
+    return _t.broadcast_to(out, xs[0].shape)
+
+
+@api_boundary
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
+    """operand[start:limit:stride] on every axis, with static bounds (jax.lax.slice)."""
+    x = _arr(operand)
+    strides = strides or (1,) * x.ndim
+    if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:
+        raise ShapeError(f"lax.slice: {x.ndim} axes need {x.ndim} start indices, limits and strides; got "
+                         f"{len(start_indices)}, {len(limit_indices)} and {len(strides)}")
+    return x[tuple(builtins.slice(*b) for b in zip(start_indices, limit_indices, strides))]
+
+
+@api_boundary
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """operand[start_index:limit_index:stride] along `axis` (jax.lax.slice_in_dim); None means the
+    axis's start or end, a negative index counts from the end."""
+    x = _arr(operand)
+    axis = _normalize_axis(axis, x.ndim, "lax.slice_in_dim")
+    return x[(builtins.slice(None),) * axis + (builtins.slice(start_index, limit_index, stride),)]
+
+
+@api_boundary
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """The static element `index` along `axis` (jax.lax.index_in_dim), keeping the axis (of size 1)
+    when `keepdims`; a negative index counts from the end."""
+    x = _arr(operand)
+    axis = _normalize_axis(axis, x.ndim, "lax.index_in_dim")
+    r = x[(builtins.slice(None),) * axis + (operator.index(index),)]
+    return _t.expand_dims(r, axis=axis) if keepdims else r
+
+
+class RoundingMethod(enum.IntEnum):
+    """jax.lax.RoundingMethod: how `lax.round` breaks ties."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+@api_boundary
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
+    """x rounded to an integral value (jax.lax.round): ties away from zero by default (2.5 -> 3,
+    -0.5 -> -1), unlike NumPy's and pt.round's ties-to-even, which RoundingMethod.TO_NEAREST_EVEN
+    gives. Floating-point operands only, as JAX."""
+    x = _arr(x)
+    if x.dtype.kind != "f":
+        raise DTypeError(f"lax.round takes a floating-point array, got {x.dtype.name}")
+    if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
+        return _t.rint(x)
+    if int(rounding_method) != RoundingMethod.AWAY_FROM_ZERO:
+        raise ArgumentError(f"lax.round: rounding_method must be a lax.RoundingMethod, got {rounding_method!r}")
+    t = _t.trunc(x)                   # x - t is exact: no 0.49999999999999994 + 0.5 == 1.0 mistake
+    return _t.where(_t.abs(x - t) >= 0.5, t + _t.sign(x), t)
+
+
+@api_boundary
+def complex(x, y):  # noqa: A001
+    """x + i*y from real float parts (jax.lax.complex): float32 parts give complex64, float64 give
+    complex128 (Python scalars take the other part's dtype). The parts are placed as they are, so
+    an infinite or NaN part stays in its place, where `x + 1j * y` would mix them (inf * 0j is NaN)."""
+    from poot.trace import complex_values as _cv
+    from poot.trace.promote import finish, promote, wrap
+
+    items, d, dev = promote("lax.complex", (x, y))
+    if d not in (_dt.float32, _dt.float64):
+        raise DTypeError(f"lax.complex: the real and imaginary parts must be float32 or float64 (of one dtype), "
+                         f"got {_dtype_name(x)} and {_dtype_name(y)}")
+    re, im = (wrap(n) for n in finish("lax.complex", items, d, dev))
+    if re.shape != im.shape:
+        try:
+            np.broadcast_shapes(re.shape, im.shape)
+        except ValueError:
+            raise ShapeError(f"lax.complex: parts of shapes {re.shape} and {im.shape} do not broadcast") from None
+    return _cv.from_parts(re, im)
+
+
+def _dtype_name(x) -> str:
+    return x.dtype.name if isinstance(x, Array) else type(x).__name__
+
+
+@api_boundary
+def real(x):
+    """The real part of a complex array (jax.lax.real: complex operands only)."""
+    return _complex_part(x, "real")
+
+
+@api_boundary
+def imag(x):
+    """The imaginary part of a complex array (jax.lax.imag: complex operands only)."""
+    return _complex_part(x, "imag")
+
+
+@api_boundary
+def conj(x):
+    """The complex conjugate (jax.lax.conj): a real operand gives the complex array x + 0i."""
+    from poot.trace import complex_values as _cv
+
+    x = _arr(x)
+    if x.dtype.kind != "c":
+        x = complex(x.astype(_dt.float64 if x.dtype is _dt.float64 else _dt.float32), 0.0)
+    return _cv.conj_of(x)
+
+
+def _complex_part(x, which: str):
+    from poot.trace import complex_values as _cv
+
+    x = _arr(x)
+    if x.dtype.kind != "c":
+        raise DTypeError(f"lax.{which} takes a complex array, got {x.dtype.name} (pt.{which} also takes real ones)")
+    return _cv.real_of(x) if which == "real" else _cv.imag_of(x)
 
 
 @api_boundary
@@ -305,12 +455,19 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     (out[i] = fn(out[i - 1], elems[i]); with `reverse`, the same over the reversed axis, as JAX), in
     log2(n) steps of whole-array work (Hillis-Steele): step s combines each position with the one 2**s
     before it, so `fn` must be associative, as JAX asks."""
+    from poot.graph import normalize_axis
     from poot.trace import pytree
 
+    if not callable(fn):
+        raise ArgumentError(f"lax.associative_scan needs a function fn(a, b); got {type(fn).__name__}")
     leaves, tree = pytree.flatten(elems)
     xs = [_arr(x) for x in leaves]
     if not xs:
         return elems
+    if any(x.ndim == 0 for x in xs):
+        raise ShapeError(f"lax.associative_scan: elems has a 0-d leaf ({[str(x.aval) for x in xs]}); "
+                         f"each leaf is scanned along an axis")
+    axis = normalize_axis(axis, xs[0].ndim, "lax.associative_scan")
     n = xs[0].shape[axis]
     if any(x.shape[axis] != n for x in xs):
         raise ShapeError(f"lax.associative_scan: the leaves of elems differ in length along axis {axis}: "
@@ -320,14 +477,39 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     part = lambda x, lo, hi: _t.take(x, _t.arange(lo, hi), axis=axis)
     shift = 1
     while shift < n:
-        earlier = pytree.unflatten(tree, [part(x, 0, n - shift) for x in xs])
+        earlier = [part(x, 0, n - shift) for x in xs]
         later = pytree.unflatten(tree, [part(x, shift, n) for x in xs])
-        combined, _ = pytree.flatten(fn(earlier, later))
-        xs = [_t.concatenate([part(x, 0, shift), _arr(c).astype(x.dtype)], axis=axis) for x, c in zip(xs, combined)]
+        combined = _combined(fn(pytree.unflatten(tree, earlier), later), tree, earlier)
+        xs = [_t.concatenate([part(x, 0, shift), c], axis=axis) for x, c in zip(xs, combined)]
         shift *= 2
     if reverse:
         xs = [_t.flip(x, axis=axis) for x in xs]
     return pytree.unflatten(tree, xs)
+
+
+def _combined(result, tree, like: list) -> list:
+    """The leaves of `fn(a, b)` in associative_scan, each checked to be what the scan stores: the
+    structure of elems, and each leaf the shape and dtype of its operands (a Python scalar result
+    takes their dtype). Said here, as JAX does, rather than cast silently or failing deeper."""
+    from poot.trace import pytree
+    from poot.trace.control import structure
+
+    leaves, got = pytree.flatten(result)
+    if got != tree:
+        raise ShapeError(f"lax.associative_scan: fn returns {structure(got)}, but elems is "
+                         f"{structure(tree)}: it must return the structure of its operands")
+    out = []
+    for c, x in zip(leaves, like):
+        c = _arr(c)
+        weak = c._node.weak == 1
+        if tuple(c.shape) != tuple(x.shape) and not (weak and c.ndim == 0):
+            raise ShapeError(f"lax.associative_scan: fn returns {c.aval} for operands {x.aval}: it "
+                             f"must combine them elementwise, keeping their shape")
+        if c.dtype != x.dtype and not weak:
+            raise DTypeError(f"lax.associative_scan: fn returns {c.dtype.name} for {x.dtype.name} "
+                             f"operands: it must keep their dtype (convert elems first)")
+        out.append(_t.broadcast_to(c.astype(x.dtype), x.shape))
+    return out
 
 
 @api_boundary
@@ -341,7 +523,8 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 
 def _wrapped_starts(x: Array, start_indices) -> list:
-    """Start indices with negatives counted from the end once (JAX 0.10's allow_negative_indices)."""
+    """Start indices with negatives counted from the end once (JAX 0.10's allow_negative_indices).
+    A float start is refused (as JAX does), not truncated into some position of the cache."""
     starts = list(start_indices) if isinstance(start_indices, (tuple, list)) else \
         [start_indices[i] for i in range(len(start_indices))]
     out = []
@@ -349,7 +532,10 @@ def _wrapped_starts(x: Array, start_indices) -> list:
         if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
             out.append(int(s) + n if s < 0 else int(s))
         else:
-            a = _arr(s).astype(_dt.int64)
+            a = _arr(s)
+            if not _dt.is_int(a.dtype):
+                raise DTypeError(f"dynamic_update_slice: start indices must be integers, got {a.dtype.name}")
+            a = a.astype(_dt.int64)
             out.append(_t.where(a < 0, a + n, a))
     return out + starts[len(out):]
 

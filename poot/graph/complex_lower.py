@@ -21,6 +21,8 @@ from poot import dtypes as dt
 from poot.errors import NotBuiltError
 from poot.graph import complex_math as cm
 from poot.graph.aval import Aval
+from poot.graph.control import KINDS as CONTROL_KINDS
+from poot.graph.control import Region
 from poot.graph.ir import Eqn, Graph, Var
 
 
@@ -47,12 +49,16 @@ def lower_complex(graph: Graph) -> Graph:
         env[v.id] = nv
         inputs.append(nv)
     eqns: list[Eqn] = []
+    regions: dict[int, Region] = {}     # id(construct's Region) -> its lowered Region
     for e in graph.eqns:
         ins = tuple(env[v.id] for v in e.inputs)
         complex_in = any(v.aval.dtype.kind == "c" for v in e.inputs)
         if not complex_in and e.out.aval.dtype.kind != "c":
             eqns.append(e if ins == e.inputs else Eqn(e.op, ins, e.params, e.out, e.where))
             env[e.out.id] = e.out
+            continue
+        if e.op in CONTROL_KINDS:
+            env[e.out.id] = _control(e, ins, regions, eqns)
             continue
         rule = _RULES.get(e.op)
         if rule is None:
@@ -71,6 +77,23 @@ def lower_complex(graph: Graph) -> Graph:
             outputs[k] = v = E.op("reshape", E.op("reshape", v, shape=(v.aval.size,)), shape=v.aval.shape)
         seen.add(v.id)
     return Graph(inputs, eqns, outputs)
+
+
+def _control(e: Eqn, ins: tuple, regions: dict[int, Region], eqns: list[Eqn]) -> Var:
+    """A control construct (cond / while / fori, poot.graph.control) with complex operands or
+    results: its subgraphs lowered as whole graphs (a lowered value has the bytes of the complex one,
+    so the loop's buffers carry over unchanged) and its results of the lowered avals. The k equations
+    of one construct share one lowered Region, as they shared the original: the planner runs the
+    equations of one Region object as one step."""
+    region = e.params["region"]
+    low = regions.get(id(region))
+    if low is None:
+        low = regions[id(region)] = Region(region.kind, tuple(lower_complex(g) for g in region.graphs),
+                                           tuple(lowered_aval(a) for a in region.out_avals),
+                                           region.lower, region.upper)
+    out = Var(low.out_avals[e.params["index"]])
+    eqns.append(Eqn(e.op, ins, {**e.params, "region": low}, out, e.where))
+    return out
 
 
 # --- rules: (Emitter, the complex equation, its lowered inputs) -> the lowered output ---------------

@@ -14,13 +14,13 @@ import operator
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, PootError, ShapeError, api_boundary
+from poot.errors import ArgumentError, DTypeError, PootError, ShapeError, api_boundary
 from poot.graph import Aval, Graph, Region, Var
 from poot.trace import context as _dev
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.closed_over import reachable_arrays, refuse_writes
-from poot.trace.promote import cast, is_weak
+from poot.trace.promote import _WEAK_SAMPLE, cast, is_weak
 
 __all__ = ["cond", "fori_loop", "while_loop"]
 
@@ -100,8 +100,11 @@ class _Traced:
             if n.weak and n.aval.shape == want.shape:
                 self.cast_out(i, want.dtype)
                 continue
+            # same shape, other dtype: usually NumPy promotion (f32 carry + np.float64 or pt.sqrt(i))
+            hint = (f"; convert it back where it is computed (.astype(pt.{want.dtype.name}))"
+                    if n.aval.shape == want.shape else "")
             raise ShapeError(f"{self.what} at {where_text}: {names[i] or 'the result'} is {n.aval} but "
-                             f"must be {want} (the same shape and dtype every time)")
+                             f"must be {want} (the same shape and dtype every time){hint}")
 
     def cast_out(self, i: int, dtype: dt.DType) -> None:
         """Convert output `i` to `dtype` inside the traced body: a conversion recorded outside it
@@ -168,6 +171,20 @@ def _weak_wider(a: Aval, b: Aval) -> bool:
     return _KIND_RANK[b.dtype.kind] > _KIND_RANK[a.dtype.kind]
 
 
+def _joined(a: lazy.Node, b: lazy.Node) -> Aval:
+    """The result aval of a cond whose branches give `a` and `b`. A weak (Python scalar) result and
+    a strong one of its shape promote as `pt.where(pred, a, b)` does, by NumPy's rule: `1.5` against
+    an int32 array is float64, `2 + 1j` against a float32 one complex64, never truncated into the
+    strong dtype. Two weak results take the wider kind (`1` or `0.5` is a float). Otherwise the true
+    branch's aval, which `fit` then holds the other branch to."""
+    if a.aval == b.aval or a.aval.shape != b.aval.shape or not (a.weak or b.weak):
+        return a.aval
+    if a.weak and b.weak:
+        return b.aval if _weak_wider(a.aval, b.aval) else a.aval
+    weak, strong = (a, b) if a.weak else (b, a)
+    return Aval(strong.aval.shape, dt.promote_with_scalar(strong.aval.dtype, _WEAK_SAMPLE[weak.aval.dtype.kind]))
+
+
 def _retype(n: lazy.Node, o: lazy.Node) -> bool:
     """Whether weak carry `n` takes the dtype of the body's result `o`: a strong result of its shape
     gives it its dtype; a weak result, only a wider kind (a weak float result never truncates)."""
@@ -187,7 +204,8 @@ def _trace_loop_body(body, first: list[lazy.Node], nodes, treedef, what, dev, wh
         t = _Traced(body, params, lambda xs: _unpack(xs, len(first), treedef), what, dev, "body_fun")
         if t.treedef != treedef:
             raise ShapeError(f"{what} at {lazy.format_where(where)}: the body returns a different "
-                             f"structure than the carry it was given")
+                             f"structure than the carry it was given: {structure(t.treedef)} for the "
+                             f"carry {structure(treedef)}")
         retype = [i for i, (n, o) in enumerate(zip(nodes, t.outs)) if _retype(n, o)]
         if not retype or attempt > len(nodes):
             t.fit([n.aval for n in nodes], names, lazy.format_where(where))
@@ -198,6 +216,24 @@ def _trace_loop_body(body, first: list[lazy.Node], nodes, treedef, what, dev, wh
             nodes[i] = cast(nodes[i], t.outs[i].aval.dtype)
             if still_weak:
                 nodes[i].weak = 1
+
+
+class _Leaf:
+    def __repr__(self) -> str:
+        return "*"
+
+
+def structure(treedef) -> str:
+    """A pytree structure as Python prints it, each array leaf a `*`: `(*, {'a': *, 'b': [*, *]})`;
+    what a structure mismatch shows the user of each side."""
+    n = len(pytree.paths(treedef))
+    try:
+        tree = pytree.unflatten(treedef, [_Leaf()] * n)
+    except Exception:       # a registered node whose constructor checks its children
+        return str(treedef)
+    text = repr(tree)
+    # a registered class without a __repr__ of its own: its name and leaf count say more
+    return f"{type(tree).__name__} of {n} leaves" if type(tree).__repr__ is object.__repr__ else text
 
 
 def _unpack(arrays, n_first: int, treedef):
@@ -263,7 +299,8 @@ def _array_bound(value: Array, name: str, where) -> None:
 @api_boundary
 def while_loop(cond_fun, body_fun, init_val):
     """`while cond_fun(val): val = body_fun(val)`; returns the final `val`. Both functions are
-    traced once; the program evaluates the condition on the device and reads it back each turn."""
+    traced once; the program evaluates the condition on the device and reads it back each turn.
+    `cond_fun` returns a bool (or integer, nonzero going on) scalar; a float one is refused."""
     where = lazy.caller_where()
     _refuse_callable(cond_fun, "while_loop", "cond_fun", where)
     _refuse_callable(body_fun, "while_loop", "body_fun", where)
@@ -274,6 +311,11 @@ def while_loop(cond_fun, body_fun, init_val):
     if len(c.outs) != 1 or c.outs[0].aval.shape != ():
         raise ShapeError(f"while_loop at {lazy.format_where(where)}: cond_fun must return one scalar; "
                          f"it returned {', '.join(str(n.aval) for n in c.outs) or 'nothing'}")
+    if c.outs[0].aval.dtype.kind in "fc":   # an integer counts down as Python's `while n:` does; a
+        # float one (`lambda c: c[0] - 3.0`) would loop until rounding made it exactly 0 (JAX refuses both)
+        raise DTypeError(f"while_loop at {lazy.format_where(where)}: cond_fun must return a boolean "
+                         f"(or integer) scalar; it returned {c.outs[0].aval}: compare the value "
+                         f"(err > tol, x < stop) to say when the loop goes on")
     c.cast_out(0, dt.bool_)
     body_g, body_cap = t.graph()
     cond_g, cond_cap = c.graph()
@@ -289,30 +331,40 @@ def cond(pred, true_fun, false_fun, *operands):
     """`true_fun(*operands) if pred else false_fun(*operands)`, with `pred` a scalar array (a Python
     bool simply calls one branch). Both branches are traced and must return the same structure of
     the same shapes and dtypes; the program runs only the chosen one."""
+    return branch(pred, true_fun, false_fun, operands, "cond")
+
+
+def branch(pred, true_fun, false_fun, operands, what: str):
+    """`cond` for a caller that gives its own name (`what`) to the errors it raises: `lax.switch`
+    is a tree of these, and its user wrote no `cond`."""
     where = lazy.caller_where()
-    _refuse_callable(true_fun, "cond", "true_fun", where)
-    _refuse_callable(false_fun, "cond", "false_fun", where)
+    _refuse_callable(true_fun, what, "true_fun", where)
+    _refuse_callable(false_fun, what, "false_fun", where)
     if not isinstance(pred, Array):
+        if isinstance(pred, np.ndarray) and pred.ndim:
+            raise ShapeError(f"{what} at {lazy.format_where(where)}: pred must be a scalar; it is an "
+                             f"array of shape {pred.shape}")
         return (true_fun if bool(pred) else false_fun)(*operands)
     if pred.shape != ():
-        raise ShapeError(f"cond at {lazy.format_where(where)}: pred must be a scalar; it is {pred.aval}")
+        raise ShapeError(f"{what} at {lazy.format_where(where)}: pred must be a scalar; it is {pred.aval}")
     dev = pred.device
     leaves, treedef = pytree.flatten(list(operands))
-    nodes = [_leaf_node(x, dev, "cond") for x in leaves]
+    nodes = [_leaf_node(x, dev, what) for x in leaves]
     rebuild = lambda xs: pytree.unflatten(treedef, xs)  # noqa: E731
-    branches = [_Traced(fn, _placeholders(nodes, where), rebuild, "cond", dev, role)
+    branches = [_Traced(fn, _placeholders(nodes, where), rebuild, what, dev, role)
                 for fn, role in ((false_fun, "false_fun"), (true_fun, "true_fun"))]
     f, t = branches
     if f.treedef != t.treedef:
-        raise ShapeError(f"cond at {lazy.format_where(where)}: the branches return different "
-                         f"structures")
+        one, other = ("true_fun", "false_fun") if what == "cond" else ("one", "another")
+        raise ShapeError(f"{what} at {lazy.format_where(where)}: the branches return different "
+                         f"structures: {one} returns {structure(t.treedef)}, {other} {structure(f.treedef)}")
     names = pytree.paths(t.treedef, "result")
-    avals = []
-    for a, b in zip(t.outs, f.outs):   # a weak result takes the other branch's dtype (or the
-        same = a.aval.shape == b.aval.shape   # wider kind of two weak results: `1` or `0.5` is a float)
-        take_b = same and a.weak and (not b.weak or _weak_wider(a.aval, b.aval))
-        avals.append(b.aval if take_b else a.aval)
+    avals = [_joined(a, b) for a, b in zip(t.outs, f.outs)]
     for br in branches:
+        for i, (n, want) in enumerate(zip(br.outs, avals)):    # a strong result a weak one promoted
+            if not n.weak and n.aval.shape == want.shape and n.aval.dtype != want.dtype and \
+                    (t.outs[i].weak or f.outs[i].weak):
+                br.cast_out(i, want.dtype)
         br.fit(avals, names, lazy.format_where(where))
     graphs = [br.graph() for br in branches]
     captured = _union(*(cap for _, cap in graphs))

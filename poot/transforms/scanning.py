@@ -103,23 +103,27 @@ def _trace(f, carry_nodes, carry_tree, x_nodes, x_tree, device, where):
         if not (isinstance(result, tuple) and len(result) == 2):
             raise PootError(f"scan at {at}: f must return a pair (new carry, y); it returned a "
                             f"{type(result).__name__}")
-        if pytree.flatten(result[0])[1] != carry_tree:
-            raise ShapeError(f"scan at {at}: f returns a carry of another structure than init")
+        got_tree = pytree.flatten(result[0])[1]
+        if got_tree != carry_tree:
+            raise ShapeError(f"scan at {at}: f returns a carry of another structure than init: "
+                             f"{_control.structure(got_tree)} for init {_control.structure(carry_tree)}")
         got["y_tree"] = pytree.flatten(result[1])[1]
         return result
 
-    for attempt in (0, 1):
+    # the retyping rule of fori_loop (control._retype): a weak carry takes a strong result's dtype,
+    # or a weak result's wider kind (`c = 0; c + 0.5` is a float, never truncated back to 0)
+    for attempt in range(n_carry + 2):
         params = _control._placeholders(carry_nodes, where)
         params += [lazy.placeholder(a, device, where) for a in x_rows]
         t = _control._Traced(step, params, lambda arrays: arrays, "scan", device)
         outs = t.outs[:n_carry]
-        retype = [i for i, (n, o) in enumerate(zip(carry_nodes, outs))
-                  if n.weak and not o.weak and n.aval.shape == o.aval.shape and n.aval != o.aval]
-        if not retype or attempt:
+        retype = [i for i, (n, o) in enumerate(zip(carry_nodes, outs)) if _control._retype(n, o)]
+        if not retype or attempt > n_carry:
             break
         carry_nodes = list(carry_nodes)
         for i in retype:
             carry_nodes[i] = cast(carry_nodes[i], outs[i].aval.dtype)
+            carry_nodes[i].weak = 1 if outs[i].weak else 0
     t.fit([n.aval for n in carry_nodes], names, at)
     graph, captured = t.graph()
     y_avals = [n.aval for n in t.outs[n_carry:]]
