@@ -195,10 +195,20 @@ def cpu_gemv_rows(args, size, dtype: str, copy: float) -> list[dict]:
     return rows
 
 
+def gemm_size(size) -> int:
+    """The n of an n x n GEMM from a --sizes entry: n, or the square shape n x n."""
+    if isinstance(size, tuple):
+        if len(size) != 2 or size[0] != size[1]:
+            raise SystemExit(f"--sizes {'x'.join(map(str, size))}: a GEMM size is n or n x n (square); "
+                             "use --bmm-shapes for other shapes")
+        return size[0]
+    return size
+
+
 def cases(args):
     for case in args.cases:
         if case == "gemm":
-            yield from (("gemm", int(np.prod(s))) for s in args.sizes)
+            yield from (("gemm", gemm_size(s)) for s in args.sizes)
         elif case in ("gemv", "linear"):
             yield from ((case, s) for s in args.gemv_shapes)
         elif case == "bmm":

@@ -167,8 +167,10 @@ def resize(xp, img, oh=23, ow=80):
     ri, ci = xp.arange(oh) * h // oh, xp.arange(ow) * w // ow
     nearest = img[ri[:, None], ci[None, :]]
     taken = xp.take(xp.take(img, ri, axis=0), ci, axis=1)
-    y = xp.clip((xp.arange(oh, dtype=xp.float32) + 0.5) * (h / oh) - 0.5, 0, h - 1)
-    x = xp.clip((xp.arange(ow, dtype=xp.float32) + 0.5) * (w / ow) - 0.5, 0, w - 1)
+    # float64 coordinates: a GPU may contract (i + 0.5) * s - 0.5 into one FMA, and the weights' last
+    # bit, times a difference of up to 255 between neighbours, would exceed float32's tolerance
+    y = xp.clip((xp.arange(oh, dtype=xp.float64) + 0.5) * (h / oh) - 0.5, 0, h - 1)
+    x = xp.clip((xp.arange(ow, dtype=xp.float64) + 0.5) * (w / ow) - 0.5, 0, w - 1)
     y0, x0 = xp.floor(y).astype(xp.int32), xp.floor(x).astype(xp.int32)
     y1, x1 = xp.minimum(y0 + 1, h - 1), xp.minimum(x0 + 1, w - 1)
     wy, wx = (y - y0)[:, None, None], (x - x0)[None, :, None]
