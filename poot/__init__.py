@@ -52,6 +52,7 @@ from poot import tree_util  # noqa: E402  (JAX's pytree helpers, over poot's one
 from poot.tree_util import tree_map  # noqa: E402
 from poot import tree  # noqa: E402  (jax.tree's short names: pt.tree.map, pt.tree.leaves...)
 from poot import lax  # noqa: E402  (jax.lax's names over poot's functions)
+from poot import scipy  # noqa: E402  (jax.scipy's special and stats over poot's functions: poot/scipy)
 from poot.transforms.tracing import ArgumentWriteError  # noqa: E402  (a TracerError the docs name)
 from poot.trace.kernel_call import kernel_call  # noqa: E402  (a @pt.kernel as a traced function)
 bool = bool_  # noqa: A001

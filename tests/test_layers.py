@@ -32,6 +32,7 @@ ALLOWED = {
     "models": {"public"},
     "lib": {"trace"},     # numpy.lib's names (stride_tricks), over the tracer's functions
     "polynomial": {"trace"},     # numpy.polynomial's names, over the tracer's functions
+    "scipy": {"trace", "transforms"},     # jax.scipy's special and stats, over the tracer's functions
     # the package's front door and commands: they assemble the parts, so they may import any of them
     "public": {"*"},
 }
