@@ -5,7 +5,9 @@ Only names whose JAX meaning poot gives are here: control flow (`cond`, `switch`
 `while_loop`, `scan`, `map`, `select_n`), slicing (`dynamic_slice`, `dynamic_update_slice` and their
 `_in_dim` forms, the static `slice`, `slice_in_dim`, `index_in_dim`, `top_k`), `round` (ties away
 from zero unless told otherwise), `stop_gradient`, convolution (`conv_general_dilated`, `conv`,
-`conv_with_general_padding`: 1 or 2 spatial axes), windowed and running reductions (`reduce_window`,
+`conv_with_general_padding`: 1 or 2 spatial axes), `sort` (several operands, `num_keys`), `pad`
+(interior and negative padding), `gather` (XLA's, with its dimension numbers), `full`, `full_like`,
+the special functions `lgamma`, `digamma`, `erf_inv`, windowed and running reductions (`reduce_window`,
 `cumsum`, `cummax`...), elementwise and shape functions that are poot functions under lax's name
 and argument order (`lax.clamp(min, x, max)`, `lax.div` truncating integers toward zero,
 `lax.rem` keeping the dividend's sign), complex numbers from and to their parts (`complex`, `real`,
@@ -16,7 +18,6 @@ AttributeError saying so (no silent fallback to a NumPy-style function with othe
 from __future__ import annotations
 
 import builtins
-import enum
 import operator
 
 import numpy as np
@@ -25,6 +26,10 @@ import poot.trace as _t
 from poot import dtypes as _dt
 from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary
 from poot.graph import normalize_axis as _normalize_axis
+from poot.lax_arrays import (GatherDimensionNumbers, GatherScatterMode, full, full_like, gather, pad, sort,
+                             sort_key_val)
+from poot.lax_numbers import (RoundingMethod, complex, conj, digamma, erf_inv, imag, lgamma, real,
+                              round)
 from poot.trace import nn as _nn
 from poot.trace import nn_conv as _nn_conv
 from poot.trace.array import Array
@@ -67,7 +72,9 @@ __all__ = ["cond", "switch", "fori_loop", "while_loop", "scan", "map", "stop_gra
            "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "associative_scan",
            "conv_general_dilated", "conv", "conv_with_general_padding", "reduce_window", "sort_key_val",
            "psum", "pmean", "pmax", "pmin", "axis_index", "axis_size", "all_gather",
-           "select_n", "slice", "slice_in_dim", "index_in_dim", "round", "RoundingMethod"]
+           "select_n", "slice", "slice_in_dim", "index_in_dim", "round", "RoundingMethod",
+           "sort", "pad", "full", "full_like", "lgamma", "digamma", "erf_inv", "gather",
+           "GatherDimensionNumbers", "GatherScatterMode"]
 
 
 @api_boundary
@@ -176,85 +183,6 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     axis = _normalize_axis(axis, x.ndim, "lax.index_in_dim")
     r = x[(builtins.slice(None),) * axis + (operator.index(index),)]
     return _t.expand_dims(r, axis=axis) if keepdims else r
-
-
-class RoundingMethod(enum.IntEnum):
-    """jax.lax.RoundingMethod: how `lax.round` breaks ties."""
-    AWAY_FROM_ZERO = 0
-    TO_NEAREST_EVEN = 1
-
-
-@api_boundary
-def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
-    """x rounded to an integral value (jax.lax.round): ties away from zero by default (2.5 -> 3,
-    -0.5 -> -1), unlike NumPy's and pt.round's ties-to-even, which RoundingMethod.TO_NEAREST_EVEN
-    gives. Floating-point operands only, as JAX."""
-    x = _arr(x)
-    if x.dtype.kind != "f":
-        raise DTypeError(f"lax.round takes a floating-point array, got {x.dtype.name}")
-    if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
-        return _t.rint(x)
-    if int(rounding_method) != RoundingMethod.AWAY_FROM_ZERO:
-        raise ArgumentError(f"lax.round: rounding_method must be a lax.RoundingMethod, got {rounding_method!r}")
-    t = _t.trunc(x)                   # x - t is exact: no 0.49999999999999994 + 0.5 == 1.0 mistake
-    return _t.where(_t.abs(x - t) >= 0.5, t + _t.sign(x), t)
-
-
-@api_boundary
-def complex(x, y):  # noqa: A001
-    """x + i*y from real float parts (jax.lax.complex): float32 parts give complex64, float64 give
-    complex128 (Python scalars take the other part's dtype). The parts are placed as they are, so
-    an infinite or NaN part stays in its place, where `x + 1j * y` would mix them (inf * 0j is NaN)."""
-    from poot.trace import complex_values as _cv
-    from poot.trace.promote import finish, promote, wrap
-
-    items, d, dev = promote("lax.complex", (x, y))
-    if d not in (_dt.float32, _dt.float64):
-        raise DTypeError(f"lax.complex: the real and imaginary parts must be float32 or float64 (of one dtype), "
-                         f"got {_dtype_name(x)} and {_dtype_name(y)}")
-    re, im = (wrap(n) for n in finish("lax.complex", items, d, dev))
-    if re.shape != im.shape:
-        try:
-            np.broadcast_shapes(re.shape, im.shape)
-        except ValueError:
-            raise ShapeError(f"lax.complex: parts of shapes {re.shape} and {im.shape} do not broadcast") from None
-    return _cv.from_parts(re, im)
-
-
-def _dtype_name(x) -> str:
-    return x.dtype.name if isinstance(x, Array) else type(x).__name__
-
-
-@api_boundary
-def real(x):
-    """The real part of a complex array (jax.lax.real: complex operands only)."""
-    return _complex_part(x, "real")
-
-
-@api_boundary
-def imag(x):
-    """The imaginary part of a complex array (jax.lax.imag: complex operands only)."""
-    return _complex_part(x, "imag")
-
-
-@api_boundary
-def conj(x):
-    """The complex conjugate (jax.lax.conj): a real operand gives the complex array x + 0i."""
-    from poot.trace import complex_values as _cv
-
-    x = _arr(x)
-    if x.dtype.kind != "c":
-        x = complex(x.astype(_dt.float64 if x.dtype is _dt.float64 else _dt.float32), 0.0)
-    return _cv.conj_of(x)
-
-
-def _complex_part(x, which: str):
-    from poot.trace import complex_values as _cv
-
-    x = _arr(x)
-    if x.dtype.kind != "c":
-        raise DTypeError(f"lax.{which} takes a complex array, got {x.dtype.name} (pt.{which} also takes real ones)")
-    return _cv.real_of(x) if which == "real" else _cv.imag_of(x)
 
 
 @api_boundary
@@ -510,16 +438,6 @@ def _combined(result, tree, like: list) -> list:
                              f"operands: it must keep their dtype (convert elems first)")
         out.append(_t.broadcast_to(c.astype(x.dtype), x.shape))
     return out
-
-
-@api_boundary
-def sort_key_val(keys, values, dimension=-1, is_stable=True):
-    """`keys` sorted along `dimension`, and `values` put in the same order (a stable sort)."""
-    k, v = _arr(keys), _arr(values)
-    if tuple(k.shape) != tuple(v.shape):
-        raise ShapeError(f"lax.sort_key_val: keys {tuple(k.shape)} and values {tuple(v.shape)} differ in shape")
-    order = _t.argsort(k, axis=dimension, kind="stable")
-    return _t.take_along_axis(k, order, axis=dimension), _t.take_along_axis(v, order, axis=dimension)
 
 
 def _wrapped_starts(x: Array, start_indices) -> list:

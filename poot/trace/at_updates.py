@@ -24,14 +24,14 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import ArgumentError, DTypeError, PootIndexError, api_boundary
+from poot.errors import ArgumentError, DTypeError, PootIndexError, TracerError, api_boundary
 from poot.trace import elementwise as ew
 from poot.trace import movement as mv
 from poot.trace.array import Array
 from poot.trace.array_api_sets import argsort
 from poot.trace.creation import arange, asarray, ones_like, zeros
 from poot.trace.indexing import nonzero, setitem_node
-from poot.trace.lazy import is_tracing
+from poot.trace.lazy import check_scalars_fit, is_tracing, note_weak_cast
 from poot.trace.selection import where
 
 _GET_MODES = (None, "promise_in_bounds", "clip", "fill", "drop")
@@ -72,6 +72,55 @@ def _items(x: Array, idx) -> list:
         k = next(i for i, it in enumerate(items) if it is Ellipsis and not isinstance(it, (Array, np.ndarray)))
         items[k:k + 1] = [slice(None)] * (x.ndim - used)
     return items
+
+
+def _is_scalar_bool(it) -> bool:
+    return isinstance(it, (bool, np.bool_)) or (isinstance(it, (np.ndarray, Array)) and it.ndim == 0
+                                                 and it.dtype in (np.bool_, dt.bool_))
+
+
+def _scalar_bools(x: Array, index, concrete: bool):
+    """JAX's (and NumPy's) 0-d boolean index: `x.at[True]` names all of x under a new axis of
+    length 1, `x.at[False]` nothing (a new axis of length 0), alone or beside other indices. As JAX
+    does, each one becomes a length-1 axis inserted into x where it stands, indexed by `arange(1)` or
+    `arange(0)`; the caller squeezes those axes out of an update's result. A poot array condition
+    (traced under @pt.jit, or pending) is indexed as True and returned in `conds`: the update is kept
+    where it holds (`where(cond, updated, x)`), so it needs no value on the host. `concrete`: read
+    every condition's value instead (a `.get`, whose shape depends on it).
+    None when the index has no 0-d boolean; else (x with the new axes, the index, their axes, conds)."""
+    raw = list(index) if isinstance(index, tuple) else [index]
+    if not any(_is_scalar_bool(it) for it in raw):
+        return None
+
+    def consumed(it) -> int:
+        if it is None or it is Ellipsis or _is_scalar_bool(it):
+            return 0
+        if isinstance(it, (np.ndarray, Array)) and it.dtype in (np.bool_, dt.bool_):
+            return it.ndim
+        return 1
+
+    rest = x.ndim - sum(consumed(it) for it in raw)
+    items, dims, conds, ax = [], [], [], 0
+    for it in raw:
+        if _is_scalar_bool(it):
+            if isinstance(it, Array) and not concrete:
+                conds.append(it)
+                it = True
+            elif isinstance(it, Array):
+                try:
+                    it = bool(it)
+                except TracerError:
+                    raise TracerError("at[...].get: a 0-d boolean index decides the result's shape (a new "
+                                      "axis of length 1 or 0), so it needs a concrete value, and this one is "
+                                      "traced; use pt.where(b, x[None], ...) or an update (.set, .add), which "
+                                      "take a traced one") from None
+            dims.append(ax)
+            items.append(np.arange(int(bool(it))))
+            ax += 1
+        else:
+            items.append(it)
+            ax += max(rest, 0) if it is Ellipsis else consumed(it)
+    return mv.expand_dims(x, tuple(dims)), tuple(items), tuple(dims), conds
 
 
 def _slice(s: slice, n: int) -> slice:
@@ -143,8 +192,13 @@ def _fill_default(d):
     return int(np.iinfo(d.name).min)
 
 
-def _values(x: Array, v) -> Array:
-    """The update values as an array of x's dtype (JAX casts them, as NumPy's x[i] = v does)."""
+def _values(x: Array, v, op: str = "set") -> Array:
+    """The update values as an array of x's dtype (JAX casts them, as NumPy's x[i] = v does). A
+    Python int that does not fit an integer x is refused, as NumPy 2 refuses `u8[0] = 300` (JAX
+    would store 44): ScalarOverflowError, like every other place a Python int meets a poot array."""
+    check_scalars_fit(v, x.dtype, f"at[...].{op}")
+    if isinstance(v, Array) and v._node.weak == 1:       # a jitted function's Python int argument
+        note_weak_cast(x.dtype, v._node)
     a = v if isinstance(v, Array) else asarray(v, device=x.device)
     return a if a.dtype is x.dtype else a.astype(x.dtype)
 
@@ -156,7 +210,7 @@ def _scatter(x: Array, idx, values, mode: str, clip: bool) -> Array:
             return out
     norm, padded = _normalize(x, idx, clip)
     xp = _pad(x, padded)
-    return _unpad(Array(setitem_node(xp, norm, _values(x, values), mode=mode)), x.shape)
+    return _unpad(Array(setitem_node(xp, norm, _values(x, values, mode), mode=mode)), x.shape)
 
 
 def _scatter_scalar_drop(x: Array, idx, values, mode: str) -> Array | None:
@@ -191,7 +245,7 @@ def _scatter_scalar_drop(x: Array, idx, values, mode: str) -> Array | None:
     if valid is None:
         return None
     norm = tuple(out)
-    v = _values(x, values)
+    v = _values(x, values, mode)
     v = where(valid, v, x[norm] if mode == "set" else 0).astype(x.dtype)
     return Array(setitem_node(x, norm, v, mode=mode))
 
@@ -208,6 +262,9 @@ def _segment_scan(vs: Array, s: Array, op) -> Array:
     return vs
 
 
+_METHOD = {"minimum": "min", "maximum": "max"}     # the .at method that combines with each op
+
+
 def _combine(x: Array, idx, values, op, clip: bool) -> Array:
     """x with op(x[p], op-fold of every update aimed at p) at each target p (scatter-multiply/min/max)."""
     norm, padded = _normalize(x, idx, clip)
@@ -218,7 +275,7 @@ def _combine(x: Array, idx, values, op, clip: bool) -> Array:
     k = math.prod(lin.shape)
     if k == 0:
         return x
-    vals = mv.broadcast_to(_values(x, values), lin.shape).reshape((k,))
+    vals = mv.broadcast_to(_values(x, values, _METHOD.get(op.__name__, op.__name__)), lin.shape).reshape((k,))
     lin = lin.reshape((k,))
     order = argsort(lin, stable=True)
     s = lin[order]
@@ -283,19 +340,32 @@ class _Ref:
     def _update(self, values, mode, op, how):
         _check_mode(mode, _SET_MODES, op)
         clip = mode in ("clip", "promise_in_bounds")
-        return how(self.array, self.index, values, clip)
+        bools = _scalar_bools(self.array, self.index, concrete=False)
+        if bools is None:
+            return how(self.array, self.index, values, clip)
+        xe, index, dims, conds = bools
+        out = mv.squeeze(how(xe, index, values, clip), dims)
+        if conds:
+            keep = conds[0]
+            for c in conds[1:]:
+                keep = keep & c
+            out = where(keep, out, self.array)
+        return out
 
     @api_boundary
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
         """x[idx], with out-of-range indices clamped (mode None, 'clip', 'promise_in_bounds') or
         reading `fill_value` (mode 'fill'/'drop'; default NaN, or the dtype's extreme for integers)."""
         _check_mode(mode, _GET_MODES, "get")
-        x = self.array
+        x, index = self.array, self.index
+        bools = _scalar_bools(x, index, concrete=True)
+        if bools is not None:
+            x, index = bools[0], bools[1]
         if mode in ("fill", "drop"):
-            norm, padded = _normalize(x, self.index, clip=False)
+            norm, padded = _normalize(x, index, clip=False)
             fill = _fill_default(x.dtype) if fill_value is None else fill_value
             return _pad(x, padded, fill)[norm]
-        norm, _ = _normalize(x, self.index, clip=True)
+        norm, _ = _normalize(x, index, clip=True)
         return x[norm]
 
     @api_boundary
@@ -313,7 +383,7 @@ class _Ref:
     @api_boundary
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """x with values subtracted at idx (repeated indices add up)."""
-        return self.add(-_values(self.array, values), mode=mode)
+        return self.add(-_values(self.array, values, "subtract"), mode=mode)
 
     @api_boundary
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):

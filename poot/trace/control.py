@@ -16,11 +16,14 @@ import numpy as np
 from poot import dtypes as dt
 from poot.errors import ArgumentError, DTypeError, PootError, ShapeError, api_boundary
 from poot.graph import Aval, Graph, Region, Var
+from poot.jit.runtime.execute import buffer_to_numpy, execute_keyed
 from poot.trace import context as _dev
+from poot.trace import counters as _counters
 from poot.trace import lazy, pytree
 from poot.trace.array import Array
 from poot.trace.closed_over import reachable_arrays, refuse_writes
 from poot.trace.promote import _WEAK_SAMPLE, cast, is_weak
+from poot.trace.walk import Walk
 
 __all__ = ["cond", "fori_loop", "while_loop"]
 
@@ -98,6 +101,7 @@ class _Traced:
             if n.aval == want:
                 continue
             if n.weak and n.aval.shape == want.shape:
+                check_fits(n, want.dtype, f"{self.what} at {where_text}: {names[i] or 'the result'}")
                 self.cast_out(i, want.dtype)
                 continue
             # same shape, other dtype: usually NumPy promotion (f32 carry + np.float64 or pt.sqrt(i))
@@ -193,6 +197,37 @@ def _retype(n: lazy.Node, o: lazy.Node) -> bool:
     return not o.weak or _weak_wider(n.aval, o.aval)
 
 
+def check_fits(n: lazy.Node, dtype: dt.DType, what: str) -> None:
+    """A weak Python int literal (a carry's init, a branch's or body's result) converted to integer
+    `dtype` must fit it, as NumPy 2 refuses `uint8_array + 300`: ScalarOverflowError, not a value
+    wrapped to 44. A traced weak value is noted for the jitted call to check its scalar arguments."""
+    if dtype.kind not in "iu" or n.aval.dtype.kind not in "iu" or not n.weak:
+        return
+    if n.op is None and n.buf is not None and n.aval.shape == ():
+        lazy.check_scalar_fits(int(buffer_to_numpy(n.buf, n.aval).reshape(()).item()), dtype, what)
+    elif n.weak == 1:       # computed from a jitted function's Python int arguments: checked per call
+        lazy.note_weak_cast(dtype, n)
+
+
+def check_retype(n: lazy.Node, o: lazy.Node, what: str, where_text: str, name: str) -> None:
+    """Refuse retyping weak carry `n` to the dtype of the body's result `o` where that loses what
+    the carry holds: a Python float carry whose body returns an integer array would come back
+    truncated after zero trips (0.5 -> 0), and JAX refuses the mismatch (TypeError) too; a Python
+    int that does not fit the result's integer dtype (300 for uint8) is refused as NumPy 2 does."""
+    have, want = n.aval.dtype, o.aval.dtype
+    if _KIND_RANK[want.kind] < _KIND_RANK[have.kind]:
+        raise DTypeError(f"{what} at {where_text}: {name or 'the carry'} starts as a Python "
+                         f"{_KIND_NAME[have.kind]} but the body returns it as {o.aval}; the carry must keep "
+                         f"its kind: start it as {_KIND_EXAMPLE[want.kind]}, or convert the body's "
+                         f"result (.astype(pt.{have.name}))")
+    check_fits(n, want, f"{what} at {where_text}: {name or 'the carry'}")
+
+
+_KIND_NAME = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
+_KIND_EXAMPLE = {"b": "a bool", "i": "an int (0, not 0.0)", "u": "an int (0, not 0.0)",
+                 "f": "a float (0.0, not 0j)"}
+
+
 def _trace_loop_body(body, first: list[lazy.Node], nodes, treedef, what, dev, where, names):
     """Trace `body` over the carry; a weak (Python scalar) carry whose body result has another
     dtype is re-typed to the result's dtype and traced again (`acc = 0.0; acc + x_f32.sum()`,
@@ -212,6 +247,7 @@ def _trace_loop_body(body, first: list[lazy.Node], nodes, treedef, what, dev, wh
             return t, nodes
         nodes = list(nodes)
         for i in retype:
+            check_retype(nodes[i], t.outs[i], what, lazy.format_where(where), names[i])
             still_weak = t.outs[i].weak
             nodes[i] = cast(nodes[i], t.outs[i].aval.dtype)
             if still_weak:
@@ -255,6 +291,10 @@ def fori_loop(lower, upper, body_fun, init_val):
                 _array_bound(b, name, where)
             else:
                 _bound(b, name, where)
+        known = [_concrete_bound(b) if isinstance(b, Array) else b for b in (lower, upper)]
+        if None not in known:
+            lower, upper = known
+    if isinstance(lower, Array) or isinstance(upper, Array):
 
         def cond_fun(c):
             return c[0] < c[1]
@@ -286,6 +326,27 @@ def _bound(value, name: str, where) -> int:
     except TypeError:
         raise ArgumentError(f"fori_loop at {lazy.format_where(where)}: {name} must be an integer (a Python "
                             f"int or an integer array); got {type(value).__name__} {value!r}") from None
+
+
+def _concrete_bound(b: Array) -> int | None:
+    """The value of array bound `b` where it is known without a trace, as JAX reads a concrete bound
+    (`int(upper)`): a realized array, or one computed from realized arrays alone (run here as a
+    separate program, so that it works inside a pt.grad trace too, which computes nothing). The loop
+    then has a trip count, and reverse mode differentiates it. None where `b` depends on a traced
+    value (an argument of a jitted or vmapped function, a loop variable), and while a jitted function
+    is traced: the arrays it closes over are inputs of its program, read again on each call."""
+    if lazy._state.weak_casts is not None:
+        return None
+    n = b._node
+    buf = n.buf
+    if buf is None:
+        w = Walk([n])
+        if any(leaf.buf is None for leaf in w.leaves):
+            return None
+        _counters.counts.programs += 1
+        buf = execute_keyed(w.key, w.graph, [leaf.buf for leaf in w.leaves], _dev.executor(n.device))[0]
+    _counters.counts.host_reads += 1
+    return int(buffer_to_numpy(buf, n.aval).reshape(()).item())
 
 
 def _array_bound(value: Array, name: str, where) -> None:

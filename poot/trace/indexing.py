@@ -28,7 +28,7 @@ from poot.graph import broadcast_shapes
 from poot.jit.runtime.execute import buffer_to_numpy
 from poot.trace.array import Array
 from poot.trace.lazy import (Node, caller_where, check_scalar_fits, constant, format_where, from_numpy, is_tracing,
-                   record, scalar_value, shared_constant)
+                   note_weak_cast, record, scalar_value, shared_constant)
 from poot.trace.movement import _reshape_node, _transpose_node, arr, axis_of, broadcast_node, slice_node
 from poot.trace.promote import cast, is_weak, promote, wrap
 
@@ -385,7 +385,10 @@ def _value_node(x: Array, value, op="setitem"):
         check_scalar_fits(value, d, op)
         return constant(scalar_value(value, d), d, x._node.device)
     items, _, _ = promote(op, (x, value))
-    return cast(items[1], d)
+    v = items[1]
+    if isinstance(v, Node) and v.weak == 1 and v.aval.dtype is not d:   # a jitted function's scalar argument
+        note_weak_cast(d, v)
+    return cast(v, d)
 
 
 def _is_plain_mask(idx, x):

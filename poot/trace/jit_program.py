@@ -154,7 +154,16 @@ class JitProgram:
             lazy.realize_nodes(outer_pending, f"pt.jit({name}) closing over an array")
         self.scalar_dtypes = {k: params[k].aval.dtype for k, x in enumerate(leaves) if type(x) in SCALARS}
         self.exponents = _integer_exponents(graph_roots, inside, position, self.scalar_dtypes)
-        self.int_casts = sorted(weak_casts, key=lambda d: d.name)
+        # the integer dtypes Python int arguments must fit: every argument (a dtype noted alone), or
+        # the argument the weak value cast was computed from ((placeholder id, dtype), see note_weak_cast)
+        self.int_casts = sorted((d for d in weak_casts if not isinstance(d, tuple)), key=lambda d: d.name)
+        at: dict = {}
+        for c in weak_casts:
+            if isinstance(c, tuple) and c[0] in position:
+                at.setdefault(position[c[0]], set()).add(c[1])
+        # per argument position: every dtype its Python int must fit (the call checks these alone)
+        self.int_casts_at = {k: tuple(self.int_casts) + tuple(sorted(ds - set(self.int_casts), key=lambda d: d.name))
+                             for k, ds in at.items()}
         self.donated = donated
         # the fast paths of a call, decided once for this signature (its leaves' kinds are fixed):
         # every graph input an array argument, and the results a flat tuple or list (or one array)
@@ -278,7 +287,7 @@ class JitProgram:
 
     def _scalar_argument(self, arg: _ScalarArgument, value):
         """The buffer of scalar argument `value`, kept as `arg`'s last."""
-        buf = self._scalar_buffer(value, arg.dtype, arg.exponent)
+        buf = self._scalar_buffer(value, arg.dtype, arg.exponent, arg.position)
         arg.last = (value, buf)
         return buf
 
@@ -351,10 +360,10 @@ class JitProgram:
                 n = x._node
                 bufs.append(n.buf if n.buf is not None else x._realize(f"calling {self.name}").buf)
             else:               # NumPy arguments arrive as poot arrays (jit.py _from_host)
-                bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b], b in self.exponents))
+                bufs.append(self._scalar_buffer(x, self.scalar_dtypes[b], b in self.exponents, b))
         return bufs
 
-    def _scalar_buffer(self, value, dtype: dt.DType, exponent: bool = False):
+    def _scalar_buffer(self, value, dtype: dt.DType, exponent: bool = False, position: int | None = None):
         """The buffer of a Python scalar argument. A loop passes the same few scalars (a learning
         rate) on every call, so their buffers are kept: programs only read their inputs, except
         donated ones (a function with donated arguments makes a fresh buffer each call). `exponent`:
@@ -362,7 +371,7 @@ class JitProgram:
         if exponent and type(value) is int and value < 0:
             raise DomainError(f"power: integers to negative integer powers are not allowed (exponent {value}, "
                               f"a scalar argument of pt.jit({self.name})); use a float base or pt.float_power")
-        for d in self.int_casts:
+        for d in self.int_casts_at.get(position, self.int_casts):
             if not isinstance(value, float):
                 lazy.check_scalar_fits(value, d, f"{self.name}: a scalar argument")
         if dtype.kind in "iu" and type(value) is int and not -2**63 <= value < 2**63:

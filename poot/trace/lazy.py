@@ -338,12 +338,27 @@ def _weak_result(inputs) -> int:
     return 1 if all(kinds) and 1 in kinds else 0
 
 
-def note_weak_cast(dtype: dt.DType) -> None:
+def note_weak_cast(dtype: dt.DType, node: Node | None = None) -> None:
     """A weak value was converted to `dtype` while tracing: a jitted call checks that its scalar
-    arguments fit the integer dtypes noted (as `int8_array + 300` is refused outside jit)."""
+    arguments fit the integer dtypes noted (as `int8_array + 300` is refused outside jit). With
+    `node` (the weak value), the dtype is noted only for the scalar arguments it is computed from,
+    as (placeholder id, dtype): a loop index or another argument meeting a uint8 array does not
+    make every Python int argument of the call have to fit uint8."""
     casts = _state.weak_casts
-    if casts is not None and dtype.kind in "iu":
+    if casts is None or dtype.kind not in "iu":
+        return
+    if node is None:
         casts.add(dtype)
+        return
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or not n.weak:
+            continue
+        seen.add(id(n))
+        if n.op is None and n.buf is None:
+            casts.add((id(n), dtype))
+        stack.extend(n.inputs)
 
 
 # --- constants and host data --------------------------------------------------------------------
@@ -354,6 +369,18 @@ def check_scalar_fits(value, dtype: dt.DType, op: str = "array"):
         if not info.min <= value <= info.max:
             raise ScalarOverflowError(f"{op}: Python integer {value} is out of bounds for {dtype.name}; "
                                       f"use a wider dtype (e.g. x.astype(poot.int64)) or a smaller value")
+
+
+def check_scalars_fit(values, dtype: dt.DType, op: str) -> None:
+    """check_scalar_fits for each Python int of `values` (a scalar, or nested lists and tuples of
+    them): NumPy 2 refuses `x_u8[[0, 1]] = [1, 300]` as it refuses `x_u8[0] = 300`."""
+    if dtype.kind not in "iu":
+        return
+    for v in (values if isinstance(values, (list, tuple)) else [values]):
+        if isinstance(v, (list, tuple)):
+            check_scalars_fit(v, dtype, op)
+        else:
+            check_scalar_fits(v, dtype, op)
 
 
 def scalar_value(value, dtype: dt.DType):

@@ -24,6 +24,7 @@ from poot.trace.array_api_functions import conj, cumulative
 from poot.trace.control import while_loop
 from poot.trace.creation import arange, asarray, zeros
 from poot.trace.indexing import refuse_data_dependent, take, take_along_axis
+from poot.trace.lazy import check_scalars_fit
 from poot.trace.linalg import matmul
 from poot.trace.movement import arr, axis_of
 from poot.trace.promote import finish, float_of, promote
@@ -260,6 +261,7 @@ def _insert(arr_, obj, values, axis=None):
         idx = np.arange(*idx.indices(n))
     if idx.dtype == np.bool_:
         raise PootIndexError("insert: boolean obj is not supported; pass integer indices")
+    check_scalars_fit(values, x.dtype, "insert")      # NumPy 2 refuses insert(u8, 0, 300)
     v = arr(values, "insert", (x,)).astype(x.dtype)
     if v.ndim < x.ndim:
         v = mv.reshape(v, (1,) * (x.ndim - v.ndim) + v.shape)

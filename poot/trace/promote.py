@@ -146,7 +146,7 @@ def finish(op: str, items, dtype: dt.DType, dev: str) -> list[Node]:
     for it in items:
         if isinstance(it, Node):
             if it.weak == 1 and it.aval.dtype is not dtype:
-                note_weak_cast(dtype)
+                note_weak_cast(dtype, it)
             out.append(cast(it, dtype))
         else:
             check_scalar_fits(it, dtype, op)

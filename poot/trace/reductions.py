@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import DomainError, ShapeError, api_boundary, out_error
+from poot.errors import ScalarOverflowError, ShapeError, api_boundary, out_error
 from poot.trace.lazy import constant, record
 from poot.trace.movement import arr, axes_of, axis_of, _reshape_node
 from poot.trace.promote import cast, wrap
@@ -225,15 +225,16 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 def _check_initial(op, x, initial):
     """NumPy raises OverflowError for an integer `initial` its integer dtype cannot hold; a silent wrap
-    (max of int8 with initial=1000 being -24) would be a wrong answer, so say so."""
+    (max of int8 with initial=1000 being -24) would be a wrong answer, so say so, as the same
+    OverflowError (ScalarOverflowError, as for `int8_array + 1000`)."""
     d = arr(x).dtype
     if d.kind not in "iu" or isinstance(initial, bool) or not isinstance(initial, (int, np.integer)):
         return
     info = dt.iinfo(d)
     if not info.min <= int(initial) <= info.max:
-        raise DomainError(f"{op}: initial={int(initial)} is out of bounds for {d.name} "
-                          f"[{info.min}, {info.max}] (NumPy raises OverflowError); pass an initial the "
-                          f"dtype can hold or cast the array first")
+        raise ScalarOverflowError(f"{op}: initial={int(initial)} is out of bounds for {d.name} "
+                                  f"[{info.min}, {info.max}]; pass an initial the dtype can hold or "
+                                  f"cast the array first")
 
 
 def _extreme(op, prim, x, axis, keepdims, out, initial, where):

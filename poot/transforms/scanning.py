@@ -122,6 +122,7 @@ def _trace(f, carry_nodes, carry_tree, x_nodes, x_tree, device, where):
             break
         carry_nodes = list(carry_nodes)
         for i in retype:
+            _control.check_retype(carry_nodes[i], outs[i], "scan", at, names[i])
             carry_nodes[i] = cast(carry_nodes[i], outs[i].aval.dtype)
             carry_nodes[i].weak = 1 if outs[i].weak else 0
     t.fit([n.aval for n in carry_nodes], names, at)
