@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from poot import dtypes as dt
-from poot.errors import (APIVersionError, ArgumentError, ArgumentOverflowError, ArgumentValueError, DeviceError,
-                         DomainError, DTypeError, PootIndexError, ShapeError, TracerError, api_boundary,
+from poot.errors import (APIVersionError, ArgumentError, ArgumentOverflowError, ArgumentValueError, CopyError,
+                         DeviceError, DomainError, DTypeError, PootIndexError, ShapeError, TracerError, api_boundary,
                          located_error)
 from poot.graph import Aval
 from poot.jit.runtime.execute import buffer_to_numpy, start_host_read
@@ -152,10 +152,19 @@ class Array:
         return buffer_to_numpy(n.buf, n.aval)
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy 2's protocol, with np.asarray's own rules over the host view `.numpy()` (as JAX's
+        arrays answer it): copy=False refuses a dtype change, which cannot be done without a copy,
+        with a CopyError (NumPy's ValueError) instead of handing back a converted copy."""
+        self._realize("np.asarray()")        # a traced array's error names the conversion
         a = self.numpy()
-        if dtype is not None and np.dtype(dtype) != a.dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
+        try:
+            return np.asarray(a, dtype=dtype, copy=copy)
+        except ValueError as e:
+            if copy is False:
+                raise located_error(CopyError(
+                    f"np.array(x, dtype={np.dtype(dtype)}, copy=False): x is {self.aval}, so the "
+                    f"conversion needs a copy ({e.args[0].splitlines()[0]}); pass copy=None")) from None
+            raise
 
     def _scalar(self, what: str):
         if self.size != 1:
@@ -179,33 +188,60 @@ class Array:
 
     @api_boundary
     def tolist(self):
+        self._realize(".tolist()")
         return self.numpy().tolist()
 
     @api_boundary
+    def __bytes__(self):
+        """bytes(x): the raw bytes of the values in C order, as bytes() of an ndarray reads them through
+        its buffer (without this, Python's bytes() iterates a poot array as a sequence of small ints).
+        A 0-d integer array is a length to bytes(), as it is for NumPy (bytes(np.array(3)) is three
+        zero bytes): Python asks __index__ before the buffer."""
+        if self.ndim == 0 and self.dtype.kind in "iu":
+            return bytes(self.__index__())
+        self._realize("bytes()")
+        return self.numpy().tobytes()
+
+    def __buffer__(self, flags):
+        """The buffer protocol from Python (3.12+, PEP 688): memoryview(x) views the read-only host
+        values; a writable request is refused (BufferError), as for a read-only ndarray."""
+        return memoryview(self.numpy())
+
+    def _number(self, kind, what: str):
+        """`kind(x)` for int(), float(), complex() and math.trunc/floor/ceil: of a 0-d array only, as
+        NumPy 2 and JAX answer them (a size-1 array of dimensions is refused too, where NumPy 1 read its
+        element): the shape a reduction or an index gives is the one a Python number stands for."""
+        if self.ndim and self.size == 1:      # (the size check of _scalar names any other size)
+            raise ScalarConversionError(f"{what}: only a 0-d array converts to a Python scalar; this one "
+                                        f"is {self.aval}; read its element with x.item() (or x[0]), or "
+                                        f"reduce it without keepdims")
+        return _python_scalar(kind, self._scalar(what))
+
+    @api_boundary
     def __float__(self):
-        return _python_scalar(float, self._scalar("float()"))
+        return self._number(float, "float()")
 
     @api_boundary
     def __int__(self):
-        return _python_scalar(int, self._scalar("int()"))
+        return self._number(int, "int()")
 
     @api_boundary
     def __complex__(self):
-        return _python_scalar(complex, self._scalar("complex()"))
+        return self._number(complex, "complex()")
 
     # math.trunc/floor/ceil of a 0-d array, as of the NumPy scalar a reduction gives there: exact for
     # integers (no trip through float), a complex one refused as Python refuses it
     @api_boundary
     def __trunc__(self):
-        return _python_scalar(math.trunc, self._scalar("math.trunc()"))
+        return self._number(math.trunc, "math.trunc()")
 
     @api_boundary
     def __floor__(self):
-        return _python_scalar(math.floor, self._scalar("math.floor()"))
+        return self._number(math.floor, "math.floor()")
 
     @api_boundary
     def __ceil__(self):
-        return _python_scalar(math.ceil, self._scalar("math.ceil()"))
+        return self._number(math.ceil, "math.ceil()")
 
     @api_boundary
     def __bool__(self):
@@ -220,11 +256,13 @@ class Array:
             raise DTypeError(f"only 0-d integer arrays can be used as an index; this is {self.aval}")
         return int(self._scalar("an index"))
 
+    @api_boundary
     def __len__(self):
         if not self.shape:
             raise ArgumentError("len() of a 0-d array (it has no length)")
         return self.shape[0]
 
+    @api_boundary
     def __iter__(self):
         if not self.shape:
             raise ArgumentError("iteration over a 0-d array")
@@ -275,7 +313,9 @@ class Array:
     def __deepcopy__(self, memo):
         return Array(self._node)
 
+    @api_boundary
     def __reduce__(self):
+        self._realize("pickling")
         return (_rebuild, (np.array(self.numpy()), self.device))
 
     @api_boundary
@@ -297,16 +337,19 @@ class Array:
         per device itself)."""
         return self.to(device)
 
+    @api_boundary
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if not _dev.backend(self.device).shares_host_memory:
-            raise DeviceError(f"__dlpack__ is supported on the CPU only; this array is on "
-                              f"'{self.device}': use x.to('cpu') first")
+        from poot.trace.dlpack import DLPackDeviceError, export
+
+        if not _dev.backend(self.device).shares_host_memory:   # (a BufferError too, as the standard asks)
+            raise DLPackDeviceError(f"__dlpack__ is supported on the CPU only; this array is on "
+                                    f"'{self.device}': use x.to('cpu') first")
         kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
                                     ("copy", copy)) if v is not None}
-        from poot.trace.dlpack import export
 
         return export(self, kwargs, copy)
 
+    @api_boundary
     def __dlpack_device__(self):
         if not _dev.backend(self.device).shares_host_memory:
             raise DeviceError(f"__dlpack_device__: this array is on '{self.device}', not the CPU")
@@ -325,6 +368,7 @@ class Array:
                              f"api_version={api_version!r} is not one of them")
         return poot
 
+    @api_boundary
     def __hash__(self):
         # like NumPy's arrays: == is elementwise, so arrays are not hashable. NumPy's elements are
         # (hashable) scalars where poot's are 0-d arrays: say how to get the number

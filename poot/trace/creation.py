@@ -53,9 +53,13 @@ def _contains_array(obj) -> bool:
 
 def _array(obj, dtype=None, *, copy=True, order="K", device=None, ndmin=0):
     """A poot array from `obj`: an Array, a NumPy array, a (nested) list or a scalar. Lists of poot
-    Arrays stack lazily. `copy` is accepted for NumPy compatibility: values are immutable, so poot
-    never needs to copy an Array and always copies host data. `order` is NumPy's memory layout, which
-    poot does not model (every array is C-ordered; the values are NumPy's for any order)."""
+    Arrays stack lazily. `copy`: values are immutable, so poot never needs to copy an Array and always
+    copies host data; copy=False, NumPy 2's "never copy", is asarray's: host data, a dtype or a device
+    change raise CopyError (NumPy's ValueError) rather than copying silently. `order` is NumPy's memory
+    layout, which poot does not model (every array is C-ordered; the values are NumPy's for any order)."""
+    if copy is False:
+        out = _asarray(obj, dtype, device=device, copy=False)
+        return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     if order != "K":
         any_memory_order("array", order)
     if type(obj) is np.ndarray and dtype is None and device is None and not ndmin:

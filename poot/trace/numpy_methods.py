@@ -1,5 +1,5 @@
 """NumPy's ndarray methods over functions that live in the NumPy-compat modules (compress, choose,
-put, partition, argpartition, tobytes, tofile, resize), the `strides` and `flags` NumPy code reads,
+put, partition, argpartition, tobytes, tofile, dump, dumps, resize), the `strides` and `flags` NumPy code reads,
 and the `real`/`imag` setters.
 
 Installed on `poot.Array` when poot.trace is imported, after those modules (methods.py installs the
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import operator
+import os
+import pickle
 
 from poot import dtypes as dt
 from poot.errors import ArgumentError, DTypeError, ShapeError, api_boundary, out_error
@@ -64,6 +66,21 @@ def _strides(self) -> tuple[int, ...]:
 def _tofile(self, fid, sep="", format="%s"):   # noqa: A002 (NumPy's keyword)
     """Writes the values (read to the host) to a file, as NumPy's tofile."""
     self.numpy().tofile(fid, sep=sep, format=format)
+
+
+def _dumps(self):
+    """The pickle of the array as bytes, as NumPy's dumps: `pickle.loads` gives back a poot array."""
+    return pickle.dumps(self)
+
+
+def _dump(self, file):
+    """Pickles the array into `file` (a path, opened for writing, or a binary file object), as NumPy's
+    dump: `pickle.load` gives back a poot array."""
+    if isinstance(file, (str, os.PathLike)):
+        with open(file, "wb") as f:
+            pickle.dump(self, f)
+    else:
+        pickle.dump(self, file)
 
 
 def _resize(self, *new_shape, refcheck=True):
@@ -166,7 +183,7 @@ def _no_out(out, op: str, result=None):
 def install_methods() -> None:
     for name, fn in {"compress": _compress, "choose": _choose, "put": _put, "partition": _partition,
                      "argpartition": _argpartition, "tobytes": _tobytes, "tofile": _tofile,
-                     "resize": _resize}.items():
+                     "dump": _dump, "dumps": _dumps, "resize": _resize}.items():
         fn.__name__ = fn.__qualname__ = name
         method = api_boundary(fn)
         if name in ("put", "partition"):      # they rebind x: x a temporary is refused (lost_writes.py)

@@ -32,7 +32,9 @@ def test_numpy_is_read_only_and_zero_copy(device):
 
 def test_scalar_conversions(device):
     x = pt.asarray(np.array([2.5]))
-    assert float(x) == 2.5 and int(x) == 2 and bool(x) is True and x.item() == 2.5
+    assert float(x[0]) == 2.5 and int(x[0]) == 2 and bool(x) is True and x.item() == 2.5
+    with pytest.raises(TypeError, match="0-d"):    # NumPy 2 and JAX: 0-d arrays only
+        float(x)
     i = pt.asarray(np.int64(3))
     assert [0, 1, 2, 3, 4][i] == 3 and complex(i) == 3
     with pytest.raises(TypeError):
