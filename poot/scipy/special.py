@@ -55,6 +55,13 @@ def _floats(op: str, *xs):
     return [arr(x, op, peers).astype(work) for x in xs], d
 
 
+def _standardized(op: str, x, loc, scale, *params):
+    """(z = (x - loc) / scale, scale, params, result dtype) of a location-scale distribution of
+    pt.scipy.stats: x, loc, scale and its shape parameters promoted together, as `_floats` does."""
+    (x, loc, scale, *params), d = _floats(op, x, loc, scale, *params)
+    return (x - loc) / scale, scale, params, d
+
+
 def _eps(x) -> float:
     return 2.220446049250313e-16 if x.dtype == dt.float64 else 1.1920929e-07
 

@@ -3,23 +3,17 @@ for x >= loc."""
 import math
 
 from poot.errors import api_boundary
-from poot.scipy.special import _floats
+from poot.scipy.special import _floats, _standardized
 from poot.trace import elementwise as ew
 from poot.trace.selection import where
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 
-def _z(op, x, loc, scale):
-    (x, loc, scale), d = _floats(op, x, loc, scale)
-    z = (x - loc) / scale
-    return z, scale, d
-
-
 @api_boundary
 def logpdf(x, loc=0, scale=1):
     """-(x - loc) / scale - log(scale) on the support, -inf below loc."""
-    z, scale, d = _z("expon.logpdf", x, loc, scale)
+    z, scale, _, d = _standardized("expon.logpdf", x, loc, scale)
     return where(z < 0.0, -math.inf, -z - ew.log(scale)).astype(d)
 
 
@@ -32,14 +26,14 @@ def pdf(x, loc=0, scale=1):
 @api_boundary
 def cdf(x, loc=0, scale=1):
     """1 - exp(-z) as -expm1(-z), 0 below loc."""
-    z, _, d = _z("expon.cdf", x, loc, scale)
+    z, _, _, d = _standardized("expon.cdf", x, loc, scale)
     return where(z < 0.0, 0.0, -ew.expm1(-z)).astype(d)
 
 
 @api_boundary
 def logcdf(x, loc=0, scale=1):
     """log(1 - exp(-z)), -inf below loc."""
-    z, _, d = _z("expon.logcdf", x, loc, scale)
+    z, _, _, d = _standardized("expon.logcdf", x, loc, scale)
     zs = where(z > 0.0, z, 1.0)
     r = where(zs > math.log(2.0), ew.log1p(-ew.exp(-zs)), ew.log(-ew.expm1(-zs)))
     return where(z > 0.0, r, where(ew.isnan(z), math.nan, -math.inf)).astype(d)
@@ -48,14 +42,14 @@ def logcdf(x, loc=0, scale=1):
 @api_boundary
 def sf(x, loc=0, scale=1):
     """exp(-z), 1 below loc."""
-    z, _, d = _z("expon.sf", x, loc, scale)
+    z, _, _, d = _standardized("expon.sf", x, loc, scale)
     return where(z < 0.0, 1.0, ew.exp(-z)).astype(d)
 
 
 @api_boundary
 def logsf(x, loc=0, scale=1):
     """-z, 0 below loc."""
-    z, _, d = _z("expon.logsf", x, loc, scale)
+    z, _, _, d = _standardized("expon.logsf", x, loc, scale)
     return where(z < 0.0, 0.0, -z).astype(d)
 
 

@@ -2,57 +2,52 @@
 import math
 
 from poot.errors import api_boundary
-from poot.scipy.special import _floats, _log_ndtr, _ndtr, _ndtri
+from poot.scipy.special import _floats, _log_ndtr, _ndtr, _ndtri, _standardized
 from poot.trace import elementwise as ew
 from poot.trace.selection import where
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 
-def _z(op, x, loc, scale):
-    (x, loc, scale), d = _floats(op, x, loc, scale)
-    return (x - loc) / scale, scale, d
-
-
 @api_boundary
 def logpdf(x, loc=0, scale=1):
     """log of the normal density: -(x - loc)**2 / (2 scale**2) - log(scale) - log(2 pi) / 2."""
-    z, scale, d = _z("norm.logpdf", x, loc, scale)
+    z, scale, _, d = _standardized("norm.logpdf", x, loc, scale)
     return (-0.5 * z * z - ew.log(scale) - 0.5 * math.log(2 * math.pi)).astype(d)
 
 
 @api_boundary
 def pdf(x, loc=0, scale=1):
     """The normal density exp(logpdf)."""
-    z, scale, d = _z("norm.pdf", x, loc, scale)
+    z, scale, _, d = _standardized("norm.pdf", x, loc, scale)
     return (ew.exp(-0.5 * z * z) / (scale * math.sqrt(2 * math.pi))).astype(d)
 
 
 @api_boundary
 def cdf(x, loc=0, scale=1):
     """P(X <= x) = ndtr((x - loc) / scale)."""
-    z, _, d = _z("norm.cdf", x, loc, scale)
+    z, _, _, d = _standardized("norm.cdf", x, loc, scale)
     return _ndtr(z).astype(d)
 
 
 @api_boundary
 def logcdf(x, loc=0, scale=1):
     """log P(X <= x) = log_ndtr((x - loc) / scale), finite far into the lower tail."""
-    z, _, d = _z("norm.logcdf", x, loc, scale)
+    z, _, _, d = _standardized("norm.logcdf", x, loc, scale)
     return _log_ndtr(z).astype(d)
 
 
 @api_boundary
 def sf(x, loc=0, scale=1):
     """P(X > x) = ndtr(-(x - loc) / scale), accurate in the upper tail."""
-    z, _, d = _z("norm.sf", x, loc, scale)
+    z, _, _, d = _standardized("norm.sf", x, loc, scale)
     return _ndtr(-z).astype(d)
 
 
 @api_boundary
 def logsf(x, loc=0, scale=1):
     """log P(X > x) = log_ndtr(-(x - loc) / scale)."""
-    z, _, d = _z("norm.logsf", x, loc, scale)
+    z, _, _, d = _standardized("norm.logsf", x, loc, scale)
     return _log_ndtr(-z).astype(d)
 
 
