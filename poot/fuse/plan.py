@@ -44,6 +44,7 @@ from poot.graph.complex_lower import lower_complex
 from poot.graph.registry import OPS, Fusion
 from poot.fuse.access import ZERO, operand_index
 from poot.fuse.indexing import Coord, Form, ravel, unravel
+from poot.fuse.overwrites import scatter_readers, waits_for_readers
 from poot.fuse.passes import optimize, split_wide_concatenates
 
 MAX_EQUATIONS = 200_000
@@ -469,24 +470,25 @@ class _Planner:
                 for s in steps}
         order, done = [], set()
         pending = list(steps)
-        overwrites = self._overwritten(steps)
-        waiting = {id(s) for s in steps}
+        readers = scatter_readers(steps)
+        waiting = {id(s) for s in steps}      # ids of `pending`, for the readers' test
+
+        def take(s: Step) -> None:
+            order.append(s)
+            done.add(id(s))
+            pending.remove(s)
+            waiting.discard(id(s))
+
         while pending:
             progressed = False
             for s in list(pending):
-                if deps[id(s)] <= done and not self._read_later(s, overwrites, waiting):
-                    order.append(s)
-                    done.add(id(s))
-                    pending.remove(s)
-                    waiting.discard(id(s))
+                if deps[id(s)] <= done and not waits_for_readers(s, readers, waiting):
+                    take(s)
                     progressed = True
             if not progressed:   # only deferred scatters are ready: the first of them runs
                 s = next((s for s in pending if deps[id(s)] <= done), None)
                 if s is not None:
-                    order.append(s)
-                    done.add(id(s))
-                    pending.remove(s)
-                    waiting.discard(id(s))
+                    take(s)
                     progressed = True
             if not progressed:   # _group numbers steps in an order they can run in
                 raise InternalError("ordering the fusion plan", RuntimeError("dependency cycle"),
@@ -495,33 +497,6 @@ class _Planner:
             ops = sorted({e.op for e in self._step_eqns(s)}, key=str)
             s.name = f"k{i}_" + "_".join(ops[:4]) if s.kind != "alias" else f"alias{i}"
         return order
-
-    def _overwritten(self, steps: list[Step]) -> dict[int, set]:
-        """Scatter step (by id) -> the other steps (by id) reading the buffer its operand is (through
-        views): the scatter may update that buffer in place (poot/jit/runtime/inplace.py) once they
-        have run."""
-        view_of = {s.outputs[0].id: s.inputs[0].id for s in steps if s.kind == "alias"}
-
-        def root(vid: int) -> int:
-            while vid in view_of:
-                vid = view_of[vid]
-            return vid
-
-        readers: dict[int, set] = {}
-        for s in steps:
-            if s.kind != "alias":
-                for v in s.inputs:
-                    readers.setdefault(root(v.id), set()).add(id(s))
-        return {id(s): readers.get(root(s.eqn.inputs[0].id), set()) - {id(s)}
-                for s in steps if s.kind == "scatter" and s.eqn is not None}
-
-    @staticmethod
-    def _read_later(s: Step, overwrites: dict[int, set], pending: set) -> bool:
-        """Whether scatter `s` should wait: another pending step reads the buffer it overwrites (a
-        decode step that reads the old cache, then writes its row). Run first, those readers leave
-        the scatter as the buffer's last reader, so it writes in place instead of into a copy."""
-        others = overwrites.get(id(s))
-        return bool(others) and not others.isdisjoint(pending)
 
     def _step_eqns(self, s: Step) -> list[Eqn]:
         out = []
